@@ -1,0 +1,350 @@
+//! Boards, points, directions and the precomputed tables every other layer uses.
+//!
+//! A point is numbered `row * cols + col`, with row 0 at White's side (`a1` is point 0), so a
+//! set of points is a `u64` on every board (at most 45 points).
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use thiserror::Error;
+
+/// A set of points: bit `p` is point `p`.
+pub type Bitboard = u64;
+
+/// Iterates over the points of a bitboard, lowest first.
+#[inline]
+pub fn points(mut bb: Bitboard) -> impl Iterator<Item = u8> {
+    std::iter::from_fn(move || {
+        if bb == 0 {
+            None
+        } else {
+            let p = bb.trailing_zeros() as u8;
+            bb &= bb - 1;
+            Some(p)
+        }
+    })
+}
+
+/// The 12 boards of the paper, as (rows, columns).
+pub const SUPPORTED: [(u8, u8); 12] = [
+    (3, 3),
+    (3, 5),
+    (5, 3),
+    (3, 7),
+    (7, 3),
+    (5, 5),
+    (3, 9),
+    (9, 3),
+    (5, 7),
+    (7, 5),
+    (5, 9),
+    (9, 5),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BoardError {
+    #[error("malformed board '{0}': expected RxC such as 5x9")]
+    Malformed(String),
+    #[error("unsupported board {rows}x{cols}: supported boards are {}", supported_list())]
+    Unsupported { rows: usize, cols: usize },
+}
+
+fn supported_list() -> String {
+    SUPPORTED
+        .iter()
+        .map(|(r, c)| format!("{r}x{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One of the supported boards. Cheap to copy; its tables are built once per process.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Board(u8);
+
+impl Board {
+    pub const STANDARD: Board = Board(10);
+
+    pub fn new(rows: usize, cols: usize) -> Result<Board, BoardError> {
+        SUPPORTED
+            .iter()
+            .position(|&(r, c)| r as usize == rows && c as usize == cols)
+            .map(|i| Board(i as u8))
+            .ok_or(BoardError::Unsupported { rows, cols })
+    }
+
+    pub fn all() -> impl Iterator<Item = Board> {
+        (0..SUPPORTED.len() as u8).map(Board)
+    }
+
+    #[inline]
+    pub fn rows(self) -> usize {
+        SUPPORTED[self.0 as usize].0 as usize
+    }
+
+    #[inline]
+    pub fn cols(self) -> usize {
+        SUPPORTED[self.0 as usize].1 as usize
+    }
+
+    #[inline]
+    pub fn size(self) -> usize {
+        self.rows() * self.cols()
+    }
+
+    /// The same game turned on its side (5x9 and 9x5).
+    pub fn transposed(self) -> Board {
+        Board::new(self.cols(), self.rows()).expect("every supported board's transpose is supported")
+    }
+
+    /// The precomputed tables of this board.
+    #[inline]
+    pub fn geometry(self) -> &'static Geometry {
+        static ALL: OnceLock<Vec<Geometry>> = OnceLock::new();
+        &ALL.get_or_init(|| Board::all().map(Geometry::build).collect())[self.0 as usize]
+    }
+
+    #[inline]
+    pub fn point(self, col: usize, row: usize) -> u8 {
+        (row * self.cols() + col) as u8
+    }
+
+    #[inline]
+    pub fn col_of(self, p: u8) -> usize {
+        p as usize % self.cols()
+    }
+
+    #[inline]
+    pub fn row_of(self, p: u8) -> usize {
+        p as usize / self.cols()
+    }
+
+    /// Strong points connect in 8 directions: (column + row) even, `a1` strong.
+    #[inline]
+    pub fn is_strong(self, p: u8) -> bool {
+        (self.col_of(p) + self.row_of(p)) % 2 == 0
+    }
+
+    /// The point's name, such as `e3`.
+    pub fn point_name(self, p: u8) -> String {
+        format!("{}{}", (b'a' + self.col_of(p) as u8) as char, self.row_of(p) + 1)
+    }
+
+    /// Parses a point name such as `e3` on this board.
+    pub fn parse_point(self, s: &str) -> Option<u8> {
+        let mut chars = s.chars();
+        let c = chars.next()?;
+        if !c.is_ascii_lowercase() {
+            return None;
+        }
+        let col = (c as u8 - b'a') as usize;
+        let digits = chars.as_str();
+        if digits.is_empty() || digits.len() > 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let row: usize = digits.parse().ok()?;
+        if digits.starts_with('0') || row == 0 || row > self.rows() || col >= self.cols() {
+            return None;
+        }
+        Some(self.point(col, row - 1))
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows(), self.cols())
+    }
+}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Board({self})")
+    }
+}
+
+impl FromStr for Board {
+    type Err = BoardError;
+
+    fn from_str(s: &str) -> Result<Board, BoardError> {
+        let malformed = || BoardError::Malformed(s.to_string());
+        let (r, c) = s.split_once(['x', 'X']).ok_or_else(malformed)?;
+        let rows: usize = r.trim().parse().map_err(|_| malformed())?;
+        let cols: usize = c.trim().parse().map_err(|_| malformed())?;
+        Board::new(rows, cols)
+    }
+}
+
+/// The 8 directions, ordered so that `d ^ 4` is the opposite of `d`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Direction {
+    N = 0,
+    NE = 1,
+    E = 2,
+    SE = 3,
+    S = 4,
+    SW = 5,
+    W = 6,
+    NW = 7,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 8] = [
+        Direction::N,
+        Direction::NE,
+        Direction::E,
+        Direction::SE,
+        Direction::S,
+        Direction::SW,
+        Direction::W,
+        Direction::NW,
+    ];
+
+    /// (column step, row step); north is towards Black, up the board.
+    pub const fn delta(self) -> (i32, i32) {
+        match self {
+            Direction::N => (0, 1),
+            Direction::NE => (1, 1),
+            Direction::E => (1, 0),
+            Direction::SE => (1, -1),
+            Direction::S => (0, -1),
+            Direction::SW => (-1, -1),
+            Direction::W => (-1, 0),
+            Direction::NW => (-1, 1),
+        }
+    }
+
+    pub const fn is_diagonal(self) -> bool {
+        (self as usize) % 2 == 1
+    }
+}
+
+/// No neighbour in that direction (off the board, or a diagonal from a weak point).
+pub const NONE: u8 = u8::MAX;
+
+/// Precomputed tables of one board.
+#[derive(Debug)]
+pub struct Geometry {
+    pub board: Board,
+    /// Every point of the board.
+    pub all: Bitboard,
+    pub strong: Bitboard,
+    /// `neighbour[p][d]`: the point one step from `p` in direction `d` along a line, or `NONE`.
+    pub neighbour: [[u8; 8]; 64],
+    /// Points with a neighbour in direction `d`: the sources a shift in `d` keeps.
+    pub has_neighbour: [Bitboard; 8],
+    /// `row_step * cols + col_step` of each direction.
+    pub shift: [i32; 8],
+}
+
+impl Geometry {
+    fn build(board: Board) -> Geometry {
+        let (rows, cols) = (board.rows() as i32, board.cols() as i32);
+        let mut g = Geometry {
+            board,
+            all: 0,
+            strong: 0,
+            neighbour: [[NONE; 8]; 64],
+            has_neighbour: [0; 8],
+            shift: [0; 8],
+        };
+        for d in Direction::ALL {
+            let (dc, dr) = d.delta();
+            g.shift[d as usize] = dr * cols + dc;
+        }
+        for p in 0..board.size() as u8 {
+            g.all |= 1 << p;
+            let strong = board.is_strong(p);
+            if strong {
+                g.strong |= 1 << p;
+            }
+            let (c, r) = (board.col_of(p) as i32, board.row_of(p) as i32);
+            for d in Direction::ALL {
+                if d.is_diagonal() && !strong {
+                    continue;
+                }
+                let (dc, dr) = d.delta();
+                let (nc, nr) = (c + dc, r + dr);
+                if (0..cols).contains(&nc) && (0..rows).contains(&nr) {
+                    g.neighbour[p as usize][d as usize] = (nr * cols + nc) as u8;
+                    g.has_neighbour[d as usize] |= 1 << p;
+                }
+            }
+        }
+        g
+    }
+
+    /// Moves every point of `bb` one step in direction `d`, dropping those with no neighbour
+    /// there (so diagonals only move strong points).
+    #[inline(always)]
+    pub fn step(&self, bb: Bitboard, d: usize) -> Bitboard {
+        let s = self.shift[d];
+        let bb = bb & self.has_neighbour[d];
+        if s > 0 { bb << s } else { bb >> -s }
+    }
+
+    #[inline(always)]
+    pub fn neighbour(&self, p: u8, d: usize) -> u8 {
+        self.neighbour[p as usize][d]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_supported_board_parses_and_others_are_refused() {
+        for (r, c) in SUPPORTED {
+            let b: Board = format!("{r}x{c}").parse().unwrap();
+            assert_eq!((b.rows(), b.cols()), (r as usize, c as usize));
+            assert_eq!(b.transposed().transposed(), b);
+        }
+        assert_eq!(
+            "7x7".parse::<Board>(),
+            Err(BoardError::Unsupported { rows: 7, cols: 7 })
+        );
+        assert!(matches!("5by9".parse::<Board>(), Err(BoardError::Malformed(_))));
+        assert!(matches!("x9".parse::<Board>(), Err(BoardError::Malformed(_))));
+    }
+
+    #[test]
+    fn point_names_round_trip() {
+        for b in Board::all() {
+            for p in 0..b.size() as u8 {
+                assert_eq!(b.parse_point(&b.point_name(p)), Some(p));
+            }
+        }
+        let b = Board::STANDARD;
+        assert_eq!(b.parse_point("e3"), Some(b.point(4, 2)));
+        assert_eq!(b.parse_point("j1"), None);
+        assert_eq!(b.parse_point("a6"), None);
+        assert_eq!(b.parse_point("a0"), None);
+        assert_eq!(b.parse_point("a01"), None);
+    }
+
+    #[test]
+    fn strong_points_have_eight_lines_weak_points_four() {
+        let g = Board::STANDARD.geometry();
+        let e3 = Board::STANDARD.parse_point("e3").unwrap();
+        let d3 = Board::STANDARD.parse_point("d3").unwrap();
+        assert!(Board::STANDARD.is_strong(e3));
+        assert_eq!(g.neighbour[e3 as usize].iter().filter(|&&n| n != NONE).count(), 8);
+        assert_eq!(g.neighbour[d3 as usize].iter().filter(|&&n| n != NONE).count(), 4);
+        // Corners are strong with three lines.
+        assert_eq!(g.neighbour[0].iter().filter(|&&n| n != NONE).count(), 3);
+    }
+
+    #[test]
+    fn step_matches_the_neighbour_table() {
+        for b in Board::all() {
+            let g = b.geometry();
+            for p in 0..b.size() as u8 {
+                for d in 0..8 {
+                    let n = g.neighbour(p, d);
+                    let expect = if n == NONE { 0 } else { 1u64 << n };
+                    assert_eq!(g.step(1 << p, d), expect, "{b} point {p} dir {d}");
+                }
+            }
+        }
+    }
+}

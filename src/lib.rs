@@ -1,0 +1,15 @@
+//! Fanorona on every board of Schadd et al. (2008): rules, move generation and perft.
+#![deny(unsafe_code)]
+
+pub mod diagram;
+pub mod geometry;
+pub mod movegen;
+pub mod moves;
+pub mod perft;
+pub mod position;
+pub mod repetition;
+
+pub use geometry::{Bitboard, Board, BoardError};
+pub use movegen::Capture;
+pub use moves::{Move, MoveError, legal_moves};
+pub use position::{Color, Position, PositionError};

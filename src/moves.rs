@@ -1,0 +1,381 @@
+//! An owned whole-turn move, its notation (`b2-c2A-c3A`, `b2-b1`), and parsing a move
+//! against a position with the precise reason an illegal one is illegal.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::geometry::{Bitboard, Board, NONE};
+use crate::movegen::{self, Capture, MAX_STEPS, MoveRef};
+use crate::position::Position;
+
+/// A whole-turn move: a paika step, or a chain of capturing steps.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Move {
+    from: u8,
+    len: u8,
+    path: [u8; MAX_STEPS],
+    withdrawals: u64,
+    captured: Bitboard,
+}
+
+impl Move {
+    pub fn from_ref(m: MoveRef<'_>) -> Move {
+        let mut path = [0; MAX_STEPS];
+        path[..m.path.len()].copy_from_slice(m.path);
+        Move {
+            from: m.from,
+            len: m.path.len() as u8,
+            path,
+            withdrawals: if m.is_capture() { m.withdrawals } else { 0 },
+            captured: m.captured,
+        }
+    }
+
+    pub fn from(&self) -> u8 {
+        self.from
+    }
+
+    pub fn to(&self) -> u8 {
+        self.path[self.len as usize - 1]
+    }
+
+    pub fn path(&self) -> &[u8] {
+        &self.path[..self.len as usize]
+    }
+
+    pub fn captured(&self) -> Bitboard {
+        self.captured
+    }
+
+    pub fn is_capture(&self) -> bool {
+        self.captured != 0
+    }
+
+    /// How step `i` captures, or `None` for a paika step.
+    pub fn capture_kind(&self, i: usize) -> Option<Capture> {
+        if !self.is_capture() {
+            None
+        } else if self.withdrawals & (1 << i) != 0 {
+            Some(Capture::Withdrawal)
+        } else {
+            Some(Capture::Approach)
+        }
+    }
+
+    /// The position after this move.
+    pub fn apply(&self, pos: &Position) -> Position {
+        pos.after(self.from, self.to(), self.captured)
+    }
+
+    /// The move in the paper's notation on `board`.
+    pub fn notation(&self, board: Board) -> String {
+        let mut s = board.point_name(self.from);
+        for (i, &p) in self.path().iter().enumerate() {
+            s.push('-');
+            s.push_str(&board.point_name(p));
+            match self.capture_kind(i) {
+                Some(Capture::Approach) => s.push('A'),
+                Some(Capture::Withdrawal) => s.push('W'),
+                None => {}
+            }
+        }
+        s
+    }
+
+    /// Parses `text` as a move of the side to move in `pos`, checking every rule.
+    pub fn parse(pos: &Position, text: &str) -> Result<Move, MoveError> {
+        parse_move(pos, text)
+    }
+}
+
+impl fmt::Debug for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Move(from {} path {:?}", self.from, self.path())?;
+        if self.is_capture() {
+            write!(f, " withdrawals {:b} captured {:x}", self.withdrawals, self.captured)?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// Every legal move of the side to move, in generation order.
+pub fn legal_moves(pos: &Position) -> Vec<Move> {
+    let mut out = Vec::new();
+    movegen::for_each_move(pos, |m| out.push(Move::from_ref(m)));
+    out
+}
+
+/// Why a move's text was refused. Steps are counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MoveError {
+    #[error("empty move: expected a move such as 'b2-c2A-c3A' or 'b2-b1'")]
+    Empty,
+    #[error("malformed move '{0}': expected points joined by '-', such as 'b2-c2A-c3A'")]
+    Syntax(String),
+    #[error("'{text}' is not a point of the {board} board")]
+    BadPoint { text: String, board: Board },
+    #[error("no piece on {point}")]
+    NoPiece { point: String },
+    #[error("the piece on {point} belongs to {owner}, but {side} is to move")]
+    NotYourPiece {
+        point: String,
+        owner: String,
+        side: String,
+    },
+    #[error("step {step}: {to} is not one step along a line from {from}")]
+    NotAdjacent { step: usize, from: String, to: String },
+    #[error("step {step}: {from} is a weak point, so no diagonal line leads from it to {to}")]
+    DiagonalFromWeak { step: usize, from: String, to: String },
+    #[error("step {step}: {to} is occupied")]
+    Occupied { step: usize, to: String },
+    #[error("capture is compulsory: a paika move is not allowed here (for example {example})")]
+    CaptureCompulsory { example: String },
+    #[error("step {step}: a paika move is a single step; only capturing steps can be chained")]
+    ChainedPaika { step: usize },
+    #[error("step {step}: after a capture only capturing steps may follow; mark it A or W")]
+    UnmarkedContinuation { step: usize },
+    #[error("step {step}: nothing to approach: {beyond} does not hold an enemy piece")]
+    NothingToApproach { step: usize, beyond: String },
+    #[error("step {step}: nothing to withdraw from: {behind} does not hold an enemy piece")]
+    NothingToWithdraw { step: usize, behind: String },
+    #[error("step {step}: moves in the same direction as the step before it")]
+    SameDirection { step: usize },
+    #[error("step {step}: returns to {point}, already occupied during this move")]
+    Revisit { step: usize, point: String },
+}
+
+fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
+    let board = pos.board();
+    let g = board.geometry();
+    let name = |p: u8| board.point_name(p);
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(MoveError::Empty);
+    }
+    let tokens: Vec<&str> = text.split('-').collect();
+    if tokens.len() < 2 || tokens.len() > MAX_STEPS + 1 {
+        return Err(MoveError::Syntax(text.to_string()));
+    }
+    let point = |t: &str| {
+        board.parse_point(t).ok_or(MoveError::BadPoint {
+            text: t.to_string(),
+            board,
+        })
+    };
+    let from = point(tokens[0])?;
+    // Each step: the point and its mark.
+    let mut steps = Vec::with_capacity(tokens.len() - 1);
+    for t in &tokens[1..] {
+        let (p, mark) = match t.strip_suffix('A') {
+            Some(p) => (p, Some(Capture::Approach)),
+            None => match t.strip_suffix('W') {
+                Some(p) => (p, Some(Capture::Withdrawal)),
+                None => (*t, None),
+            },
+        };
+        steps.push((point(p)?, mark));
+    }
+
+    let fb = 1u64 << from;
+    if pos.us() & fb == 0 {
+        return Err(if pos.them() & fb != 0 {
+            MoveError::NotYourPiece {
+                point: name(from),
+                owner: pos.side_to_move().opponent().to_string(),
+                side: pos.side_to_move().to_string(),
+            }
+        } else {
+            MoveError::NoPiece { point: name(from) }
+        });
+    }
+
+    let must_capture = movegen::has_capture(pos);
+    let mut empty = pos.empty();
+    let mut enemy = pos.them();
+    let mut captured = 0u64;
+    let mut visited = fb;
+    let mut withdrawals = 0u64;
+    let mut path = [0u8; MAX_STEPS];
+    let mut cur = from;
+    let mut last_dir = None;
+    for (i, &(to, mark)) in steps.iter().enumerate() {
+        let step = i + 1;
+        let d = (0..8).find(|&d| g.neighbour(cur, d) == to);
+        let Some(d) = d else {
+            let diagonal_exists = board.row_of(cur).abs_diff(board.row_of(to)) == 1
+                && board.col_of(cur).abs_diff(board.col_of(to)) == 1;
+            return Err(if diagonal_exists && !board.is_strong(cur) {
+                MoveError::DiagonalFromWeak {
+                    step,
+                    from: name(cur),
+                    to: name(to),
+                }
+            } else {
+                MoveError::NotAdjacent {
+                    step,
+                    from: name(cur),
+                    to: name(to),
+                }
+            });
+        };
+        let Some(kind) = mark else {
+            if i > 0 {
+                return Err(MoveError::UnmarkedContinuation { step });
+            }
+            if steps.len() > 1 {
+                return Err(MoveError::ChainedPaika { step: 2 });
+            }
+            if empty & (1 << to) == 0 {
+                return Err(MoveError::Occupied { step, to: name(to) });
+            }
+            if must_capture {
+                let example = legal_moves(pos)
+                    .first()
+                    .map(|m| m.notation(board))
+                    .unwrap_or_default();
+                return Err(MoveError::CaptureCompulsory { example });
+            }
+            path[0] = to;
+            return Ok(Move {
+                from,
+                len: 1,
+                path,
+                withdrawals: 0,
+                captured: 0,
+            });
+        };
+        if last_dir == Some(d) {
+            return Err(MoveError::SameDirection { step });
+        }
+        if visited & (1 << to) != 0 {
+            return Err(MoveError::Revisit {
+                step,
+                point: name(to),
+            });
+        }
+        if empty & (1 << to) == 0 {
+            return Err(MoveError::Occupied { step, to: name(to) });
+        }
+        let (first, line_dir) = match kind {
+            Capture::Approach => (g.neighbour(to, d), d),
+            Capture::Withdrawal => (g.neighbour(cur, d ^ 4), d ^ 4),
+        };
+        if first == NONE || enemy & (1 << first) == 0 {
+            let where_ = if first == NONE {
+                "the edge".to_string()
+            } else {
+                name(first)
+            };
+            return Err(match kind {
+                Capture::Approach => MoveError::NothingToApproach {
+                    step,
+                    beyond: where_,
+                },
+                Capture::Withdrawal => MoveError::NothingToWithdraw {
+                    step,
+                    behind: where_,
+                },
+            });
+        }
+        let mut run = 0u64;
+        let mut p = first;
+        while p != NONE && enemy & (1 << p) != 0 {
+            run |= 1 << p;
+            p = g.neighbour(p, line_dir);
+        }
+        if kind == Capture::Withdrawal {
+            withdrawals |= 1 << i;
+        }
+        captured |= run;
+        enemy &= !run;
+        empty = (empty | run | (1 << cur)) & !(1 << to);
+        visited |= 1 << to;
+        path[i] = to;
+        cur = to;
+        last_dir = Some(d);
+    }
+    Ok(Move {
+        from,
+        len: steps.len() as u8,
+        path,
+        withdrawals,
+        captured,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(s: &str) -> Position {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_5x9_start_has_exactly_the_five_moves_of_the_rules() {
+        let p = Position::initial(Board::STANDARD);
+        let mut got: Vec<String> = legal_moves(&p)
+            .iter()
+            .map(|m| m.notation(p.board()))
+            .collect();
+        got.sort();
+        assert_eq!(got, ["d2-e3A", "d3-e3A", "d3-e3W", "e2-e3A", "f2-e3A"]);
+    }
+
+    #[test]
+    fn parse_errors_name_the_rule() {
+        let start = Position::initial(Board::STANDARD);
+        let cases: Vec<(&str, MoveError)> = vec![
+            ("", MoveError::Empty),
+            ("e3", MoveError::Syntax("e3".into())),
+            (
+                "z9-e3",
+                MoveError::BadPoint {
+                    text: "z9".into(),
+                    board: Board::STANDARD,
+                },
+            ),
+            ("e3-e2", MoveError::NoPiece { point: "e3".into() }),
+            (
+                "e4-e3",
+                MoveError::NotYourPiece {
+                    point: "e4".into(),
+                    owner: "black".into(),
+                    side: "white".into(),
+                },
+            ),
+            (
+                "d2-d3",
+                MoveError::Occupied {
+                    step: 1,
+                    to: "d3".into(),
+                },
+            ),
+            (
+                "d3-e3",
+                MoveError::CaptureCompulsory {
+                    example: legal_moves(&start)[0].notation(Board::STANDARD),
+                },
+            ),
+            (
+                "c2-e3A",
+                MoveError::NotAdjacent {
+                    step: 1,
+                    from: "c2".into(),
+                    to: "e3".into(),
+                },
+            ),
+            (
+                "e2-e3W",
+                MoveError::NothingToWithdraw {
+                    step: 1,
+                    behind: "e1".into(),
+                },
+            ),
+        ];
+        for (text, err) in cases {
+            assert_eq!(Move::parse(&start, text), Err(err), "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! A position: two bitboards, the side to move and the board; its text form and the
+//! initial position of every board.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+use crate::geometry::{Bitboard, Board, BoardError};
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Color {
+    White,
+    Black,
+}
+
+impl Color {
+    #[inline]
+    pub fn opponent(self) -> Color {
+        match self {
+            Color::White => Color::Black,
+            Color::Black => Color::White,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Color::White => "white",
+            Color::Black => "black",
+        }
+    }
+}
+
+impl fmt::Display for Color {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a position's text was refused. Rows are counted from the top, starting at 1.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PositionError {
+    #[error("empty position: expected rows separated by '/', a space and 'w' or 'b'")]
+    Empty,
+    #[error("missing side to move: add ' w' or ' b' after the rows")]
+    MissingSide,
+    #[error("wrong side to move '{0}': expected 'w' or 'b'")]
+    BadSide(String),
+    #[error("unexpected text after the side to move: '{0}'")]
+    Trailing(String),
+    #[error("unknown character '{ch}' in row {row}, column {col}: expected 'W', 'B' or '.'")]
+    UnknownChar { row: usize, col: usize, ch: char },
+    #[error("ragged rows: row {row} has {len} points but row 1 has {expected}")]
+    Ragged {
+        row: usize,
+        len: usize,
+        expected: usize,
+    },
+    #[error("empty row {row}")]
+    EmptyRow { row: usize },
+    #[error(transparent)]
+    Board(#[from] BoardError),
+}
+
+/// A position: which points hold White and Black pieces, who moves, on which board.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Position {
+    board: Board,
+    side: Color,
+    white: Bitboard,
+    black: Bitboard,
+}
+
+impl Position {
+    /// A position from its parts; `white` and `black` must be disjoint sets of the board's points.
+    pub fn from_parts(board: Board, white: Bitboard, black: Bitboard, side: Color) -> Position {
+        let all = board.geometry().all;
+        assert!(
+            white & black == 0 && (white | black) & !all == 0,
+            "pieces must be disjoint points of the board"
+        );
+        Position {
+            board,
+            side,
+            white,
+            black,
+        }
+    }
+
+    /// The initial position (RULES.md): White below the middle row, Black above it, the middle
+    /// row alternating from Black on `a` with its centre empty, the right half the left turned.
+    pub fn initial(board: Board) -> Position {
+        let (rows, cols) = (board.rows(), board.cols());
+        let mid = rows / 2;
+        let (mut white, mut black) = (0u64, 0u64);
+        for row in 0..rows {
+            for col in 0..cols {
+                let bit = 1u64 << board.point(col, row);
+                if row < mid {
+                    white |= bit;
+                } else if row > mid {
+                    black |= bit;
+                } else if col < cols / 2 {
+                    if col % 2 == 0 {
+                        black |= bit
+                    } else {
+                        white |= bit
+                    }
+                } else if col > cols / 2 {
+                    // Turned 180 degrees with colours swapped: mirror column c is black
+                    // exactly when column cols-1-c is white.
+                    if (cols - 1 - col) % 2 == 0 {
+                        white |= bit
+                    } else {
+                        black |= bit
+                    }
+                }
+            }
+        }
+        Position::from_parts(board, white, black, Color::White)
+    }
+
+    #[inline]
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    #[inline]
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    #[inline]
+    pub fn white(&self) -> Bitboard {
+        self.white
+    }
+
+    #[inline]
+    pub fn black(&self) -> Bitboard {
+        self.black
+    }
+
+    #[inline]
+    pub fn pieces(&self, c: Color) -> Bitboard {
+        match c {
+            Color::White => self.white,
+            Color::Black => self.black,
+        }
+    }
+
+    /// The side to move's pieces.
+    #[inline]
+    pub fn us(&self) -> Bitboard {
+        self.pieces(self.side)
+    }
+
+    /// The opponent's pieces.
+    #[inline]
+    pub fn them(&self) -> Bitboard {
+        self.pieces(self.side.opponent())
+    }
+
+    #[inline]
+    pub fn occupied(&self) -> Bitboard {
+        self.white | self.black
+    }
+
+    #[inline]
+    pub fn empty(&self) -> Bitboard {
+        self.board.geometry().all & !self.occupied()
+    }
+
+    #[inline]
+    pub fn piece_count(&self) -> u32 {
+        self.occupied().count_ones()
+    }
+
+    /// The position after the side to move's piece went from `from` to `to` and the pieces of
+    /// `captured` were removed; the other side is then to move.
+    #[inline]
+    pub fn after(&self, from: u8, to: u8, captured: Bitboard) -> Position {
+        let (us, them) = (self.us() ^ (1 << from) ^ (1 << to), self.them() & !captured);
+        let (white, black) = match self.side {
+            Color::White => (us, them),
+            Color::Black => (them, us),
+        };
+        Position {
+            board: self.board,
+            side: self.side.opponent(),
+            white,
+            black,
+        }
+    }
+
+    /// The same pieces with the other side to move.
+    pub fn with_side(&self, side: Color) -> Position {
+        Position { side, ..*self }
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.board;
+        for row in (0..b.rows()).rev() {
+            for col in 0..b.cols() {
+                let bit = 1u64 << b.point(col, row);
+                let ch = if self.white & bit != 0 {
+                    'W'
+                } else if self.black & bit != 0 {
+                    'B'
+                } else {
+                    '.'
+                };
+                write!(f, "{ch}")?;
+            }
+            if row > 0 {
+                write!(f, "/")?;
+            }
+        }
+        write!(f, " {}", if self.side == Color::White { 'w' } else { 'b' })
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({self})")
+    }
+}
+
+impl FromStr for Position {
+    type Err = PositionError;
+
+    fn from_str(s: &str) -> Result<Position, PositionError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(PositionError::Empty);
+        }
+        let mut parts = s.split_whitespace();
+        let rows_text = parts.next().ok_or(PositionError::Empty)?;
+        let side = match parts.next() {
+            None => return Err(PositionError::MissingSide),
+            Some("w") => Color::White,
+            Some("b") => Color::Black,
+            Some(other) => return Err(PositionError::BadSide(other.to_string())),
+        };
+        if let Some(extra) = parts.next() {
+            return Err(PositionError::Trailing(extra.to_string()));
+        }
+        let rows: Vec<&str> = rows_text.split('/').collect();
+        let expected = rows[0].chars().count();
+        for (i, row) in rows.iter().enumerate() {
+            let len = row.chars().count();
+            if len == 0 {
+                return Err(PositionError::EmptyRow { row: i + 1 });
+            }
+            if len != expected {
+                return Err(PositionError::Ragged {
+                    row: i + 1,
+                    len,
+                    expected,
+                });
+            }
+            if let Some((col, ch)) = row
+                .chars()
+                .enumerate()
+                .find(|(_, ch)| !matches!(ch, 'W' | 'B' | '.'))
+            {
+                return Err(PositionError::UnknownChar {
+                    row: i + 1,
+                    col: col + 1,
+                    ch,
+                });
+            }
+        }
+        let board = Board::new(rows.len(), expected)?;
+        let (mut white, mut black) = (0u64, 0u64);
+        for (i, row) in rows.iter().enumerate() {
+            let r = board.rows() - 1 - i;
+            for (col, ch) in row.bytes().enumerate() {
+                let bit = 1u64 << board.point(col, r);
+                match ch {
+                    b'W' => white |= bit,
+                    b'B' => black |= bit,
+                    _ => {}
+                }
+            }
+        }
+        Ok(Position {
+            board,
+            side,
+            white,
+            black,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_positions_match_the_rules() {
+        let expect = [
+            ("3x3", "BBB/B.W/WWW w"),
+            ("3x7", "BBBBBBB/BWB.WBW/WWWWWWW w"),
+            ("5x5", "BBBBB/BBBBB/BW.BW/WWWWW/WWWWW w"),
+            (
+                "5x9",
+                "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w",
+            ),
+            ("9x3", "BBB/BBB/BBB/BBB/B.W/WWW/WWW/WWW/WWW w"),
+            ("7x5", "BBBBB/BBBBB/BBBBB/BW.BW/WWWWW/WWWWW/WWWWW w"),
+        ];
+        for (board, text) in expect {
+            let b: Board = board.parse().unwrap();
+            assert_eq!(Position::initial(b).to_string(), text);
+        }
+        // Equal material on every board.
+        for b in Board::all() {
+            let p = Position::initial(b);
+            assert_eq!(p.white().count_ones(), p.black().count_ones(), "{b}");
+            assert_eq!(p.empty().count_ones(), 1);
+        }
+    }
+
+    #[test]
+    fn text_round_trips() {
+        let s = "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w";
+        let p: Position = s.parse().unwrap();
+        assert_eq!(p.to_string(), s);
+        assert_eq!(p, Position::initial(Board::STANDARD));
+    }
+
+    #[test]
+    fn malformed_text_names_the_problem() {
+        use PositionError::*;
+        let cases: [(&str, PositionError); 8] = [
+            ("", Empty),
+            ("BBB/B.W/WWW", MissingSide),
+            ("BBB/B.W/WWW x", BadSide("x".into())),
+            ("BBB/B.W/WWW w extra", Trailing("extra".into())),
+            ("BBB/B.W/WW w", Ragged { row: 3, len: 2, expected: 3 }),
+            ("BBB/BxW/WWW w", UnknownChar { row: 2, col: 2, ch: 'x' }),
+            ("BBB//WWW w", EmptyRow { row: 2 }),
+            (
+                "BBBB/B..W/WWWW w",
+                Board(BoardError::Unsupported { rows: 3, cols: 4 }),
+            ),
+        ];
+        for (text, err) in cases {
+            assert_eq!(text.parse::<Position>(), Err(err), "{text:?}");
+        }
+    }
+}
