@@ -25,7 +25,8 @@ pub struct MoveRef<'a> {
     pub from: u8,
     /// The points the piece steps to, in order; the last is where it ends.
     pub path: &'a [u8],
-    /// Bit `i` set: step `i` is a withdrawal (else an approach). Meaningless for paika.
+    /// Bit `i` set: step `i` is a withdrawal (else an approach), for `i < path.len()`;
+    /// higher bits are unspecified. Meaningless for paika.
     pub withdrawals: u64,
     /// All pieces removed by the move; empty for a paika move.
     pub captured: Bitboard,

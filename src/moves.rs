@@ -27,7 +27,12 @@ impl Move {
             from: m.from,
             len: m.path.len() as u8,
             path,
-            withdrawals: if m.is_capture() { m.withdrawals } else { 0 },
+            // Bits past the path are left over from longer chains the generator walked.
+            withdrawals: if m.is_capture() {
+                m.withdrawals & ((1u64 << m.path.len()) - 1)
+            } else {
+                0
+            },
             captured: m.captured,
         }
     }
