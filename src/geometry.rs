@@ -234,6 +234,18 @@ pub struct Geometry {
     pub has_neighbour: [Bitboard; 8],
     /// `row_step * cols + col_step` of each direction.
     pub shift: [i32; 8],
+    /// `ray[p][d]`: the points along the line from `p` in direction `d`, `p` excluded.
+    pub ray: [[Bitboard; 8]; 64],
+    /// `step1[p][d]`, `step2[p][d]`: the point one and two steps from `p` in direction `d`
+    /// along a line, as a bitboard (0 where there is none).
+    pub step1: [[Bitboard; 8]; 64],
+    pub step2: [[Bitboard; 8]; 64],
+    /// `index1[p][d]`, `index2[p][d]`: the point one and two steps from `p` in direction `d`,
+    /// or 63 (never a point: every board has at most 45) where there is none.
+    pub index1: [[u8; 8]; 64],
+    pub index2: [[u8; 8]; 64],
+    /// `adjacent[p]`: every point one step from `p` along a line.
+    pub adjacent: [Bitboard; 64],
 }
 
 impl Geometry {
@@ -246,6 +258,12 @@ impl Geometry {
             neighbour: [[NONE; 8]; 64],
             has_neighbour: [0; 8],
             shift: [0; 8],
+            ray: [[0; 8]; 64],
+            step1: [[0; 8]; 64],
+            step2: [[0; 8]; 64],
+            adjacent: [0; 64],
+            index1: [[63; 8]; 64],
+            index2: [[63; 8]; 64],
         };
         for d in Direction::ALL {
             let (dc, dr) = d.delta();
@@ -267,10 +285,56 @@ impl Geometry {
                 if (0..cols).contains(&nc) && (0..rows).contains(&nr) {
                     g.neighbour[p as usize][d as usize] = (nr * cols + nc) as u8;
                     g.has_neighbour[d as usize] |= 1 << p;
+                    g.adjacent[p as usize] |= 1 << (nr * cols + nc);
+                }
+            }
+        }
+        for p in 0..board.size() {
+            for d in 0..8 {
+                let mut q = g.neighbour[p][d];
+                let mut k = 0;
+                while q != NONE {
+                    g.ray[p][d] |= 1 << q;
+                    match k {
+                        0 => {
+                            g.step1[p][d] = 1 << q;
+                            g.index1[p][d] = q;
+                        }
+                        1 => {
+                            g.step2[p][d] = 1 << q;
+                            g.index2[p][d] = q;
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                    q = g.neighbour[q as usize][d];
                 }
             }
         }
         g
+    }
+
+    /// Whether moving along direction `d` increases the point number (N, NE, E, NW).
+    #[inline(always)]
+    pub const fn ascending(d: usize) -> bool {
+        matches!(d, 0 | 1 | 2 | 7)
+    }
+
+    /// The leading run of `ray` (points from some `p` in direction `d`) that lies in `set`:
+    /// the pieces an approach or withdrawal along that line removes.
+    #[inline(always)]
+    pub fn leading_run(ray: Bitboard, d: usize, set: Bitboard) -> Bitboard {
+        let blockers = ray & !set;
+        if blockers == 0 {
+            ray
+        } else if Geometry::ascending(d) {
+            // Points of the ray below its first blocker.
+            ray & ((blockers & blockers.wrapping_neg()) - 1)
+        } else {
+            // Points of the ray above its first (highest) blocker.
+            let h = 63 - blockers.leading_zeros();
+            ray & !((2u64 << h) - 1)
+        }
     }
 
     /// Moves every point of `bb` one step in direction `d`, dropping those with no neighbour

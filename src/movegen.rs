@@ -6,7 +6,7 @@
 //! player may stop after any capturing step. Nothing is allocated: the chain's path lives in
 //! a fixed array on the stack and each move is handed to a visitor.
 
-use crate::geometry::{Bitboard, Geometry, NONE};
+use crate::geometry::{Bitboard, Geometry};
 use crate::position::Position;
 
 /// Longest possible capture chain: each step lands on a new point other than the start.
@@ -44,33 +44,42 @@ impl MoveRef<'_> {
     }
 }
 
-/// The run of enemy pieces starting at `first` and going on in direction `d` up to the first
-/// empty point, own piece or edge.
-#[inline(always)]
-fn captured_line(g: &Geometry, first: u8, d: usize, enemy: Bitboard) -> Bitboard {
-    let mut run = 0;
-    let mut p = first;
-    while p != NONE && enemy & (1 << p) != 0 {
-        run |= 1 << p;
-        p = g.neighbour(p, d);
+/// For every direction, the points from which a piece of the side to move *would* capture by
+/// stepping that way (whether or not a piece stands there): the whole board's capture
+/// opportunities in 32 shifts.
+struct CaptureMap {
+    /// `approach[d]`: the point ahead in `d` is empty and the one beyond it an enemy.
+    approach: [Bitboard; 8],
+    /// `withdraw[d]`: the point ahead in `d` is empty and the one behind an enemy.
+    withdraw: [Bitboard; 8],
+}
+
+impl CaptureMap {
+    #[inline(always)]
+    fn new(g: &Geometry, them: Bitboard, empty: Bitboard) -> CaptureMap {
+        let mut map = CaptureMap {
+            approach: [0; 8],
+            withdraw: [0; 8],
+        };
+        for d in 0..8 {
+            let back = d ^ 4;
+            map.approach[d] = g.step(g.step(them, back) & empty, back);
+            map.withdraw[d] = g.step(empty, back) & g.step(them, d);
+        }
+        map
     }
-    run
+
+    #[inline(always)]
+    fn any(&self, d: usize) -> Bitboard {
+        self.approach[d] | self.withdraw[d]
+    }
 }
 
 /// The side to move's pieces that have a capturing first step (approach or withdrawal).
 #[inline]
 pub fn capturing_pieces(pos: &Position) -> Bitboard {
-    let g = pos.board().geometry();
-    let (us, them, empty) = (pos.us(), pos.them(), pos.empty());
-    let mut movers = 0;
-    for d in 0..8 {
-        let back = d ^ 4;
-        // Approach in d: the point ahead is empty and the one beyond it is an enemy.
-        movers |= g.step(g.step(them, back) & empty, back);
-        // Withdrawal in d: the point ahead is empty and the one behind is an enemy.
-        movers |= g.step(empty, back) & g.step(them, d);
-    }
-    movers & us
+    let map = CaptureMap::new(pos.board().geometry(), pos.them(), pos.empty());
+    (0..8).fold(0, |m, d| m | map.any(d)) & pos.us()
 }
 
 /// Whether the side to move must capture.
@@ -79,7 +88,38 @@ pub fn has_capture(pos: &Position) -> bool {
     capturing_pieces(pos) != 0
 }
 
+/// The capturing steps a piece on `p` has: bit `d` an approach in direction `d`, bit `8 + d`
+/// a withdrawal. `free`: the points it may step to; `enemy`: the pieces it may capture.
+///
+/// Computed without branches: which directions work differs at every node and defeats
+/// branch prediction.
+#[inline(always)]
+fn capture_steps(g: &Geometry, p: u8, free: Bitboard, enemy: Bitboard) -> u32 {
+    let (i1, i2) = (&g.index1[p as usize], &g.index2[p as usize]);
+    let mut steps = 0u64;
+    for d in 0..8 {
+        let open = free >> i1[d];
+        let approach = enemy >> i2[d];
+        let withdraw = enemy >> i1[d ^ 4];
+        steps |= ((open & approach & 1) << d) | ((open & withdraw & 1) << (d + 8));
+    }
+    steps as u32
+}
+
+/// The steps of `capture_steps` in direction `d` or its reverse.
+#[inline(always)]
+const fn along(d: usize) -> u32 {
+    (0x101 << d) | (0x101 << (d ^ 4))
+}
+
+/// `last` before the first step of a chain: a shift that masks no direction.
+const NO_DIRECTION: usize = 16;
+
 /// Walks the capture chains of one piece, calling the visitor at every step.
+///
+/// The board is tracked as `free` (empty points the piece has not occupied this move: where
+/// it may step) and `enemy`; captured points become free, the points it leaves do not, which
+/// is the no-revisit rule.
 struct ChainWalk<'g, F> {
     g: &'g Geometry,
     visit: F,
@@ -89,41 +129,38 @@ struct ChainWalk<'g, F> {
 }
 
 impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
-    /// `cur`: where the piece is; `last`: direction of the previous step (8 before the first);
-    /// `visited`: points it occupied this move; `empty`, `enemy`: the board after the steps so far.
-    #[allow(clippy::too_many_arguments)]
+    /// `cur`: where the piece is; `last`: direction of the previous step, or `NO_DIRECTION`.
     fn extend(
         &mut self,
         cur: u8,
         last: usize,
-        visited: Bitboard,
-        empty: Bitboard,
+        free: Bitboard,
         enemy: Bitboard,
         captured: Bitboard,
         depth: usize,
     ) {
         let g = self.g;
-        for d in 0..8 {
-            if d == last {
-                continue;
-            }
-            let n = g.neighbour(cur, d);
-            if n == NONE {
-                continue;
-            }
-            let nb = 1u64 << n;
-            if (empty & !visited) & nb == 0 {
-                continue;
-            }
-            let ahead = g.neighbour(n, d);
-            if ahead != NONE && enemy & (1 << ahead) != 0 {
-                let run = captured_line(g, ahead, d, enemy);
-                self.step(cur, n, d, false, run, visited, empty, enemy, captured, depth);
-            }
-            let behind = g.neighbour(cur, d ^ 4);
-            if behind != NONE && enemy & (1 << behind) != 0 {
-                let run = captured_line(g, behind, d ^ 4, enemy);
-                self.step(cur, n, d, true, run, visited, empty, enemy, captured, depth);
+        // Most chains end at once: no free point next to the piece, or no enemy within two
+        // steps. Checking that first spares the direction loop.
+        let near = g.adjacent[cur as usize];
+        if free & near == 0 {
+            return;
+        }
+        let (step1, ray) = (&g.step1[cur as usize], &g.ray[cur as usize]);
+        let mut steps = capture_steps(g, cur, free, enemy);
+        // Not the direction of the previous step (`last` is 16 before the first step).
+        steps &= !(0x101 << last);
+        while steps != 0 {
+            let bit = steps.trailing_zeros() as usize;
+            steps &= steps - 1;
+            let d = bit & 7;
+            let nb = step1[d];
+            if bit < 8 {
+                let run = Geometry::leading_run(ray[d] ^ nb, d, enemy);
+                self.step(nb, d, false, run, free, enemy, captured, depth);
+            } else {
+                let run = Geometry::leading_run(ray[d ^ 4], d ^ 4, enemy);
+                self.step(nb, d, true, run, free, enemy, captured, depth);
             }
         }
     }
@@ -132,18 +169,16 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
     #[inline(always)]
     fn step(
         &mut self,
-        cur: u8,
-        n: u8,
+        nb: Bitboard,
         d: usize,
         withdrawal: bool,
         run: Bitboard,
-        visited: Bitboard,
-        empty: Bitboard,
+        free: Bitboard,
         enemy: Bitboard,
         captured: Bitboard,
         depth: usize,
     ) {
-        let nb = 1u64 << n;
+        let n = nb.trailing_zeros() as u8;
         self.path[depth] = n;
         if withdrawal {
             self.withdrawals |= 1 << depth;
@@ -157,8 +192,7 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
             withdrawals: self.withdrawals,
             captured,
         });
-        let empty = (empty | run | (1 << cur)) & !nb;
-        self.extend(n, d, visited | nb, empty, enemy & !run, captured, depth + 1);
+        self.extend(n, d, (free & !nb) | run, enemy & !run, captured, depth + 1);
     }
 }
 
@@ -182,7 +216,7 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
             let from = s.trailing_zeros() as u8;
             s &= s - 1;
             walk.from = from;
-            walk.extend(from, 8, 1 << from, empty, them, 0, 0);
+            walk.extend(from, NO_DIRECTION, empty, them, 0, 0);
         }
     } else {
         let (us, empty) = (pos.us(), pos.empty());
@@ -210,19 +244,94 @@ pub fn for_each_child<F: FnMut(Position)>(pos: &Position, mut visit: F) {
 }
 
 /// The number of legal moves, counted without building them.
+///
+/// A chain that reached `n` by a step in direction `d` can only go on in a direction other
+/// than `d` and its reverse (the point it came from is visited). The pieces that step removed
+/// lie on the line through `n` along `d`, so in those other directions the board around `n`
+/// is the same as before the step: the steps a destination offers are read off the board
+/// before the step, once for the approach and the withdrawal that reach it, and only the
+/// chains that really go on are followed. First steps are counted in bulk from the capture
+/// map.
 #[inline]
 pub fn count_moves(pos: &Position) -> u64 {
     let g = pos.board().geometry();
-    if has_capture(pos) {
-        let mut n = 0;
-        for_each_move(pos, |_| n += 1);
-        n
-    } else {
-        let (us, empty) = (pos.us(), pos.empty());
-        (0..8)
+    let (us, them, empty) = (pos.us(), pos.them(), pos.empty());
+    let map = CaptureMap::new(g, them, empty);
+    let anywhere: [Bitboard; 8] = std::array::from_fn(|d| map.any(d));
+    if (0..8).fold(0, |m, d| m | anywhere[d]) & us == 0 {
+        return (0..8)
             .map(|d| (g.step(us, d) & empty).count_ones() as u64)
-            .sum()
+            .sum();
     }
+    let mut count = 0u64;
+    for d in 0..8 {
+        let (app, wd) = (map.approach[d] & us, map.withdraw[d] & us);
+        if app | wd == 0 {
+            continue;
+        }
+        count += (app.count_ones() + wd.count_ones()) as u64;
+        let can_go_on = (0..8)
+            .filter(|&e| e != d && e != d ^ 4)
+            .fold(0, |m, e| m | anywhere[e]);
+        let mut dests = g.step(app | wd, d) & can_go_on;
+        while dests != 0 {
+            let n = dests.trailing_zeros() as u8;
+            dests &= dests - 1;
+            let from = (n as i32 - g.shift[d]) as u8;
+            let next = capture_steps(g, n, empty, them) & !along(d);
+            let kinds = (((app >> from) & 1) | (((wd >> from) & 1) << 8)) as u32;
+            count += count_after_step(g, from, n, d, kinds, next, empty, them);
+        }
+    }
+    count
+}
+
+/// The chains that go on after the capturing steps `kinds` (bit 0 approach, bit 8
+/// withdrawal) from `cur` to `n` in direction `d`, with `next` the steps `n` then offers.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn count_after_step(
+    g: &Geometry,
+    cur: u8,
+    n: u8,
+    d: usize,
+    kinds: u32,
+    next: u32,
+    free: Bitboard,
+    enemy: Bitboard,
+) -> u64 {
+    let nb = 1u64 << n;
+    let mut count = 0;
+    if kinds & 1 != 0 {
+        let run = Geometry::leading_run(g.ray[n as usize][d], d, enemy);
+        count += count_chains(g, n, next, (free & !nb) | run, enemy & !run);
+    }
+    if kinds & 0x100 != 0 {
+        let run = Geometry::leading_run(g.ray[cur as usize][d ^ 4], d ^ 4, enemy);
+        count += count_chains(g, n, next, (free & !nb) | run, enemy & !run);
+    }
+    count
+}
+
+/// The number of chains that go on from a piece on `cur` whose available steps are `steps`.
+fn count_chains(g: &Geometry, cur: u8, steps: u32, free: Bitboard, enemy: Bitboard) -> u64 {
+    let mut count = steps.count_ones() as u64;
+    let mut dirs = (steps | (steps >> 8)) & 0xFF;
+    while dirs != 0 {
+        let d = dirs.trailing_zeros() as usize;
+        dirs &= dirs - 1;
+        let n = g.step1[cur as usize][d].trailing_zeros() as u8;
+        // Most chains end here: no free point next to `n` off the line it came along.
+        if free & g.adjacent[n as usize] & !(g.step1[n as usize][d] | g.step1[n as usize][d ^ 4]) == 0 {
+            continue;
+        }
+        let next = capture_steps(g, n, free, enemy) & !along(d);
+        if next != 0 {
+            let kinds = (steps >> d) & 0x101;
+            count += count_after_step(g, cur, n, d, kinds, next, free, enemy);
+        }
+    }
+    count
 }
 
 /// The distinct positions reachable in one move, sorted, written into `out` (cleared first).
