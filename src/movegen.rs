@@ -95,7 +95,8 @@ pub fn has_capture(pos: &Position) -> bool {
 /// branch prediction.
 #[inline(always)]
 fn capture_steps(g: &Geometry, p: u8, free: Bitboard, enemy: Bitboard) -> u32 {
-    let (i1, i2) = (&g.index1[p as usize], &g.index2[p as usize]);
+    let p = p as usize & 63;
+    let (i1, i2) = (&g.index1[p], &g.index2[p]);
     let mut steps = 0u64;
     for d in 0..8 {
         let open = free >> i1[d];
@@ -320,9 +321,10 @@ fn count_chains(g: &Geometry, cur: u8, steps: u32, free: Bitboard, enemy: Bitboa
     while dirs != 0 {
         let d = dirs.trailing_zeros() as usize;
         dirs &= dirs - 1;
-        let n = g.step1[cur as usize][d].trailing_zeros() as u8;
+        let n = g.index1[cur as usize & 63][d];
         // Most chains end here: no free point next to `n` off the line it came along.
-        if free & g.adjacent[n as usize] & !(g.step1[n as usize][d] | g.step1[n as usize][d ^ 4]) == 0 {
+        let ni = n as usize & 63;
+        if free & g.adjacent[ni] & !(g.step1[ni][d] | g.step1[ni][d ^ 4]) == 0 {
             continue;
         }
         let next = capture_steps(g, n, free, enemy) & !along(d);
