@@ -31,7 +31,11 @@ pub fn draw(pos: &Position) -> String {
             for col in 0..b.cols() {
                 out.push('|');
                 if col + 1 < b.cols() {
-                    out.push_str(if (col + row - 1) % 2 == 0 { " / " } else { " \\ " });
+                    out.push_str(if (col + row - 1) % 2 == 0 {
+                        " / "
+                    } else {
+                        " \\ "
+                    });
                 }
             }
             out.push('\n');
@@ -45,7 +49,10 @@ pub fn draw(pos: &Position) -> String {
         }
     }
     out.push('\n');
-    out.push_str(&format!("{} to move\n", capitalised(pos.side_to_move().name())));
+    out.push_str(&format!(
+        "{} to move\n",
+        capitalised(pos.side_to_move().name())
+    ));
     out
 }
 

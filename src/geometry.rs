@@ -46,7 +46,10 @@ pub const SUPPORTED: [(u8, u8); 12] = [
 pub enum BoardError {
     #[error("malformed board '{0}': expected RxC such as 5x9")]
     Malformed(String),
-    #[error("unsupported board {rows}x{cols}: supported boards are {}", supported_list())]
+    #[error(
+        "unsupported board {rows}x{cols}: supported boards are {}",
+        supported_list()
+    )]
     Unsupported { rows: usize, cols: usize },
 }
 
@@ -94,7 +97,8 @@ impl Board {
 
     /// The same game turned on its side (5x9 and 9x5).
     pub fn transposed(self) -> Board {
-        Board::new(self.cols(), self.rows()).expect("every supported board's transpose is supported")
+        Board::new(self.cols(), self.rows())
+            .expect("every supported board's transpose is supported")
     }
 
     /// The precomputed tables of this board.
@@ -122,12 +126,16 @@ impl Board {
     /// Strong points connect in 8 directions: (column + row) even, `a1` strong.
     #[inline]
     pub fn is_strong(self, p: u8) -> bool {
-        (self.col_of(p) + self.row_of(p)) % 2 == 0
+        (self.col_of(p) + self.row_of(p)).is_multiple_of(2)
     }
 
     /// The point's name, such as `e3`.
     pub fn point_name(self, p: u8) -> String {
-        format!("{}{}", (b'a' + self.col_of(p) as u8) as char, self.row_of(p) + 1)
+        format!(
+            "{}{}",
+            (b'a' + self.col_of(p) as u8) as char,
+            self.row_of(p) + 1
+        )
     }
 
     /// Parses a point name such as `e3` on this board.
@@ -367,8 +375,14 @@ mod tests {
             "7x7".parse::<Board>(),
             Err(BoardError::Unsupported { rows: 7, cols: 7 })
         );
-        assert!(matches!("5by9".parse::<Board>(), Err(BoardError::Malformed(_))));
-        assert!(matches!("x9".parse::<Board>(), Err(BoardError::Malformed(_))));
+        assert!(matches!(
+            "5by9".parse::<Board>(),
+            Err(BoardError::Malformed(_))
+        ));
+        assert!(matches!(
+            "x9".parse::<Board>(),
+            Err(BoardError::Malformed(_))
+        ));
     }
 
     #[test]
@@ -392,8 +406,20 @@ mod tests {
         let e3 = Board::STANDARD.parse_point("e3").unwrap();
         let d3 = Board::STANDARD.parse_point("d3").unwrap();
         assert!(Board::STANDARD.is_strong(e3));
-        assert_eq!(g.neighbour[e3 as usize].iter().filter(|&&n| n != NONE).count(), 8);
-        assert_eq!(g.neighbour[d3 as usize].iter().filter(|&&n| n != NONE).count(), 4);
+        assert_eq!(
+            g.neighbour[e3 as usize]
+                .iter()
+                .filter(|&&n| n != NONE)
+                .count(),
+            8
+        );
+        assert_eq!(
+            g.neighbour[d3 as usize]
+                .iter()
+                .filter(|&&n| n != NONE)
+                .count(),
+            4
+        );
         // Corners are strong with three lines.
         assert_eq!(g.neighbour[0].iter().filter(|&&n| n != NONE).count(), 3);
     }

@@ -8,10 +8,14 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use fanorona::perft::{divide, perft_parallel};
-use fanorona::{Board, Position, diagram, legal_moves};
+use fanorona::{Board, Move, Position, diagram, legal_moves};
 
 #[derive(Parser)]
-#[command(name = "fanorona", version, about = "Fanorona on every board: rules, perft and more")]
+#[command(
+    name = "fanorona",
+    version,
+    about = "Fanorona on every board: rules, perft and more"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +30,10 @@ enum Command {
         /// Show the initial position of this board (RxC), such as 5x9.
         #[arg(long, conflicts_with = "position")]
         board: Option<String>,
+        /// Play these moves first, in the paper's notation (repeat the flag, or separate
+        /// moves by spaces): --play d3-e3A --play "e4-e3W ..."
+        #[arg(long)]
+        play: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -56,6 +64,9 @@ enum Command {
     Bench {
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Runs per board; the median time is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
         #[arg(long)]
         json: bool,
     },
@@ -106,9 +117,17 @@ fn run(command: Command) -> Result<(), Failure> {
         Command::Show {
             position,
             board,
+            play,
             json,
         } => {
-            let pos = resolve_position(position.as_deref(), board.as_deref())?;
+            let mut pos = resolve_position(position.as_deref(), board.as_deref())?;
+            for (i, text) in play.iter().flat_map(|p| p.split_whitespace()).enumerate() {
+                let m = input(
+                    Move::parse(&pos, text)
+                        .with_context(|| format!("move {} '{text}' in {pos}", i + 1)),
+                )?;
+                pos = m.apply(&pos);
+            }
             let moves: Vec<String> = legal_moves(&pos)
                 .iter()
                 .map(|m| m.notation(pos.board()))
@@ -177,7 +196,7 @@ fn run(command: Command) -> Result<(), Failure> {
                     "depth": depth,
                     "nodes": nodes,
                     "seconds": seconds,
-                    "nodes_per_second": nps.round(),
+                    "nodes_per_second": nps.round() as u64,
                 });
                 if split {
                     out["divide"] = json!(divide);
@@ -191,41 +210,63 @@ fn run(command: Command) -> Result<(), Failure> {
                 eprintln!("{seconds:.3} s, {:.1} M leaves/s", nps / 1e6);
             }
         }
-        Command::Bench { threads, json } => bench(threads.max(1), json),
+        Command::Bench {
+            threads,
+            repeat,
+            json,
+        } => bench(threads.max(1), repeat.max(1), json),
     }
     Ok(())
 }
 
 /// The fixed workload of `fanorona bench`: starts of several boards to fixed depths.
-const BENCH: [(&str, u32); 5] = [("5x9", 6), ("9x5", 6), ("5x5", 7), ("7x5", 6), ("3x9", 8)];
+const BENCH: [(&str, u32); 8] = [
+    ("5x9", 7),
+    ("9x5", 7),
+    ("5x5", 8),
+    ("7x5", 7),
+    ("5x7", 6),
+    ("3x9", 9),
+    ("9x3", 10),
+    ("3x3", 25),
+];
 
-fn bench(threads: usize, json: bool) {
-    let mut total = 0u64;
+/// Runs the workload `repeat` times; reports each board's median time and the total.
+fn bench(threads: usize, repeat: usize, json: bool) {
     let mut rows = Vec::new();
-    let start = Instant::now();
+    let (mut total, mut total_seconds) = (0u64, 0f64);
     for (board, depth) in BENCH {
         let pos = Position::initial(board.parse().expect("bench boards are supported"));
-        let t = Instant::now();
-        let n = perft_parallel(&pos, depth, threads);
-        let s = t.elapsed().as_secs_f64();
+        let mut times = Vec::new();
+        let mut nodes = 0;
+        for _ in 0..repeat {
+            let t = Instant::now();
+            nodes = perft_parallel(&pos, depth, threads);
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
         if !json {
             println!(
-                "{board} depth {depth}: {n:>12} leaves {s:>7.3} s {:>7.1} M leaves/s",
-                n as f64 / s / 1e6
+                "{board} depth {depth:>2}: {nodes:>11} leaves {median:>7.3} s {:>7.1} M leaves/s",
+                nodes as f64 / median / 1e6
             );
         }
-        rows.push(json!({"board": board, "depth": depth, "nodes": n, "seconds": s}));
-        total += n;
+        rows.push(json!({"board": board, "depth": depth, "nodes": nodes, "seconds": median}));
+        total += nodes;
+        total_seconds += median;
     }
-    let seconds = start.elapsed().as_secs_f64();
-    let nps = total as f64 / seconds;
+    let nps = total as f64 / total_seconds;
     if json {
         println!(
             "{}",
-            json!({"nodes": total, "seconds": seconds, "nodes_per_second": nps.round(),
-                   "threads": threads, "runs": rows})
+            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": nps.round() as u64,
+                   "threads": threads, "repeat": repeat, "runs": rows})
         );
     } else {
-        println!("total {total} leaves in {seconds:.3} s: {:.1} M leaves/s ({threads} thread(s))", nps / 1e6);
+        println!(
+            "signature {total} leaves; {total_seconds:.3} s (sum of medians of {repeat}): {:.1} M leaves/s, {threads} thread(s)",
+            nps / 1e6
+        );
     }
 }

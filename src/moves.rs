@@ -98,7 +98,11 @@ impl fmt::Debug for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Move(from {} path {:?}", self.from, self.path())?;
         if self.is_capture() {
-            write!(f, " withdrawals {:b} captured {:x}", self.withdrawals, self.captured)?;
+            write!(
+                f,
+                " withdrawals {:b} captured {:x}",
+                self.withdrawals, self.captured
+            )?;
         }
         write!(f, ")")
     }
@@ -129,9 +133,17 @@ pub enum MoveError {
         side: String,
     },
     #[error("step {step}: {to} is not one step along a line from {from}")]
-    NotAdjacent { step: usize, from: String, to: String },
+    NotAdjacent {
+        step: usize,
+        from: String,
+        to: String,
+    },
     #[error("step {step}: {from} is a weak point, so no diagonal line leads from it to {to}")]
-    DiagonalFromWeak { step: usize, from: String, to: String },
+    DiagonalFromWeak {
+        step: usize,
+        from: String,
+        to: String,
+    },
     #[error("step {step}: {to} is occupied")]
     Occupied { step: usize, to: String },
     #[error("capture is compulsory: a paika move is not allowed here (for example {example})")]
@@ -312,10 +324,6 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pos(s: &str) -> Position {
-        s.parse().unwrap()
-    }
 
     #[test]
     fn the_5x9_start_has_exactly_the_five_moves_of_the_rules() {

@@ -29,27 +29,68 @@ pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
     out
 }
 
-/// perft on `threads` threads, splitting the first-ply moves among them.
+/// perft on `threads` threads. The tree is opened breadth-first until there are many more
+/// subtrees than threads (the few first moves differ a lot in size), then the threads take
+/// subtrees from a shared counter.
 pub fn perft_parallel(pos: &Position, depth: u32, threads: usize) -> u64 {
     if depth <= 2 || threads <= 1 {
         return perft(pos, depth);
     }
-    let mut children = Vec::new();
-    for_each_child(pos, |c| children.push(c));
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut frontier = vec![*pos];
+    let mut remaining = depth;
+    while frontier.len() < threads * 64 && remaining > 2 {
+        let mut next = Vec::new();
+        for p in &frontier {
+            for_each_child(p, |c| next.push(c));
+        }
+        frontier = next;
+        remaining -= 1;
+    }
+    let cursor = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut n = 0;
                     loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(c) = children.get(i) else { break n };
-                        n += perft(c, depth - 1);
+                        let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(p) = frontier.get(i) else { break n };
+                        n += perft(p, remaining);
                     }
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("perft worker panicked")).sum()
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("perft worker panicked"))
+            .sum()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Board;
+
+    #[test]
+    fn parallel_perft_equals_serial_perft() {
+        for board in ["5x9", "3x3", "7x5"] {
+            let pos = Position::initial(board.parse::<Board>().unwrap());
+            for depth in 0..=5 {
+                assert_eq!(
+                    perft_parallel(&pos, depth, 2),
+                    perft(&pos, depth),
+                    "{board} {depth}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn divide_sums_to_perft() {
+        let pos = Position::initial(Board::STANDARD);
+        let parts = divide(&pos, 4);
+        assert_eq!(parts.len(), 5);
+        assert_eq!(parts.iter().map(|(_, n)| n).sum::<u64>(), 18026);
+    }
 }

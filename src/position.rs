@@ -304,10 +304,7 @@ mod tests {
             ("3x3", "BBB/B.W/WWW w"),
             ("3x7", "BBBBBBB/BWB.WBW/WWWWWWW w"),
             ("5x5", "BBBBB/BBBBB/BW.BW/WWWWW/WWWWW w"),
-            (
-                "5x9",
-                "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w",
-            ),
+            ("5x9", "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w"),
             ("9x3", "BBB/BBB/BBB/BBB/B.W/WWW/WWW/WWW/WWW w"),
             ("7x5", "BBBBB/BBBBB/BBBBB/BW.BW/WWWWW/WWWWW/WWWWW w"),
         ];
@@ -339,8 +336,22 @@ mod tests {
             ("BBB/B.W/WWW", MissingSide),
             ("BBB/B.W/WWW x", BadSide("x".into())),
             ("BBB/B.W/WWW w extra", Trailing("extra".into())),
-            ("BBB/B.W/WW w", Ragged { row: 3, len: 2, expected: 3 }),
-            ("BBB/BxW/WWW w", UnknownChar { row: 2, col: 2, ch: 'x' }),
+            (
+                "BBB/B.W/WW w",
+                Ragged {
+                    row: 3,
+                    len: 2,
+                    expected: 3,
+                },
+            ),
+            (
+                "BBB/BxW/WWW w",
+                UnknownChar {
+                    row: 2,
+                    col: 2,
+                    ch: 'x',
+                },
+            ),
             ("BBB//WWW w", EmptyRow { row: 2 }),
             (
                 "BBBB/B..W/WWWW w",

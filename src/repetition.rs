@@ -24,16 +24,17 @@ mod tests {
         let start: Position = "B..../...../...../...../....W w".parse().unwrap();
         let mut path = vec![start];
         for m in ["e1-e2", "a5-a4", "e2-e1", "a4-a5"] {
-            let next = Move::parse(path.last().unwrap(), m).unwrap().apply(path.last().unwrap());
-            assert_eq!(
-                occurred_before(&path, &next),
-                m == "a4-a5",
-                "after {m}"
-            );
+            let next = Move::parse(path.last().unwrap(), m)
+                .unwrap()
+                .apply(path.last().unwrap());
+            assert_eq!(occurred_before(&path, &next), m == "a4-a5", "after {m}");
             path.push(next);
         }
         // Same pieces, other side to move: not a repetition.
-        assert!(!occurred_before(&path[..1], &start.with_side(crate::Color::Black)));
+        assert!(!occurred_before(
+            &path[..1],
+            &start.with_side(crate::Color::Black)
+        ));
         // An earlier position with more pieces ends the scan.
         let more: Position = "BB.../...../...../...../....W w".parse().unwrap();
         assert!(!occurred_before(&[start, more], &start));

@@ -123,7 +123,11 @@ fn perft_agrees_with_the_simple_model_on_every_start() {
         let pos = Position::initial(board);
         let grid = Grid::parse(&pos.to_string());
         for depth in 1..=4 {
-            assert_eq!(perft(&pos, depth), grid.perft(depth), "{board} depth {depth}");
+            assert_eq!(
+                perft(&pos, depth),
+                grid.perft(depth),
+                "{board} depth {depth}"
+            );
         }
     }
 }

@@ -10,7 +10,11 @@ fn any_position() -> impl Strategy<Value = Position> {
         let all = board.geometry().all;
         let white = w & all;
         let black = k & all & !white;
-        let side = if side { fanorona::Color::White } else { fanorona::Color::Black };
+        let side = if side {
+            fanorona::Color::White
+        } else {
+            fanorona::Color::Black
+        };
         Position::from_parts(board, white, black, side)
     })
 }

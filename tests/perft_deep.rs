@@ -11,14 +11,20 @@ fn perft_positions(pos: &Position, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
     }
-    successors(pos).iter().map(|c| perft_positions(c, depth - 1)).sum()
+    successors(pos)
+        .iter()
+        .map(|c| perft_positions(c, depth - 1))
+        .sum()
 }
 
 #[test]
 fn deep_perft_counts_match() {
     let text = include_str!("data/perft-deep.tsv");
     let mut rows = 0;
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("board\t")) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("board\t"))
+    {
         let f: Vec<&str> = line.split('\t').collect();
         let pos: Position = f[1].parse().unwrap();
         assert_eq!(pos.board().to_string(), f[0]);
@@ -42,13 +48,20 @@ mod common;
 #[ignore]
 fn simple_model_agrees_on_every_deep_row() {
     let text = include_str!("data/perft-deep.tsv");
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("board\t")) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("board\t"))
+    {
         let f: Vec<&str> = line.split('\t').collect();
         if f[3] != "moves" {
             continue;
         }
         let grid = common::simple_rules::Grid::parse(f[1]);
-        assert_eq!(grid.perft(f[2].parse().unwrap()), f[4].parse::<u64>().unwrap(), "{line}");
+        assert_eq!(
+            grid.perft(f[2].parse().unwrap()),
+            f[4].parse::<u64>().unwrap(),
+            "{line}"
+        );
         eprintln!("agrees: {line}");
     }
 }

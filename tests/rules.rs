@@ -9,7 +9,10 @@ fn pos(s: &str) -> Position {
 
 /// The legal moves in notation, sorted.
 fn moves(p: &Position) -> Vec<String> {
-    let mut v: Vec<String> = legal_moves(p).iter().map(|m| m.notation(p.board())).collect();
+    let mut v: Vec<String> = legal_moves(p)
+        .iter()
+        .map(|m| m.notation(p.board()))
+        .collect();
     v.sort();
     v
 }
@@ -121,7 +124,11 @@ fn capture_is_compulsory() {
     // a1 and c1 could make paika moves, but a capture exists.
     let p = pos("..B/.../WBW w");
     assert!(has_capture(&p));
-    assert!(moves(&p).iter().all(|m| m.ends_with('A') || m.ends_with('W')));
+    assert!(
+        moves(&p)
+            .iter()
+            .all(|m| m.ends_with('A') || m.ends_with('W'))
+    );
     assert!(matches!(
         Move::parse(&p, "a1-a2"),
         Err(MoveError::CaptureCompulsory { .. })
@@ -163,7 +170,10 @@ fn diagonal_steps_only_from_strong_points() {
         })
     );
     let strong = pos("........./........./........./........./..W...... w");
-    assert_eq!(moves(&strong), ["c1-b1", "c1-b2", "c1-c2", "c1-d1", "c1-d2"]);
+    assert_eq!(
+        moves(&strong),
+        ["c1-b1", "c1-b2", "c1-c2", "c1-d1", "c1-d2"]
+    );
 }
 
 #[test]

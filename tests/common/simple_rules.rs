@@ -14,6 +14,9 @@ pub struct Grid {
     pub to_move: char,
 }
 
+/// A capturing step: destination, direction, 'A' or 'W', and the board after it.
+type Step = ((i32, i32), (i32, i32), char, Grid);
+
 const DIRS: [(i32, i32); 8] = [
     (0, 1),
     (1, 1),
@@ -39,8 +42,17 @@ impl Grid {
     }
 
     pub fn text(&self) -> String {
-        let rows: Vec<String> = self.cells.iter().rev().map(|r| r.iter().collect()).collect();
-        format!("{} {}", rows.join("/"), if self.to_move == 'W' { "w" } else { "b" })
+        let rows: Vec<String> = self
+            .cells
+            .iter()
+            .rev()
+            .map(|r| r.iter().collect())
+            .collect();
+        format!(
+            "{} {}",
+            rows.join("/"),
+            if self.to_move == 'W' { "w" } else { "b" }
+        )
     }
 
     fn enemy(&self) -> char {
@@ -76,7 +88,7 @@ impl Grid {
     }
 
     /// Capturing steps from (c, r): (destination, direction, kind 'A'/'W', board after).
-    fn capture_steps(&self, c: i32, r: i32) -> Vec<((i32, i32), (i32, i32), char, Grid)> {
+    fn capture_steps(&self, c: i32, r: i32) -> Vec<Step> {
         let mut out = Vec::new();
         let enemy = self.enemy();
         for (dc, dr) in DIRS {

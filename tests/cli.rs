@@ -1,0 +1,125 @@
+//! The `fanorona` binary: outputs, JSON, and bad input (one line, exit status 2).
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fanorona"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn show_draws_the_5x9_start_with_its_five_moves() {
+    let o = run(&["show"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(
+        out.contains(" 3  B---W---B---W---.---B---W---B---W"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    | / | \\ | / | \\ | / | \\ | / | \\ |"),
+        "{out}"
+    );
+    assert!(out.contains("5 legal moves"), "{out}");
+    let v = json(&["show", "--board", "5x9", "--json"]);
+    assert_eq!(v["board"], "5x9");
+    assert_eq!(v["moves"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn moves_prints_one_move_per_line() {
+    let o = run(&["moves", "BBB/B.W/WWW w"]);
+    assert!(o.status.success());
+    let mut lines: Vec<&str> = std::str::from_utf8(&o.stdout).unwrap().lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["a1-b2A", "b1-b2A", "c1-b2A", "c2-b2A"]);
+}
+
+#[test]
+fn perft_json_reports_the_count() {
+    let v = json(&["perft", "--board", "5x9", "--depth", "3", "--json"]);
+    assert_eq!(v["board"], "5x9");
+    assert_eq!(v["depth"], 3);
+    assert_eq!(v["nodes"], 724);
+    let v = json(&["perft", "--depth", "4", "--threads", "2", "--json"]);
+    assert_eq!(v["nodes"], 18026);
+    let v = json(&[
+        "perft",
+        "BBB/B.W/WWW w",
+        "--depth",
+        "3",
+        "--divide",
+        "--json",
+    ]);
+    assert_eq!(v["nodes"], 14);
+    let parts = v["divide"].as_array().unwrap();
+    assert_eq!(parts.len(), 4);
+    assert_eq!(
+        parts
+            .iter()
+            .map(|p| p["nodes"].as_u64().unwrap())
+            .sum::<u64>(),
+        14
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_status_2() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["show", "BBB/B.W/WW w"], "ragged rows: row 3 has 2 points"),
+        (
+            &["show", "BBB/BxW/WWW w"],
+            "unknown character 'x' in row 2, column 2",
+        ),
+        (&["show", "BBB/B.W/WWW"], "missing side to move"),
+        (&["show", "BBB/B.W/WWW q"], "wrong side to move 'q'"),
+        (&["show", "--board", "7x7"], "unsupported board 7x7"),
+        (
+            &["perft", "BBBB/B..W/WWWW w", "--depth", "1"],
+            "unsupported board 3x4",
+        ),
+        (&["moves", "BB/WW w"], "unsupported board 2x2"),
+    ];
+    for (args, message) in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn show_plays_moves_and_names_an_illegal_one() {
+    let v = json(&["show", "--play", "d3-e3A", "--json"]);
+    assert_eq!(v["side_to_move"], "black");
+    let o = run(&["show", "--play", "d3-e3A e4-e3W"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("move 2 'e4-e3W'"), "{err}");
+    assert!(err.contains("e3 is occupied"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+    let o = run(&["show", "--play", "d3-e3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("capture is compulsory"),
+        "{}",
+        stderr(&o)
+    );
+}
