@@ -129,6 +129,16 @@ impl Board {
         (self.col_of(p) + self.row_of(p)).is_multiple_of(2)
     }
 
+    /// Where point `p` lands on the transposed board (column and row exchanged).
+    pub fn transpose_point(self, p: u8) -> u8 {
+        self.transposed().point(self.row_of(p), self.col_of(p))
+    }
+
+    /// A set of points carried to the transposed board.
+    pub fn transpose_set(self, set: Bitboard) -> Bitboard {
+        points(set).fold(0, |t, p| t | 1 << self.transpose_point(p))
+    }
+
     /// The point's name, such as `e3`.
     pub fn point_name(self, p: u8) -> String {
         format!(
@@ -175,10 +185,16 @@ impl FromStr for Board {
 
     fn from_str(s: &str) -> Result<Board, BoardError> {
         let malformed = || BoardError::Malformed(s.to_string());
-        let (r, c) = s.split_once(['x', 'X']).ok_or_else(malformed)?;
-        let rows: usize = r.trim().parse().map_err(|_| malformed())?;
-        let cols: usize = c.trim().parse().map_err(|_| malformed())?;
-        Board::new(rows, cols)
+        let number = |t: &str| {
+            let plain = !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
+            if plain && !t.starts_with('0') {
+                t.parse::<usize>().map_err(|_| malformed())
+            } else {
+                Err(malformed())
+            }
+        };
+        let (r, c) = s.split_once('x').ok_or_else(malformed)?;
+        Board::new(number(r)?, number(c)?)
     }
 }
 
@@ -235,7 +251,6 @@ pub struct Geometry {
     pub board: Board,
     /// Every point of the board.
     pub all: Bitboard,
-    pub strong: Bitboard,
     /// `neighbour[p][d]`: the point one step from `p` in direction `d` along a line, or `NONE`.
     pub neighbour: [[u8; 8]; 64],
     /// Points with a neighbour in direction `d`: the sources a shift in `d` keeps.
@@ -244,10 +259,9 @@ pub struct Geometry {
     pub shift: [i32; 8],
     /// `ray[p][d]`: the points along the line from `p` in direction `d`, `p` excluded.
     pub ray: [[Bitboard; 8]; 64],
-    /// `step1[p][d]`, `step2[p][d]`: the point one and two steps from `p` in direction `d`
-    /// along a line, as a bitboard (0 where there is none).
+    /// `step1[p][d]`: the point one step from `p` in direction `d` along a line, as a
+    /// bitboard (0 where there is none).
     pub step1: [[Bitboard; 8]; 64],
-    pub step2: [[Bitboard; 8]; 64],
     /// `index1[p][d]`, `index2[p][d]`: the point one and two steps from `p` in direction `d`,
     /// or 63 (never a point: every board has at most 45) where there is none.
     pub index1: [[u8; 8]; 64],
@@ -258,17 +272,17 @@ pub struct Geometry {
 
 impl Geometry {
     fn build(board: Board) -> Geometry {
+        // Point 63 stands for "no point" in `index1`/`index2`: no board may reach it.
+        assert!(board.size() < 63, "boards have at most 45 points");
         let (rows, cols) = (board.rows() as i32, board.cols() as i32);
         let mut g = Geometry {
             board,
             all: 0,
-            strong: 0,
             neighbour: [[NONE; 8]; 64],
             has_neighbour: [0; 8],
             shift: [0; 8],
             ray: [[0; 8]; 64],
             step1: [[0; 8]; 64],
-            step2: [[0; 8]; 64],
             adjacent: [0; 64],
             index1: [[63; 8]; 64],
             index2: [[63; 8]; 64],
@@ -280,9 +294,6 @@ impl Geometry {
         for p in 0..board.size() as u8 {
             g.all |= 1 << p;
             let strong = board.is_strong(p);
-            if strong {
-                g.strong |= 1 << p;
-            }
             let (c, r) = (board.col_of(p) as i32, board.row_of(p) as i32);
             for d in Direction::ALL {
                 if d.is_diagonal() && !strong {
@@ -309,7 +320,6 @@ impl Geometry {
                             g.index1[p][d] = q;
                         }
                         1 => {
-                            g.step2[p][d] = 1 << q;
                             g.index2[p][d] = q;
                         }
                         _ => {}

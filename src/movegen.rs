@@ -113,6 +113,14 @@ const fn along(d: usize) -> u32 {
     (0x101 << d) | (0x101 << (d ^ 4))
 }
 
+/// The number of paika moves: every piece, every line, to an adjacent empty point.
+#[inline(always)]
+fn paika_count(g: &Geometry, us: Bitboard, empty: Bitboard) -> u64 {
+    (0..8)
+        .map(|d| (g.step(us, d) & empty).count_ones() as u64)
+        .sum()
+}
+
 /// `last` before the first step of a chain: a shift that masks no direction.
 const NO_DIRECTION: usize = 16;
 
@@ -141,8 +149,8 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
         depth: usize,
     ) {
         let g = self.g;
-        // Most chains end at once: no free point next to the piece, or no enemy within two
-        // steps. Checking that first spares the direction loop.
+        // Many chains end at once: no free point next to the piece. Checking that first
+        // spares the direction loop.
         let near = g.adjacent[cur as usize];
         if free & near == 0 {
             return;
@@ -260,9 +268,7 @@ pub fn count_moves(pos: &Position) -> u64 {
     let map = CaptureMap::new(g, them, empty);
     let anywhere: [Bitboard; 8] = std::array::from_fn(|d| map.any(d));
     if (0..8).fold(0, |m, d| m | anywhere[d]) & us == 0 {
-        return (0..8)
-            .map(|d| (g.step(us, d) & empty).count_ones() as u64)
-            .sum();
+        return paika_count(g, us, empty);
     }
     let mut count = 0u64;
     for d in 0..8 {
@@ -361,6 +367,5 @@ pub fn is_lost(pos: &Position) -> bool {
     if has_capture(pos) {
         return false;
     }
-    let (us, empty) = (pos.us(), pos.empty());
-    (0..8).all(|d| g.step(us, d) & empty == 0)
+    paika_count(g, pos.us(), pos.empty()) == 0
 }

@@ -5,9 +5,9 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::geometry::{Bitboard, Board, NONE};
+use crate::geometry::{Bitboard, Board, Geometry, NONE};
 use crate::movegen::{self, Capture, MAX_STEPS, MoveRef};
-use crate::position::Position;
+use crate::position::{Color, Position};
 
 /// A whole-turn move: a paika step, or a chain of capturing steps.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,16 +122,16 @@ pub enum MoveError {
     Empty,
     #[error("malformed move '{0}': expected points joined by '-', such as 'b2-c2A-c3A'")]
     Syntax(String),
+    #[error("move '{text}' has {steps} steps; no chain can have more than {MAX_STEPS}")]
+    TooManySteps { text: String, steps: usize },
+    #[error("step {step}: '{mark}' is not a capture mark: use A (approach) or W (withdrawal)")]
+    BadMark { step: usize, mark: char },
     #[error("'{text}' is not a point of the {board} board")]
     BadPoint { text: String, board: Board },
     #[error("no piece on {point}")]
     NoPiece { point: String },
-    #[error("the piece on {point} belongs to {owner}, but {side} is to move")]
-    NotYourPiece {
-        point: String,
-        owner: String,
-        side: String,
-    },
+    #[error("the piece on {point} belongs to {owner}, but {} is to move", owner.opponent())]
+    NotYourPiece { point: String, owner: Color },
     #[error("step {step}: {to} is not one step along a line from {from}")]
     NotAdjacent {
         step: usize,
@@ -148,7 +148,9 @@ pub enum MoveError {
     Occupied { step: usize, to: String },
     #[error("capture is compulsory: a paika move is not allowed here (for example {example})")]
     CaptureCompulsory { example: String },
-    #[error("step {step}: a paika move is a single step; only capturing steps can be chained")]
+    #[error(
+        "step {step}: a paika move is a single step; only capturing steps, marked A or W, can be chained"
+    )]
     ChainedPaika { step: usize },
     #[error("step {step}: after a capture only capturing steps may follow; mark it A or W")]
     UnmarkedContinuation { step: usize },
@@ -171,8 +173,14 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
         return Err(MoveError::Empty);
     }
     let tokens: Vec<&str> = text.split('-').collect();
-    if tokens.len() < 2 || tokens.len() > MAX_STEPS + 1 {
+    if tokens.len() < 2 {
         return Err(MoveError::Syntax(text.to_string()));
+    }
+    if tokens.len() > MAX_STEPS + 1 {
+        return Err(MoveError::TooManySteps {
+            text: text.to_string(),
+            steps: tokens.len() - 1,
+        });
     }
     let point = |t: &str| {
         board.parse_point(t).ok_or(MoveError::BadPoint {
@@ -183,7 +191,7 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
     let from = point(tokens[0])?;
     // Each step: the point and its mark.
     let mut steps = Vec::with_capacity(tokens.len() - 1);
-    for t in &tokens[1..] {
+    for (i, t) in tokens[1..].iter().enumerate() {
         let (p, mark) = match t.strip_suffix('A') {
             Some(p) => (p, Some(Capture::Approach)),
             None => match t.strip_suffix('W') {
@@ -191,6 +199,16 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
                 None => (*t, None),
             },
         };
+        // A point name ends in a digit; any other last letter is a wrong mark.
+        if mark.is_none()
+            && let Some(last) = t.chars().last().filter(|c| c.is_ascii_alphabetic())
+            && board.parse_point(&t[..t.len() - 1]).is_some()
+        {
+            return Err(MoveError::BadMark {
+                step: i + 1,
+                mark: last,
+            });
+        }
         steps.push((point(p)?, mark));
     }
 
@@ -199,8 +217,7 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
         return Err(if pos.them() & fb != 0 {
             MoveError::NotYourPiece {
                 point: name(from),
-                owner: pos.side_to_move().opponent().to_string(),
-                side: pos.side_to_move().to_string(),
+                owner: pos.side_to_move().opponent(),
             }
         } else {
             MoveError::NoPiece { point: name(from) }
@@ -295,12 +312,11 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
                 },
             });
         }
-        let mut run = 0u64;
-        let mut p = first;
-        while p != NONE && enemy & (1 << p) != 0 {
-            run |= 1 << p;
-            p = g.neighbour(p, line_dir);
-        }
+        let line_from = match kind {
+            Capture::Approach => to,
+            Capture::Withdrawal => cur,
+        };
+        let run = Geometry::leading_run(g.ray[line_from as usize][line_dir], line_dir, enemy);
         if kind == Capture::Withdrawal {
             withdrawals |= 1 << i;
         }
@@ -354,8 +370,7 @@ mod tests {
                 "e4-e3",
                 MoveError::NotYourPiece {
                     point: "e4".into(),
-                    owner: "black".into(),
-                    side: "white".into(),
+                    owner: Color::Black,
                 },
             ),
             (
@@ -386,9 +401,18 @@ mod tests {
                     behind: "e1".into(),
                 },
             ),
+            ("e2-e3a", MoveError::BadMark { step: 1, mark: 'a' }),
         ];
         for (text, err) in cases {
             assert_eq!(Move::parse(&start, text), Err(err), "{text:?}");
         }
+        let long = format!("e2{}", "-e3A-e4A".repeat(23));
+        assert_eq!(
+            Move::parse(&start, &long),
+            Err(MoveError::TooManySteps {
+                text: long.clone(),
+                steps: 46
+            })
+        );
     }
 }

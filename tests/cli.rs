@@ -123,3 +123,51 @@ fn show_plays_moves_and_names_an_illegal_one() {
         stderr(&o)
     );
 }
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_status_2() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["perft"], "--depth"),
+        (&["perft", "--depth", "x"], "invalid value 'x'"),
+        (
+            &["perft", "--depth", "2", "--threads", "100000"],
+            "thread count",
+        ),
+        (&["frob"], "unrecognized subcommand"),
+        (
+            &["show", "--board", "5x9", "BBB/B.W/WWW w"],
+            "cannot be used with",
+        ),
+    ];
+    for (args, message) in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fanorona"))
+        .args(["show"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close our end of the pipe before the program writes.
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(err.is_empty(), "{err}");
+}

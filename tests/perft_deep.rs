@@ -1,5 +1,7 @@
 //! Deeper perft counts from `tests/data/perft-deep.tsv` (see its header for their sources).
 
+mod common;
+
 use fanorona::Position;
 use fanorona::movegen::successors;
 use fanorona::perft::perft;
@@ -40,8 +42,6 @@ fn deep_perft_counts_match() {
     }
     assert!(rows >= 12, "every board needs a deep row");
 }
-
-mod common;
 
 /// Re-computes every 'moves' row with the simple model (slow: minutes).
 #[test]

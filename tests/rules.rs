@@ -112,6 +112,22 @@ fn a_chain_may_not_return_to_a_point_it_occupied_its_start_included() {
 }
 
 #[test]
+fn a_chain_may_not_return_to_a_point_it_passed() {
+    // After c1-c2A-b2W the piece could withdraw from a2 by stepping back to c2, a point it
+    // occupied (a reverse step, which the direction rule alone would allow).
+    let p = pos("...../...../..B../B..B./..W.. w");
+    assert_eq!(
+        Move::parse(&p, "c1-c2A-b2W-c2W"),
+        Err(MoveError::Revisit {
+            step: 3,
+            point: "c2".into()
+        })
+    );
+    assert!(moves(&p).contains(&"c1-c2A-b2W".to_string()));
+    assert!(!moves(&p).iter().any(|m| m.starts_with("c1-c2A-b2W-")));
+}
+
+#[test]
 fn a_chain_may_stop_after_any_capture() {
     let p = pos("..B/.../WBW w");
     assert_eq!(moves(&p), ["a1-b2A", "a1-b2A-b3W", "c1-c2A"]);

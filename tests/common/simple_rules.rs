@@ -117,7 +117,6 @@ impl Grid {
     /// Every legal move as (notation, position after with the opponent to move).
     pub fn moves(&self) -> Vec<(String, Grid)> {
         let mut out = Vec::new();
-        let mut any_capture = false;
         for r in 0..self.rows as i32 {
             for c in 0..self.cols as i32 {
                 if self.at(c, r) != self.to_move {
@@ -127,10 +126,8 @@ impl Grid {
                 self.chains(c, r, None, &mut vec![(c, r)], &start, &mut out);
             }
         }
-        if !out.is_empty() {
-            any_capture = true;
-        }
-        if !any_capture {
+        // Capture is compulsory: paika only when no chain was found.
+        if out.is_empty() {
             for r in 0..self.rows as i32 {
                 for c in 0..self.cols as i32 {
                     if self.at(c, r) != self.to_move {

@@ -1,0 +1,47 @@
+//! What the commands print, and how they fail.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::process;
+
+/// Bad input (exit status 2) or a failure of the machine (exit status 1).
+pub enum Failure {
+    Input(anyhow::Error),
+    Other(anyhow::Error),
+}
+
+impl Failure {
+    pub fn input(e: impl Into<anyhow::Error>) -> Failure {
+        Failure::Input(e.into())
+    }
+
+    pub fn other(e: impl Into<anyhow::Error>) -> Failure {
+        Failure::Other(e.into())
+    }
+}
+
+pub type CliResult = Result<(), Failure>;
+
+/// Marks the error of `r` as bad input.
+pub fn input<T, E: Into<anyhow::Error>>(r: Result<T, E>) -> Result<T, Failure> {
+    r.map_err(Failure::input)
+}
+
+/// Writes one line to stdout. A closed pipe (`fanorona moves ... | head -1`) ends the
+/// program quietly, as it does for other command-line tools.
+pub fn emit(args: fmt::Arguments<'_>) {
+    let mut stdout = io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|_| stdout.write_all(b"\n")) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        process::exit(1);
+    }
+}
+
+/// `println!` through `emit`.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::output::emit(format_args!($($arg)*)) };
+}

@@ -1,0 +1,177 @@
+//! The rules commands: `show`, `moves`, `perft`, `bench`.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure, input};
+use crate::out;
+use fanorona::movegen::is_lost;
+use fanorona::perft::{divide, perft_parallel};
+use fanorona::{Board, Move, Position, diagram, legal_moves};
+
+/// The position named by a positional text or `--board`, else the 5x9 start.
+pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<Position, Failure> {
+    match (position, board) {
+        (Some(p), _) => input(p.parse::<Position>().context("bad position")),
+        (None, Some(b)) => Ok(Position::initial(input(b.parse::<Board>())?)),
+        (None, None) => Ok(Position::initial(Board::STANDARD)),
+    }
+}
+
+fn notations(pos: &Position) -> Vec<String> {
+    legal_moves(pos)
+        .iter()
+        .map(|m| m.notation(pos.board()))
+        .collect()
+}
+
+pub fn show(position: Option<&str>, board: Option<&str>, play: &[String], json: bool) -> CliResult {
+    let mut pos = resolve_position(position, board)?;
+    for (i, text) in play.iter().flat_map(|p| p.split_whitespace()).enumerate() {
+        let m = input(
+            Move::parse(&pos, text).with_context(|| format!("move {} '{text}' in {pos}", i + 1)),
+        )?;
+        pos = m.apply(&pos);
+    }
+    let moves = notations(&pos);
+    let lost = is_lost(&pos);
+    if json {
+        out!(
+            "{}",
+            json!({
+                "board": pos.board().to_string(),
+                "position": pos.to_string(),
+                "side_to_move": pos.side_to_move().name(),
+                "moves": moves,
+                "lost": lost,
+            })
+        );
+    } else {
+        out!("{}", diagram::draw(&pos).trim_end());
+        out!("{pos}");
+        if lost {
+            out!("No legal move: {} has lost.", pos.side_to_move());
+        } else {
+            out!("{} legal moves: {}", moves.len(), moves.join(" "));
+        }
+    }
+    Ok(())
+}
+
+pub fn moves(position: &str, json: bool) -> CliResult {
+    let pos = resolve_position(Some(position), None)?;
+    let moves = notations(&pos);
+    if json {
+        out!(
+            "{}",
+            json!({ "board": pos.board().to_string(), "position": pos.to_string(), "moves": moves })
+        );
+    } else {
+        for m in moves {
+            out!("{m}");
+        }
+    }
+    Ok(())
+}
+
+pub struct PerftArgs<'a> {
+    pub position: Option<&'a str>,
+    pub board: Option<&'a str>,
+    pub depth: u32,
+    pub divide: bool,
+    pub threads: usize,
+    pub json: bool,
+}
+
+pub fn perft(args: PerftArgs<'_>) -> CliResult {
+    let pos = resolve_position(args.position, args.board)?;
+    let depth = args.depth;
+    let start = Instant::now();
+    let (nodes, parts) = if args.divide && depth >= 1 {
+        let parts = divide(&pos, depth);
+        (parts.iter().map(|(_, n)| n).sum(), parts)
+    } else {
+        (perft_parallel(&pos, depth, args.threads), Vec::new())
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let nps = (nodes as f64 / seconds.max(1e-9)).round() as u64;
+    if args.json {
+        let mut out = json!({
+            "board": pos.board().to_string(),
+            "position": pos.to_string(),
+            "depth": depth,
+            "nodes": nodes,
+            "seconds": seconds,
+            "nodes_per_second": nps,
+        });
+        if args.divide {
+            out["divide"] = parts
+                .iter()
+                .map(|(m, n)| json!({ "move": m.notation(pos.board()), "nodes": n }))
+                .collect();
+        }
+        out!("{out}");
+    } else {
+        for (m, n) in &parts {
+            out!("{}: {n}", m.notation(pos.board()));
+        }
+        out!("perft {depth} of {pos}: {nodes}");
+        eprintln!("{seconds:.3} s, {:.1} M leaves/s", nps as f64 / 1e6);
+    }
+    Ok(())
+}
+
+/// The fixed workload of `fanorona bench`: starts of several boards to fixed depths.
+const BENCH: [(&str, u32); 8] = [
+    ("5x9", 7),
+    ("9x5", 7),
+    ("5x5", 8),
+    ("7x5", 7),
+    ("5x7", 6),
+    ("3x9", 9),
+    ("9x3", 10),
+    ("3x3", 25),
+];
+
+/// Runs the workload `repeat` times; reports each board's median time and the total.
+pub fn bench(threads: usize, repeat: usize, json: bool) -> CliResult {
+    let mut rows = Vec::new();
+    let (mut total, mut total_seconds) = (0u64, 0f64);
+    for (board, depth) in BENCH {
+        let pos = Position::initial(board.parse().expect("bench boards are supported"));
+        let mut times = Vec::new();
+        let mut nodes = 0;
+        for _ in 0..repeat {
+            let t = Instant::now();
+            nodes = perft_parallel(&pos, depth, threads);
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        if !json {
+            out!(
+                "{board} depth {depth:>2}: {nodes:>11} leaves {median:>7.3} s {:>7.1} M leaves/s",
+                nodes as f64 / median / 1e6
+            );
+        }
+        rows.push(json!({"board": board, "depth": depth, "nodes": nodes, "seconds": median}));
+        total += nodes;
+        total_seconds += median;
+    }
+    let nps = total as f64 / total_seconds;
+    if json {
+        out!(
+            "{}",
+            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": nps.round() as u64,
+                   "threads": threads, "repeat": repeat, "runs": rows})
+        );
+    } else {
+        out!(
+            "signature {total} leaves; {total_seconds:.3} s (sum of medians of {repeat}): {:.1} M leaves/s, {threads} thread(s)",
+            nps / 1e6
+        );
+    }
+    Ok(())
+}
