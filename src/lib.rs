@@ -2,6 +2,7 @@
 #![deny(unsafe_code)]
 
 pub mod diagram;
+pub mod egdb;
 pub mod geometry;
 pub mod movegen;
 pub mod moves;

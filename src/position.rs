@@ -192,6 +192,18 @@ impl Position {
         }
     }
 
+    /// The same position on the transposed board (5x9 and 9x5 are one game turned on its
+    /// side): every point's column and row exchanged.
+    pub fn transposed(&self) -> Position {
+        let b = self.board;
+        Position {
+            board: b.transposed(),
+            side: self.side,
+            white: b.transpose_set(self.white),
+            black: b.transpose_set(self.black),
+        }
+    }
+
     /// The same pieces with the other side to move.
     pub fn with_side(&self, side: Color) -> Position {
         Position { side, ..*self }

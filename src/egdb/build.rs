@@ -1,0 +1,411 @@
+//! The retrograde builder.
+//!
+//! Slices are built in order of piece count. A capture leads to a slice with fewer pieces,
+//! already built, so a position with a capture (capture is compulsory) is decided in the first
+//! pass from those tables. Paika moves keep the material and swap the side to move: slices
+//! a-b and b-a are solved together, by unmoves to a fixpoint:
+//! - a position decided in round k (WIN or LOSS) is the frontier of round k+1;
+//! - for each frontier position, every un-paika (the side that just moved steps a piece back
+//!   to an empty adjacent point) gives a predecessor in the paired slice, valid only if it had
+//!   no capture (else its paika move was not legal);
+//! - a predecessor of a LOSS is a WIN; a predecessor of a WIN is a LOSS once every one of its
+//!   moves is checked to lead to a WIN (a forward check instead of move counters, which keeps
+//!   the memory at 5 bits a position).
+//!
+//! What is undecided at the fixpoint is a draw. Both cores work on each pass: positions are
+//! split into chunks taken from a shared counter, and values only ever go from undecided to
+//! final, so they are set by atomic OR.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use thiserror::Error;
+
+use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice};
+use crate::egdb::index::{Material, Slice};
+use crate::egdb::probe::Database;
+use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedCodes, WIN, Wdl};
+use crate::geometry::{Board, NONE, points};
+use crate::movegen::{capturing_pieces, for_each_child};
+use crate::position::{Color, Position};
+
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error(
+        "slice {material} of {board} needs {slice} first, which is missing: build it with `fanorona db build --board {board} --pieces {pieces}`"
+    )]
+    MissingSlice {
+        board: Board,
+        material: Material,
+        slice: Material,
+        pieces: usize,
+    },
+    #[error(
+        "building {pieces} pieces on {board} needs about {need_gib:.1} GiB of memory for slices {material} and its pair; this machine has {have_gib:.1} GiB available"
+    )]
+    Memory {
+        board: Board,
+        pieces: usize,
+        material: Material,
+        need_gib: f64,
+        have_gib: f64,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What `build` reports back, per slice.
+#[derive(Debug, Clone)]
+pub struct SliceReport {
+    pub material: Material,
+    pub positions: u64,
+    pub seconds: f64,
+    pub rounds: u32,
+    /// False when the file already existed and was kept.
+    pub built: bool,
+}
+
+/// How to build.
+pub struct BuildOptions {
+    pub threads: usize,
+    /// Show progress bars (when stderr is a terminal) and log phase timings otherwise.
+    pub progress: bool,
+}
+
+/// Bytes of memory a pair of slices needs while building: values (2 bits), the paika mark
+/// (1 bit) and two frontier bitmaps (2 bits) per position.
+pub fn memory_needed(board: Board, material: Material) -> u64 {
+    let board = canonical_board(board);
+    let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(0);
+    let n = if material.a == material.b {
+        positions(material)
+    } else {
+        positions(material) + positions(material.swapped())
+    };
+    n * 5 / 8
+}
+
+/// Memory available to a new build, from /proc/meminfo (None where it cannot be read).
+fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Builds every slice of `board` with 2 to `pieces` pieces under `root` that is not built yet.
+/// `log` receives one line per phase.
+pub fn build(
+    root: &Path,
+    board: Board,
+    pieces: usize,
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
+    let board = canonical_board(board);
+    if !(2..=board.size()).contains(&pieces) {
+        return Err(BuildError::Invalid(format!(
+            "--pieces must be from 2 to {} on {board}",
+            board.size()
+        )));
+    }
+    // Refuse before any work if the largest pair cannot fit.
+    if let Some(have) = memory_available() {
+        for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
+            let need = memory_needed(board, material);
+            if need > have {
+                return Err(BuildError::Memory {
+                    board,
+                    pieces,
+                    material,
+                    need_gib: need as f64 / (1u64 << 30) as f64,
+                    have_gib: have as f64 / (1u64 << 30) as f64,
+                });
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    for n in 2..=pieces {
+        // Smaller slices first; within a piece count any order works, since paika pairs
+        // only depend on fewer pieces.
+        let db = Database::new(root, board);
+        for material in Material::with_pieces(n).filter(|m| m.a >= m.b) {
+            reports.extend(build_pair(&db, board, material, options, log)?);
+        }
+    }
+    Ok(reports)
+}
+
+/// The slices a capture from `material` leads to: (b-k)-a for k = 1 .. b-1 (k = b ends the game).
+fn capture_targets(material: Material) -> impl Iterator<Item = Material> {
+    (1..material.b).map(move |left| Material {
+        a: left,
+        b: material.a,
+    })
+}
+
+fn build_pair(
+    db: &Database,
+    board: Board,
+    material: Material,
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
+    let root = db.root();
+    let mut slices =
+        vec![Slice::new(board, material).map_err(|e| BuildError::Invalid(e.to_string()))?];
+    if material.a != material.b {
+        slices.push(
+            Slice::new(board, material.swapped())
+                .map_err(|e| BuildError::Invalid(e.to_string()))?,
+        );
+    }
+    // A finished pair is kept: both files exist and open cleanly.
+    let mut done = true;
+    for s in &slices {
+        done &= SliceFile::open(root, s, Kind::Wdl)?.is_some();
+    }
+    if done {
+        return Ok(slices
+            .iter()
+            .map(|s| SliceReport {
+                material: s.material,
+                positions: s.len(),
+                seconds: 0.0,
+                rounds: 0,
+                built: false,
+            })
+            .collect());
+    }
+    // Every table a capture leads to must be there and whole.
+    for s in &slices {
+        for target in capture_targets(s.material) {
+            if db.slice(target)?.is_none() {
+                return Err(BuildError::MissingSlice {
+                    board,
+                    material: s.material,
+                    slice: target,
+                    pieces: target.pieces(),
+                });
+            }
+        }
+    }
+
+    let start = Instant::now();
+    let names: Vec<String> = slices.iter().map(|s| s.material.to_string()).collect();
+    let values: Vec<SharedCodes> = slices.iter().map(|s| SharedCodes::new(s.len())).collect();
+    let paika: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+    let mut frontier: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+
+    // Pass 1: captures (from smaller tables), stalemates, and the paika mark.
+    for (x, s) in slices.iter().enumerate() {
+        let bar = progress_bar(options, s.len(), &format!("{board} {} init", names[x]));
+        parallel_chunks(s.len(), options.threads, &bar, |range| {
+            for i in range {
+                let (us, them) = s.unrank(i);
+                let pos = Position::from_parts(board, us, them, Color::White);
+                let code = if capturing_pieces(&pos) != 0 {
+                    capture_value(db, &pos)
+                } else {
+                    paika[x].set(i);
+                    if crate::movegen::is_lost(&pos) {
+                        LOSS
+                    } else {
+                        DRAW
+                    }
+                };
+                if code != DRAW {
+                    values[x].set(i, code);
+                    frontier[x].set(i);
+                }
+            }
+        });
+        bar.finish_and_clear();
+    }
+    log(&format!(
+        "{board} {}: first pass {:.2} s",
+        names.join(" + "),
+        start.elapsed().as_secs_f64()
+    ));
+
+    // Rounds of unmoves until nothing changes.
+    let g = board.geometry();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let round_start = Instant::now();
+        let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+        let mut changed = 0;
+        for (x, s) in slices.iter().enumerate() {
+            let y = if slices.len() == 2 { 1 - x } else { 0 };
+            let (from, to) = (&slices[x], &slices[y]);
+            let words = frontier[x].words();
+            let bar = progress_bar(
+                options,
+                words.len() as u64 * 64,
+                &format!("{board} {} round {rounds}", names[x]),
+            );
+            parallel_chunks(words.len() as u64, options.threads, &bar, |range| {
+                for w in range {
+                    let mut bits = words[w as usize].load(Ordering::Relaxed);
+                    while bits != 0 {
+                        let i = w * 64 + bits.trailing_zeros() as u64;
+                        bits &= bits - 1;
+                        let decided = values[x].get(i);
+                        let (us, them) = from.unrank(i);
+                        let occupied = us | them;
+                        // The side that just moved is `them`: step each of its pieces back.
+                        for q in points(them) {
+                            for d in 0..8 {
+                                let p = g.neighbour(q, d);
+                                if p == NONE || occupied & (1 << p) != 0 {
+                                    continue;
+                                }
+                                let (pred_us, pred_them) = (them ^ (1 << q) ^ (1 << p), us);
+                                let j = to.rank(pred_us, pred_them);
+                                if !paika[y].get(j) || values[y].get(j) != DRAW {
+                                    continue;
+                                }
+                                let code = if decided == LOSS {
+                                    WIN
+                                } else if all_moves_reach_wins(
+                                    board, pred_us, pred_them, from, &values[x],
+                                ) {
+                                    LOSS
+                                } else {
+                                    continue;
+                                };
+                                if values[y].set(j, code) {
+                                    next[y].set(j);
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+            bar.finish_and_clear();
+            let _ = s;
+        }
+        for (x, n) in next.into_iter().enumerate() {
+            changed += n.count();
+            frontier[x] = n;
+        }
+        if options.progress {
+            log(&format!(
+                "{board} {}: round {rounds}: {changed} decided in {:.2} s",
+                names.join(" + "),
+                round_start.elapsed().as_secs_f64()
+            ));
+        }
+        if changed == 0 {
+            break;
+        }
+    }
+
+    let mut reports = Vec::new();
+    for (x, s) in slices.iter().enumerate() {
+        let path = write_slice(root, s, Kind::Wdl, &values[x].to_bytes())?;
+        let seconds = start.elapsed().as_secs_f64();
+        log(&format!(
+            "{board} {}: {} positions, {rounds} rounds, {seconds:.2} s -> {}",
+            names[x],
+            s.len(),
+            path.display()
+        ));
+        reports.push(SliceReport {
+            material: s.material,
+            positions: s.len(),
+            seconds,
+            rounds,
+            built: true,
+        });
+    }
+    debug_assert!(
+        slices
+            .iter()
+            .all(|s| slice_path(root, board, s.material, Kind::Wdl).exists())
+    );
+    Ok(reports)
+}
+
+/// The value of a position with a capture: all its moves lead to smaller, finished slices.
+fn capture_value(db: &Database, pos: &Position) -> u8 {
+    // LOSS until a move shows better.
+    let mut best = LOSS;
+    for_each_child(pos, |c| {
+        if best == WIN {
+            return;
+        }
+        let v = db
+            .probe_sides(c.us(), c.them())
+            .expect("the slices a capture leads to were checked before the build");
+        match v {
+            Wdl::Loss => best = WIN,
+            Wdl::Draw => best = DRAW,
+            Wdl::Win => {}
+        }
+    });
+    best
+}
+
+/// Whether every (paika) move of the side holding `us` against `them` leads to a position
+/// that `values` (the slice `slice` of the positions after those moves) marks WIN.
+fn all_moves_reach_wins(
+    board: Board,
+    us: u64,
+    them: u64,
+    slice: &Slice,
+    values: &SharedCodes,
+) -> bool {
+    let pos = Position::from_parts(board, us, them, Color::White);
+    let mut all = true;
+    for_each_child(&pos, |c| {
+        if all && values.get(slice.rank(c.us(), c.them())) != WIN {
+            all = false;
+        }
+    });
+    all
+}
+
+/// Runs `work` over 0..len in chunks on `threads` threads, advancing `bar`.
+fn parallel_chunks<F>(len: u64, threads: usize, bar: &ProgressBar, work: F)
+where
+    F: Fn(std::ops::Range<u64>) + Sync,
+{
+    const CHUNK: u64 = 1 << 14;
+    let cursor = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
+                    if start >= len {
+                        break;
+                    }
+                    let end = (start + CHUNK).min(len);
+                    work(start..end);
+                    bar.inc(end - start);
+                }
+            });
+        }
+    });
+}
+
+/// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.
+fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
+    if !options.progress {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>22} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    bar
+}

@@ -1,0 +1,251 @@
+//! Slice files: a 64-byte header (magic, format version, board, slice, index scheme, kind,
+//! entry count, checksums) and the packed payload. Written to a temporary name, synced and
+//! renamed, so a file under its final name is always whole; read through a memory map and
+//! refused by name when anything in it does not match.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use thiserror::Error;
+
+use crate::egdb::index::{Material, Slice};
+use crate::geometry::Board;
+
+pub const MAGIC: &[u8; 8] = b"FANOEGDB";
+pub const FORMAT_VERSION: u32 = 1;
+/// Index scheme 1: the paper's Eq. 4.1 (see `index.rs`).
+pub const INDEX_SCHEME: u8 = 1;
+pub const HEADER_LEN: usize = 64;
+
+/// What a file's payload holds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// 2 bits a position: win, draw or loss.
+    Wdl = 0,
+    /// 1 byte a position: the retrograde round that decided it (0 for draws).
+    Distance = 1,
+}
+
+impl Kind {
+    fn extension(self) -> &'static str {
+        match self {
+            Kind::Wdl => "wdl",
+            Kind::Distance => "dtc",
+        }
+    }
+
+    /// Payload bytes for `entries` positions.
+    pub fn payload_len(self, entries: u64) -> u64 {
+        match self {
+            Kind::Wdl => entries.div_ceil(4),
+            Kind::Distance => entries,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum FileError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: not an endgame database file (bad magic)")]
+    Foreign { path: PathBuf },
+    #[error(
+        "{path}: format version {found}, this program reads version {FORMAT_VERSION}; rebuild it with `fanorona db build`"
+    )]
+    Version { path: PathBuf, found: u32 },
+    #[error("{path}: header is damaged (checksum mismatch)")]
+    HeaderChecksum { path: PathBuf },
+    #[error("{path}: header says {found}, expected {expected}")]
+    Mismatch {
+        path: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error("{path}: payload is damaged (checksum mismatch); delete it and rebuild")]
+    PayloadChecksum { path: PathBuf },
+    #[error("{path}: payload has {found} bytes, header needs {expected}")]
+    Truncated {
+        path: PathBuf,
+        found: u64,
+        expected: u64,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> FileError + '_ {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The directory of a board's tables: a board and its transpose share one (`5x9`).
+pub fn board_dir(root: &Path, board: Board) -> PathBuf {
+    let canonical = canonical_board(board);
+    root.join(canonical.to_string())
+}
+
+/// Of a board and its transpose, the one with fewer rows: the tables are built for it.
+pub fn canonical_board(board: Board) -> Board {
+    if board.rows() > board.cols() {
+        board.transposed()
+    } else {
+        board
+    }
+}
+
+pub fn slice_path(root: &Path, board: Board, material: Material, kind: Kind) -> PathBuf {
+    board_dir(root, board).join(format!("{material}.{}", kind.extension()))
+}
+
+fn header(slice: &Slice, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[12] = slice.board.rows() as u8;
+    h[13] = slice.board.cols() as u8;
+    h[14] = slice.material.a;
+    h[15] = slice.material.b;
+    h[16] = INDEX_SCHEME;
+    h[17] = kind as u8;
+    h[24..32].copy_from_slice(&slice.len().to_le_bytes());
+    h[32..36].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    let check = crc32fast::hash(&h[0..36]);
+    h[36..40].copy_from_slice(&check.to_le_bytes());
+    h
+}
+
+/// Writes a slice file: to `NAME.tmp`, synced, then renamed to its final name.
+pub fn write_slice(
+    root: &Path,
+    slice: &Slice,
+    kind: Kind,
+    payload: &[u8],
+) -> Result<PathBuf, FileError> {
+    assert_eq!(payload.len() as u64, kind.payload_len(slice.len()));
+    let path = slice_path(root, slice.board, slice.material, kind);
+    let dir = path
+        .parent()
+        .expect("slice files live in a board directory");
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let tmp = path.with_extension(format!("{}.tmp", kind.extension()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(&header(slice, kind, payload))?;
+        f.write_all(payload)?;
+        f.sync_all()?;
+        fs::rename(&tmp, &path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err(&path)(e));
+    }
+    Ok(path)
+}
+
+/// A slice file opened and checked: header, size and payload checksum.
+pub struct SliceFile {
+    map: Mmap,
+    pub path: PathBuf,
+    pub slice: Slice,
+}
+
+impl SliceFile {
+    /// Opens the file of `slice` under `root`. `Ok(None)` when it does not exist.
+    pub fn open(root: &Path, slice: &Slice, kind: Kind) -> Result<Option<SliceFile>, FileError> {
+        let path = slice_path(root, slice.board, slice.material, kind);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        // SAFETY: the map is read-only, and finished slice files are never written again
+        // (they are replaced only by renaming a new file over the name). A file truncated
+        // by another program while mapped could still fault; that is outside our control.
+        #[allow(unsafe_code)]
+        let map = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
+        let expected = *slice;
+        let f = SliceFile {
+            map,
+            path: path.clone(),
+            slice: expected,
+        };
+        f.check_header(kind)?;
+        f.check_payload()?;
+        Ok(Some(f))
+    }
+
+    fn check_header(&self, kind: Kind) -> Result<(), FileError> {
+        let path = || self.path.clone();
+        let h = &self.map[..HEADER_LEN.min(self.map.len())];
+        if h.len() < HEADER_LEN || &h[0..8] != MAGIC {
+            return Err(FileError::Foreign { path: path() });
+        }
+        let stored = u32::from_le_bytes(h[36..40].try_into().expect("4 bytes"));
+        if crc32fast::hash(&h[0..36]) != stored {
+            return Err(FileError::HeaderChecksum { path: path() });
+        }
+        let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(FileError::Version {
+                path: path(),
+                found: version,
+            });
+        }
+        let s = &self.slice;
+        let found = format!(
+            "board {}x{}, slice {}-{}, index scheme {}, kind {}, {} entries",
+            h[12],
+            h[13],
+            h[14],
+            h[15],
+            h[16],
+            h[17],
+            u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"))
+        );
+        let expected = format!(
+            "board {}, slice {}, index scheme {INDEX_SCHEME}, kind {}, {} entries",
+            s.board,
+            s.material,
+            kind as u8,
+            s.len()
+        );
+        if found != expected {
+            return Err(FileError::Mismatch {
+                path: path(),
+                found,
+                expected,
+            });
+        }
+        let want = kind.payload_len(s.len());
+        let have = (self.map.len() - HEADER_LEN) as u64;
+        if have != want {
+            return Err(FileError::Truncated {
+                path: path(),
+                found: have,
+                expected: want,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_payload(&self) -> Result<(), FileError> {
+        let stored = u32::from_le_bytes(self.map[32..36].try_into().expect("4 bytes"));
+        if crc32fast::hash(self.payload()) != stored {
+            return Err(FileError::PayloadChecksum {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn payload(&self) -> &[u8] {
+        &self.map[HEADER_LEN..]
+    }
+}

@@ -1,0 +1,15 @@
+//! Endgame databases: every position of a material slice solved by retrograde analysis,
+//! stored as 2 bits per position (win, draw or loss for the side to move).
+
+pub mod build;
+pub mod file;
+pub mod index;
+pub mod probe;
+pub mod stats;
+pub mod verify;
+pub mod wdl;
+
+pub use build::{BuildError, BuildOptions, build};
+pub use index::{Material, Slice};
+pub use probe::Database;
+pub use wdl::Wdl;

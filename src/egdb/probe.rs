@@ -1,0 +1,90 @@
+//! Probing: the value of a position from the memory-mapped slice files, opened lazily.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board};
+use crate::egdb::index::{Material, Slice};
+use crate::egdb::wdl::{Wdl, code_at};
+use crate::geometry::{Bitboard, Board};
+use crate::position::Position;
+
+/// Most pieces a slice can have on any supported board.
+const MAX_SIDE: usize = 45;
+
+/// The tables of one board (and its transpose) under a database directory.
+pub struct Database {
+    root: PathBuf,
+    board: Board,
+    /// `slices[a * MAX_SIDE + b]`: the file of slice a-b, opened on first use.
+    slices: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
+}
+
+impl Database {
+    /// The tables of `board` under `root`. Nothing is read until a probe needs it.
+    pub fn new(root: &Path, board: Board) -> Database {
+        Database {
+            root: root.to_path_buf(),
+            board: canonical_board(board),
+            slices: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The board the tables are built for (of a board and its transpose, the one with fewer rows).
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The file of a slice: `Ok(None)` if it is not built; an error if it is damaged.
+    pub fn slice(&self, material: Material) -> Result<Option<&SliceFile>, FileError> {
+        let cell = &self.slices[material.a as usize * MAX_SIDE + material.b as usize];
+        let opened = cell.get_or_init(|| {
+            let slice = Slice::new(self.board, material).map_err(|e| e.to_string())?;
+            SliceFile::open(&self.root, &slice, Kind::Wdl).map_err(|e| e.to_string())
+        });
+        match opened {
+            Ok(f) => Ok(f.as_ref()),
+            Err(message) => Err(FileError::Mismatch {
+                path: self.root.clone(),
+                found: message.clone(),
+                expected: "a valid slice file".into(),
+            }),
+        }
+    }
+
+    /// The value for the side to move holding `us` against `them` on the tables' board.
+    /// `None` if the slice is not built or cannot be used.
+    #[inline]
+    pub fn probe_sides(&self, us: Bitboard, them: Bitboard) -> Option<Wdl> {
+        if us == 0 {
+            return Some(Wdl::Loss);
+        }
+        if them == 0 {
+            return Some(Wdl::Win);
+        }
+        let material = Material {
+            a: us.count_ones() as u8,
+            b: them.count_ones() as u8,
+        };
+        let file = self.slice(material).ok()??;
+        let i = file.slice.rank(us, them);
+        Wdl::from_code(code_at(file.payload(), i))
+    }
+
+    /// The value of `pos` for its side to move, if its slice is built. The position may be on
+    /// the tables' board or on its transpose.
+    pub fn probe(&self, pos: &Position) -> Option<Wdl> {
+        let pos = if pos.board() == self.board {
+            *pos
+        } else if pos.board().transposed() == self.board {
+            pos.transposed()
+        } else {
+            return None;
+        };
+        self.probe_sides(pos.us(), pos.them())
+    }
+}

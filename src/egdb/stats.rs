@@ -1,0 +1,108 @@
+//! Win, draw and loss counts per slice, in the paper's Table 3 convention: each class of
+//! positions under the board's mirror symmetries (left-right, top-bottom, and the 180-degree
+//! turn that combines them) counts once, and positions that the 180-degree turn leaves
+//! unchanged are not counted at all.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::egdb::index::Slice;
+use crate::egdb::wdl::code_at;
+use crate::geometry::{Bitboard, Board, points};
+
+/// Counts of one slice: `[win, draw, loss]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub win: u64,
+    pub draw: u64,
+    pub loss: u64,
+}
+
+/// A point permutation of the board: its left-right mirror and top-bottom mirror.
+struct Mirrors {
+    lr: Vec<u8>,
+    tb: Vec<u8>,
+}
+
+impl Mirrors {
+    fn new(board: Board) -> Mirrors {
+        let (rows, cols) = (board.rows(), board.cols());
+        let lr = (0..board.size() as u8)
+            .map(|p| board.point(cols - 1 - board.col_of(p), board.row_of(p)))
+            .collect();
+        let tb = (0..board.size() as u8)
+            .map(|p| board.point(board.col_of(p), rows - 1 - board.row_of(p)))
+            .collect();
+        Mirrors { lr, tb }
+    }
+
+    fn apply(map: &[u8], set: Bitboard) -> Bitboard {
+        points(set).fold(0, |m, p| m | 1 << map[p as usize])
+    }
+}
+
+/// Table 3's counts of a slice from its payload, on `threads` threads.
+pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Counts {
+    let mirrors = Mirrors::new(slice.board);
+    // Per value: positions in classes of 4 and positions in classes of 2 (fixed by exactly
+    // one mirror; fixed by both means fixed by the turn, which is left out).
+    let quads: [AtomicU64; 3] = Default::default();
+    let pairs: [AtomicU64; 3] = Default::default();
+    let len = slice.len();
+    let cursor = AtomicU64::new(0);
+    const CHUNK: u64 = 1 << 16;
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
+                    if start >= len {
+                        break;
+                    }
+                    let mut q = [0u64; 3];
+                    let mut p = [0u64; 3];
+                    for i in start..(start + CHUNK).min(len) {
+                        let (us, them) = slice.unrank(i);
+                        let (us_lr, them_lr) = (
+                            Mirrors::apply(&mirrors.lr, us),
+                            Mirrors::apply(&mirrors.lr, them),
+                        );
+                        let (us_tb, them_tb) = (
+                            Mirrors::apply(&mirrors.tb, us),
+                            Mirrors::apply(&mirrors.tb, them),
+                        );
+                        let fixed_lr = us_lr == us && them_lr == them;
+                        let fixed_tb = us_tb == us && them_tb == them;
+                        let turned = (
+                            Mirrors::apply(&mirrors.tb, us_lr),
+                            Mirrors::apply(&mirrors.tb, them_lr),
+                        );
+                        if turned == (us, them) {
+                            continue;
+                        }
+                        let code = code_at(payload, i) as usize;
+                        if code > 2 {
+                            continue;
+                        }
+                        if fixed_lr || fixed_tb {
+                            p[code] += 1;
+                        } else {
+                            q[code] += 1;
+                        }
+                    }
+                    for c in 0..3 {
+                        quads[c].fetch_add(q[c], Ordering::Relaxed);
+                        pairs[c].fetch_add(p[c], Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    // Codes: 0 draw, 1 win, 2 loss.
+    let class =
+        |c: usize| quads[c].load(Ordering::Relaxed) / 4 + pairs[c].load(Ordering::Relaxed) / 2;
+    Counts {
+        win: class(1),
+        draw: class(0),
+        loss: class(2),
+    }
+}
