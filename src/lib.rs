@@ -1,6 +1,7 @@
 //! Fanorona on every board of Schadd et al. (2008): rules, move generation and perft.
 #![deny(unsafe_code)]
 
+pub mod config;
 pub mod diagram;
 pub mod egdb;
 pub mod geometry;

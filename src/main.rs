@@ -32,7 +32,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match cli::run(parsed.command) {
+    match cli::run(parsed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Input(e)) => {
             eprintln!("error: {e:#}");

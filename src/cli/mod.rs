@@ -1,11 +1,15 @@
 //! The command-line interface: arguments, dispatch and output.
 
+pub mod db;
 pub mod output;
 pub mod rules;
 
+use std::path::{Path, PathBuf};
+
 use clap::{Parser, Subcommand};
 
-use output::CliResult;
+use fanorona::config::Config;
+use output::{CliResult, input};
 
 #[derive(Parser)]
 #[command(
@@ -14,8 +18,20 @@ use output::CliResult;
     about = "Fanorona on every board: rules, perft and more"
 )]
 pub struct Cli {
+    /// Settings file (default: config.toml in the current directory, if there is one).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The settings: `--config FILE`, else `./config.toml` if present, else the defaults.
+fn load_config(path: Option<&Path>) -> Result<Config, output::Failure> {
+    match path {
+        Some(p) => input(Config::load(p)),
+        None if Path::new("config.toml").exists() => input(Config::load(Path::new("config.toml"))),
+        None => Ok(Config::defaults()),
+    }
 }
 
 /// Worker threads: at least 1, at most 256.
@@ -65,6 +81,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Endgame databases: build, count, probe and verify the retrograde tables.
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
+    },
     /// A fixed perft workload: its total count is a signature of the rules; prints the speed.
     Bench {
         #[arg(long, default_value = "1", value_parser = threads)]
@@ -77,8 +98,87 @@ pub enum Command {
     },
 }
 
-pub fn run(command: Command) -> CliResult {
+#[derive(Subcommand)]
+pub enum DbCommand {
+    /// Build every slice of a board with 2 to N pieces that is not built yet.
+    Build {
+        /// The board (RxC); a board and its transpose share tables.
+        #[arg(long)]
+        board: String,
+        /// Build slices up to this many pieces.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
+        pieces: u32,
+        /// Database directory (default: db_dir of the config).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long, value_parser = threads)]
+        threads: Option<usize>,
+    },
+    /// Win, draw and loss counts per slice in the paper's Table 3 convention.
+    Stats {
+        #[arg(long)]
+        board: String,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long, value_parser = threads)]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The value of a position, and a move that keeps it.
+    Probe {
+        position: String,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every table: headers, checksums, and each entry against its successors.
+    Verify {
+        #[arg(long)]
+        board: String,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long, value_parser = threads)]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn run_db(command: DbCommand, config: &Config) -> CliResult {
+    let dir = |d: Option<PathBuf>| d.unwrap_or_else(|| config.db_dir.clone());
+    let threads = |t: Option<usize>| t.unwrap_or(config.threads);
     match command {
+        DbCommand::Build {
+            board,
+            pieces,
+            dir: d,
+            threads: t,
+        } => db::build_cmd(&dir(d), &board, pieces as usize, threads(t)),
+        DbCommand::Stats {
+            board,
+            dir: d,
+            threads: t,
+            json,
+        } => db::stats(&dir(d), &board, threads(t), json),
+        DbCommand::Probe {
+            position,
+            dir: d,
+            json,
+        } => db::probe(&dir(d), &position, json),
+        DbCommand::Verify {
+            board,
+            dir: d,
+            threads: t,
+            json,
+        } => db::verify(&dir(d), &board, threads(t), json),
+    }
+}
+
+pub fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Db { command } => run_db(command, &load_config(cli.config.as_deref())?),
         Command::Show {
             position,
             board,

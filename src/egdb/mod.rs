@@ -4,6 +4,7 @@
 pub mod build;
 pub mod file;
 pub mod index;
+pub mod paper;
 pub mod probe;
 pub mod stats;
 pub mod verify;

@@ -1,0 +1,254 @@
+//! The endgame database commands: `db build`, `db stats`, `db probe`, `db verify`.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, anyhow};
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure, input};
+use crate::cli::rules::resolve_position;
+use crate::out;
+use fanorona::egdb::file::{SliceFile, canonical_board};
+use fanorona::egdb::stats::table3_counts;
+use fanorona::egdb::verify::verify_slice;
+use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Slice, Wdl, build, paper};
+use fanorona::{Board, legal_moves};
+
+fn board(text: &str) -> Result<Board, Failure> {
+    input(text.parse::<Board>())
+}
+
+pub fn build_cmd(dir: &Path, board_text: &str, pieces: usize, threads: usize) -> CliResult {
+    let board = board(board_text)?;
+    let options = BuildOptions {
+        threads,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let start = Instant::now();
+    let reports = build(dir, board, pieces, &options, &mut |line| {
+        eprintln!("{line}")
+    })
+    .map_err(|e| match e {
+        BuildError::File(_) => Failure::other(e),
+        _ => Failure::input(e),
+    })?;
+    let built = reports.iter().filter(|r| r.built).count();
+    out!(
+        "{} slices of {} with 2 to {pieces} pieces under {}: {built} built, {} already there; {:.1} s",
+        reports.len(),
+        canonical_board(board),
+        dir.display(),
+        reports.len() - built,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The built slices of a board, by piece count, up to the first piece count with none.
+fn built_slices(db: &Database) -> Result<Vec<(Slice, &SliceFile)>, Failure> {
+    let mut out = Vec::new();
+    for pieces in 2..=db.board().size() {
+        let mut any = false;
+        for m in Material::with_pieces(pieces) {
+            let slice = input(Slice::new(db.board(), m))?;
+            if let Some(f) = db.slice(m).map_err(Failure::other)? {
+                out.push((slice, f));
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let db = Database::new(dir, board);
+    let slices = built_slices(&db)?;
+    if slices.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "no tables of {board} under {}: build them with `fanorona db build --board {board} --pieces 4`",
+            dir.display()
+        )));
+    }
+    let mut rows = Vec::new();
+    if !json {
+        out!(
+            "{:>6} {:>12} {:>12} {:>12}   paper (Table 3)",
+            "slice",
+            "win",
+            "draw",
+            "loss"
+        );
+    }
+    let mut mismatches = 0;
+    for (slice, file) in &slices {
+        let c = table3_counts(slice, file.payload(), threads);
+        let paper = if board == Board::STANDARD {
+            paper::table3(slice.material)
+        } else {
+            None
+        };
+        let agrees = paper.map(|p| p == c);
+        if agrees == Some(false) {
+            mismatches += 1;
+        }
+        if !json {
+            let note = match paper {
+                Some(p) if p == c => "same".to_string(),
+                Some(p) => format!("MISMATCH: {} {} {}", p.win, p.draw, p.loss),
+                None => "-".to_string(),
+            };
+            out!(
+                "{:>6} {:>12} {:>12} {:>12}   {note}",
+                slice.material.to_string(),
+                c.win,
+                c.draw,
+                c.loss
+            );
+        }
+        let mut row = json!({"slice": slice.material.to_string(), "win": c.win, "draw": c.draw, "loss": c.loss});
+        if let Some(p) = paper {
+            row["paper"] = json!({"win": p.win, "draw": p.draw, "loss": p.loss});
+            row["matches_paper"] = json!(p == c);
+        }
+        rows.push(row);
+    }
+    if json {
+        out!(
+            "{}",
+            json!({"board": board.to_string(), "slices": rows, "paper_mismatches": mismatches})
+        );
+    }
+    Ok(())
+}
+
+pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
+    let pos = resolve_position(Some(position), None)?;
+    let db = Database::new(dir, pos.board());
+    let material = Material {
+        a: pos.us().count_ones() as u8,
+        b: pos.them().count_ones() as u8,
+    };
+    // Name a damaged or missing table instead of answering nothing.
+    if material.a > 0 && material.b > 0 {
+        let file = db.slice(material).map_err(Failure::other)?;
+        if file.is_none() {
+            return Err(Failure::input(anyhow!(
+                "slice {material} of {} is not built under {}: run `fanorona db build --board {} --pieces {}`",
+                db.board(),
+                dir.display(),
+                db.board(),
+                material.pieces()
+            )));
+        }
+    }
+    let value = db
+        .probe(&pos)
+        .with_context(|| format!("no table answers for {pos}"))
+        .map_err(Failure::other)?;
+    // A move that keeps the value: to a lost position when winning, a drawn one when drawing.
+    let want = value.flipped();
+    let moves = legal_moves(&pos);
+    let mut best = None;
+    let mut values = Vec::new();
+    for m in &moves {
+        let child = m.apply(&pos);
+        let v = db.probe(&child).map(Wdl::flipped);
+        values.push((m.notation(pos.board()), v));
+        if best.is_none() && v.map(Wdl::flipped) == Some(want) {
+            best = Some(m.notation(pos.board()));
+        }
+    }
+    if json {
+        let moves: Vec<_> = values
+            .iter()
+            .map(|(m, v)| json!({"move": m, "value": v.map(|v| v.name())}))
+            .collect();
+        out!(
+            "{}",
+            json!({"position": pos.to_string(), "value": value.name(),
+                   "side_to_move": pos.side_to_move().name(), "best_move": best, "moves": moves})
+        );
+    } else {
+        out!(
+            "{pos}: {value} for {} (the side to move)",
+            pos.side_to_move()
+        );
+        if let Some(b) = &best {
+            out!("best move: {b}");
+        }
+        for (m, v) in &values {
+            out!("  {m}: {}", v.map_or("?", |v| v.name()));
+        }
+    }
+    Ok(())
+}
+
+pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let db = Database::new(dir, board);
+    // Opening each file checks its header and checksum; a damaged one stops here, by name.
+    let slices = built_slices(&db)?;
+    if slices.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "no tables of {board} under {}",
+            dir.display()
+        )));
+    }
+    let mut total = 0;
+    let mut rows = Vec::new();
+    for (slice, file) in &slices {
+        let check = verify_slice(&db, slice, file.payload(), threads);
+        total += check.mismatches;
+        if !json {
+            if check.mismatches == 0 {
+                out!(
+                    "{} {}: {} positions, no errors",
+                    board,
+                    slice.material,
+                    check.positions
+                );
+            } else {
+                out!(
+                    "{} {}: {} positions, {} ERRORS; first:",
+                    board,
+                    slice.material,
+                    check.positions,
+                    check.mismatches
+                );
+                for m in &check.first {
+                    out!(
+                        "  index {} {}: stored {:?}, successors say {:?}",
+                        m.index,
+                        m.position,
+                        m.stored,
+                        m.derived
+                    );
+                }
+            }
+        }
+        rows.push(
+            json!({"slice": slice.material.to_string(), "positions": check.positions,
+                         "errors": check.mismatches}),
+        );
+    }
+    if json {
+        out!(
+            "{}",
+            json!({"board": board.to_string(), "slices": rows, "errors": total})
+        );
+    } else if total == 0 {
+        out!("no errors in {} slices", slices.len());
+    }
+    if total > 0 {
+        return Err(Failure::other(anyhow!(
+            "{total} entries disagree with their successors"
+        )));
+    }
+    Ok(())
+}
