@@ -1,0 +1,235 @@
+//! Endgame tables: an independent re-solve of small boards, verification, and damaged or
+//! foreign files refused by name.
+
+use std::collections::HashMap;
+use std::fs;
+
+use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
+use fanorona::egdb::verify::verify_slice;
+use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
+use fanorona::movegen::for_each_child;
+use fanorona::{Board, Color, Position};
+
+fn options() -> BuildOptions {
+    BuildOptions {
+        threads: 2,
+        progress: false,
+    }
+}
+
+/// Every (us, them) with 1.. pieces each and at most `max` in all, on `board`.
+fn all_positions(board: Board, max: usize) -> Vec<(u64, u64)> {
+    let n = board.size();
+    let mut out = Vec::new();
+    for occupied in 0u64..(1 << n) {
+        let m = occupied.count_ones() as usize;
+        if !(2..=max).contains(&m) {
+            continue;
+        }
+        // Every split of the occupied points between the two sides.
+        let pts: Vec<u64> = (0..n)
+            .filter(|&p| occupied >> p & 1 == 1)
+            .map(|p| 1 << p)
+            .collect();
+        for mask in 1..(1u32 << m) - 1 {
+            let us = pts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask >> i & 1 == 1)
+                .fold(0, |a, (_, b)| a | b);
+            out.push((us, occupied & !us));
+        }
+    }
+    out
+}
+
+/// Value iteration straight from the rules: no index, no unmoves, no files.
+fn solve_naively(board: Board, max: usize) -> HashMap<(u64, u64), Wdl> {
+    let positions = all_positions(board, max);
+    let mut value: HashMap<(u64, u64), Option<Wdl>> =
+        positions.iter().map(|&p| (p, None)).collect();
+    loop {
+        let mut changed = false;
+        for &(us, them) in &positions {
+            if value[&(us, them)].is_some() {
+                continue;
+            }
+            let pos = Position::from_parts(board, us, them, Color::White);
+            let (mut any, mut win, mut all_win) = (false, false, true);
+            for_each_child(&pos, |c| {
+                any = true;
+                let v = if c.us() == 0 {
+                    Some(Wdl::Loss)
+                } else {
+                    value[&(c.us(), c.them())]
+                };
+                match v {
+                    Some(Wdl::Loss) => win = true,
+                    Some(Wdl::Win) => {}
+                    _ => all_win = false,
+                }
+            });
+            let decided = if win {
+                Some(Wdl::Win)
+            } else if !any || all_win {
+                Some(Wdl::Loss)
+            } else {
+                None
+            };
+            if decided.is_some() {
+                value.insert((us, them), decided);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    value
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or(Wdl::Draw)))
+        .collect()
+}
+
+#[test]
+fn small_boards_agree_with_an_independent_value_iteration() {
+    for (board, max) in [("3x3", 5), ("3x5", 4)] {
+        let board: Board = board.parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        build(dir.path(), board, max, &options(), &mut |_| {}).unwrap();
+        let db = Database::new(dir.path(), board);
+        let naive = solve_naively(board, max);
+        let mut wins = 0;
+        for (&(us, them), &v) in &naive {
+            assert_eq!(
+                db.probe_sides(us, them),
+                Some(v),
+                "{board} us {us:b} them {them:b}"
+            );
+            wins += (v == Wdl::Win) as usize;
+        }
+        assert!(wins > 0 && wins < naive.len());
+        // The transpose shares the tables.
+        if board.rows() != board.cols() {
+            let t = board.transposed();
+            let pos = Position::from_parts(board, 0b1, 0b110_0000, Color::White);
+            assert_eq!(db.probe(&pos.transposed()), db.probe(&pos));
+            assert_eq!(
+                Database::new(dir.path(), t).probe(&pos.transposed()),
+                db.probe(&pos)
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_passes_on_built_tables_and_catches_a_wrong_entry() {
+    let board = Board::STANDARD;
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), board, 3, &options(), &mut |_| {}).unwrap();
+    let db = Database::new(dir.path(), board);
+    for m in ["1-1", "2-1", "1-2"] {
+        let m: Material = m.parse().unwrap();
+        let slice = Slice::new(board, m).unwrap();
+        let file = db.slice(m).unwrap().unwrap();
+        assert_eq!(
+            verify_slice(&db, &slice, file.payload(), 2).mismatches,
+            0,
+            "{m}"
+        );
+    }
+    // Change one entry of 2-1 in memory: one-ply consistency must notice.
+    let m: Material = "2-1".parse().unwrap();
+    let slice = Slice::new(board, m).unwrap();
+    let mut payload = db.slice(m).unwrap().unwrap().payload().to_vec();
+    payload[100] ^= 0b01;
+    let check = verify_slice(&db, &slice, &payload, 2);
+    assert!(check.mismatches >= 1);
+    assert_eq!(check.first[0].index / 4, 100);
+}
+
+#[test]
+fn damaged_or_foreign_files_are_refused_by_name() {
+    let board = Board::STANDARD;
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), board, 3, &options(), &mut |_| {}).unwrap();
+    let m: Material = "2-1".parse().unwrap();
+    let slice = Slice::new(board, m).unwrap();
+    let path = slice_path(dir.path(), board, m, Kind::Wdl);
+    let good = fs::read(&path).unwrap();
+    let open = || SliceFile::open(dir.path(), &slice, Kind::Wdl).map(|f| f.is_some());
+    assert!(open().unwrap());
+
+    // One flipped bit in the payload.
+    let mut bad = good.clone();
+    bad[64 + 1000] ^= 0b100;
+    fs::write(&path, &bad).unwrap();
+    let e = open().unwrap_err();
+    assert!(matches!(e, FileError::PayloadChecksum { .. }), "{e}");
+    assert!(e.to_string().contains("2-1.wdl"), "{e}");
+
+    // One flipped bit in the header.
+    let mut bad = good.clone();
+    bad[14] ^= 1;
+    fs::write(&path, &bad).unwrap();
+    assert!(matches!(
+        open().unwrap_err(),
+        FileError::HeaderChecksum { .. }
+    ));
+
+    // Cut short.
+    fs::write(&path, &good[..good.len() - 1]).unwrap();
+    assert!(matches!(open().unwrap_err(), FileError::Truncated { .. }));
+
+    // Not ours at all.
+    fs::write(
+        &path,
+        b"hello, this is not an endgame table at all, not even close to it....",
+    )
+    .unwrap();
+    assert!(matches!(open().unwrap_err(), FileError::Foreign { .. }));
+
+    // Another slice's file under this name.
+    fs::copy(
+        slice_path(dir.path(), board, "1-2".parse().unwrap(), Kind::Wdl),
+        &path,
+    )
+    .unwrap();
+    assert!(matches!(open().unwrap_err(), FileError::Mismatch { .. }));
+
+    // A damaged table stops a build that needs it, by name; restoring it lets the build go on.
+    let e = build(dir.path(), board, 4, &options(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("2-1.wdl"), "{e}");
+    fs::write(&path, &good).unwrap();
+    let reports = build(dir.path(), board, 4, &options(), &mut |_| {}).unwrap();
+    assert!(
+        reports
+            .iter()
+            .filter(|r| r.material.pieces() <= 3)
+            .all(|r| !r.built)
+    );
+    assert!(
+        reports
+            .iter()
+            .filter(|r| r.material.pieces() == 4)
+            .all(|r| r.built)
+    );
+}
+
+#[test]
+fn a_half_written_file_is_not_taken_for_a_finished_one() {
+    let board: Board = "3x3".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let m: Material = "1-1".parse().unwrap();
+    let path = slice_path(dir.path(), board, m, Kind::Wdl);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path.with_extension("wdl.tmp"), b"partial").unwrap();
+    let slice = Slice::new(board, m).unwrap();
+    assert!(
+        SliceFile::open(dir.path(), &slice, Kind::Wdl)
+            .unwrap()
+            .is_none()
+    );
+    let reports = build(dir.path(), board, 2, &options(), &mut |_| {}).unwrap();
+    assert!(reports.iter().all(|r| r.built));
+}
