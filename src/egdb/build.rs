@@ -202,17 +202,18 @@ fn build_pair(
     let mut frontier: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
 
     // Pass 1: captures (from smaller tables), stalemates, and the paika mark.
+    let g = board.geometry();
     for (x, s) in slices.iter().enumerate() {
         let bar = progress_bar(options, s.len(), &format!("{board} {} init", names[x]));
         parallel_chunks(s.len(), options.threads, &bar, |range| {
-            for i in range {
-                let (us, them) = s.unrank(i);
+            for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
                 let pos = Position::from_parts(board, us, them, Color::White);
                 let code = if capturing_pieces(&pos) != 0 {
                     capture_value(db, &pos)
                 } else {
                     paika[x].set(i);
-                    if crate::movegen::is_lost(&pos) {
+                    let empty = g.all & !(us | them);
+                    if (0..8).all(|d| g.step(us, d) & empty == 0) {
                         LOSS
                     } else {
                         DRAW
@@ -233,16 +234,17 @@ fn build_pair(
     ));
 
     // Rounds of unmoves until nothing changes.
-    let g = board.geometry();
+    let other = |x: usize| if slices.len() == 2 { 1 - x } else { 0 };
     let mut rounds = 0;
     loop {
         rounds += 1;
         let round_start = Instant::now();
         let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
-        let mut changed = 0;
-        for (x, s) in slices.iter().enumerate() {
-            let y = if slices.len() == 2 { 1 - x } else { 0 };
-            let (from, to) = (&slices[x], &slices[y]);
+        // Predecessors of new wins: they lose if all their moves now reach wins. Marked first,
+        // checked once each below, however many of their successors were decided this round.
+        let candidates: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+        for x in 0..slices.len() {
+            let (from, to, y) = (&slices[x], &slices[other(x)], other(x));
             let words = frontier[x].words();
             let bar = progress_bar(
                 options,
@@ -250,37 +252,32 @@ fn build_pair(
                 &format!("{board} {} round {rounds}", names[x]),
             );
             parallel_chunks(words.len() as u64, options.threads, &bar, |range| {
+                let mut cursor = from.cursor();
                 for w in range {
                     let mut bits = words[w as usize].load(Ordering::Relaxed);
                     while bits != 0 {
                         let i = w * 64 + bits.trailing_zeros() as u64;
                         bits &= bits - 1;
-                        let decided = values[x].get(i);
-                        let (us, them) = from.unrank(i);
-                        let occupied = us | them;
+                        let lost = values[x].get(i) == LOSS;
+                        let (us, them) = cursor.seek(i);
+                        let empty = g.all & !(us | them);
                         // The side that just moved is `them`: step each of its pieces back.
                         for q in points(them) {
                             for d in 0..8 {
                                 let p = g.neighbour(q, d);
-                                if p == NONE || occupied & (1 << p) != 0 {
+                                if p == NONE || empty & (1 << p) == 0 {
                                     continue;
                                 }
-                                let (pred_us, pred_them) = (them ^ (1 << q) ^ (1 << p), us);
-                                let j = to.rank(pred_us, pred_them);
+                                let j = to.rank(them ^ (1 << q) ^ (1 << p), us);
                                 if !paika[y].get(j) || values[y].get(j) != DRAW {
                                     continue;
                                 }
-                                let code = if decided == LOSS {
-                                    WIN
-                                } else if all_moves_reach_wins(
-                                    board, pred_us, pred_them, from, &values[x],
-                                ) {
-                                    LOSS
+                                if lost {
+                                    if values[y].set(j, WIN) {
+                                        next[y].set(j);
+                                    }
                                 } else {
-                                    continue;
-                                };
-                                if values[y].set(j, code) {
-                                    next[y].set(j);
+                                    candidates[y].set(j);
                                 }
                             }
                         }
@@ -288,12 +285,37 @@ fn build_pair(
                 }
             });
             bar.finish_and_clear();
-            let _ = s;
         }
-        for (x, n) in next.into_iter().enumerate() {
-            changed += n.count();
-            frontier[x] = n;
+        for y in 0..slices.len() {
+            let (slice, after) = (&slices[y], &slices[other(y)]);
+            let words = candidates[y].words();
+            parallel_chunks(
+                words.len() as u64,
+                options.threads,
+                &ProgressBar::hidden(),
+                |range| {
+                    let mut cursor = slice.cursor();
+                    for w in range {
+                        let mut bits = words[w as usize].load(Ordering::Relaxed);
+                        while bits != 0 {
+                            let j = w * 64 + bits.trailing_zeros() as u64;
+                            bits &= bits - 1;
+                            if values[y].get(j) != DRAW {
+                                continue;
+                            }
+                            let (us, them) = cursor.seek(j);
+                            if all_paika_reach_wins(board, us, them, after, &values[other(y)])
+                                && values[y].set(j, LOSS)
+                            {
+                                next[y].set(j);
+                            }
+                        }
+                    }
+                },
+            );
         }
+        let changed: u64 = next.iter().map(SharedBits::count).sum();
+        frontier = next;
         if options.progress {
             log(&format!(
                 "{board} {}: round {rounds}: {changed} decided in {:.2} s",
@@ -352,23 +374,23 @@ fn capture_value(db: &Database, pos: &Position) -> u8 {
     best
 }
 
-/// Whether every (paika) move of the side holding `us` against `them` leads to a position
-/// that `values` (the slice `slice` of the positions after those moves) marks WIN.
-fn all_moves_reach_wins(
+/// Whether every paika move of the side holding `us` against `them` (which has no capture)
+/// leads to a position that `values` (of `slice`, the positions after those moves) marks WIN.
+fn all_paika_reach_wins(
     board: Board,
     us: u64,
     them: u64,
     slice: &Slice,
     values: &SharedCodes,
 ) -> bool {
-    let pos = Position::from_parts(board, us, them, Color::White);
-    let mut all = true;
-    for_each_child(&pos, |c| {
-        if all && values.get(slice.rank(c.us(), c.them())) != WIN {
-            all = false;
-        }
-    });
-    all
+    let g = board.geometry();
+    let empty = g.all & !(us | them);
+    (0..8).all(|d| {
+        points(g.step(us, d) & empty).all(|to| {
+            let from = (to as i32 - g.shift[d]) as u8;
+            values.get(slice.rank(them, us ^ (1 << from) ^ (1 << to))) == WIN
+        })
+    })
 }
 
 /// Runs `work` over 0..len in chunks on `threads` threads, advancing `bar`.

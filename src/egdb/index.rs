@@ -30,6 +30,21 @@ static BINOMIAL: [[u64; 65]; 65] = {
     t
 };
 
+/// `BY_K[k][n]` = C(n, k): the same numbers laid out for searching along n.
+static BY_K: [[u64; 65]; 65] = {
+    let mut t = [[0u64; 65]; 65];
+    let mut n = 0;
+    while n <= 64 {
+        let mut k = 0;
+        while k <= 64 {
+            t[k][n] = BINOMIAL[n][k];
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
 #[inline(always)]
 pub fn binomial(n: usize, k: usize) -> u64 {
     if k > n { 0 } else { BINOMIAL[n][k] }
@@ -55,13 +70,18 @@ pub fn unrank_set(mut r: u64, k: usize, n: usize) -> u64 {
     let mut set = 0;
     let mut top = n;
     for i in (1..=k).rev() {
-        // The largest s below `top` with C(s, i) <= r.
-        let mut s = top - 1;
-        while BINOMIAL[s][i] > r {
-            s -= 1;
+        // The largest s below `top` with C(s, i) <= r: a binary search without branches
+        // (C(s, i) grows with s, and C(i - 1, i) = 0 <= r).
+        let row = &BY_K[i];
+        let (mut s, mut len) = (i - 1, top - (i - 1));
+        while len > 1 {
+            let half = len / 2;
+            let mid = s + half;
+            s = if row[mid] <= r { mid } else { s };
+            len -= half;
         }
         set |= 1 << s;
-        r -= BINOMIAL[s][i];
+        r -= row[s];
         top = s;
     }
     set
@@ -96,6 +116,15 @@ pub fn extract(x: u64, mut mask: u64) -> u64 {
         mask ^= low;
     }
     out
+}
+
+/// The next set with as many points in the combinatorial number system's order, which is
+/// the order of the sets as numbers (Gosper's hack). `set` must not be empty.
+#[inline(always)]
+pub fn next_set(set: u64) -> u64 {
+    let low = set & set.wrapping_neg();
+    let ripple = set.wrapping_add(low);
+    ripple | (((set ^ ripple) >> 2) / low)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -230,6 +259,44 @@ impl Slice {
         rank_set(occupied) + self.sets * rank_set(extract(us, occupied))
     }
 
+    /// The positions of indices `start..end` in order, as (side to move's pieces, opponent's
+    /// pieces): one unrank, then a step to the next set per index.
+    pub fn positions(&self, start: u64, end: u64) -> impl Iterator<Item = (Bitboard, Bitboard)> {
+        let (m, a, n) = (
+            self.material.pieces(),
+            self.material.a as usize,
+            self.board.size(),
+        );
+        let (set_rank, colour_rank) = (start % self.sets, start / self.sets);
+        let mut occupied = unrank_set(set_rank, m, n);
+        let mut colouring = unrank_set(colour_rank, a, m);
+        let last = 1u64 << n;
+        (start..end).map(move |_| {
+            let us = deposit(colouring, occupied);
+            let out = (us, occupied & !us);
+            occupied = next_set(occupied);
+            if occupied >= last {
+                // Every set done for this colouring: the next colouring, from the first set.
+                occupied = (1 << m) - 1;
+                colouring = next_set(colouring);
+            }
+            out
+        })
+    }
+
+    /// A cursor for reading positions at increasing indices (see `Cursor::seek`).
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            sets: self.sets,
+            pieces: self.material.pieces(),
+            a: self.material.a as usize,
+            n: self.board.size(),
+            index: u64::MAX,
+            occupied: 0,
+            colouring: 0,
+        }
+    }
+
     /// The position (side to move's pieces, opponent's pieces) of an index below `len()`.
     #[inline]
     pub fn unrank(&self, index: u64) -> (Bitboard, Bitboard) {
@@ -241,6 +308,43 @@ impl Slice {
             occupied,
         );
         (us, occupied & !us)
+    }
+}
+
+/// Reads positions at increasing indices: a short way forward is walked set by set, a long
+/// way is unranked. Scanning a bitmap of indices in order costs little more than its length.
+pub struct Cursor {
+    sets: u64,
+    pieces: usize,
+    a: usize,
+    n: usize,
+    index: u64,
+    occupied: u64,
+    colouring: u64,
+}
+
+impl Cursor {
+    /// The position at `index`; cheapest when `index` is a little above the previous one.
+    #[inline]
+    pub fn seek(&mut self, index: u64) -> (Bitboard, Bitboard) {
+        const WALK: u64 = 48;
+        if self.index < index && index - self.index <= WALK {
+            while self.index < index {
+                self.occupied = next_set(self.occupied);
+                if self.occupied >> self.n != 0 {
+                    self.occupied = (1 << self.pieces) - 1;
+                    self.colouring = next_set(self.colouring);
+                }
+                self.index += 1;
+            }
+        } else {
+            let (set_rank, colour_rank) = (index % self.sets, index / self.sets);
+            self.occupied = unrank_set(set_rank, self.pieces, self.n);
+            self.colouring = unrank_set(colour_rank, self.a, self.pieces);
+            self.index = index;
+        }
+        let us = deposit(self.colouring, self.occupied);
+        (us, self.occupied & !us)
     }
 }
 
@@ -322,6 +426,40 @@ mod tests {
             s.rank(s.unrank(s.len() - 1).0, s.unrank(s.len() - 1).1),
             s.len() - 1
         );
+    }
+
+    #[test]
+    fn sequential_positions_equal_unranked_ones() {
+        for (board, m) in [("3x3", (2, 2)), ("5x9", (2, 1)), ("3x5", (3, 2))] {
+            let board: Board = board.parse().unwrap();
+            let s = Slice::new(board, Material::new(m.0, m.1).unwrap()).unwrap();
+            for start in [0, 1, s.sets() - 1, s.len() / 2] {
+                let end = s.len();
+                for (i, got) in (start..end).zip(s.positions(start, end)) {
+                    assert_eq!(got, s.unrank(i), "{board} {m:?} index {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cursor_reads_what_unrank_reads() {
+        let s = Slice::new(Board::STANDARD, Material::new(3, 2).unwrap()).unwrap();
+        let mut c = s.cursor();
+        let mut i = 0;
+        let mut x = 7u64;
+        while i < s.len() {
+            assert_eq!(c.seek(i), s.unrank(i), "index {i}");
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly short steps, sometimes long jumps.
+            i += if x >> 60 == 0 {
+                1 + (x >> 20) % 5_000_000
+            } else {
+                1 + (x >> 33) % 40
+            };
+        }
     }
 
     #[test]
