@@ -76,8 +76,9 @@ pub struct BuildOptions {
     pub progress: bool,
 }
 
-/// Bytes of memory a pair of slices needs while building: values (2 bits), the paika mark
-/// (1 bit) and two frontier bitmaps (2 bits) per position.
+/// Bytes of memory a pair of slices needs while building, at the peak: values (2 bits), the
+/// paika mark, the last and next rounds' bitmaps and the loss candidates (1 bit each) per
+/// position.
 pub fn memory_needed(board: Board, material: Material) -> u64 {
     let board = canonical_board(board);
     let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(0);
@@ -86,7 +87,7 @@ pub fn memory_needed(board: Board, material: Material) -> u64 {
     } else {
         positions(material) + positions(material.swapped())
     };
-    n * 5 / 8
+    n * 6 / 8
 }
 
 /// Memory available to a new build, from /proc/meminfo (None where it cannot be read).
@@ -233,98 +234,41 @@ fn build_pair(
         start.elapsed().as_secs_f64()
     ));
 
-    // Rounds of unmoves until nothing changes.
-    let other = |x: usize| if slices.len() == 2 { 1 - x } else { 0 };
+    // Rounds until nothing changes. A round either walks back from the positions decided in
+    // the last one (cheap when they are few) or, when they outnumber the undecided paika
+    // positions (typically after the first pass), looks forward from each undecided one.
+    let pair = Pair {
+        board,
+        slices: &slices,
+        values: &values,
+        paika: &paika,
+        threads: options.threads,
+    };
+    let mut undecided: u64 = (0..slices.len())
+        .map(|x| pair.count_undecided_paika(x))
+        .sum();
+    let mut decided_last: u64 = frontier.iter().map(SharedBits::count).sum();
     let mut rounds = 0;
-    loop {
+    while decided_last > 0 {
         rounds += 1;
         let round_start = Instant::now();
         let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
-        // Predecessors of new wins: they lose if all their moves now reach wins. Marked first,
-        // checked once each below, however many of their successors were decided this round.
-        let candidates: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
-        for x in 0..slices.len() {
-            let (from, to, y) = (&slices[x], &slices[other(x)], other(x));
-            let words = frontier[x].words();
-            let bar = progress_bar(
-                options,
-                words.len() as u64 * 64,
-                &format!("{board} {} round {rounds}", names[x]),
-            );
-            parallel_chunks(words.len() as u64, options.threads, &bar, |range| {
-                let mut cursor = from.cursor();
-                for w in range {
-                    let mut bits = words[w as usize].load(Ordering::Relaxed);
-                    while bits != 0 {
-                        let i = w * 64 + bits.trailing_zeros() as u64;
-                        bits &= bits - 1;
-                        let lost = values[x].get(i) == LOSS;
-                        let (us, them) = cursor.seek(i);
-                        let empty = g.all & !(us | them);
-                        // The side that just moved is `them`: step each of its pieces back.
-                        for q in points(them) {
-                            for d in 0..8 {
-                                let p = g.neighbour(q, d);
-                                if p == NONE || empty & (1 << p) == 0 {
-                                    continue;
-                                }
-                                let j = to.rank(them ^ (1 << q) ^ (1 << p), us);
-                                if !paika[y].get(j) || values[y].get(j) != DRAW {
-                                    continue;
-                                }
-                                if lost {
-                                    if values[y].set(j, WIN) {
-                                        next[y].set(j);
-                                    }
-                                } else {
-                                    candidates[y].set(j);
-                                }
-                            }
-                        }
-                    }
-                }
-            });
-            bar.finish_and_clear();
+        let forward = decided_last > undecided;
+        if forward {
+            pair.forward_round(&next);
+        } else {
+            pair.backward_round(&frontier, &next);
         }
-        for y in 0..slices.len() {
-            let (slice, after) = (&slices[y], &slices[other(y)]);
-            let words = candidates[y].words();
-            parallel_chunks(
-                words.len() as u64,
-                options.threads,
-                &ProgressBar::hidden(),
-                |range| {
-                    let mut cursor = slice.cursor();
-                    for w in range {
-                        let mut bits = words[w as usize].load(Ordering::Relaxed);
-                        while bits != 0 {
-                            let j = w * 64 + bits.trailing_zeros() as u64;
-                            bits &= bits - 1;
-                            if values[y].get(j) != DRAW {
-                                continue;
-                            }
-                            let (us, them) = cursor.seek(j);
-                            if all_paika_reach_wins(board, us, them, after, &values[other(y)])
-                                && values[y].set(j, LOSS)
-                            {
-                                next[y].set(j);
-                            }
-                        }
-                    }
-                },
-            );
-        }
-        let changed: u64 = next.iter().map(SharedBits::count).sum();
+        decided_last = next.iter().map(SharedBits::count).sum();
+        undecided -= decided_last;
         frontier = next;
         if options.progress {
             log(&format!(
-                "{board} {}: round {rounds}: {changed} decided in {:.2} s",
+                "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
                 names.join(" + "),
+                if forward { "forward" } else { "backward" },
                 round_start.elapsed().as_secs_f64()
             ));
-        }
-        if changed == 0 {
-            break;
         }
     }
 
@@ -352,6 +296,171 @@ fn build_pair(
             .all(|s| slice_path(root, board, s.material, Kind::Wdl).exists())
     );
     Ok(reports)
+}
+
+/// A slice pair being solved (one slice when both sides have as many pieces).
+struct Pair<'a> {
+    board: Board,
+    slices: &'a [Slice],
+    values: &'a [SharedCodes],
+    paika: &'a [SharedBits],
+    threads: usize,
+}
+
+impl Pair<'_> {
+    /// The slice whose positions follow a move from slice `x`.
+    fn other(&self, x: usize) -> usize {
+        if self.slices.len() == 2 { 1 - x } else { 0 }
+    }
+
+    /// Calls `f` with every undecided paika position of slice `x`, on all threads.
+    fn for_undecided_paika<F>(&self, x: usize, f: F)
+    where
+        F: Fn(u64, u64, u64) + Sync,
+    {
+        let words = self.paika[x].words();
+        parallel_chunks(
+            words.len() as u64,
+            self.threads,
+            &ProgressBar::hidden(),
+            |range| {
+                let mut cursor = self.slices[x].cursor();
+                for w in range {
+                    let mut bits = words[w as usize].load(Ordering::Relaxed);
+                    while bits != 0 {
+                        let i = w * 64 + bits.trailing_zeros() as u64;
+                        bits &= bits - 1;
+                        if self.values[x].get(i) == DRAW {
+                            let (us, them) = cursor.seek(i);
+                            f(i, us, them);
+                        }
+                    }
+                }
+            },
+        );
+    }
+
+    fn count_undecided_paika(&self, x: usize) -> u64 {
+        let n = AtomicU64::new(0);
+        self.for_undecided_paika(x, |_, _, _| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        n.into_inner()
+    }
+
+    /// Decides each undecided paika position from its successors: a win if one is a loss, a
+    /// loss if all are wins.
+    fn forward_round(&self, next: &[SharedBits]) {
+        let g = self.board.geometry();
+        for x in 0..self.slices.len() {
+            let (after, y) = (&self.slices[self.other(x)], self.other(x));
+            self.for_undecided_paika(x, |i, us, them| {
+                let empty = g.all & !(us | them);
+                let mut all_win = true;
+                for d in 0..8 {
+                    for to in points(g.step(us, d) & empty) {
+                        let from = (to as i32 - g.shift[d]) as u8;
+                        match self.values[y].get(after.rank(them, us ^ (1 << from) ^ (1 << to))) {
+                            LOSS => {
+                                if self.values[x].set(i, WIN) {
+                                    next[x].set(i);
+                                }
+                                return;
+                            }
+                            WIN => {}
+                            _ => all_win = false,
+                        }
+                    }
+                }
+                if all_win && self.values[x].set(i, LOSS) {
+                    next[x].set(i);
+                }
+            });
+        }
+    }
+
+    /// Walks back from the positions decided in the last round: their un-paika predecessors
+    /// (valid only if they had no capture) win against a loss, and may lose if every move
+    /// reaches a win, which is checked once per predecessor after the walk.
+    fn backward_round(&self, frontier: &[SharedBits], next: &[SharedBits]) {
+        let g = self.board.geometry();
+        let candidates: Vec<SharedBits> = self
+            .slices
+            .iter()
+            .map(|s| SharedBits::new(s.len()))
+            .collect();
+        for x in 0..self.slices.len() {
+            let (from, to, y) = (&self.slices[x], &self.slices[self.other(x)], self.other(x));
+            let words = frontier[x].words();
+            parallel_chunks(
+                words.len() as u64,
+                self.threads,
+                &ProgressBar::hidden(),
+                |range| {
+                    let mut cursor = from.cursor();
+                    for w in range {
+                        let mut bits = words[w as usize].load(Ordering::Relaxed);
+                        while bits != 0 {
+                            let i = w * 64 + bits.trailing_zeros() as u64;
+                            bits &= bits - 1;
+                            let lost = self.values[x].get(i) == LOSS;
+                            let (us, them) = cursor.seek(i);
+                            let empty = g.all & !(us | them);
+                            // The side that just moved is `them`: step each of its pieces back.
+                            for q in points(them) {
+                                for d in 0..8 {
+                                    let p = g.neighbour(q, d);
+                                    if p == NONE || empty & (1 << p) == 0 {
+                                        continue;
+                                    }
+                                    let j = to.rank(them ^ (1 << q) ^ (1 << p), us);
+                                    if !self.paika[y].get(j) || self.values[y].get(j) != DRAW {
+                                        continue;
+                                    }
+                                    if lost {
+                                        if self.values[y].set(j, WIN) {
+                                            next[y].set(j);
+                                        }
+                                    } else {
+                                        candidates[y].set(j);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                },
+            );
+        }
+        for y in 0..self.slices.len() {
+            let (slice, after) = (&self.slices[y], &self.slices[self.other(y)]);
+            let words = candidates[y].words();
+            parallel_chunks(
+                words.len() as u64,
+                self.threads,
+                &ProgressBar::hidden(),
+                |range| {
+                    let mut cursor = slice.cursor();
+                    for w in range {
+                        let mut bits = words[w as usize].load(Ordering::Relaxed);
+                        while bits != 0 {
+                            let j = w * 64 + bits.trailing_zeros() as u64;
+                            bits &= bits - 1;
+                            if self.values[y].get(j) != DRAW {
+                                continue;
+                            }
+                            let (us, them) = cursor.seek(j);
+                            let after_values = &self.values[self.other(y)];
+                            if all_paika_reach_wins(self.board, us, them, after, after_values)
+                                && self.values[y].set(j, LOSS)
+                            {
+                                next[y].set(j);
+                            }
+                        }
+                    }
+                },
+            );
+        }
+    }
 }
 
 /// The value of a position with a capture: all its moves lead to smaller, finished slices.
