@@ -14,6 +14,7 @@ fn options() -> BuildOptions {
     BuildOptions {
         threads: 2,
         progress: false,
+        distances: false,
     }
 }
 
@@ -232,4 +233,65 @@ fn a_half_written_file_is_not_taken_for_a_finished_one() {
     );
     let reports = build(dir.path(), board, 2, &options(), &mut |_| {}).unwrap();
     assert!(reports.iter().all(|r| r.built));
+}
+
+#[test]
+fn distances_count_the_plies_to_a_capture_or_the_end() {
+    let board: Board = "3x5".parse().unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    let with = tempfile::tempdir().unwrap();
+    build(plain.path(), board, 4, &options(), &mut |_| {}).unwrap();
+    let mut o = options();
+    o.distances = true;
+    build(with.path(), board, 4, &o, &mut |_| {}).unwrap();
+    let db = Database::new(with.path(), board);
+    let mut longest = 0;
+    for m in Material::with_pieces(4) {
+        // The values do not depend on keeping distances.
+        let a = fs::read(slice_path(plain.path(), board, m, Kind::Wdl)).unwrap();
+        let b = fs::read(slice_path(with.path(), board, m, Kind::Wdl)).unwrap();
+        assert_eq!(a, b, "{m}");
+        let slice = Slice::new(board, m).unwrap();
+        for i in 0..slice.len() {
+            let (us, them) = slice.unrank(i);
+            let pos = Position::from_parts(board, us, them, Color::White);
+            let (value, distance) = (db.probe(&pos).unwrap(), db.distance(&pos));
+            let mut children = Vec::new();
+            for_each_child(&pos, |c| children.push(c));
+            let capture = fanorona::movegen::has_capture(&pos);
+            match value {
+                Wdl::Draw => assert_eq!(distance, None),
+                _ if capture || children.is_empty() => assert_eq!(distance, Some(0)),
+                Wdl::Win => {
+                    // Some move reaches a loss exactly one ply nearer the end.
+                    let k = distance.unwrap();
+                    assert!(
+                        children.iter().any(
+                            |c| db.probe(c) == Some(Wdl::Loss) && db.distance(c) == Some(k - 1)
+                        ),
+                        "{pos}"
+                    );
+                    assert!(
+                        !children
+                            .iter()
+                            .any(|c| db.probe(c) == Some(Wdl::Loss)
+                                && db.distance(c).unwrap() + 1 < k),
+                        "{pos}"
+                    );
+                    longest = longest.max(k);
+                }
+                Wdl::Loss => {
+                    // Every move reaches a win; the longest defence is one ply more.
+                    let k = distance.unwrap();
+                    let most = children
+                        .iter()
+                        .map(|c| db.distance(c).unwrap())
+                        .max()
+                        .unwrap();
+                    assert_eq!(most + 1, k, "{pos}");
+                }
+            }
+        }
+    }
+    assert!(longest > 2, "{longest}");
 }

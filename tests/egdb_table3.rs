@@ -28,6 +28,7 @@ fn tables_with_2_to_4_pieces_match_table_3() {
     let options = BuildOptions {
         threads: 2,
         progress: false,
+        distances: false,
     };
     build(dir.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);

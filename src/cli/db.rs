@@ -20,11 +20,18 @@ fn board(text: &str) -> Result<Board, Failure> {
     input(text.parse::<Board>())
 }
 
-pub fn build_cmd(dir: &Path, board_text: &str, pieces: usize, threads: usize) -> CliResult {
+pub fn build_cmd(
+    dir: &Path,
+    board_text: &str,
+    pieces: usize,
+    threads: usize,
+    distances: bool,
+) -> CliResult {
     let board = board(board_text)?;
     let options = BuildOptions {
         threads,
         progress: std::io::stderr().is_terminal(),
+        distances,
     };
     let start = Instant::now();
     let reports = build(dir, board, pieces, &options, &mut |line| {
@@ -151,39 +158,53 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
         .probe(&pos)
         .with_context(|| format!("no table answers for {pos}"))
         .map_err(Failure::other)?;
-    // A move that keeps the value: to a lost position when winning, a drawn one when drawing.
-    let want = value.flipped();
-    let moves = legal_moves(&pos);
-    let mut best = None;
+    // Each move's value for the mover, and where there are distances, the plies it leaves.
+    let distance = db.distance(&pos);
     let mut values = Vec::new();
-    for m in &moves {
+    for m in legal_moves(&pos) {
         let child = m.apply(&pos);
         let v = db.probe(&child).map(Wdl::flipped);
-        values.push((m.notation(pos.board()), v));
-        if best.is_none() && v.map(Wdl::flipped) == Some(want) {
-            best = Some(m.notation(pos.board()));
-        }
+        // A capture converts into a smaller table: the count starts again there.
+        let d = if m.is_capture() {
+            Some(0)
+        } else {
+            db.distance(&child)
+        };
+        values.push((m.notation(pos.board()), v, d));
     }
+    // The best move keeps the value; a win goes for the fewest plies, a loss for the most.
+    let keeping = values.iter().filter(|(_, v, _)| *v == Some(value));
+    let best = match value {
+        Wdl::Win => keeping.min_by_key(|(_, _, d)| d.unwrap_or(u32::MAX)),
+        Wdl::Loss => keeping.max_by_key(|(_, _, d)| d.unwrap_or(0)),
+        Wdl::Draw => keeping.min_by_key(|_| 0),
+    }
+    .map(|(m, _, _)| m.clone());
     if json {
         let moves: Vec<_> = values
             .iter()
-            .map(|(m, v)| json!({"move": m, "value": v.map(|v| v.name())}))
+            .map(|(m, v, d)| json!({"move": m, "value": v.map(|v| v.name()), "plies_after": d}))
             .collect();
         out!(
             "{}",
             json!({"position": pos.to_string(), "value": value.name(),
-                   "side_to_move": pos.side_to_move().name(), "best_move": best, "moves": moves})
+                   "side_to_move": pos.side_to_move().name(), "plies_to_conversion": distance,
+                   "best_move": best, "moves": moves})
         );
     } else {
         out!(
             "{pos}: {value} for {} (the side to move)",
             pos.side_to_move()
         );
+        if let Some(d) = distance {
+            out!("{d} plies to a capture or the end, with best play");
+        }
         if let Some(b) = &best {
             out!("best move: {b}");
         }
-        for (m, v) in &values {
-            out!("  {m}: {}", v.map_or("?", |v| v.name()));
+        for (m, v, d) in &values {
+            let plies = d.map(|d| format!(", {d} plies after")).unwrap_or_default();
+            out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
         }
     }
     Ok(())

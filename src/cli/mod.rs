@@ -113,6 +113,9 @@ pub enum DbCommand {
         dir: Option<PathBuf>,
         #[arg(long, value_parser = threads)]
         threads: Option<usize>,
+        /// Also keep each position's distance to a capture or the end (1 byte a position).
+        #[arg(long)]
+        distances: bool,
     },
     /// Win, draw and loss counts per slice in the paper's Table 3 convention.
     Stats {
@@ -155,7 +158,8 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             pieces,
             dir: d,
             threads: t,
-        } => db::build_cmd(&dir(d), &board, pieces as usize, threads(t)),
+            distances,
+        } => db::build_cmd(&dir(d), &board, pieces as usize, threads(t), distances),
         DbCommand::Stats {
             board,
             dir: d,

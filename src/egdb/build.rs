@@ -26,7 +26,7 @@ use thiserror::Error;
 use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice};
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::probe::Database;
-use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedCodes, WIN, Wdl};
+use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl};
 use crate::geometry::{Board, NONE, points};
 use crate::movegen::{capturing_pieces, for_each_child};
 use crate::position::{Color, Position};
@@ -74,12 +74,14 @@ pub struct BuildOptions {
     pub threads: usize,
     /// Show progress bars (when stderr is a terminal) and log phase timings otherwise.
     pub progress: bool,
+    /// Also keep each position's distance (plies to a capture or the end) in a second file.
+    pub distances: bool,
 }
 
 /// Bytes of memory a pair of slices needs while building, at the peak: values (2 bits), the
 /// paika mark, the last and next rounds' bitmaps and the loss candidates (1 bit each) per
 /// position.
-pub fn memory_needed(board: Board, material: Material) -> u64 {
+pub fn memory_needed(board: Board, material: Material, distances: bool) -> u64 {
     let board = canonical_board(board);
     let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(0);
     let n = if material.a == material.b {
@@ -87,7 +89,8 @@ pub fn memory_needed(board: Board, material: Material) -> u64 {
     } else {
         positions(material) + positions(material.swapped())
     };
-    n * 6 / 8
+    // One more byte a position for the distances.
+    n * if distances { 14 } else { 6 } / 8
 }
 
 /// Memory available to a new build, from /proc/meminfo (None where it cannot be read).
@@ -117,7 +120,7 @@ pub fn build(
     // Refuse before any work if the largest pair cannot fit.
     if let Some(have) = memory_available() {
         for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
-            let need = memory_needed(board, material);
+            let need = memory_needed(board, material, options.distances);
             if need > have {
                 return Err(BuildError::Memory {
                     board,
@@ -165,10 +168,13 @@ fn build_pair(
                 .map_err(|e| BuildError::Invalid(e.to_string()))?,
         );
     }
-    // A finished pair is kept: both files exist and open cleanly.
+    // A finished pair is kept: its files exist and open cleanly.
     let mut done = true;
     for s in &slices {
         done &= SliceFile::open(root, s, Kind::Wdl)?.is_some();
+        if options.distances {
+            done &= SliceFile::open(root, s, Kind::Distance)?.is_some();
+        }
     }
     if done {
         return Ok(slices
@@ -201,6 +207,9 @@ fn build_pair(
     let values: Vec<SharedCodes> = slices.iter().map(|s| SharedCodes::new(s.len())).collect();
     let paika: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
     let mut frontier: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+    let ages: Option<Vec<SharedBytes>> = options
+        .distances
+        .then(|| slices.iter().map(|s| SharedBytes::new(s.len())).collect());
 
     // Pass 1: captures (from smaller tables), stalemates, and the paika mark.
     let g = board.geometry();
@@ -223,6 +232,9 @@ fn build_pair(
                 if code != DRAW {
                     values[x].set(i, code);
                     frontier[x].set(i);
+                    if let Some(ages) = &ages {
+                        ages[x].set(i, 1);
+                    }
                 }
             }
         });
@@ -242,6 +254,7 @@ fn build_pair(
         slices: &slices,
         values: &values,
         paika: &paika,
+        ages: ages.as_deref(),
         threads: options.threads,
     };
     let mut undecided: u64 = (0..slices.len())
@@ -255,9 +268,9 @@ fn build_pair(
         let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
         let forward = decided_last > undecided;
         if forward {
-            pair.forward_round(&next);
+            pair.forward_round(rounds, &next);
         } else {
-            pair.backward_round(&frontier, &next);
+            pair.backward_round(rounds, &frontier, &next);
         }
         decided_last = next.iter().map(SharedBits::count).sum();
         undecided -= decided_last;
@@ -274,6 +287,10 @@ fn build_pair(
 
     let mut reports = Vec::new();
     for (x, s) in slices.iter().enumerate() {
+        if let Some(ages) = &ages {
+            write_slice(root, s, Kind::Distance, &ages[x].to_bytes())?;
+        }
+        // The values last: a pair counts as built once its value files exist.
         let path = write_slice(root, s, Kind::Wdl, &values[x].to_bytes())?;
         let seconds = start.elapsed().as_secs_f64();
         log(&format!(
@@ -304,6 +321,8 @@ struct Pair<'a> {
     slices: &'a [Slice],
     values: &'a [SharedCodes],
     paika: &'a [SharedBits],
+    /// With distances: 1 + the round that decided each position (0: undecided).
+    ages: Option<&'a [SharedBytes]>,
     threads: usize,
 }
 
@@ -340,6 +359,28 @@ impl Pair<'_> {
         );
     }
 
+    /// The value of entry `i` of slice `x` as seen in round `round`. With distances, what was
+    /// decided in this same round does not count yet, so that each round is exactly one ply
+    /// further from the end and the distances are exact.
+    #[inline(always)]
+    fn seen(&self, x: usize, i: u64, round: u32) -> u8 {
+        let v = self.values[x].get(i);
+        match self.ages {
+            Some(ages) if v != DRAW && ages[x].get(i) as u32 > round => DRAW,
+            _ => v,
+        }
+    }
+
+    /// Decides entry `i` of slice `x` in round `round`; true if this call did.
+    #[inline(always)]
+    fn decide(&self, x: usize, i: u64, code: u8, round: u32) -> bool {
+        let first = self.values[x].set(i, code);
+        if first && let Some(ages) = self.ages {
+            ages[x].set(i, (round + 1).min(255) as u8);
+        }
+        first
+    }
+
     fn count_undecided_paika(&self, x: usize) -> u64 {
         let n = AtomicU64::new(0);
         self.for_undecided_paika(x, |_, _, _| {
@@ -350,7 +391,7 @@ impl Pair<'_> {
 
     /// Decides each undecided paika position from its successors: a win if one is a loss, a
     /// loss if all are wins.
-    fn forward_round(&self, next: &[SharedBits]) {
+    fn forward_round(&self, round: u32, next: &[SharedBits]) {
         let g = self.board.geometry();
         for x in 0..self.slices.len() {
             let (after, y) = (&self.slices[self.other(x)], self.other(x));
@@ -360,9 +401,9 @@ impl Pair<'_> {
                 for d in 0..8 {
                     for to in points(g.step(us, d) & empty) {
                         let from = (to as i32 - g.shift[d]) as u8;
-                        match self.values[y].get(after.rank(them, us ^ (1 << from) ^ (1 << to))) {
+                        match self.seen(y, after.rank(them, us ^ (1 << from) ^ (1 << to)), round) {
                             LOSS => {
-                                if self.values[x].set(i, WIN) {
+                                if self.decide(x, i, WIN, round) {
                                     next[x].set(i);
                                 }
                                 return;
@@ -372,17 +413,37 @@ impl Pair<'_> {
                         }
                     }
                 }
-                if all_win && self.values[x].set(i, LOSS) {
+                if all_win && self.decide(x, i, LOSS, round) {
                     next[x].set(i);
                 }
             });
         }
     }
 
+    /// Whether every paika move of the side holding `us` against `them` (which has no
+    /// capture) leads to a position of slice `x` (`slice`) seen as a WIN in round `round`.
+    fn all_paika_reach_wins(
+        &self,
+        us: u64,
+        them: u64,
+        x: usize,
+        slice: &Slice,
+        round: u32,
+    ) -> bool {
+        let g = self.board.geometry();
+        let empty = g.all & !(us | them);
+        (0..8).all(|d| {
+            points(g.step(us, d) & empty).all(|to| {
+                let from = (to as i32 - g.shift[d]) as u8;
+                self.seen(x, slice.rank(them, us ^ (1 << from) ^ (1 << to)), round) == WIN
+            })
+        })
+    }
+
     /// Walks back from the positions decided in the last round: their un-paika predecessors
     /// (valid only if they had no capture) win against a loss, and may lose if every move
     /// reaches a win, which is checked once per predecessor after the walk.
-    fn backward_round(&self, frontier: &[SharedBits], next: &[SharedBits]) {
+    fn backward_round(&self, round: u32, frontier: &[SharedBits], next: &[SharedBits]) {
         let g = self.board.geometry();
         let candidates: Vec<SharedBits> = self
             .slices
@@ -418,7 +479,7 @@ impl Pair<'_> {
                                         continue;
                                     }
                                     if lost {
-                                        if self.values[y].set(j, WIN) {
+                                        if self.decide(y, j, WIN, round) {
                                             next[y].set(j);
                                         }
                                     } else {
@@ -449,9 +510,8 @@ impl Pair<'_> {
                                 continue;
                             }
                             let (us, them) = cursor.seek(j);
-                            let after_values = &self.values[self.other(y)];
-                            if all_paika_reach_wins(self.board, us, them, after, after_values)
-                                && self.values[y].set(j, LOSS)
+                            if self.all_paika_reach_wins(us, them, self.other(y), after, round)
+                                && self.decide(y, j, LOSS, round)
                             {
                                 next[y].set(j);
                             }
@@ -481,25 +541,6 @@ fn capture_value(db: &Database, pos: &Position) -> u8 {
         }
     });
     best
-}
-
-/// Whether every paika move of the side holding `us` against `them` (which has no capture)
-/// leads to a position that `values` (of `slice`, the positions after those moves) marks WIN.
-fn all_paika_reach_wins(
-    board: Board,
-    us: u64,
-    them: u64,
-    slice: &Slice,
-    values: &SharedCodes,
-) -> bool {
-    let g = board.geometry();
-    let empty = g.all & !(us | them);
-    (0..8).all(|d| {
-        points(g.step(us, d) & empty).all(|to| {
-            let from = (to as i32 - g.shift[d]) as u8;
-            values.get(slice.rank(them, us ^ (1 << from) ^ (1 << to))) == WIN
-        })
-    })
 }
 
 /// Runs `work` over 0..len in chunks on `threads` threads, advancing `bar`.

@@ -24,7 +24,9 @@ pub const HEADER_LEN: usize = 64;
 pub enum Kind {
     /// 2 bits a position: win, draw or loss.
     Wdl = 0,
-    /// 1 byte a position: the retrograde round that decided it (0 for draws).
+    /// 1 byte a position: 0 for a draw, else 1 + the round of the retrograde analysis that
+    /// decided it, which is the number of plies to a capture or the end of the game under
+    /// best play (the winner hurrying, the loser delaying); 255 stands for 254 or more.
     Distance = 1,
 }
 

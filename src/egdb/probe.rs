@@ -18,6 +18,8 @@ pub struct Database {
     board: Board,
     /// `slices[a * MAX_SIDE + b]`: the file of slice a-b, opened on first use.
     slices: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
+    /// The same for the distance files.
+    distances: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
 }
 
 impl Database {
@@ -27,6 +29,7 @@ impl Database {
             root: root.to_path_buf(),
             board: canonical_board(board),
             slices: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
+            distances: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -41,10 +44,18 @@ impl Database {
 
     /// The file of a slice: `Ok(None)` if it is not built; an error if it is damaged.
     pub fn slice(&self, material: Material) -> Result<Option<&SliceFile>, FileError> {
-        let cell = &self.slices[material.a as usize * MAX_SIDE + material.b as usize];
+        self.file(material, Kind::Wdl)
+    }
+
+    fn file(&self, material: Material, kind: Kind) -> Result<Option<&SliceFile>, FileError> {
+        let cells = match kind {
+            Kind::Wdl => &self.slices,
+            Kind::Distance => &self.distances,
+        };
+        let cell = &cells[material.a as usize * MAX_SIDE + material.b as usize];
         let opened = cell.get_or_init(|| {
             let slice = Slice::new(self.board, material).map_err(|e| e.to_string())?;
-            SliceFile::open(&self.root, &slice, Kind::Wdl).map_err(|e| e.to_string())
+            SliceFile::open(&self.root, &slice, kind).map_err(|e| e.to_string())
         });
         match opened {
             Ok(f) => Ok(f.as_ref()),
@@ -75,16 +86,40 @@ impl Database {
         Wdl::from_code(code_at(file.payload(), i))
     }
 
+    /// Plies to a capture or the end of the game under best play, for a won or lost position
+    /// whose slice was built with distances (`None` for draws and where there is no file).
+    pub fn distance(&self, pos: &Position) -> Option<u32> {
+        let pos = self.on_board(pos)?;
+        let (us, them) = (pos.us(), pos.them());
+        if us == 0 || them == 0 {
+            return Some(0);
+        }
+        let material = Material {
+            a: us.count_ones() as u8,
+            b: them.count_ones() as u8,
+        };
+        let file = self.file(material, Kind::Distance).ok()??;
+        match file.payload()[file.slice.rank(us, them) as usize] {
+            0 => None,
+            age => Some(age as u32 - 1),
+        }
+    }
+
+    /// `pos` on the tables' board (turned if it is on the transposed one).
+    fn on_board(&self, pos: &Position) -> Option<Position> {
+        if pos.board() == self.board {
+            Some(*pos)
+        } else if pos.board().transposed() == self.board {
+            Some(pos.transposed())
+        } else {
+            None
+        }
+    }
+
     /// The value of `pos` for its side to move, if its slice is built. The position may be on
     /// the tables' board or on its transpose.
     pub fn probe(&self, pos: &Position) -> Option<Wdl> {
-        let pos = if pos.board() == self.board {
-            *pos
-        } else if pos.board().transposed() == self.board {
-            pos.transposed()
-        } else {
-            return None;
-        };
+        let pos = self.on_board(pos)?;
         self.probe_sides(pos.us(), pos.them())
     }
 }

@@ -111,6 +111,41 @@ impl SharedCodes {
     }
 }
 
+/// A table of bytes that several threads fill at once; each entry is set once, from 0.
+pub struct SharedBytes {
+    words: Vec<AtomicU64>,
+    len: u64,
+}
+
+impl SharedBytes {
+    pub fn new(len: u64) -> SharedBytes {
+        SharedBytes {
+            words: (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect(),
+            len,
+        }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, i: u64) -> u8 {
+        (self.words[(i >> 3) as usize].load(Ordering::Relaxed) >> (8 * (i & 7))) as u8
+    }
+
+    /// Sets entry `i`, which must still be 0.
+    #[inline(always)]
+    pub fn set(&self, i: u64, byte: u8) {
+        self.words[(i >> 3) as usize].fetch_or((byte as u64) << (8 * (i & 7)), Ordering::Relaxed);
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.words.len() * 8);
+        for w in &self.words {
+            out.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+        }
+        out.truncate(self.len as usize);
+        out
+    }
+}
+
 /// A bitmap that several threads set at once.
 pub struct SharedBits {
     words: Vec<AtomicU64>,
