@@ -391,6 +391,8 @@ impl Pair<'_> {
 
     /// Decides each undecided paika position from its successors: a win if one is a loss, a
     /// loss if all are wins.
+    // `x` indexes several parallel per-slice arrays.
+    #[allow(clippy::needless_range_loop)]
     fn forward_round(&self, round: u32, next: &[SharedBits]) {
         let g = self.board.geometry();
         for x in 0..self.slices.len() {
@@ -443,6 +445,7 @@ impl Pair<'_> {
     /// Walks back from the positions decided in the last round: their un-paika predecessors
     /// (valid only if they had no capture) win against a loss, and may lose if every move
     /// reaches a win, which is checked once per predecessor after the walk.
+    #[allow(clippy::needless_range_loop)]
     fn backward_round(&self, round: u32, frontier: &[SharedBits], next: &[SharedBits]) {
         let g = self.board.geometry();
         let candidates: Vec<SharedBits> = self
