@@ -171,3 +171,84 @@ fn a_closed_pipe_ends_quietly() {
     assert!(status.success(), "{status:?}: {err}");
     assert!(err.is_empty(), "{err}");
 }
+
+#[test]
+fn db_commands_build_count_probe_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = run(&[
+        "db",
+        "build",
+        "--board",
+        "9x5",
+        "--pieces",
+        "3",
+        "--dir",
+        d,
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("3 slices of 5x9"), "{}", stdout(&o));
+    let v = json(&["db", "stats", "--board", "5x9", "--dir", d, "--json"]);
+    assert_eq!(v["board"], "5x9");
+    assert_eq!(v["slices"][0]["slice"], "1-1");
+    assert_eq!(v["slices"][0]["win"], 158);
+    assert_eq!(v["slices"][0]["matches_paper"], true);
+    assert_eq!(v["paper_mismatches"], 0);
+    // The transposed board reads the same tables: one white piece, two black, on 9x5.
+    let v = json(&[
+        "db",
+        "probe",
+        "W..../...../...../...../...../...../...../...../B...B w",
+        "--dir",
+        d,
+        "--json",
+    ]);
+    assert!(
+        ["win", "draw", "loss"].contains(&v["value"].as_str().unwrap()),
+        "{v}"
+    );
+    let o = run(&["db", "verify", "--board", "5x9", "--dir", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("no errors in 3 slices"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn db_bad_input_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["db", "build", "--board", "7x7", "--pieces", "3", "--dir", d],
+            "unsupported board 7x7",
+        ),
+        (
+            &[
+                "db", "build", "--board", "5x9", "--pieces", "20", "--dir", d,
+            ],
+            "GiB",
+        ),
+        (
+            &["db", "stats", "--board", "5x9", "--dir", d],
+            "no tables of 5x9",
+        ),
+        (
+            &["db", "probe", "BBB/B.W/WWW w", "--dir", d],
+            "fanorona db build --board 3x3 --pieces 8",
+        ),
+    ];
+    for (args, message) in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    // Nothing was written for refused builds.
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}

@@ -261,13 +261,15 @@ fn build_pair(
         .map(|x| pair.count_undecided_paika(x))
         .sum();
     let mut decided_last: u64 = frontier.iter().map(SharedBits::count).sum();
-    let mut rounds = 0;
+    let (mut rounds, mut forwards) = (0, 0);
+    let rounds_start = Instant::now();
     while decided_last > 0 {
         rounds += 1;
         let round_start = Instant::now();
         let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
         let forward = decided_last > undecided;
         if forward {
+            forwards += 1;
             pair.forward_round(rounds, &next);
         } else {
             pair.backward_round(rounds, &frontier, &next);
@@ -276,14 +278,23 @@ fn build_pair(
         undecided -= decided_last;
         frontier = next;
         if options.progress {
-            log(&format!(
-                "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
+            eprint!(
+                "\r{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s   ",
                 names.join(" + "),
                 if forward { "forward" } else { "backward" },
                 round_start.elapsed().as_secs_f64()
-            ));
+            );
         }
     }
+    if options.progress {
+        eprint!("\r\x1b[K");
+    }
+    log(&format!(
+        "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s, {undecided} draws",
+        names.join(" + "),
+        rounds - forwards,
+        rounds_start.elapsed().as_secs_f64()
+    ));
 
     let mut reports = Vec::new();
     for (x, s) in slices.iter().enumerate() {
