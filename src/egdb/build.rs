@@ -290,7 +290,7 @@ fn build_pair(
         eprint!("\r\x1b[K");
     }
     log(&format!(
-        "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s, {undecided} draws",
+        "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s; {undecided} paika positions drawn",
         names.join(" + "),
         rounds - forwards,
         rounds_start.elapsed().as_secs_f64()
