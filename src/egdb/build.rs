@@ -25,6 +25,7 @@ use thiserror::Error;
 
 use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice};
 use crate::egdb::index::{Material, Slice};
+use crate::egdb::parallel::for_chunks;
 use crate::egdb::probe::Database;
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl};
 use crate::geometry::{Board, NONE, points};
@@ -348,11 +349,21 @@ impl Pair<'_> {
     where
         F: Fn(u64, u64, u64) + Sync,
     {
-        let words = self.paika[x].words();
-        parallel_chunks(
+        self.for_marked(&self.paika[x], x, |i| self.values[x].get(i) == DRAW, f);
+    }
+
+    /// Calls `f(i, us, them)` for every index `i` of slice `x` set in `marks` that `keep`
+    /// accepts, on all threads, reading the positions in index order.
+    fn for_marked<K, F>(&self, marks: &SharedBits, x: usize, keep: K, f: F)
+    where
+        K: Fn(u64) -> bool + Sync,
+        F: Fn(u64, u64, u64) + Sync,
+    {
+        let words = marks.words();
+        for_chunks(
             words.len() as u64,
             self.threads,
-            &ProgressBar::hidden(),
+            |_| {},
             |range| {
                 let mut cursor = self.slices[x].cursor();
                 for w in range {
@@ -360,7 +371,7 @@ impl Pair<'_> {
                     while bits != 0 {
                         let i = w * 64 + bits.trailing_zeros() as u64;
                         bits &= bits - 1;
-                        if self.values[x].get(i) == DRAW {
+                        if keep(i) {
                             let (us, them) = cursor.seek(i);
                             f(i, us, them);
                         }
@@ -465,41 +476,31 @@ impl Pair<'_> {
             .map(|s| SharedBits::new(s.len()))
             .collect();
         for x in 0..self.slices.len() {
-            let (from, to, y) = (&self.slices[x], &self.slices[self.other(x)], self.other(x));
-            let words = frontier[x].words();
-            parallel_chunks(
-                words.len() as u64,
-                self.threads,
-                &ProgressBar::hidden(),
-                |range| {
-                    let mut cursor = from.cursor();
-                    for w in range {
-                        let mut bits = words[w as usize].load(Ordering::Relaxed);
-                        while bits != 0 {
-                            let i = w * 64 + bits.trailing_zeros() as u64;
-                            bits &= bits - 1;
-                            let lost = self.values[x].get(i) == LOSS;
-                            let (us, them) = cursor.seek(i);
-                            let empty = g.all & !(us | them);
-                            // The side that just moved is `them`: step each of its pieces back.
-                            for q in points(them) {
-                                for d in 0..8 {
-                                    let p = g.neighbour(q, d);
-                                    if p == NONE || empty & (1 << p) == 0 {
-                                        continue;
-                                    }
-                                    let j = to.rank(them ^ (1 << q) ^ (1 << p), us);
-                                    if !self.paika[y].get(j) || self.values[y].get(j) != DRAW {
-                                        continue;
-                                    }
-                                    if lost {
-                                        if self.decide(y, j, WIN, round) {
-                                            next[y].set(j);
-                                        }
-                                    } else {
-                                        candidates[y].set(j);
-                                    }
+            let (to, y) = (&self.slices[self.other(x)], self.other(x));
+            self.for_marked(
+                &frontier[x],
+                x,
+                |_| true,
+                |i, us, them| {
+                    let lost = self.values[x].get(i) == LOSS;
+                    let empty = g.all & !(us | them);
+                    // The side that just moved is `them`: step each of its pieces back.
+                    for q in points(them) {
+                        for d in 0..8 {
+                            let p = g.neighbour(q, d);
+                            if p == NONE || empty & (1 << p) == 0 {
+                                continue;
+                            }
+                            let j = to.rank(them ^ (1 << q) ^ (1 << p), us);
+                            if !self.paika[y].get(j) || self.values[y].get(j) != DRAW {
+                                continue;
+                            }
+                            if lost {
+                                if self.decide(y, j, WIN, round) {
+                                    next[y].set(j);
                                 }
+                            } else {
+                                candidates[y].set(j);
                             }
                         }
                     }
@@ -507,32 +508,15 @@ impl Pair<'_> {
             );
         }
         for y in 0..self.slices.len() {
-            let (slice, after) = (&self.slices[y], &self.slices[self.other(y)]);
-            let words = candidates[y].words();
-            parallel_chunks(
-                words.len() as u64,
-                self.threads,
-                &ProgressBar::hidden(),
-                |range| {
-                    let mut cursor = slice.cursor();
-                    for w in range {
-                        let mut bits = words[w as usize].load(Ordering::Relaxed);
-                        while bits != 0 {
-                            let j = w * 64 + bits.trailing_zeros() as u64;
-                            bits &= bits - 1;
-                            if self.values[y].get(j) != DRAW {
-                                continue;
-                            }
-                            let (us, them) = cursor.seek(j);
-                            if self.all_paika_reach_wins(us, them, self.other(y), after, round)
-                                && self.decide(y, j, LOSS, round)
-                            {
-                                next[y].set(j);
-                            }
-                        }
-                    }
-                },
-            );
+            let (x, after) = (self.other(y), &self.slices[self.other(y)]);
+            let undecided = |j| self.values[y].get(j) == DRAW;
+            self.for_marked(&candidates[y], y, undecided, |j, us, them| {
+                if self.all_paika_reach_wins(us, them, x, after, round)
+                    && self.decide(y, j, LOSS, round)
+                {
+                    next[y].set(j);
+                }
+            });
         }
     }
 }
@@ -562,23 +546,7 @@ fn parallel_chunks<F>(len: u64, threads: usize, bar: &ProgressBar, work: F)
 where
     F: Fn(std::ops::Range<u64>) + Sync,
 {
-    const CHUNK: u64 = 1 << 14;
-    let cursor = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| {
-                loop {
-                    let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-                    if start >= len {
-                        break;
-                    }
-                    let end = (start + CHUNK).min(len);
-                    work(start..end);
-                    bar.inc(end - start);
-                }
-            });
-        }
-    });
+    for_chunks(len, threads, |n| bar.inc(n), work);
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.

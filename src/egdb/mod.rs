@@ -5,6 +5,7 @@ pub mod build;
 pub mod file;
 pub mod index;
 pub mod paper;
+pub mod parallel;
 pub mod probe;
 pub mod stats;
 pub mod verify;

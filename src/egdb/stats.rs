@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::egdb::index::Slice;
+use crate::egdb::parallel::for_chunks;
 use crate::egdb::wdl::code_at;
 use crate::geometry::{Bitboard, Board, points};
 
@@ -47,56 +48,47 @@ pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Counts {
     // one mirror; fixed by both means fixed by the turn, which is left out).
     let quads: [AtomicU64; 3] = Default::default();
     let pairs: [AtomicU64; 3] = Default::default();
-    let len = slice.len();
-    let cursor = AtomicU64::new(0);
-    const CHUNK: u64 = 1 << 16;
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| {
-                loop {
-                    let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-                    if start >= len {
-                        break;
-                    }
-                    let mut q = [0u64; 3];
-                    let mut p = [0u64; 3];
-                    for i in start..(start + CHUNK).min(len) {
-                        let (us, them) = slice.unrank(i);
-                        let (us_lr, them_lr) = (
-                            Mirrors::apply(&mirrors.lr, us),
-                            Mirrors::apply(&mirrors.lr, them),
-                        );
-                        let (us_tb, them_tb) = (
-                            Mirrors::apply(&mirrors.tb, us),
-                            Mirrors::apply(&mirrors.tb, them),
-                        );
-                        let fixed_lr = us_lr == us && them_lr == them;
-                        let fixed_tb = us_tb == us && them_tb == them;
-                        let turned = (
-                            Mirrors::apply(&mirrors.tb, us_lr),
-                            Mirrors::apply(&mirrors.tb, them_lr),
-                        );
-                        if turned == (us, them) {
-                            continue;
-                        }
-                        let code = code_at(payload, i) as usize;
-                        if code > 2 {
-                            continue;
-                        }
-                        if fixed_lr || fixed_tb {
-                            p[code] += 1;
-                        } else {
-                            q[code] += 1;
-                        }
-                    }
-                    for c in 0..3 {
-                        quads[c].fetch_add(q[c], Ordering::Relaxed);
-                        pairs[c].fetch_add(p[c], Ordering::Relaxed);
-                    }
+    for_chunks(
+        slice.len(),
+        threads,
+        |_| {},
+        |range| {
+            let mut q = [0u64; 3];
+            let mut p = [0u64; 3];
+            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                let (us_lr, them_lr) = (
+                    Mirrors::apply(&mirrors.lr, us),
+                    Mirrors::apply(&mirrors.lr, them),
+                );
+                let (us_tb, them_tb) = (
+                    Mirrors::apply(&mirrors.tb, us),
+                    Mirrors::apply(&mirrors.tb, them),
+                );
+                let fixed_lr = us_lr == us && them_lr == them;
+                let fixed_tb = us_tb == us && them_tb == them;
+                let turned = (
+                    Mirrors::apply(&mirrors.tb, us_lr),
+                    Mirrors::apply(&mirrors.tb, them_lr),
+                );
+                if turned == (us, them) {
+                    continue;
                 }
-            });
-        }
-    });
+                let code = code_at(payload, i) as usize;
+                if code > 2 {
+                    continue;
+                }
+                if fixed_lr || fixed_tb {
+                    p[code] += 1;
+                } else {
+                    q[code] += 1;
+                }
+            }
+            for c in 0..3 {
+                quads[c].fetch_add(q[c], Ordering::Relaxed);
+                pairs[c].fetch_add(p[c], Ordering::Relaxed);
+            }
+        },
+    );
     // Codes: 0 draw, 1 win, 2 loss.
     let class =
         |c: usize| quads[c].load(Ordering::Relaxed) / 4 + pairs[c].load(Ordering::Relaxed) / 2;

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::egdb::index::Slice;
+use crate::egdb::parallel::for_chunks;
 use crate::egdb::probe::Database;
 use crate::egdb::wdl::{Wdl, code_at};
 use crate::movegen::for_each_child;
@@ -35,40 +36,32 @@ pub struct SliceCheck {
 /// every move reaches a win (or there is no move), else a draw.
 pub fn verify_slice(db: &Database, slice: &Slice, payload: &[u8], threads: usize) -> SliceCheck {
     let len = slice.len();
-    let cursor = AtomicU64::new(0);
     let mismatches = AtomicU64::new(0);
     let first = Mutex::new(Vec::new());
-    const CHUNK: u64 = 1 << 14;
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| {
-                loop {
-                    let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-                    if start >= len {
-                        break;
-                    }
-                    for i in start..(start + CHUNK).min(len) {
-                        let (us, them) = slice.unrank(i);
-                        let pos = Position::from_parts(slice.board, us, them, Color::White);
-                        let derived = derive(db, &pos);
-                        let stored = Wdl::from_code(code_at(payload, i));
-                        if derived != stored {
-                            mismatches.fetch_add(1, Ordering::Relaxed);
-                            let mut f = first.lock().expect("no thread panics holding it");
-                            if f.len() < KEEP {
-                                f.push(Mismatch {
-                                    index: i,
-                                    position: pos,
-                                    stored,
-                                    derived,
-                                });
-                            }
-                        }
+    for_chunks(
+        len,
+        threads,
+        |_| {},
+        |range| {
+            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                let pos = Position::from_parts(slice.board, us, them, Color::White);
+                let derived = derive(db, &pos);
+                let stored = Wdl::from_code(code_at(payload, i));
+                if derived != stored {
+                    mismatches.fetch_add(1, Ordering::Relaxed);
+                    let mut f = first.lock().expect("no thread panics holding it");
+                    if f.len() < KEEP {
+                        f.push(Mismatch {
+                            index: i,
+                            position: pos,
+                            stored,
+                            derived,
+                        });
                     }
                 }
-            });
-        }
-    });
+            }
+        },
+    );
     let mut first = first.into_inner().expect("no thread panics holding it");
     first.sort_by_key(|m| m.index);
     SliceCheck {
