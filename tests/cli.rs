@@ -17,6 +17,15 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// The command fails as bad input: exit status 2 and one line on stderr containing `message`.
+fn assert_bad_input(args: &[&str], message: &str) {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(message), "{args:?}: {err}");
+}
+
 fn json(args: &[&str]) -> serde_json::Value {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -97,11 +106,7 @@ fn bad_input_is_one_line_and_exit_status_2() {
         (&["moves", "BB/WW w"], "unsupported board 2x2"),
     ];
     for (args, message) in cases {
-        let o = run(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(message), "{args:?}: {err}");
+        assert_bad_input(args, message);
     }
 }
 
@@ -140,11 +145,7 @@ fn bad_arguments_are_one_line_and_exit_status_2() {
         ),
     ];
     for (args, message) in cases {
-        let o = run(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(message), "{args:?}: {err}");
+        assert_bad_input(args, message);
     }
 }
 
@@ -243,11 +244,7 @@ fn db_bad_input_is_named() {
         ),
     ];
     for (args, message) in cases {
-        let o = run(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(message), "{args:?}: {err}");
+        assert_bad_input(args, message);
     }
     // Nothing was written for refused builds.
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
