@@ -10,6 +10,7 @@ pub mod moves;
 pub mod perft;
 pub mod position;
 pub mod repetition;
+pub mod search;
 
 pub use geometry::{Bitboard, Board, BoardError};
 pub use movegen::Capture;

@@ -1,0 +1,351 @@
+//! Proof-number search (Allis) and PN² as Schadd et al. (2008) used it.
+//!
+//! The tree lives in one vector. A node is an OR node when the attacker is to move. A child
+//! that repeats a position of its path (the tree's ancestors and the game before the root) is
+//! a draw there: the attacker has not won. In a tree every node has exactly one path, so this
+//! is exact (no graph-history problem; the transposition-table solvers must take care).
+//!
+//! PN²: each expansion of the first-level tree runs a second-level PN search from the leaf,
+//! bounded by the size of the first-level tree; the second-level root's children, with their
+//! numbers, become the leaf's children, and the rest of the second-level tree is discarded.
+
+use std::time::Instant;
+
+use crate::movegen::successors;
+use crate::position::Position;
+use crate::search::{
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, add,
+};
+
+const NO_PARENT: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub pos: Position,
+    pub pn: u64,
+    pub dn: u64,
+    pub parent: u32,
+    /// Children are `first .. first + count`; `expanded` tells a leaf from a node whose
+    /// children were generated.
+    pub first: u32,
+    pub count: u32,
+    pub expanded: bool,
+    /// Decided as a leaf: the end of the game, a table, or a repetition.
+    pub leaf: Leaf,
+    /// A draw by repetition of its path.
+    pub repetition: bool,
+}
+
+impl Node {
+    pub fn proven(&self) -> bool {
+        self.pn == 0
+    }
+
+    pub fn disproven(&self) -> bool {
+        self.dn == 0
+    }
+}
+
+/// A PN search tree for one goal.
+pub struct PnTree<'a> {
+    pub goal: Goal,
+    leaf: LeafEval<'a>,
+    /// Positions of the game before the root, oldest first.
+    history: Vec<Position>,
+    pub nodes: Vec<Node>,
+    pub stats: Stats,
+}
+
+impl<'a> PnTree<'a> {
+    /// A tree of one node, `root`, evaluated; `history` is the game before it.
+    pub fn new(root: Position, goal: Goal, leaf: LeafEval<'a>, history: Vec<Position>) -> Self {
+        let mut t = PnTree {
+            goal,
+            leaf,
+            history,
+            nodes: Vec::new(),
+            stats: Stats::default(),
+        };
+        let repeated = crate::repetition::occurred_before(&t.history, &root);
+        let node = t.evaluated(root, NO_PARENT, repeated);
+        t.nodes.push(node);
+        t
+    }
+
+    pub fn root(&self) -> &Node {
+        &self.nodes[0]
+    }
+
+    /// OR node: the attacker is to move.
+    #[inline]
+    pub fn is_or(&self, n: usize) -> bool {
+        self.nodes[n].pos.side_to_move() == self.goal.attacker
+    }
+
+    fn evaluated(&mut self, pos: Position, parent: u32, repeated: bool) -> Node {
+        let leaf = if repeated {
+            self.stats.repetitions += 1;
+            Leaf::Disproven
+        } else {
+            self.leaf.eval(&pos, self.goal, &mut self.stats)
+        };
+        let (pn, dn) = match leaf {
+            Leaf::Proven => (0, INFINITE),
+            Leaf::Disproven => (INFINITE, 0),
+            Leaf::Open => (1, 1),
+        };
+        Node {
+            pos,
+            pn,
+            dn,
+            parent,
+            first: 0,
+            count: 0,
+            expanded: false,
+            leaf,
+            repetition: repeated,
+        }
+    }
+
+    /// The positions on the path to `n` (the game before the root, then the tree's
+    /// ancestors, `n` included), oldest first.
+    pub fn path(&self, n: usize) -> Vec<Position> {
+        let mut p = Vec::new();
+        let mut i = n as u32;
+        while i != NO_PARENT {
+            p.push(self.nodes[i as usize].pos);
+            i = self.nodes[i as usize].parent;
+        }
+        p.reverse();
+        let mut all = self.history.clone();
+        all.extend(p);
+        all
+    }
+
+    /// Whether `pos` occurred on the path to `n`, `n` included.
+    fn repeats(&self, n: usize, pos: &Position) -> bool {
+        let pieces = pos.piece_count();
+        let mut i = n as u32;
+        while i != NO_PARENT {
+            let p = &self.nodes[i as usize].pos;
+            if p.piece_count() != pieces {
+                // Pieces never come back: nothing earlier can repeat.
+                return false;
+            }
+            if p == pos {
+                return true;
+            }
+            i = self.nodes[i as usize].parent;
+        }
+        crate::repetition::occurred_before(&self.history, pos)
+    }
+
+    /// From the root, the child with the smallest proof number at OR nodes and the smallest
+    /// disproof number at AND nodes, down to a leaf.
+    pub fn select_most_proving(&self) -> usize {
+        let mut n = 0;
+        while self.nodes[n].expanded {
+            let node = &self.nodes[n];
+            let children = node.first as usize..(node.first + node.count) as usize;
+            n = if self.is_or(n) {
+                children.min_by_key(|&c| self.nodes[c].pn)
+            } else {
+                children.min_by_key(|&c| self.nodes[c].dn)
+            }
+            .expect("an expanded open node has children");
+        }
+        n
+    }
+
+    /// Generates and evaluates the children of leaf `n` (each distinct position once).
+    pub fn expand(&mut self, n: usize) {
+        let children: Vec<Node> = successors(&self.nodes[n].pos)
+            .into_iter()
+            .map(|c| {
+                let repeated = self.repeats(n, &c);
+                self.evaluated(c, n as u32, repeated)
+            })
+            .collect();
+        self.attach(n, children);
+    }
+
+    /// Makes `children` the children of `n`.
+    fn attach(&mut self, n: usize, children: Vec<Node>) {
+        self.stats.nodes += children.len() as u64;
+        let first = self.nodes.len() as u32;
+        let count = children.len() as u32;
+        self.nodes.extend(children);
+        let node = &mut self.nodes[n];
+        node.first = first;
+        node.count = count;
+        node.expanded = true;
+        self.set_numbers(n);
+    }
+
+    /// Recomputes the numbers of an expanded node from its children. OR: pn = min, dn = sum;
+    /// AND: pn = sum, dn = min.
+    fn set_numbers(&mut self, n: usize) {
+        let node = self.nodes[n];
+        let children = &self.nodes[node.first as usize..(node.first + node.count) as usize];
+        let (mut min_pn, mut min_dn, mut sum_pn, mut sum_dn) = (INFINITE, INFINITE, 0, 0);
+        for c in children {
+            min_pn = min_pn.min(c.pn);
+            min_dn = min_dn.min(c.dn);
+            sum_pn = add(sum_pn, c.pn);
+            sum_dn = add(sum_dn, c.dn);
+        }
+        let (pn, dn) = if self.is_or(n) {
+            (min_pn, sum_dn)
+        } else {
+            (sum_pn, min_dn)
+        };
+        self.nodes[n].pn = pn;
+        self.nodes[n].dn = dn;
+    }
+
+    /// Updates `n` and its ancestors after `n` changed.
+    pub fn update_ancestors(&mut self, n: usize) {
+        let mut i = n as u32;
+        while i != NO_PARENT {
+            self.set_numbers(i as usize);
+            i = self.nodes[i as usize].parent;
+        }
+    }
+
+    pub fn decided(&self) -> bool {
+        self.root().proven() || self.root().disproven()
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        if self.root().proven() {
+            Outcome::Proven
+        } else if self.root().disproven() {
+            Outcome::Disproven
+        } else {
+            Outcome::Unknown
+        }
+    }
+
+    /// The root's child that decides it for the side to move: a proven child at a proven
+    /// OR root, a disproven child at a disproven AND root.
+    pub fn deciding_child(&self) -> Option<Position> {
+        let root = self.root();
+        if !root.expanded {
+            return None;
+        }
+        let children = &self.nodes[root.first as usize..(root.first + root.count) as usize];
+        match (self.is_or(0), self.outcome()) {
+            (true, Outcome::Proven) => children.iter().find(|c| c.proven()).map(|c| c.pos),
+            (false, Outcome::Disproven) => children.iter().find(|c| c.disproven()).map(|c| c.pos),
+            _ => None,
+        }
+    }
+}
+
+/// Which algorithm expands the leaves.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Level {
+    /// Plain PN: a leaf's children are generated and evaluated.
+    Pn,
+    /// PN²: a leaf's children come from a second-level PN search bounded by the first-level
+    /// tree's size.
+    Pn2,
+}
+
+/// Runs PN or PN² for `goal` from `root` until it is decided or `limits` run out; returns
+/// the (first-level) tree and the root's curve. `progress` sees each curve point.
+pub fn search<'a>(
+    root: &Position,
+    goal: Goal,
+    leaf: LeafEval<'a>,
+    level: Level,
+    limits: Limits,
+    mut progress: impl FnMut(&CurvePoint),
+) -> (PnTree<'a>, Vec<CurvePoint>) {
+    let start = Instant::now();
+    let mut tree = PnTree::new(*root, goal, leaf, Vec::new());
+    let mut curve = Vec::new();
+    while !tree.decided() && !limits.exceeded(tree.stats.nodes, start) {
+        let n = tree.select_most_proving();
+        match level {
+            Level::Pn => tree.expand(n),
+            Level::Pn2 => expand_by_second_level(&mut tree, n),
+        }
+        tree.update_ancestors(n);
+        tree.stats.iterations += 1;
+        // PN² records every first-level iteration; PN, which has many more, a sample.
+        let record = level == Level::Pn2
+            || tree.stats.iterations.is_power_of_two()
+            || tree.stats.iterations % 4096 == 0;
+        if record || tree.decided() {
+            let point = CurvePoint {
+                iteration: tree.stats.iterations,
+                nodes: tree.stats.nodes,
+                seconds: start.elapsed().as_secs_f64(),
+                pn: tree.root().pn,
+                dn: tree.root().dn,
+            };
+            progress(&point);
+            curve.push(point);
+        }
+    }
+    tree.stats.seconds = start.elapsed().as_secs_f64();
+    (tree, curve)
+}
+
+/// `search`, reduced to its result: the outcome, the deciding move and the work done.
+pub fn solve(
+    root: &Position,
+    goal: Goal,
+    leaf: LeafEval<'_>,
+    level: Level,
+    limits: Limits,
+    progress: impl FnMut(&CurvePoint),
+) -> SearchResult {
+    let (tree, curve) = search(root, goal, leaf, level, limits, progress);
+    let best_move = tree.deciding_child().and_then(|child| {
+        crate::moves::legal_moves(root)
+            .into_iter()
+            .find(|m| m.apply(root) == child)
+    });
+    SearchResult {
+        goal,
+        outcome: tree.outcome(),
+        best_move,
+        stats: tree.stats,
+        curve,
+    }
+}
+
+/// PN²'s expansion of first-level leaf `n`: a second-level PN search from it, bounded by the
+/// first-level tree's size; its root's children (with their numbers) are kept.
+pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
+    let limit = tree.nodes.len() as u64;
+    let mut history = tree.path(n);
+    let pos = history.pop().expect("the path ends at the node");
+    let mut second = PnTree::new(pos, tree.goal, tree.leaf, history);
+    // At least one expansion, so the first level always grows.
+    loop {
+        let m = second.select_most_proving();
+        second.expand(m);
+        second.update_ancestors(m);
+        if second.decided() || second.stats.nodes >= limit {
+            break;
+        }
+    }
+    tree.stats.nodes += second.stats.nodes - second.nodes[0].count as u64;
+    tree.stats.db_hits += second.stats.db_hits;
+    tree.stats.repetitions += second.stats.repetitions;
+    let root = second.nodes[0];
+    let children: Vec<Node> = second.nodes[root.first as usize..(root.first + root.count) as usize]
+        .iter()
+        .map(|c| Node {
+            parent: n as u32,
+            first: 0,
+            count: 0,
+            expanded: false,
+            ..*c
+        })
+        .collect();
+    tree.attach(n, children);
+}
