@@ -131,12 +131,13 @@ impl Board {
 
     /// Where point `p` lands on the transposed board (column and row exchanged).
     pub fn transpose_point(self, p: u8) -> u8 {
-        self.transposed().point(self.row_of(p), self.col_of(p))
+        self.geometry().transpose[p as usize]
     }
 
     /// A set of points carried to the transposed board.
     pub fn transpose_set(self, set: Bitboard) -> Bitboard {
-        points(set).fold(0, |t, p| t | 1 << self.transpose_point(p))
+        let t = &self.geometry().transpose;
+        points(set).fold(0, |acc, p| acc | 1 << t[p as usize])
     }
 
     /// The point's name, such as `e3`.
@@ -266,6 +267,8 @@ pub struct Geometry {
     /// or 63 (never a point: every board has at most 45) where there is none.
     pub index1: [[u8; 8]; 64],
     pub index2: [[u8; 8]; 64],
+    /// `transpose[p]`: where `p` lands on the transposed board.
+    pub transpose: [u8; 64],
     /// `adjacent[p]`: every point one step from `p` along a line.
     pub adjacent: [Bitboard; 64],
 }
@@ -284,6 +287,7 @@ impl Geometry {
             ray: [[0; 8]; 64],
             step1: [[0; 8]; 64],
             adjacent: [0; 64],
+            transpose: [0; 64],
             index1: [[63; 8]; 64],
             index2: [[63; 8]; 64],
         };
@@ -291,7 +295,10 @@ impl Geometry {
             let (dc, dr) = d.delta();
             g.shift[d as usize] = dr * cols + dc;
         }
+        let turned = Board::new(board.cols(), board.rows())
+            .expect("every supported board's transpose is supported");
         for p in 0..board.size() as u8 {
+            g.transpose[p as usize] = turned.point(board.row_of(p), board.col_of(p));
             g.all |= 1 << p;
             let strong = board.is_strong(p);
             let (c, r) = (board.col_of(p) as i32, board.row_of(p) as i32);

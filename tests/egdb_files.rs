@@ -134,7 +134,7 @@ fn verify_passes_on_built_tables_and_catches_a_wrong_entry() {
         let slice = Slice::new(board, m).unwrap();
         let file = db.slice(m).unwrap().unwrap();
         assert_eq!(
-            verify_slice(&db, &slice, file.payload(), 2).mismatches,
+            verify_slice(&db, &slice, file.payload(), None, 2).mismatches,
             0,
             "{m}"
         );
@@ -144,7 +144,7 @@ fn verify_passes_on_built_tables_and_catches_a_wrong_entry() {
     let slice = Slice::new(board, m).unwrap();
     let mut payload = db.slice(m).unwrap().unwrap().payload().to_vec();
     payload[100] ^= 0b01;
-    let check = verify_slice(&db, &slice, &payload, 2);
+    let check = verify_slice(&db, &slice, &payload, None, 2);
     assert!(check.mismatches >= 1);
     assert_eq!(check.first[0].index / 4, 100);
 }
@@ -294,4 +294,23 @@ fn distances_count_the_plies_to_a_capture_or_the_end() {
         }
     }
     assert!(longest > 2, "{longest}");
+    // verify checks the distances too, and notices a wrong one.
+    for m in Material::with_pieces(4) {
+        let slice = Slice::new(board, m).unwrap();
+        let wdl = fs::read(slice_path(with.path(), board, m, Kind::Wdl)).unwrap();
+        let mut dtc = fs::read(slice_path(with.path(), board, m, Kind::Distance)).unwrap();
+        let (wdl, dtc_payload) = (&wdl[64..], &mut dtc[64..]);
+        assert_eq!(
+            verify_slice(&db, &slice, wdl, Some(dtc_payload), 2).mismatches,
+            0,
+            "{m}"
+        );
+        let i = dtc_payload.iter().position(|&a| a > 2).unwrap();
+        dtc_payload[i] += 1;
+        assert_eq!(
+            verify_slice(&db, &slice, wdl, Some(dtc_payload), 2).mismatches,
+            1,
+            "{m}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::output::{CliResult, Failure, input};
 use crate::cli::rules::resolve_position;
 use crate::out;
-use fanorona::egdb::file::{SliceFile, canonical_board};
+use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::verify_slice;
 use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Slice, Wdl, build, paper};
@@ -94,7 +94,12 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
     }
     let mut mismatches = 0;
     for (slice, file) in &slices {
-        let c = table3_counts(slice, file.payload(), threads);
+        let c = table3_counts(slice, file.payload(), threads).ok_or_else(|| {
+            Failure::other(anyhow!(
+                "{}: mirror images have different values; run `fanorona db verify --board {board}`",
+                file.path.display()
+            ))
+        })?;
         let paper = if board == Board::STANDARD {
             paper::table3(slice.material)
         } else {
@@ -224,7 +229,14 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
     let mut total = 0;
     let mut rows = Vec::new();
     for (slice, file) in &slices {
-        let check = verify_slice(&db, slice, file.payload(), threads);
+        let distances = SliceFile::open(dir, slice, Kind::Distance).map_err(Failure::other)?;
+        let check = verify_slice(
+            &db,
+            slice,
+            file.payload(),
+            distances.as_ref().map(|d| d.payload()),
+            threads,
+        );
         total += check.mismatches;
         if !json {
             if check.mismatches == 0 {
@@ -244,7 +256,7 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
                 );
                 for m in &check.first {
                     out!(
-                        "  index {} {}: stored {:?}, successors say {:?}",
+                        "  index {} {}: stored {}, successors say {}",
                         m.index,
                         m.position,
                         m.stored,

@@ -25,7 +25,7 @@ use thiserror::Error;
 
 use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice};
 use crate::egdb::index::{Material, Slice};
-use crate::egdb::parallel::for_chunks;
+use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl};
 use crate::geometry::{Board, NONE, points};
@@ -84,14 +84,14 @@ pub struct BuildOptions {
 /// position.
 pub fn memory_needed(board: Board, material: Material, distances: bool) -> u64 {
     let board = canonical_board(board);
-    let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(0);
+    let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
     let n = if material.a == material.b {
         positions(material)
     } else {
-        positions(material) + positions(material.swapped())
+        positions(material).saturating_add(positions(material.swapped()))
     };
     // One more byte a position for the distances.
-    n * if distances { 14 } else { 6 } / 8
+    n.saturating_mul(if distances { 14 } else { 6 }) / 8
 }
 
 /// Memory available to a new build, from /proc/meminfo (None where it cannot be read).
@@ -118,11 +118,11 @@ pub fn build(
             board.size()
         )));
     }
-    // Refuse before any work if the largest pair cannot fit.
+    // Refuse before any work if a pair still to build cannot fit.
     if let Some(have) = memory_available() {
         for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
             let need = memory_needed(board, material, options.distances);
-            if need > have {
+            if need > have && !pair_built(root, board, material, options.distances)? {
                 return Err(BuildError::Memory {
                     board,
                     pieces,
@@ -143,6 +143,24 @@ pub fn build(
         }
     }
     Ok(reports)
+}
+
+/// Whether the pair of `material` is built: its files exist and open cleanly.
+fn pair_built(
+    root: &Path,
+    board: Board,
+    material: Material,
+    distances: bool,
+) -> Result<bool, BuildError> {
+    let mut done = true;
+    for m in [material, material.swapped()] {
+        let s = Slice::new(board, m).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        done &= SliceFile::open(root, &s, Kind::Wdl)?.is_some();
+        if distances {
+            done &= SliceFile::open(root, &s, Kind::Distance)?.is_some();
+        }
+    }
+    Ok(done)
 }
 
 /// The slices a capture from `material` leads to: (b-k)-a for k = 1 .. b-1 (k = b ends the game).
@@ -169,15 +187,8 @@ fn build_pair(
                 .map_err(|e| BuildError::Invalid(e.to_string()))?,
         );
     }
-    // A finished pair is kept: its files exist and open cleanly.
-    let mut done = true;
-    for s in &slices {
-        done &= SliceFile::open(root, s, Kind::Wdl)?.is_some();
-        if options.distances {
-            done &= SliceFile::open(root, s, Kind::Distance)?.is_some();
-        }
-    }
-    if done {
+    // A finished pair is kept.
+    if pair_built(root, board, material, options.distances)? {
         return Ok(slices
             .iter()
             .map(|s| SliceReport {
@@ -362,6 +373,7 @@ impl Pair<'_> {
         let words = marks.words();
         for_chunks(
             words.len() as u64,
+            parallel::WORDS,
             self.threads,
             |_| {},
             |range| {
@@ -388,7 +400,10 @@ impl Pair<'_> {
     fn seen(&self, x: usize, i: u64, round: u32) -> u8 {
         let v = self.values[x].get(i);
         match self.ages {
-            Some(ages) if v != DRAW && ages[x].get(i) as u32 > round => DRAW,
+            // The age is written just after the value: 0 means "decided just now" too.
+            Some(ages) if v != DRAW && (ages[x].get(i) == 0 || ages[x].get(i) as u32 > round) => {
+                DRAW
+            }
             _ => v,
         }
     }
@@ -529,6 +544,8 @@ fn capture_value(db: &Database, pos: &Position) -> u8 {
         if best == WIN {
             return;
         }
+        // The slices a capture leads to were opened and checksummed before the build, and
+        // hold only the codes of win, draw and loss.
         let v = db
             .probe_sides(c.us(), c.them())
             .expect("the slices a capture leads to were checked before the build");
@@ -546,7 +563,7 @@ fn parallel_chunks<F>(len: u64, threads: usize, bar: &ProgressBar, work: F)
 where
     F: Fn(std::ops::Range<u64>) + Sync,
 {
-    for_chunks(len, threads, |n| bar.inc(n), work);
+    for_chunks(len, parallel::POSITIONS, threads, |n| bar.inc(n), work);
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.

@@ -71,6 +71,8 @@ pub enum FileError {
     },
     #[error("{path}: payload is damaged (checksum mismatch); delete it and rebuild")]
     PayloadChecksum { path: PathBuf },
+    #[error("{0}")]
+    Cached(String),
     #[error("{path}: payload has {found} bytes, header needs {expected}")]
     Truncated {
         path: PathBuf,
@@ -189,16 +191,17 @@ impl SliceFile {
         if h.len() < HEADER_LEN || &h[0..8] != MAGIC {
             return Err(FileError::Foreign { path: path() });
         }
-        let stored = u32::from_le_bytes(h[36..40].try_into().expect("4 bytes"));
-        if crc32fast::hash(&h[0..36]) != stored {
-            return Err(FileError::HeaderChecksum { path: path() });
-        }
+        // The version first: a newer format may lay its header out differently.
         let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
         if version != FORMAT_VERSION {
             return Err(FileError::Version {
                 path: path(),
                 found: version,
             });
+        }
+        let stored = u32::from_le_bytes(h[36..40].try_into().expect("4 bytes"));
+        if crc32fast::hash(&h[0..36]) != stored {
+            return Err(FileError::HeaderChecksum { path: path() });
         }
         let s = &self.slice;
         let found = format!(

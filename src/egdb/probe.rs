@@ -59,11 +59,8 @@ impl Database {
         });
         match opened {
             Ok(f) => Ok(f.as_ref()),
-            Err(message) => Err(FileError::Mismatch {
-                path: self.root.clone(),
-                found: message.clone(),
-                expected: "a valid slice file".into(),
-            }),
+            // The first open's error, as it was reported then.
+            Err(message) => Err(FileError::Cached(message.clone())),
         }
     }
 

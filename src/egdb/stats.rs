@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::egdb::index::Slice;
-use crate::egdb::parallel::for_chunks;
+use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::wdl::code_at;
 use crate::geometry::{Bitboard, Board, points};
 
@@ -41,8 +41,9 @@ impl Mirrors {
     }
 }
 
-/// Table 3's counts of a slice from its payload, on `threads` threads.
-pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Counts {
+/// Table 3's counts of a slice from its payload, on `threads` threads; `None` if the table
+/// gives mirror images different values (it is damaged: `db verify` finds where).
+pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Option<Counts> {
     let mirrors = Mirrors::new(slice.board);
     // Per value: positions in classes of 4 and positions in classes of 2 (fixed by exactly
     // one mirror; fixed by both means fixed by the turn, which is left out).
@@ -50,6 +51,7 @@ pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Counts {
     let pairs: [AtomicU64; 3] = Default::default();
     for_chunks(
         slice.len(),
+        parallel::POSITIONS,
         threads,
         |_| {},
         |range| {
@@ -89,12 +91,18 @@ pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Counts {
             }
         },
     );
-    // Codes: 0 draw, 1 win, 2 loss.
-    let class =
-        |c: usize| quads[c].load(Ordering::Relaxed) / 4 + pairs[c].load(Ordering::Relaxed) / 2;
-    Counts {
-        win: class(1),
-        draw: class(0),
-        loss: class(2),
-    }
+    // Codes: 0 draw, 1 win, 2 loss. Mirror images share a value, so the classes divide
+    // evenly; anything else means the table is not symmetric, which no sound table is.
+    let class = |c: usize| {
+        let (q, p) = (
+            quads[c].load(Ordering::Relaxed),
+            pairs[c].load(Ordering::Relaxed),
+        );
+        (q % 4 == 0 && p % 2 == 0).then_some(q / 4 + p / 2)
+    };
+    Some(Counts {
+        win: class(1)?,
+        draw: class(0)?,
+        loss: class(2)?,
+    })
 }

@@ -1,14 +1,16 @@
 //! Verification: every entry re-derived from its successors (one-ply consistency), on top
-//! of the header and checksum checks done when a file is opened.
+//! of the header and checksum checks done when a file is opened. Distances, where kept, are
+//! checked the same way, which also pins down the values: a win must be one ply before a
+//! loss, so no cycle of positions can pass as wins.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::egdb::index::Slice;
-use crate::egdb::parallel::for_chunks;
+use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
 use crate::egdb::wdl::{Wdl, code_at};
-use crate::movegen::for_each_child;
+use crate::movegen::{for_each_child, has_capture};
 use crate::position::{Color, Position};
 
 /// At most this many mismatches are kept for the report.
@@ -19,8 +21,8 @@ const KEEP: usize = 10;
 pub struct Mismatch {
     pub index: u64,
     pub position: Position,
-    pub stored: Option<Wdl>,
-    pub derived: Option<Wdl>,
+    pub stored: String,
+    pub derived: String,
 }
 
 /// The result of verifying one slice.
@@ -31,23 +33,43 @@ pub struct SliceCheck {
     pub first: Vec<Mismatch>,
 }
 
-/// Re-derives every entry of `slice` (whose file `payload` holds) from the values of its
-/// successors in `db`: a win if some move reaches a loss (or takes the last piece), a loss if
-/// every move reaches a win (or there is no move), else a draw.
-pub fn verify_slice(db: &Database, slice: &Slice, payload: &[u8], threads: usize) -> SliceCheck {
+/// Re-derives every entry of `slice` (whose value file holds `payload`, and distance file
+/// `distances` if there is one) from its successors in `db`: a win if some move reaches a
+/// loss (or takes the last piece), a loss if every move reaches a win (or there is no move),
+/// else a draw; a paika win one ply more than its nearest lost successor, a paika loss one
+/// more than its farthest won one, a capture or the end 0 plies away.
+pub fn verify_slice(
+    db: &Database,
+    slice: &Slice,
+    payload: &[u8],
+    distances: Option<&[u8]>,
+    threads: usize,
+) -> SliceCheck {
     let len = slice.len();
     let mismatches = AtomicU64::new(0);
     let first = Mutex::new(Vec::new());
     for_chunks(
         len,
+        parallel::POSITIONS,
         threads,
         |_| {},
         |range| {
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
                 let pos = Position::from_parts(slice.board, us, them, Color::White);
-                let derived = derive(db, &pos);
                 let stored = Wdl::from_code(code_at(payload, i));
-                if derived != stored {
+                let derived = derive(db, &pos);
+                let mut wrong =
+                    (derived != stored).then(|| (format!("{stored:?}"), format!("{derived:?}")));
+                if wrong.is_none()
+                    && let (Some(d), Some(v)) = (distances, stored)
+                {
+                    let age = d[i as usize];
+                    let expected = derive_age(db, &pos, v);
+                    if expected != Some(age) && age != 255 {
+                        wrong = Some((format!("distance byte {age}"), format!("{expected:?}")));
+                    }
+                }
+                if let Some((stored, derived)) = wrong {
                     mismatches.fetch_add(1, Ordering::Relaxed);
                     let mut f = first.lock().expect("no thread panics holding it");
                     if f.len() < KEEP {
@@ -92,4 +114,29 @@ fn derive(db: &Database, pos: &Position) -> Option<Wdl> {
         return None;
     }
     Some(best)
+}
+
+/// The distance byte `pos` (worth `value`) should hold: 0 for a draw, 1 for a capture or the
+/// end, else 1 + the plies of the best successor as the winner hurries and the loser delays.
+fn derive_age(db: &Database, pos: &Position, value: Wdl) -> Option<u8> {
+    let mut children = Vec::new();
+    for_each_child(pos, |c| children.push(c));
+    if value == Wdl::Draw {
+        return Some(0);
+    }
+    if children.is_empty() || has_capture(pos) {
+        return Some(1);
+    }
+    // Paika: successors stay in the paired slice, whose bytes hold 1 + plies.
+    let plies = |c: &Position| db.distance(c);
+    let best = match value {
+        Wdl::Win => children
+            .iter()
+            .filter(|c| db.probe(c) == Some(Wdl::Loss))
+            .filter_map(plies)
+            .min()?,
+        _ => children.iter().filter_map(plies).max()?,
+    };
+    // Plies from here = 1 + plies from the successor; the byte holds 1 + plies.
+    Some((best + 2).min(255) as u8)
 }

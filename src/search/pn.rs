@@ -276,7 +276,7 @@ pub fn search<'a>(
         // PN² records every first-level iteration; PN, which has many more, a sample.
         let record = level == Level::Pn2
             || tree.stats.iterations.is_power_of_two()
-            || tree.stats.iterations % 4096 == 0;
+            || tree.stats.iterations.is_multiple_of(4096);
         if record || tree.decided() {
             let point = CurvePoint {
                 iteration: tree.stats.iterations,
