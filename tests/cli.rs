@@ -249,3 +249,45 @@ fn db_bad_input_is_named() {
     // Nothing was written for refused builds.
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
+
+#[test]
+fn solve_reports_the_value_the_best_move_and_a_checked_proof() {
+    let v = json(&["solve", "3x5", "--json"]);
+    assert_eq!(v["value"], "white");
+    assert_eq!(v["verified"], true);
+    assert!(v["nodes"].as_u64().unwrap() > 0);
+    assert!(v["best_move"].is_string());
+    let v = json(&["solve", "3x3", "--algo", "pn", "--moves", "--json"]);
+    assert_eq!(v["value"], "white");
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 4);
+    // The best move is one of the moves that keep White's win.
+    assert!(
+        moves
+            .iter()
+            .any(|m| m["move"] == v["best_move"] && m["value"] == "white")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("curve.csv");
+    let o = run(&["solve", "5x3", "--curve", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("goal,iteration,nodes,seconds,root_pn,root_dn\n"));
+    assert!(text.lines().count() > 10);
+    // The last row is the proof: pn 0.
+    assert!(
+        text.lines().last().unwrap().split(',').nth(4) == Some("0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn solve_refuses_decided_positions_and_missing_tables() {
+    assert_bad_input(&["solve", "BBB/.../... w"], "already decided");
+    let dir = tempfile::tempdir().unwrap();
+    assert_bad_input(
+        &["solve", "5x5", "--db", dir.path().to_str().unwrap()],
+        "fanorona db build --board 5x5",
+    );
+    assert_bad_input(&["solve", "4x4"], "unsupported board 4x4");
+}

@@ -3,6 +3,7 @@
 pub mod db;
 pub mod output;
 pub mod rules;
+pub mod solve;
 
 use std::path::{Path, PathBuf};
 
@@ -78,6 +79,29 @@ pub enum Command {
         /// Worker threads (subtrees are shared among them).
         #[arg(long, default_value = "1", value_parser = threads)]
         threads: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The value of a board's start or of a position (White wins, Black wins or draw), its
+    /// best move, and the work done; every proof re-checked independently.
+    Solve {
+        /// A board (RxC, its initial position) or a position; 7x3 by default.
+        target: Option<String>,
+        /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// pn (Allis) or pn2 (PN², as the paper).
+        #[arg(long, default_value = "pn2", value_parser = ["pn", "pn2"])]
+        algo: String,
+        /// Also solve the position after every legal move.
+        #[arg(long)]
+        moves: bool,
+        /// Write the root's proof and disproof numbers after every iteration to this CSV.
+        #[arg(long)]
+        curve: Option<PathBuf>,
+        /// Stop after creating this many nodes (per goal).
+        #[arg(long)]
+        nodes: Option<u64>,
         #[arg(long)]
         json: bool,
     },
@@ -183,6 +207,34 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Db { command } => run_db(command, &load_config(cli.config.as_deref())?),
+        Command::Solve {
+            target,
+            db,
+            algo,
+            moves,
+            curve,
+            nodes,
+            json,
+        } => {
+            let config = load_config(cli.config.as_deref())?;
+            let level = if algo == "pn" {
+                fanorona::search::pn::Level::Pn
+            } else {
+                fanorona::search::pn::Level::Pn2
+            };
+            solve::solve(
+                solve::SolveArgs {
+                    target,
+                    db,
+                    level,
+                    moves,
+                    curve,
+                    nodes,
+                    json,
+                },
+                &config.db_dir,
+            )
+        }
         Command::Show {
             position,
             board,

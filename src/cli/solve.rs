@@ -1,0 +1,236 @@
+//! `fanorona solve`: the game-theoretic value of a board's start or of a position.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, anyhow};
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure, input};
+use crate::out;
+use fanorona::egdb::Database;
+use fanorona::egdb::file::board_dir;
+use fanorona::search::pn::{self, Level};
+use fanorona::search::proof::{check, extract};
+use fanorona::search::{
+    CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
+};
+use fanorona::{Board, Position, legal_moves};
+
+pub struct SolveArgs {
+    pub target: Option<String>,
+    pub db: Option<PathBuf>,
+    pub level: Level,
+    pub moves: bool,
+    pub curve: Option<PathBuf>,
+    pub nodes: Option<u64>,
+    pub json: bool,
+}
+
+/// With no target: a board whose proof takes about a second.
+const DEFAULT_BOARD: &str = "7x3";
+
+fn target(text: Option<&str>) -> Result<Position, Failure> {
+    let text = text.unwrap_or(DEFAULT_BOARD);
+    if text.contains('/') {
+        input(text.parse::<Position>().context("bad position"))
+    } else {
+        Ok(Position::initial(input(text.parse::<Board>())?))
+    }
+}
+
+/// One goal searched, its proof extracted and re-checked; `verified` says whether it held.
+struct Checked {
+    result: SearchResult,
+    verified: Option<bool>,
+}
+
+fn search(
+    pos: &Position,
+    goal: Goal,
+    leaf: LeafEval<'_>,
+    args: &SolveArgs,
+    db: Option<&Database>,
+) -> Checked {
+    let limits = Limits {
+        nodes: args.nodes,
+        time: None,
+    };
+    let mut last = Instant::now();
+    let progress = |p: &CurvePoint| {
+        if last.elapsed().as_secs_f64() >= 1.0 {
+            eprintln!(
+                "  {goal}: iteration {}, {} nodes, root pn {} dn {}, {:.1} s",
+                p.iteration, p.nodes, p.pn, p.dn, p.seconds
+            );
+            last = Instant::now();
+        }
+    };
+    let (tree, curve) = pn::search(pos, goal, leaf, args.level, limits, progress);
+    // The independent check: the solution tree, re-verified from the rules and tables.
+    let verified = (tree.outcome() != Outcome::Unknown).then(|| {
+        extract(&tree, leaf)
+            .map(|t| check(&t, db).is_ok())
+            .unwrap_or(false)
+    });
+    let best_move = tree
+        .deciding_child()
+        .and_then(|child| legal_moves(pos).into_iter().find(|m| m.apply(pos) == child));
+    Checked {
+        result: SearchResult {
+            goal,
+            outcome: tree.outcome(),
+            best_move,
+            stats: tree.stats,
+            curve,
+        },
+        verified,
+    }
+}
+
+pub fn solve(args: SolveArgs, default_db: &Path) -> CliResult {
+    let pos = target(args.target.as_deref())?;
+    if fanorona::movegen::is_lost(&pos) {
+        return Err(Failure::input(anyhow!(
+            "{pos} is already decided: {} has lost",
+            pos.side_to_move()
+        )));
+    }
+    // The tables, if any are built for this board.
+    let dir = args.db.clone().unwrap_or_else(|| default_db.to_path_buf());
+    if args.db.is_some() && !board_dir(&dir, pos.board()).is_dir() {
+        return Err(Failure::input(anyhow!(
+            "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 5`",
+            pos.board(),
+            dir.display(),
+            pos.board()
+        )));
+    }
+    let db = board_dir(&dir, pos.board())
+        .is_dir()
+        .then(|| Database::new(&dir, pos.board()));
+    let leaf = LeafEval { db: db.as_ref() };
+    let mut verified = true;
+    let mut solve_one = |p: &Position| -> Solution {
+        game_value(p, |goal| {
+            let c = search(p, goal, leaf, &args, db.as_ref());
+            verified &= c.verified.unwrap_or(true);
+            c.result
+        })
+    };
+    let start = Instant::now();
+    let solution = solve_one(&pos);
+    let mut move_values = Vec::new();
+    if args.moves {
+        for m in legal_moves(&pos) {
+            let child = m.apply(&pos);
+            let s = if fanorona::movegen::is_lost(&child) {
+                None
+            } else {
+                solve_one(&child).value
+            };
+            // A move that leaves the opponent lost wins for the mover.
+            let v = s
+                .map(|v| v.name())
+                .unwrap_or(if fanorona::movegen::is_lost(&child) {
+                    pos.side_to_move().name()
+                } else {
+                    "unknown"
+                });
+            move_values.push((m.notation(pos.board()), v));
+        }
+    }
+    if let Some(path) = &args.curve {
+        write_curve(path, &solution).map_err(Failure::other)?;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let value = solution.value.map(|v| v.name()).unwrap_or("unknown");
+    let best = solution.best_move().map(|m| m.notation(pos.board()));
+    let nodes = solution.nodes();
+    if args.json {
+        let mut o = json!({
+            "position": pos.to_string(),
+            "value": value,
+            "best_move": best,
+            "nodes": nodes,
+            "seconds": seconds,
+            "verified": verified,
+            "algorithm": format!("{:?}", args.level).to_lowercase(),
+            "database": db.as_ref().map(|_| dir.display().to_string()),
+            "searches": solution.searches.iter().map(|s| json!({
+                "goal": s.goal.to_string(),
+                "outcome": format!("{:?}", s.outcome).to_lowercase(),
+                "nodes": s.stats.nodes,
+                "iterations": s.stats.iterations,
+                "db_hits": s.stats.db_hits,
+                "repetitions": s.stats.repetitions,
+                "seconds": s.stats.seconds,
+            })).collect::<Vec<_>>(),
+        });
+        if args.moves {
+            o["moves"] = move_values
+                .iter()
+                .map(|(m, v)| json!({"move": m, "value": v}))
+                .collect();
+        }
+        out!("{o}");
+    } else {
+        out!("{pos}");
+        match solution.value {
+            Some(v) => out!("value: {v}"),
+            None => out!("value: unknown (the node limit ran out)"),
+        }
+        if let Some(b) = &best {
+            out!("best move: {b}");
+        }
+        for s in &solution.searches {
+            out!(
+                "  {}: {:?}, {} nodes, {} iterations, {} table hits, {} repetitions, {:.2} s",
+                s.goal,
+                s.outcome,
+                s.stats.nodes,
+                s.stats.iterations,
+                s.stats.db_hits,
+                s.stats.repetitions,
+                s.stats.seconds
+            );
+        }
+        for (m, v) in &move_values {
+            out!("  {m}: {v}");
+        }
+        out!(
+            "{nodes} nodes in {seconds:.2} s; proofs {}",
+            if verified {
+                "verified by the independent checker"
+            } else {
+                "FAILED the independent check"
+            }
+        );
+    }
+    if !verified {
+        return Err(Failure::other(anyhow!(
+            "a proof failed the independent check"
+        )));
+    }
+    Ok(())
+}
+
+/// The root's proof and disproof numbers after each iteration, one row each, per goal.
+fn write_curve(path: &Path, solution: &Solution) -> anyhow::Result<()> {
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
+    writeln!(f, "goal,iteration,nodes,seconds,root_pn,root_dn")?;
+    for s in &solution.searches {
+        for p in &s.curve {
+            writeln!(
+                f,
+                "{},{},{},{:.6},{},{}",
+                s.goal.attacker, p.iteration, p.nodes, p.seconds, p.pn, p.dn
+            )?;
+        }
+    }
+    f.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
