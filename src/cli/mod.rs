@@ -142,16 +142,7 @@ pub enum DbCommand {
         distances: bool,
     },
     /// Win, draw and loss counts per slice in the paper's Table 3 convention.
-    Stats {
-        #[arg(long)]
-        board: String,
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        #[arg(long, value_parser = threads)]
-        threads: Option<usize>,
-        #[arg(long)]
-        json: bool,
-    },
+    Stats(BoardTables),
     /// The value of a position, and a move that keeps it.
     Probe {
         position: String,
@@ -161,16 +152,21 @@ pub enum DbCommand {
         json: bool,
     },
     /// Check every table: headers, checksums, and each entry against its successors.
-    Verify {
-        #[arg(long)]
-        board: String,
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        #[arg(long, value_parser = threads)]
-        threads: Option<usize>,
-        #[arg(long)]
-        json: bool,
-    },
+    Verify(BoardTables),
+}
+
+/// The tables of one board: which board, where, how many threads, and the output form.
+#[derive(clap::Args)]
+pub struct BoardTables {
+    #[arg(long)]
+    board: String,
+    /// Database directory (default: db_dir of the config).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[arg(long, value_parser = threads)]
+    threads: Option<usize>,
+    #[arg(long)]
+    json: bool,
 }
 
 fn run_db(command: DbCommand, config: &Config) -> CliResult {
@@ -184,23 +180,13 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             threads: t,
             distances,
         } => db::build_cmd(&dir(d), &board, pieces as usize, threads(t), distances),
-        DbCommand::Stats {
-            board,
-            dir: d,
-            threads: t,
-            json,
-        } => db::stats(&dir(d), &board, threads(t), json),
+        DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.json),
         DbCommand::Probe {
             position,
             dir: d,
             json,
         } => db::probe(&dir(d), &position, json),
-        DbCommand::Verify {
-            board,
-            dir: d,
-            threads: t,
-            json,
-        } => db::verify(&dir(d), &board, threads(t), json),
+        DbCommand::Verify(a) => db::verify(&dir(a.dir), &a.board, threads(a.threads), a.json),
     }
 }
 
