@@ -4,6 +4,7 @@
 //! A solver answers one question: can the *attacker* force a win from this position? A draw
 //! is two answers: White cannot force a win and Black cannot. `game_value` asks both.
 
+pub mod alphabeta;
 pub mod leaf;
 pub mod pn;
 pub mod proof;

@@ -1,0 +1,94 @@
+//! The proof-number solvers against a plain alpha-beta solver, on random positions of small
+//! boards (rules only) and of 5x9 (over 3-piece tables).
+
+use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::search::alphabeta::AlphaBeta;
+use fanorona::search::pn::{self, Level};
+use fanorona::search::{LeafEval, Limits, game_value};
+use fanorona::{Board, Color, Position};
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random position of `board` with `white` and `black` pieces.
+fn random_position(rng: &mut Rng, board: Board, white: u32, black: u32) -> Position {
+    let (mut w, mut b) = (0u64, 0u64);
+    while w.count_ones() < white {
+        w |= 1 << rng.below(board.size() as u64);
+    }
+    while b.count_ones() < black {
+        let p = 1 << rng.below(board.size() as u64);
+        if w & p == 0 {
+            b |= p;
+        }
+    }
+    let side = if rng.below(2) == 0 {
+        Color::White
+    } else {
+        Color::Black
+    };
+    Position::from_parts(board, w, b, side)
+}
+
+/// Compares PN and PN² with alpha-beta on `count` random positions; returns how many
+/// alpha-beta solved within its budget.
+fn cross_check(
+    db: Option<&Database>,
+    board: Board,
+    pieces: (u32, u32),
+    count: usize,
+    seed: u64,
+) -> usize {
+    let mut rng = Rng(seed);
+    let mut solved = 0;
+    for _ in 0..count {
+        let pos = random_position(&mut rng, board, pieces.0, pieces.1);
+        if fanorona::movegen::is_lost(&pos) {
+            continue;
+        }
+        let Some(expected) = AlphaBeta::new(db, 20_000).value(&pos) else {
+            continue;
+        };
+        solved += 1;
+        for level in [Level::Pn, Level::Pn2] {
+            let s = game_value(&pos, |goal| {
+                pn::solve(&pos, goal, LeafEval { db }, level, Limits::none(), |_| {})
+            });
+            assert_eq!(s.value, Some(expected), "{pos} {level:?}");
+        }
+    }
+    solved
+}
+
+#[test]
+fn proof_number_solvers_agree_with_alpha_beta_on_small_boards() {
+    let solved = cross_check(None, "3x3".parse().unwrap(), (3, 3), 60, 1)
+        + cross_check(None, "3x5".parse().unwrap(), (3, 2), 60, 2)
+        + cross_check(None, "5x3".parse().unwrap(), (2, 3), 60, 3);
+    eprintln!("alpha-beta solved {solved}");
+    assert!(solved > 100, "{solved}");
+}
+
+#[test]
+fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        threads: 2,
+        progress: false,
+        distances: false,
+    };
+    build(dir.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
+    let db = Database::new(dir.path(), Board::STANDARD);
+    let solved = cross_check(Some(&db), Board::STANDARD, (2, 2), 80, 4)
+        + cross_check(Some(&db), Board::STANDARD, (3, 1), 40, 5);
+    eprintln!("alpha-beta solved {solved}");
+    assert!(solved > 30, "{solved}");
+}
