@@ -111,7 +111,11 @@ pub enum Command {
         command: DbCommand,
     },
     /// A fixed perft workload: its total count is a signature of the rules; prints the speed.
+    /// With --solvers: a fixed proof-search workload instead (nodes and nodes per second).
     Bench {
+        /// Benchmark the proof-number solvers instead of move generation.
+        #[arg(long)]
+        solvers: bool,
         #[arg(long, default_value = "1", value_parser = threads)]
         threads: usize,
         /// Runs per board; the median time is reported.
@@ -244,9 +248,16 @@ pub fn run(cli: Cli) -> CliResult {
             json,
         }),
         Command::Bench {
+            solvers: true,
+            repeat,
+            json,
+            ..
+        } => solve::bench(repeat as usize, json),
+        Command::Bench {
             threads,
             repeat,
             json,
+            ..
         } => rules::bench(threads, repeat as usize, json),
     }
 }

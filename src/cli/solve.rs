@@ -234,3 +234,63 @@ fn write_curve(path: &Path, solution: &Solution) -> anyhow::Result<()> {
     f.flush()
         .with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// The fixed workload of `fanorona bench --solvers`: starts solved without tables.
+const SOLVER_BENCH: [(&str, Level); 4] = [
+    ("3x7", Level::Pn),
+    ("7x3", Level::Pn),
+    ("3x7", Level::Pn2),
+    ("7x3", Level::Pn2),
+];
+
+/// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
+pub fn bench(repeat: usize, json: bool) -> CliResult {
+    let mut rows = Vec::new();
+    let (mut total, mut total_seconds) = (0u64, 0f64);
+    for (board, level) in SOLVER_BENCH {
+        let pos = Position::initial(board.parse().expect("bench boards are supported"));
+        let mut times = Vec::new();
+        let mut nodes = 0;
+        for _ in 0..repeat {
+            let t = Instant::now();
+            let s = game_value(&pos, |goal| {
+                pn::solve(
+                    &pos,
+                    goal,
+                    LeafEval::rules_only(),
+                    level,
+                    Limits::none(),
+                    |_| {},
+                )
+            });
+            times.push(t.elapsed().as_secs_f64());
+            nodes = s.nodes();
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let name = format!("{level:?}").to_lowercase();
+        if !json {
+            out!(
+                "{board} {name:<4}: {nodes:>9} nodes {median:>7.3} s {:>6.2} M nodes/s",
+                nodes as f64 / median / 1e6
+            );
+        }
+        rows.push(json!({"board": board, "algorithm": name, "nodes": nodes, "seconds": median}));
+        total += nodes;
+        total_seconds += median;
+    }
+    let nps = total as f64 / total_seconds;
+    if json {
+        out!(
+            "{}",
+            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": nps.round() as u64,
+                   "repeat": repeat, "runs": rows})
+        );
+    } else {
+        out!(
+            "signature {total} nodes; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M nodes/s, 1 thread",
+            nps / 1e6
+        );
+    }
+    Ok(())
+}
