@@ -58,6 +58,12 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
         });
         assert_eq!(solution.value, Some(Value::Win(Color::White)), "{board}");
         let best = solution.best_move().expect("a winning move");
+        // Fewer nodes than the paper's PN search created.
+        assert!(
+            solution.nodes() <= paper_nodes,
+            "{board}: {} nodes",
+            solution.nodes()
+        );
         eprintln!(
             "{board}: white wins with {}, {} nodes (paper {paper_nodes})",
             best.notation(board),

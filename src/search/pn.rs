@@ -92,7 +92,16 @@ impl<'a> PnTree<'a> {
         let (pn, dn) = match leaf {
             Leaf::Proven => (0, INFINITE),
             Leaf::Disproven => (INFINITE, 0),
-            Leaf::Open => (1, 1),
+            // Mobility: a side with many moves is harder to beat. At an OR node one good move
+            // proves it (pn 1) but every move must fail to disprove it (dn = moves).
+            Leaf::Open => {
+                let moves = crate::movegen::count_moves(&pos).clamp(1, 1000);
+                if pos.side_to_move() == self.goal.attacker {
+                    (1, moves)
+                } else {
+                    (moves, 1)
+                }
+            }
         };
         Node {
             pos,
