@@ -1,5 +1,6 @@
 //! The command-line interface: arguments, dispatch and output.
 
+pub mod bench;
 pub mod db;
 pub mod output;
 pub mod rules;

@@ -5,6 +5,7 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::json;
 
+use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
 use fanorona::movegen::is_lost;
@@ -137,41 +138,17 @@ const BENCH: [(&str, u32); 8] = [
 
 /// Runs the workload `repeat` times; reports each board's median time and the total.
 pub fn bench(threads: usize, repeat: usize, json: bool) -> CliResult {
-    let mut rows = Vec::new();
-    let (mut total, mut total_seconds) = (0u64, 0f64);
-    for (board, depth) in BENCH {
-        let pos = Position::initial(board.parse().expect("bench boards are supported"));
-        let mut times = Vec::new();
-        let mut nodes = 0;
-        for _ in 0..repeat {
-            let t = Instant::now();
-            nodes = perft_parallel(&pos, depth, threads);
-            times.push(t.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
-        if !json {
-            out!(
-                "{board} depth {depth:>2}: {nodes:>11} leaves {median:>7.3} s {:>7.1} M leaves/s",
-                nodes as f64 / median / 1e6
-            );
-        }
-        rows.push(json!({"board": board, "depth": depth, "nodes": nodes, "seconds": median}));
-        total += nodes;
-        total_seconds += median;
-    }
-    let nps = total as f64 / total_seconds;
-    if json {
-        out!(
-            "{}",
-            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": nps.round() as u64,
-                   "threads": threads, "repeat": repeat, "runs": rows})
-        );
-    } else {
-        out!(
-            "signature {total} leaves; {total_seconds:.3} s (sum of medians of {repeat}): {:.1} M leaves/s, {threads} thread(s)",
-            nps / 1e6
-        );
-    }
+    let cases = BENCH
+        .iter()
+        .map(|&(board, depth)| {
+            let pos = Position::initial(board.parse().expect("bench boards are supported"));
+            bench::Case {
+                label: format!("{board} depth {depth:>2}"),
+                fields: json!({"board": board, "depth": depth}),
+                run: Box::new(move || perft_parallel(&pos, depth, threads)),
+            }
+        })
+        .collect();
+    bench::run(cases, repeat, threads, "leaves", json);
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, anyhow};
 use serde_json::json;
 
+use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
 use fanorona::egdb::Database;
@@ -245,52 +246,30 @@ const SOLVER_BENCH: [(&str, Level); 4] = [
 
 /// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
 pub fn bench(repeat: usize, json: bool) -> CliResult {
-    let mut rows = Vec::new();
-    let (mut total, mut total_seconds) = (0u64, 0f64);
-    for (board, level) in SOLVER_BENCH {
-        let pos = Position::initial(board.parse().expect("bench boards are supported"));
-        let mut times = Vec::new();
-        let mut nodes = 0;
-        for _ in 0..repeat {
-            let t = Instant::now();
-            let s = game_value(&pos, |goal| {
-                pn::solve(
-                    &pos,
-                    goal,
-                    LeafEval::rules_only(),
-                    level,
-                    Limits::none(),
-                    |_| {},
-                )
-            });
-            times.push(t.elapsed().as_secs_f64());
-            nodes = s.nodes();
-        }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
-        let name = format!("{level:?}").to_lowercase();
-        if !json {
-            out!(
-                "{board} {name:<4}: {nodes:>9} nodes {median:>7.3} s {:>6.2} M nodes/s",
-                nodes as f64 / median / 1e6
-            );
-        }
-        rows.push(json!({"board": board, "algorithm": name, "nodes": nodes, "seconds": median}));
-        total += nodes;
-        total_seconds += median;
-    }
-    let nps = total as f64 / total_seconds;
-    if json {
-        out!(
-            "{}",
-            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": nps.round() as u64,
-                   "repeat": repeat, "runs": rows})
-        );
-    } else {
-        out!(
-            "signature {total} nodes; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M nodes/s, 1 thread",
-            nps / 1e6
-        );
-    }
+    let cases = SOLVER_BENCH
+        .iter()
+        .map(|&(board, level)| {
+            let pos = Position::initial(board.parse().expect("bench boards are supported"));
+            let name = format!("{level:?}").to_lowercase();
+            bench::Case {
+                label: format!("{board} {name:<4}"),
+                fields: json!({"board": board, "algorithm": name}),
+                run: Box::new(move || {
+                    game_value(&pos, |goal| {
+                        pn::solve(
+                            &pos,
+                            goal,
+                            LeafEval::rules_only(),
+                            level,
+                            Limits::none(),
+                            |_| {},
+                        )
+                    })
+                    .nodes()
+                }),
+            }
+        })
+        .collect();
+    bench::run(cases, repeat, 1, "nodes", json);
     Ok(())
 }
