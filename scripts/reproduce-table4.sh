@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Solves the start of every board of the paper's Table 4 (PN for the boards the paper solved
-# without tables, PN² with the endgame tables for the others) and prints our winner and node
-# count beside the paper's. Each proof is re-checked by the independent checker (column
+# Solves the start of every board of the paper's Table 4 (df-pn with its transposition table,
+# or ALGO=pn / ALGO=pn2; over the endgame tables where the paper used tables) and prints our
+# winner and node count beside the paper's. Each proof is re-checked by the independent checker (column
 # "checked"). A different winner is marked and makes the script exit non-zero at the end.
 # Needs the tables: scripts/build-tables.sh builds them.
 # 5x9 is left out: its proof belongs to the solve-session daemon.
-# Usage: scripts/reproduce-table4.sh [DB_DIR]   (default: data/egdb)
+# Usage: [ALGO=dfpn|pn|pn2] scripts/reproduce-table4.sh [DB_DIR]   (default: data/egdb)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-data/egdb}
+algo=${ALGO:-dfpn}
 cargo build --release --quiet
 bin=target/release/fanorona
 printf "%-6s %-7s %-7s %14s %14s %9s %8s %s\n" board paper ours paper_nodes our_nodes ratio seconds checked
 status=0
 while IFS=$'\t' read -r board winner db paper_nodes; do
     [ "$board" = 5x9 ] && continue
-    if [ "$db" = 0 ]; then args=(--algo pn); else args=(--algo pn2 --db "$dir"); fi
+    if [ "$db" = 0 ]; then args=(--algo "$algo"); else args=(--algo "$algo" --db "$dir"); fi
     out=$($bin solve "$board" "${args[@]}" --json 2>/dev/null)
     python3 - "$board" "$winner" "$paper_nodes" "$out" <<'PY' || status=1
 import json, sys

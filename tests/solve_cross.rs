@@ -1,8 +1,9 @@
-//! The proof-number solvers against a plain alpha-beta solver, on random positions of small
+//! The proof-number solvers (PN, PN², df-pn) against a plain alpha-beta solver, on random positions of small
 //! boards (rules only) and of 5x9 (over 3-piece tables).
 
 use fanorona::egdb::{BuildOptions, Database, build};
 use fanorona::search::alphabeta::AlphaBeta;
+use fanorona::search::dfpn;
 use fanorona::search::pn::{self, Level};
 use fanorona::search::{LeafEval, Limits, game_value};
 use fanorona::{Board, Color, Position};
@@ -64,6 +65,10 @@ fn cross_check(
             });
             assert_eq!(s.value, Some(expected), "{pos} {level:?}");
         }
+        let s = game_value(&pos, |goal| {
+            dfpn::solve(&pos, goal, LeafEval { db }, Limits::none(), 1 << 20, |_| {})
+        });
+        assert_eq!(s.value, Some(expected), "{pos} df-pn");
     }
     solved
 }

@@ -1,7 +1,9 @@
 //! The five boards of Table 4 solved without databases (3x3, 3x5, 5x3, 3x7, 7x3: White wins),
 //! by PN and PN², each proof extracted and re-verified by the independent checker.
 
+use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::Level;
+use fanorona::search::proof::check;
 use fanorona::search::proof::solve_and_check;
 use fanorona::search::{Goal, LeafEval, Limits, Outcome, Value, game_value, pn};
 use fanorona::{Board, Color, Position};
@@ -46,6 +48,31 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
             assert_eq!(outcome, Outcome::Proven, "{board} {level:?}");
             assert!(size > 1);
         }
+        // df-pn with its transposition table: the same answer, a checked proof, fewer nodes.
+        let mut dfpn = DfPn::new(
+            Goal {
+                attacker: Color::White,
+            },
+            LeafEval::rules_only(),
+            Limits::none(),
+            1 << 20,
+        );
+        let root = dfpn.search(&pos, |_| {});
+        assert_eq!(root.pn, 0, "{board} df-pn");
+        let proof = dfpn
+            .solution(&pos)
+            .expect("a decided root has a solution tree");
+        check(&proof, None).unwrap();
+        assert!(
+            dfpn.stats.nodes <= paper_nodes,
+            "{board} df-pn: {} nodes",
+            dfpn.stats.nodes
+        );
+        eprintln!(
+            "{board}: df-pn {} nodes, proof of {} nodes",
+            dfpn.stats.nodes,
+            proof.len()
+        );
         let solution = game_value(&pos, |goal| {
             pn::solve(
                 &pos,

@@ -91,8 +91,8 @@ pub enum Command {
         /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
         #[arg(long)]
         db: Option<PathBuf>,
-        /// pn (Allis) or pn2 (PN², as the paper).
-        #[arg(long, default_value = "pn2", value_parser = ["pn", "pn2"])]
+        /// pn (Allis), pn2 (PN², as the paper) or dfpn (df-pn with a transposition table).
+        #[arg(long, default_value = "pn2", value_parser = ["pn", "pn2", "dfpn"])]
         algo: String,
         /// Also solve the position after every legal move.
         #[arg(long)]
@@ -208,16 +208,16 @@ pub fn run(cli: Cli) -> CliResult {
             json,
         } => {
             let config = load_config(cli.config.as_deref())?;
-            let level = if algo == "pn" {
-                fanorona::search::pn::Level::Pn
-            } else {
-                fanorona::search::pn::Level::Pn2
+            let algo = match algo.as_str() {
+                "pn" => solve::Algo::Pn,
+                "dfpn" => solve::Algo::DfPn,
+                _ => solve::Algo::Pn2,
             };
             solve::solve(
                 solve::SolveArgs {
                     target,
                     db,
-                    level,
+                    algo,
                     moves,
                     curve,
                     nodes,

@@ -12,6 +12,7 @@ use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
+use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::{self, Level};
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{
@@ -19,10 +20,21 @@ use fanorona::search::{
 };
 use fanorona::{Board, Position, legal_moves};
 
+/// Which solver.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Algo {
+    Pn,
+    Pn2,
+    DfPn,
+}
+
+/// Undecided entries the df-pn table keeps at most (decided ones are always kept).
+const DFPN_TABLE: usize = 20_000_000;
+
 pub struct SolveArgs {
     pub target: Option<String>,
     pub db: Option<PathBuf>,
-    pub level: Level,
+    pub algo: Algo,
     pub moves: bool,
     pub curve: Option<PathBuf>,
     pub nodes: Option<u64>,
@@ -68,7 +80,44 @@ fn search(
             last = Instant::now();
         }
     };
-    let (tree, curve) = pn::search(pos, goal, leaf, args.level, limits, progress);
+    if args.algo == Algo::DfPn {
+        let mut curve = Vec::new();
+        let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
+        let mut progress = progress;
+        let e = search.search(pos, |p| {
+            progress(p);
+            curve.push(*p);
+        });
+        let outcome = if e.pn == 0 {
+            Outcome::Proven
+        } else if e.dn == 0 {
+            Outcome::Disproven
+        } else {
+            Outcome::Unknown
+        };
+        let mut stats = search.stats;
+        stats.seconds = curve.last().map_or(0.0, |p| p.seconds);
+        // The independent check: the solution tree, re-verified from the rules and tables.
+        let verified = (outcome != Outcome::Unknown)
+            .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
+        let best_move = search.best_move(pos);
+        return Checked {
+            result: SearchResult {
+                goal,
+                outcome,
+                best_move,
+                stats,
+                curve,
+            },
+            verified,
+        };
+    }
+    let level = if args.algo == Algo::Pn {
+        Level::Pn
+    } else {
+        Level::Pn2
+    };
+    let (tree, curve) = pn::search(pos, goal, leaf, level, limits, progress);
     // The independent check: the solution tree, re-verified from the rules and tables.
     let verified = (tree.outcome() != Outcome::Unknown).then(|| {
         extract(&tree, leaf)
@@ -157,7 +206,7 @@ pub fn solve(args: SolveArgs, default_db: &Path) -> CliResult {
             "nodes": nodes,
             "seconds": seconds,
             "verified": verified,
-            "algorithm": format!("{:?}", args.level).to_lowercase(),
+            "algorithm": format!("{:?}", args.algo).to_lowercase(),
             "database": db.as_ref().map(|_| dir.display().to_string()),
             "searches": solution.searches.iter().map(|s| json!({
                 "goal": s.goal.to_string(),

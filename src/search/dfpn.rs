@@ -1,0 +1,446 @@
+//! Depth-first proof-number search (df-pn, Nagai) with a transposition table.
+//!
+//! The graph-history problem: a position repeated on the current path is a draw, so a value
+//! found for a position on one path may not hold on another. Which positions a node can
+//! repeat is known exactly, though: pieces never come back, so it can only repeat positions
+//! of the same material, which are the positions since the last capture on its path. The
+//! table therefore keys each entry by the position *and* the set of positions since the last
+//! capture (an order-free hash of them). Two nodes with equal keys have the same future and
+//! the same repeatable past, so they have the same value: the table is exact, with no
+//! special cases. After a capture the set is empty, so the transpositions that matter most
+//! (different capture orders reaching one position) are all shared.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::time::Instant;
+
+use crate::movegen::{count_moves, successors};
+use crate::position::Position;
+use crate::search::{
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, add,
+};
+
+/// A 64-bit hash of a position (for the order-free hash of a set of positions).
+fn position_hash(pos: &Position) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    pos.hash(&mut h);
+    // Spread the bits so that XOR of several hashes stays well mixed.
+    h.finish()
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29)
+}
+
+/// The table's key: the position and the set of positions since the last capture before it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct Key {
+    pos: Position,
+    since_capture: u64,
+}
+
+/// A node's proof and disproof numbers.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub pn: u64,
+    pub dn: u64,
+}
+
+/// The path from the root: positions, and for each the hash of the set of positions since
+/// the last capture up to and including it.
+struct Path {
+    positions: Vec<Position>,
+    sets: Vec<u64>,
+}
+
+impl Path {
+    /// The key of `child` as a successor of the path's last position.
+    fn key_after(&self, child: &Position) -> Key {
+        let last = self.positions.last().expect("the path holds the parent");
+        let set = if child.piece_count() < last.piece_count() {
+            0
+        } else {
+            *self.sets.last().expect("one set per position")
+        };
+        Key {
+            pos: *child,
+            since_capture: set,
+        }
+    }
+
+    /// Whether `child` repeats a position since the last capture (only those can repeat).
+    fn repeats(&self, child: &Position) -> bool {
+        let pieces = child.piece_count();
+        self.positions
+            .iter()
+            .rev()
+            .take_while(|p| p.piece_count() == pieces)
+            .any(|p| p == child)
+    }
+
+    fn push(&mut self, pos: Position) {
+        let set = match self.positions.last() {
+            Some(last) if last.piece_count() == pos.piece_count() => {
+                self.sets.last().copied().unwrap_or(0) ^ position_hash(&pos)
+            }
+            _ => position_hash(&pos),
+        };
+        self.positions.push(pos);
+        self.sets.push(set);
+    }
+
+    fn pop(&mut self) {
+        self.positions.pop();
+        self.sets.pop();
+    }
+}
+
+/// A df-pn search for one goal.
+pub struct DfPn<'a> {
+    goal: Goal,
+    leaf: LeafEval<'a>,
+    table: HashMap<Key, Entry>,
+    /// Entries kept at most; beyond it only decided entries are stored.
+    capacity: usize,
+    pub stats: Stats,
+    limits: Limits,
+    start: Instant,
+    stopped: bool,
+}
+
+impl<'a> DfPn<'a> {
+    pub fn new(goal: Goal, leaf: LeafEval<'a>, limits: Limits, capacity: usize) -> DfPn<'a> {
+        DfPn {
+            goal,
+            leaf,
+            table: HashMap::new(),
+            capacity,
+            stats: Stats::default(),
+            limits,
+            start: Instant::now(),
+            stopped: false,
+        }
+    }
+
+    fn is_or(&self, pos: &Position) -> bool {
+        pos.side_to_move() == self.goal.attacker
+    }
+
+    /// The numbers of a node not searched yet: from the table, or from its evaluation.
+    fn lookup(&mut self, key: &Key, repeated: bool) -> Entry {
+        if repeated {
+            // A draw on this path: the attacker has not won.
+            self.stats.repetitions += 1;
+            return Entry {
+                pn: INFINITE,
+                dn: 0,
+            };
+        }
+        if let Some(e) = self.table.get(key) {
+            return *e;
+        }
+        self.stats.nodes += 1;
+        let e = match self.leaf.eval(&key.pos, self.goal, &mut self.stats) {
+            Leaf::Proven => Entry {
+                pn: 0,
+                dn: INFINITE,
+            },
+            Leaf::Disproven => Entry {
+                pn: INFINITE,
+                dn: 0,
+            },
+            Leaf::Open => {
+                let moves = count_moves(&key.pos).clamp(1, 1000);
+                if self.is_or(&key.pos) {
+                    Entry { pn: 1, dn: moves }
+                } else {
+                    Entry { pn: moves, dn: 1 }
+                }
+            }
+        };
+        self.store(*key, e);
+        e
+    }
+
+    fn store(&mut self, key: Key, e: Entry) {
+        let decided = e.pn == 0 || e.dn == 0;
+        if decided || self.table.len() < self.capacity {
+            self.table.insert(key, e);
+        }
+    }
+
+    /// Multiple iterative deepening at `key` (the last position of `path`) until its numbers
+    /// reach the thresholds.
+    fn mid(&mut self, key: Key, th_pn: u64, th_dn: u64, path: &mut Path) -> Entry {
+        path.push(key.pos);
+        let children: Vec<(Key, bool)> = successors(&key.pos)
+            .into_iter()
+            .map(|c| (path.key_after(&c), path.repeats(&c)))
+            .collect();
+        let or = self.is_or(&key.pos);
+        let mut numbers: Vec<Entry> = children.iter().map(|(k, r)| self.lookup(k, *r)).collect();
+        let result = loop {
+            let node = combine(or, &numbers);
+            if node.pn >= th_pn || node.dn >= th_dn || self.out_of_limits() {
+                break node;
+            }
+            // The most proving child, and the second best for its threshold.
+            let value = |e: &Entry| if or { e.pn } else { e.dn };
+            let (mut best, mut second) = (0, INFINITE);
+            for i in 1..numbers.len() {
+                if value(&numbers[i]) < value(&numbers[best]) {
+                    second = value(&numbers[best]);
+                    best = i;
+                } else {
+                    second = second.min(value(&numbers[i]));
+                }
+            }
+            if numbers.len() == 1 {
+                second = INFINITE;
+            }
+            let c = numbers[best];
+            // The 1 + epsilon trick: let the child run until it is a quarter worse than the
+            // second best, not just one worse, so the search does not see-saw between them.
+            let beyond_second = add(second, 1).max(second.saturating_add(second / 4).min(INFINITE));
+            let (child_pn, child_dn) = if or {
+                (
+                    th_pn.min(beyond_second),
+                    (th_dn - node.dn).saturating_add(c.dn).min(INFINITE),
+                )
+            } else {
+                (
+                    (th_pn - node.pn).saturating_add(c.pn).min(INFINITE),
+                    th_dn.min(beyond_second),
+                )
+            };
+            let (ck, repeated) = children[best];
+            numbers[best] = if repeated {
+                Entry {
+                    pn: INFINITE,
+                    dn: 0,
+                }
+            } else {
+                self.stats.iterations += 1;
+                self.mid(ck, child_pn, child_dn, path)
+            };
+        };
+        self.store(key, result);
+        path.pop();
+        result
+    }
+
+    fn out_of_limits(&mut self) -> bool {
+        if !self.stopped && self.limits.exceeded(self.stats.nodes, self.start) {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    /// The numbers of `pos` (the root, with no history), searched until decided or stopped.
+    pub fn search(&mut self, pos: &Position, mut progress: impl FnMut(&CurvePoint)) -> Entry {
+        let key = Key {
+            pos: *pos,
+            since_capture: 0,
+        };
+        let mut path = Path {
+            positions: Vec::new(),
+            sets: Vec::new(),
+        };
+        let root = self.lookup(&key, false);
+        if root.pn == 0 || root.dn == 0 {
+            return root;
+        }
+        // Raise the thresholds step by step so the curve has points, as PN's iterations do.
+        let mut e = root;
+        let mut step = 0u64;
+        while e.pn != 0 && e.dn != 0 && !self.out_of_limits() {
+            step += 1;
+            let th_pn = add(e.pn, e.pn.max(1));
+            let th_dn = add(e.dn, e.dn.max(1));
+            e = self.mid(key, th_pn, th_dn, &mut path);
+            progress(&CurvePoint {
+                iteration: step,
+                nodes: self.stats.nodes,
+                seconds: self.start.elapsed().as_secs_f64(),
+                pn: e.pn,
+                dn: e.dn,
+            });
+        }
+        e
+    }
+
+    /// The deciding move at a decided root: to a proven child when the attacker moves and
+    /// wins, to a disproven child when the defender moves and holds.
+    pub fn best_move(&self, root: &Position) -> Option<crate::moves::Move> {
+        let or = self.is_or(root);
+        crate::moves::legal_moves(root).into_iter().find(|m| {
+            let child = m.apply(root);
+            match self.decided_child(root, &child) {
+                Some(c) if or => c.pn == 0,
+                Some(c) => c.dn == 0,
+                None => false,
+            }
+        })
+    }
+
+    /// The table's value for `child` reached from `parent` (a root), if decided.
+    fn decided_child(&self, parent: &Position, child: &Position) -> Option<Entry> {
+        // The root's set since the last capture holds the root alone.
+        let since_capture = if child.piece_count() < parent.piece_count() {
+            0
+        } else {
+            position_hash(parent)
+        };
+        self.table
+            .get(&Key {
+                pos: *child,
+                since_capture,
+            })
+            .copied()
+    }
+}
+
+impl DfPn<'_> {
+    /// The solution tree of a decided root: one move where the side that needs a single
+    /// good move is to move, every move otherwise, down to leaves decided by the rules, the
+    /// tables or a repetition. Children the table no longer holds as decided are searched
+    /// again, with the path they have in the tree.
+    pub fn solution(&mut self, root: &Position) -> Option<crate::search::proof::SolutionTree> {
+        let key = Key {
+            pos: *root,
+            since_capture: 0,
+        };
+        let e = self.lookup(&key, false);
+        let proves = if e.pn == 0 {
+            true
+        } else if e.dn == 0 {
+            false
+        } else {
+            return None;
+        };
+        let mut tree = crate::search::proof::SolutionTree {
+            goal: self.goal,
+            proves,
+            nodes: Vec::new(),
+        };
+        let mut path = Path {
+            positions: Vec::new(),
+            sets: Vec::new(),
+        };
+        self.copy(key, false, &mut path, &mut tree);
+        Some(tree)
+    }
+
+    fn copy(
+        &mut self,
+        key: Key,
+        repeated: bool,
+        path: &mut Path,
+        tree: &mut crate::search::proof::SolutionTree,
+    ) -> usize {
+        let index = tree.nodes.len();
+        tree.nodes.push(crate::search::proof::ProofNode {
+            pos: key.pos,
+            children: Vec::new(),
+        });
+        let mut scratch = Stats::default();
+        if repeated || self.leaf.eval(&key.pos, self.goal, &mut scratch) != Leaf::Open {
+            return index;
+        }
+        path.push(key.pos);
+        let children: Vec<(Key, bool)> = successors(&key.pos)
+            .into_iter()
+            .map(|c| (path.key_after(&c), path.repeats(&c)))
+            .collect();
+        let wanted = |e: Entry| if tree.proves { e.pn == 0 } else { e.dn == 0 };
+        let one = self.is_or(&key.pos) == tree.proves;
+        let numbers: Vec<Entry> = children.iter().map(|(k, r)| self.lookup(k, *r)).collect();
+        let mut picked = Vec::new();
+        if one {
+            // A child the table already decides the right way, else the first that a full
+            // search does.
+            let known = (0..children.len()).find(|&i| wanted(numbers[i]));
+            let found = known.or_else(|| {
+                (0..children.len()).find(|&i| {
+                    let (k, r) = children[i];
+                    !r && wanted(self.mid(k, INFINITE, INFINITE, path))
+                })
+            });
+            picked.extend(found.map(|i| children[i]));
+        } else {
+            for (i, &(k, r)) in children.iter().enumerate() {
+                let e = if wanted(numbers[i]) || r {
+                    numbers[i]
+                } else {
+                    self.mid(k, INFINITE, INFINITE, path)
+                };
+                if !wanted(e) {
+                    // Every move must hold and this one does not: no solution tree here.
+                    picked.clear();
+                    break;
+                }
+                picked.push((k, r));
+            }
+        }
+        let mut indices = Vec::new();
+        for (k, r) in picked {
+            indices.push(self.copy(k, r, path, tree));
+        }
+        path.pop();
+        tree.nodes[index].children = indices;
+        index
+    }
+}
+
+/// OR: pn = min, dn = sum; AND: pn = sum, dn = min.
+fn combine(or: bool, children: &[Entry]) -> Entry {
+    let (mut min_pn, mut min_dn, mut sum_pn, mut sum_dn) = (INFINITE, INFINITE, 0, 0);
+    for c in children {
+        min_pn = min_pn.min(c.pn);
+        min_dn = min_dn.min(c.dn);
+        sum_pn = add(sum_pn, c.pn);
+        sum_dn = add(sum_dn, c.dn);
+    }
+    if or {
+        Entry {
+            pn: min_pn,
+            dn: sum_dn,
+        }
+    } else {
+        Entry {
+            pn: sum_pn,
+            dn: min_dn,
+        }
+    }
+}
+
+/// Runs df-pn for `goal` from `root`; `capacity` bounds the table's undecided entries.
+pub fn solve(
+    root: &Position,
+    goal: Goal,
+    leaf: LeafEval<'_>,
+    limits: Limits,
+    capacity: usize,
+    mut progress: impl FnMut(&CurvePoint),
+) -> SearchResult {
+    let mut s = DfPn::new(goal, leaf, limits, capacity);
+    let mut curve = Vec::new();
+    let e = s.search(root, |p| {
+        progress(p);
+        curve.push(*p);
+    });
+    s.stats.seconds = s.start.elapsed().as_secs_f64();
+    let outcome = if e.pn == 0 {
+        Outcome::Proven
+    } else if e.dn == 0 {
+        Outcome::Disproven
+    } else {
+        Outcome::Unknown
+    };
+    let best_move = s.best_move(root);
+    SearchResult {
+        goal,
+        outcome,
+        best_move,
+        stats: s.stats,
+        curve,
+    }
+}
