@@ -3,9 +3,10 @@
 
 use fanorona::egdb::{BuildOptions, Database, build};
 use fanorona::search::alphabeta::AlphaBeta;
-use fanorona::search::dfpn;
+use fanorona::search::dfpn::{self, DfPn};
 use fanorona::search::pn::{self, Level};
-use fanorona::search::{LeafEval, Limits, game_value};
+use fanorona::search::proof::{check, extract};
+use fanorona::search::{Goal, LeafEval, Limits, game_value};
 use fanorona::{Board, Color, Position};
 
 struct Rng(u64);
@@ -69,6 +70,29 @@ fn cross_check(
             dfpn::solve(&pos, goal, LeafEval { db }, Limits::none(), 1 << 20, |_| {})
         });
         assert_eq!(s.value, Some(expected), "{pos} df-pn");
+        // Every answer's solution tree (proofs, and disproofs with their repetition draws)
+        // passes the independent check; df-pn with a tiny table too.
+        for goal in [
+            Goal {
+                attacker: Color::White,
+            },
+            Goal {
+                attacker: Color::Black,
+            },
+        ] {
+            let (tree, _) = pn::search(
+                &pos,
+                goal,
+                LeafEval { db },
+                Level::Pn,
+                Limits::none(),
+                |_| {},
+            );
+            check(&extract(&tree, LeafEval { db }).unwrap(), db).unwrap();
+            let mut small = DfPn::new(goal, LeafEval { db }, Limits::none(), 4096);
+            small.search(&pos, |_| {});
+            check(&small.solution(&pos).unwrap(), db).unwrap();
+        }
     }
     solved
 }

@@ -100,3 +100,56 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
     }
     assert_eq!(solved, 5);
 }
+
+#[test]
+fn the_checker_rejects_tampered_solution_trees() {
+    use fanorona::search::proof::{SolutionTree, extract};
+    let pos = Position::initial("3x5".parse().unwrap());
+    let goal = Goal {
+        attacker: Color::White,
+    };
+    let (tree, _) = pn::search(
+        &pos,
+        goal,
+        LeafEval::rules_only(),
+        Level::Pn,
+        Limits::none(),
+        |_| {},
+    );
+    let good: SolutionTree = extract(&tree, LeafEval::rules_only()).unwrap();
+    check(&good, None).unwrap();
+    // An "every move" node (Black to move) with one move left out.
+    let all = (0..good.len())
+        .find(|&i| {
+            good.nodes[i].pos.side_to_move() == Color::Black && good.nodes[i].children.len() > 1
+        })
+        .unwrap();
+    let mut t = good.clone();
+    t.nodes[all].children.pop();
+    assert!(check(&t, None).is_err());
+    // The same move listed twice instead of another.
+    let mut t = good.clone();
+    let first = t.nodes[all].children[0];
+    let last = t.nodes[all].children.len() - 1;
+    t.nodes[all].children[last] = first;
+    assert!(check(&t, None).is_err());
+    // A single move (White to move) replaced by a position that is not a successor.
+    let one = (0..good.len())
+        .find(|&i| {
+            good.nodes[i].pos.side_to_move() == Color::White && !good.nodes[i].children.is_empty()
+        })
+        .unwrap();
+    let mut t = good.clone();
+    let c = t.nodes[one].children[0];
+    t.nodes[c].pos = t.nodes[c].pos.with_side(Color::White);
+    assert!(check(&t, None).is_err());
+    // A leaf that the rules do not decide: cut the tree below the root's move.
+    let mut t = good.clone();
+    let c = t.nodes[0].children[0];
+    t.nodes[c].children.clear();
+    assert!(check(&t, None).is_err());
+    // A proof claimed as a disproof.
+    let mut t = good.clone();
+    t.proves = false;
+    assert!(check(&t, None).is_err());
+}

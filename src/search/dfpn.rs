@@ -8,7 +8,9 @@
 //! capture (an order-free hash of them). Two nodes with equal keys have the same future and
 //! the same repeatable past, so they have the same value: the table is exact, with no
 //! special cases. After a capture the set is empty, so the transpositions that matter most
-//! (different capture orders reaching one position) are all shared.
+//! (different capture orders reaching one position) are all shared. (The set is kept as a
+//! 64-bit hash, so "exact" is up to a hash collision; the independent check of every
+//! solution tree would turn such a collision into a failed check, never a wrong answer.)
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -160,10 +162,14 @@ impl<'a> DfPn<'a> {
         e
     }
 
+    /// Keeps `e` for `key`: always when it is decided or updates an entry the table holds,
+    /// otherwise while the table has room (beyond it, undecided nodes are searched again).
     fn store(&mut self, key: Key, e: Entry) {
         let decided = e.pn == 0 || e.dn == 0;
         if decided || self.table.len() < self.capacity {
             self.table.insert(key, e);
+        } else if let Some(old) = self.table.get_mut(&key) {
+            *old = e;
         }
     }
 
