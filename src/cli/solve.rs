@@ -81,36 +81,12 @@ fn search(
         }
     };
     if args.algo == Algo::DfPn {
-        let mut curve = Vec::new();
         let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
-        let mut progress = progress;
-        let e = search.search(pos, |p| {
-            progress(p);
-            curve.push(*p);
-        });
-        let outcome = if e.pn == 0 {
-            Outcome::Proven
-        } else if e.dn == 0 {
-            Outcome::Disproven
-        } else {
-            Outcome::Unknown
-        };
-        let mut stats = search.stats;
-        stats.seconds = curve.last().map_or(0.0, |p| p.seconds);
+        let result = search.result(pos, progress);
         // The independent check: the solution tree, re-verified from the rules and tables.
-        let verified = (outcome != Outcome::Unknown)
+        let verified = (result.outcome != Outcome::Unknown)
             .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
-        let best_move = search.best_move(pos);
-        return Checked {
-            result: SearchResult {
-                goal,
-                outcome,
-                best_move,
-                stats,
-                curve,
-            },
-            verified,
-        };
+        return Checked { result, verified };
     }
     let level = if args.algo == Algo::Pn {
         Level::Pn

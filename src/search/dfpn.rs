@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::movegen::{count_moves, successors};
 use crate::position::Position;
 use crate::search::{
-    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, add,
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
 };
 
 /// A 64-bit hash of a position (for the order-free hash of a set of positions).
@@ -273,6 +273,28 @@ impl<'a> DfPn<'a> {
         e
     }
 
+    /// Searches `root` and reports: the outcome, the deciding move, the work and the curve.
+    /// The table stays, for `solution`.
+    pub fn result(
+        &mut self,
+        root: &Position,
+        mut progress: impl FnMut(&CurvePoint),
+    ) -> SearchResult {
+        let mut curve = Vec::new();
+        let e = self.search(root, |p| {
+            progress(p);
+            curve.push(*p);
+        });
+        self.stats.seconds = self.start.elapsed().as_secs_f64();
+        SearchResult {
+            goal: self.goal,
+            outcome: outcome_of(e.pn, e.dn),
+            best_move: self.best_move(root),
+            stats: self.stats,
+            curve,
+        }
+    }
+
     /// The deciding move at a decided root: to a proven child when the attacker moves and
     /// wins, to a disproven child when the defender moves and holds.
     pub fn best_move(&self, root: &Position) -> Option<crate::moves::Move> {
@@ -396,26 +418,10 @@ impl DfPn<'_> {
     }
 }
 
-/// OR: pn = min, dn = sum; AND: pn = sum, dn = min.
+/// The node's numbers from its children's entries.
 fn combine(or: bool, children: &[Entry]) -> Entry {
-    let (mut min_pn, mut min_dn, mut sum_pn, mut sum_dn) = (INFINITE, INFINITE, 0, 0);
-    for c in children {
-        min_pn = min_pn.min(c.pn);
-        min_dn = min_dn.min(c.dn);
-        sum_pn = add(sum_pn, c.pn);
-        sum_dn = add(sum_dn, c.dn);
-    }
-    if or {
-        Entry {
-            pn: min_pn,
-            dn: sum_dn,
-        }
-    } else {
-        Entry {
-            pn: sum_pn,
-            dn: min_dn,
-        }
-    }
+    let (pn, dn) = crate::search::combine(or, children.iter().map(|c| (c.pn, c.dn)));
+    Entry { pn, dn }
 }
 
 /// Runs df-pn for `goal` from `root`; `capacity` bounds the table's undecided entries.
@@ -425,28 +431,7 @@ pub fn solve(
     leaf: LeafEval<'_>,
     limits: Limits,
     capacity: usize,
-    mut progress: impl FnMut(&CurvePoint),
+    progress: impl FnMut(&CurvePoint),
 ) -> SearchResult {
-    let mut s = DfPn::new(goal, leaf, limits, capacity);
-    let mut curve = Vec::new();
-    let e = s.search(root, |p| {
-        progress(p);
-        curve.push(*p);
-    });
-    s.stats.seconds = s.start.elapsed().as_secs_f64();
-    let outcome = if e.pn == 0 {
-        Outcome::Proven
-    } else if e.dn == 0 {
-        Outcome::Disproven
-    } else {
-        Outcome::Unknown
-    };
-    let best_move = s.best_move(root);
-    SearchResult {
-        goal,
-        outcome,
-        best_move,
-        stats: s.stats,
-        curve,
-    }
+    DfPn::new(goal, leaf, limits, capacity).result(root, progress)
 }

@@ -27,6 +27,34 @@ pub fn add(a: u64, b: u64) -> u64 {
     a.saturating_add(b).min(INFINITE)
 }
 
+/// A node's numbers from its children's: at an OR node (the attacker to move) pn = min and
+/// dn = sum, at an AND node pn = sum and dn = min.
+pub fn combine(or: bool, children: impl IntoIterator<Item = (u64, u64)>) -> (u64, u64) {
+    let (mut min_pn, mut min_dn, mut sum_pn, mut sum_dn) = (INFINITE, INFINITE, 0, 0);
+    for (pn, dn) in children {
+        min_pn = min_pn.min(pn);
+        min_dn = min_dn.min(dn);
+        sum_pn = add(sum_pn, pn);
+        sum_dn = add(sum_dn, dn);
+    }
+    if or {
+        (min_pn, sum_dn)
+    } else {
+        (sum_pn, min_dn)
+    }
+}
+
+/// The outcome a root's numbers say.
+pub fn outcome_of(pn: u64, dn: u64) -> Outcome {
+    if pn == 0 {
+        Outcome::Proven
+    } else if dn == 0 {
+        Outcome::Disproven
+    } else {
+        Outcome::Unknown
+    }
+}
+
 /// What a search tries to prove: that `attacker` wins.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Goal {

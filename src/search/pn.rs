@@ -14,7 +14,8 @@ use std::time::Instant;
 use crate::movegen::successors;
 use crate::position::Position;
 use crate::search::{
-    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, add,
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, combine,
+    outcome_of,
 };
 
 const NO_PARENT: u32 = u32::MAX;
@@ -196,18 +197,7 @@ impl<'a> PnTree<'a> {
     fn set_numbers(&mut self, n: usize) {
         let node = self.nodes[n];
         let children = &self.nodes[node.first as usize..(node.first + node.count) as usize];
-        let (mut min_pn, mut min_dn, mut sum_pn, mut sum_dn) = (INFINITE, INFINITE, 0, 0);
-        for c in children {
-            min_pn = min_pn.min(c.pn);
-            min_dn = min_dn.min(c.dn);
-            sum_pn = add(sum_pn, c.pn);
-            sum_dn = add(sum_dn, c.dn);
-        }
-        let (pn, dn) = if self.is_or(n) {
-            (min_pn, sum_dn)
-        } else {
-            (sum_pn, min_dn)
-        };
+        let (pn, dn) = combine(self.is_or(n), children.iter().map(|c| (c.pn, c.dn)));
         self.nodes[n].pn = pn;
         self.nodes[n].dn = dn;
     }
@@ -226,13 +216,7 @@ impl<'a> PnTree<'a> {
     }
 
     pub fn outcome(&self) -> Outcome {
-        if self.root().proven() {
-            Outcome::Proven
-        } else if self.root().disproven() {
-            Outcome::Disproven
-        } else {
-            Outcome::Unknown
-        }
+        outcome_of(self.root().pn, self.root().dn)
     }
 
     /// The root's child that decides it for the side to move: a proven child at a proven
