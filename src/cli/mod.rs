@@ -85,27 +85,7 @@ pub enum Command {
     },
     /// The value of a board's start or of a position (White wins, Black wins or draw), its
     /// best move, and the work done; every proof re-checked independently.
-    Solve {
-        /// A board (RxC, its initial position) or a position; 7x3 by default.
-        target: Option<String>,
-        /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
-        #[arg(long)]
-        db: Option<PathBuf>,
-        /// pn (Allis), pn2 (PN², as the paper) or dfpn (df-pn with a transposition table).
-        #[arg(long, default_value = "pn2", value_parser = ["pn", "pn2", "dfpn"])]
-        algo: String,
-        /// Also solve the position after every legal move.
-        #[arg(long)]
-        moves: bool,
-        /// Write the root's proof and disproof numbers after every iteration to this CSV.
-        #[arg(long)]
-        curve: Option<PathBuf>,
-        /// Stop after creating this many nodes (per goal).
-        #[arg(long)]
-        nodes: Option<u64>,
-        #[arg(long)]
-        json: bool,
-    },
+    Solve(solve::SolveArgs),
     /// Endgame databases: build, count, probe and verify the retrograde tables.
     Db {
         #[command(subcommand)]
@@ -198,34 +178,7 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Db { command } => run_db(command, &load_config(cli.config.as_deref())?),
-        Command::Solve {
-            target,
-            db,
-            algo,
-            moves,
-            curve,
-            nodes,
-            json,
-        } => {
-            let config = load_config(cli.config.as_deref())?;
-            let algo = match algo.as_str() {
-                "pn" => solve::Algo::Pn,
-                "dfpn" => solve::Algo::DfPn,
-                _ => solve::Algo::Pn2,
-            };
-            solve::solve(
-                solve::SolveArgs {
-                    target,
-                    db,
-                    algo,
-                    moves,
-                    curve,
-                    nodes,
-                    json,
-                },
-                &config.db_dir,
-            )
-        }
+        Command::Solve(args) => solve::solve(args, &load_config(cli.config.as_deref())?.db_dir),
         Command::Show {
             position,
             board,

@@ -21,23 +21,40 @@ use fanorona::search::{
 use fanorona::{Board, Position, legal_moves};
 
 /// Which solver.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub enum Algo {
+    /// Allis's proof-number search.
     Pn,
+    /// PN², as the paper.
     Pn2,
+    /// df-pn with a transposition table.
+    #[value(name = "dfpn")]
     DfPn,
 }
 
 /// Undecided entries the df-pn table keeps at most (decided ones are always kept).
 const DFPN_TABLE: usize = 20_000_000;
 
+#[derive(clap::Args)]
 pub struct SolveArgs {
+    /// A board (RxC, its initial position) or a position; 7x3 by default.
     pub target: Option<String>,
+    /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
+    #[arg(long)]
     pub db: Option<PathBuf>,
+    /// pn (Allis), pn2 (PN², as the paper) or dfpn (df-pn with a transposition table).
+    #[arg(long, value_enum, default_value = "pn2")]
     pub algo: Algo,
+    /// Also solve the position after every legal move.
+    #[arg(long)]
     pub moves: bool,
+    /// Write the root's proof and disproof numbers after every iteration to this CSV.
+    #[arg(long)]
     pub curve: Option<PathBuf>,
+    /// Stop after creating this many nodes (per goal).
+    #[arg(long)]
     pub nodes: Option<u64>,
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -100,17 +117,8 @@ fn search(
             .map(|t| check(&t, db).is_ok())
             .unwrap_or(false)
     });
-    let best_move = tree
-        .deciding_child()
-        .and_then(|child| legal_moves(pos).into_iter().find(|m| m.apply(pos) == child));
     Checked {
-        result: SearchResult {
-            goal,
-            outcome: tree.outcome(),
-            best_move,
-            stats: tree.stats,
-            curve,
-        },
+        result: tree.result(curve),
         verified,
     }
 }

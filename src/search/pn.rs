@@ -219,6 +219,24 @@ impl<'a> PnTree<'a> {
         outcome_of(self.root().pn, self.root().dn)
     }
 
+    /// The search's result: the outcome, the move to the deciding child, the work and
+    /// `curve`.
+    pub fn result(&self, curve: Vec<CurvePoint>) -> SearchResult {
+        let root = self.root().pos;
+        let best_move = self.deciding_child().and_then(|child| {
+            crate::moves::legal_moves(&root)
+                .into_iter()
+                .find(|m| m.apply(&root) == child)
+        });
+        SearchResult {
+            goal: self.goal,
+            outcome: self.outcome(),
+            best_move,
+            stats: self.stats,
+            curve,
+        }
+    }
+
     /// The root's child that decides it for the side to move: a proven child at a proven
     /// OR root, a disproven child at a disproven AND root.
     pub fn deciding_child(&self) -> Option<Position> {
@@ -296,18 +314,7 @@ pub fn solve(
     progress: impl FnMut(&CurvePoint),
 ) -> SearchResult {
     let (tree, curve) = search(root, goal, leaf, level, limits, progress);
-    let best_move = tree.deciding_child().and_then(|child| {
-        crate::moves::legal_moves(root)
-            .into_iter()
-            .find(|m| m.apply(root) == child)
-    });
-    SearchResult {
-        goal,
-        outcome: tree.outcome(),
-        best_move,
-        stats: tree.stats,
-        curve,
-    }
+    tree.result(curve)
 }
 
 /// PN²'s expansion of first-level leaf `n`: a second-level PN search from it, bounded by the
