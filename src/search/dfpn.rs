@@ -13,7 +13,6 @@
 //! solution tree would turn such a collision into a failed check, never a wrong answer.)
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use crate::movegen::{count_moves, successors};
@@ -21,16 +20,6 @@ use crate::position::Position;
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
 };
-
-/// A 64-bit hash of a position (for the order-free hash of a set of positions).
-fn position_hash(pos: &Position) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    pos.hash(&mut h);
-    // Spread the bits so that XOR of several hashes stays well mixed.
-    h.finish()
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .rotate_left(29)
-}
 
 /// The table's key: the position and the set of positions since the last capture before it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -79,12 +68,8 @@ impl Path {
     }
 
     fn push(&mut self, pos: Position) {
-        let set = match self.positions.last() {
-            Some(last) if last.piece_count() == pos.piece_count() => {
-                self.sets.last().copied().unwrap_or(0) ^ position_hash(&pos)
-            }
-            _ => position_hash(&pos),
-        };
+        let before = self.positions.last().zip(self.sets.last().copied());
+        let set = crate::repetition::since_capture(before, &pos);
         self.positions.push(pos);
         self.sets.push(set);
     }
@@ -315,7 +300,7 @@ impl<'a> DfPn<'a> {
         let since_capture = if child.piece_count() < parent.piece_count() {
             0
         } else {
-            position_hash(parent)
+            crate::repetition::position_hash(parent)
         };
         self.table
             .get(&Key {

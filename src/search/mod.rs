@@ -9,6 +9,7 @@ pub mod dfpn;
 pub mod leaf;
 pub mod pn;
 pub mod proof;
+pub mod rote;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -136,6 +137,8 @@ pub struct Stats {
     pub db_hits: u64,
     /// Leaves that repeat a position of their path (a draw there).
     pub repetitions: u64,
+    /// Positions decided by the rote store instead of a search.
+    pub rote_hits: u64,
     pub seconds: f64,
 }
 

@@ -13,6 +13,8 @@ use std::time::Instant;
 
 use crate::movegen::successors;
 use crate::position::Position;
+use crate::repetition::{position_hash, since_capture, since_capture_of};
+use crate::search::rote::{Rote, RoteKey};
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, combine,
     outcome_of,
@@ -35,6 +37,10 @@ pub struct Node {
     pub leaf: Leaf,
     /// A draw by repetition of its path.
     pub repetition: bool,
+    /// Decided by the rote store (its subtree was searched elsewhere).
+    pub rote: bool,
+    /// Order-free hash of the positions since the last capture, this one included.
+    pub since: u64,
 }
 
 impl Node {
@@ -55,22 +61,71 @@ pub struct PnTree<'a> {
     history: Vec<Position>,
     pub nodes: Vec<Node>,
     pub stats: Stats,
+    /// Solved positions to consult before searching a new node.
+    rote: Option<&'a dyn Rote>,
+    /// PN²: a second-level search's node budget; `None` is the paper's (the first-level
+    /// tree's size).
+    pub second_level_budget: Option<u64>,
 }
 
 impl<'a> PnTree<'a> {
     /// A tree of one node, `root`, evaluated; `history` is the game before it.
     pub fn new(root: Position, goal: Goal, leaf: LeafEval<'a>, history: Vec<Position>) -> Self {
+        PnTree::with_rote(root, goal, leaf, history, None)
+    }
+
+    /// `new`, consulting `rote` before searching any node (the root included).
+    pub fn with_rote(
+        root: Position,
+        goal: Goal,
+        leaf: LeafEval<'a>,
+        history: Vec<Position>,
+        rote: Option<&'a dyn Rote>,
+    ) -> Self {
         let mut t = PnTree {
             goal,
             leaf,
             history,
             nodes: Vec::new(),
             stats: Stats::default(),
+            rote,
+            second_level_budget: None,
         };
         let repeated = crate::repetition::occurred_before(&t.history, &root);
         let node = t.evaluated(root, NO_PARENT, repeated);
         t.nodes.push(node);
         t
+    }
+
+    /// A tree rebuilt from its parts (as a checkpoint saved them).
+    pub fn from_parts(
+        goal: Goal,
+        leaf: LeafEval<'a>,
+        history: Vec<Position>,
+        nodes: Vec<Node>,
+        stats: Stats,
+        rote: Option<&'a dyn Rote>,
+    ) -> Self {
+        PnTree {
+            goal,
+            leaf,
+            history,
+            nodes,
+            stats,
+            rote,
+            second_level_budget: None,
+        }
+    }
+
+    /// The game before the root, oldest first.
+    pub fn history(&self) -> &[Position] {
+        &self.history
+    }
+
+    /// The rote key of node `n`: its position and the positions it can repeat.
+    pub fn rote_key(&self, n: usize) -> RoteKey {
+        let node = &self.nodes[n];
+        RoteKey::new(node.pos, node.since ^ position_hash(&node.pos), self.goal)
     }
 
     pub fn root(&self) -> &Node {
@@ -84,13 +139,33 @@ impl<'a> PnTree<'a> {
     }
 
     fn evaluated(&mut self, pos: Position, parent: u32, repeated: bool) -> Node {
+        let since = if parent == NO_PARENT {
+            let mut path = self.history.clone();
+            path.push(pos);
+            since_capture_of(&path)
+        } else {
+            let p = &self.nodes[parent as usize];
+            since_capture(Some((&p.pos, p.since)), &pos)
+        };
         let leaf = if repeated {
             self.stats.repetitions += 1;
             Leaf::Disproven
         } else {
             self.leaf.eval(&pos, self.goal, &mut self.stats)
         };
+        let known = match (leaf, self.rote) {
+            (Leaf::Open, Some(rote)) => {
+                let key = RoteKey::new(pos, since ^ position_hash(&pos), self.goal);
+                rote.lookup(&key)
+            }
+            _ => None,
+        };
+        if known.is_some() {
+            self.stats.rote_hits += 1;
+        }
         let (pn, dn) = match leaf {
+            _ if known == Some(true) => (0, INFINITE),
+            _ if known == Some(false) => (INFINITE, 0),
             Leaf::Proven => (0, INFINITE),
             Leaf::Disproven => (INFINITE, 0),
             // Mobility: a side with many moves is harder to beat. At an OR node one good move
@@ -114,6 +189,8 @@ impl<'a> PnTree<'a> {
             expanded: false,
             leaf,
             repetition: repeated,
+            rote: known.is_some(),
+            since,
         }
     }
 
@@ -277,13 +354,7 @@ pub fn search<'a>(
     let mut tree = PnTree::new(*root, goal, leaf, Vec::new());
     let mut curve = Vec::new();
     while !tree.decided() && !limits.exceeded(tree.stats.nodes, start) {
-        let n = tree.select_most_proving();
-        match level {
-            Level::Pn => tree.expand(n),
-            Level::Pn2 => expand_by_second_level(&mut tree, n),
-        }
-        tree.update_ancestors(n);
-        tree.stats.iterations += 1;
+        iterate(&mut tree, level);
         // PN² records every first-level iteration; PN, which has many more, a sample.
         let record = level == Level::Pn2
             || tree.stats.iterations.is_power_of_two()
@@ -304,6 +375,19 @@ pub fn search<'a>(
     (tree, curve)
 }
 
+/// One iteration: the most-proving leaf is expanded (by `level`) and its ancestors updated.
+/// Returns the expanded node; the nodes changed are it, its ancestors and its new children.
+pub fn iterate(tree: &mut PnTree<'_>, level: Level) -> usize {
+    let n = tree.select_most_proving();
+    match level {
+        Level::Pn => tree.expand(n),
+        Level::Pn2 => expand_by_second_level(tree, n),
+    }
+    tree.update_ancestors(n);
+    tree.stats.iterations += 1;
+    n
+}
+
 /// `search`, reduced to its result: the outcome, the deciding move and the work done.
 pub fn solve(
     root: &Position,
@@ -320,10 +404,10 @@ pub fn solve(
 /// PN²'s expansion of first-level leaf `n`: a second-level PN search from it, bounded by the
 /// first-level tree's size; its root's children (with their numbers) are kept.
 pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
-    let limit = tree.nodes.len() as u64;
+    let limit = tree.second_level_budget.unwrap_or(tree.nodes.len() as u64);
     let mut history = tree.path(n);
     let pos = history.pop().expect("the path ends at the node");
-    let mut second = PnTree::new(pos, tree.goal, tree.leaf, history);
+    let mut second = PnTree::with_rote(pos, tree.goal, tree.leaf, history, tree.rote);
     // At least one expansion, so the first level always grows.
     loop {
         let m = second.select_most_proving();
@@ -336,6 +420,7 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     tree.stats.nodes += second.stats.nodes - second.nodes[0].count as u64;
     tree.stats.db_hits += second.stats.db_hits;
     tree.stats.repetitions += second.stats.repetitions;
+    tree.stats.rote_hits += second.stats.rote_hits;
     let root = second.nodes[0];
     let children: Vec<Node> = second.nodes[root.first as usize..(root.first + root.count) as usize]
         .iter()

@@ -1,0 +1,141 @@
+//! The store's identity: its format version, who created it, which rules it holds; and the
+//! upgrade of older formats by the steps listed in `migrations/`.
+
+use crate::session::SessionError;
+use crate::session::store::{Store, Table, Write};
+
+/// The format this build writes. Its layout is described in `migrations/0001-initial.md`.
+pub const FORMAT: u32 = 1;
+
+/// The rules the stored values were found under.
+pub const RULES: &str = "fanorona-1 (../shared/RULES.md: repetition is a draw on its path)";
+
+/// An upgrade from format `from` to `from + 1`.
+pub struct Migration {
+    pub from: u32,
+    pub describe: &'static str,
+    pub run: fn(&dyn Store) -> Result<(), SessionError>,
+}
+
+/// Every upgrade step, oldest first (format 1 is the first format: none yet).
+pub const MIGRATIONS: &[Migration] = &[];
+
+/// Checks a store's identity, writing it into a new store and upgrading an older one.
+pub fn open_checked(store: &dyn Store) -> Result<(), SessionError> {
+    let format = match store.get(Table::Meta, b"format")? {
+        None => {
+            let mut any = false;
+            for t in Table::ALL {
+                store.scan(t, &[], &mut |_, _| any = true)?;
+            }
+            if any {
+                return Err(SessionError::Foreign(
+                    "it has records but no format version".into(),
+                ));
+            }
+            store.apply(&[
+                Write::put(
+                    Table::Meta,
+                    b"format".to_vec(),
+                    FORMAT.to_be_bytes().to_vec(),
+                ),
+                Write::put(
+                    Table::Meta,
+                    b"created_by".to_vec(),
+                    format!("fanorona {}", env!("CARGO_PKG_VERSION")).into_bytes(),
+                ),
+                Write::put(Table::Meta, b"rules".to_vec(), RULES.as_bytes().to_vec()),
+            ])?;
+            return Ok(());
+        }
+        Some(bytes) => match <[u8; 4]>::try_from(bytes.as_slice()) {
+            Ok(b) => u32::from_be_bytes(b),
+            Err(_) => {
+                return Err(SessionError::Foreign(format!(
+                    "its format record has {} bytes",
+                    bytes.len()
+                )));
+            }
+        },
+    };
+    if format > FORMAT {
+        return Err(SessionError::Newer {
+            found: format,
+            known: FORMAT,
+        });
+    }
+    let mut at = format;
+    while at < FORMAT {
+        let step = MIGRATIONS
+            .iter()
+            .find(|m| m.from == at)
+            .ok_or(SessionError::NoMigration { from: at })?;
+        (step.run)(store)?;
+        at += 1;
+        store.apply(&[Write::put(
+            Table::Meta,
+            b"format".to_vec(),
+            at.to_be_bytes().to_vec(),
+        )])?;
+    }
+    if let Some(rules) = store.get(Table::Meta, b"rules")?
+        && rules != RULES.as_bytes()
+    {
+        return Err(SessionError::Foreign(format!(
+            "its values were found under other rules: {}",
+            String::from_utf8_lossy(&rules)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::store::MemStore;
+
+    #[test]
+    fn new_stores_are_stamped_and_newer_or_foreign_ones_refused() {
+        let s = MemStore::new();
+        open_checked(&s).unwrap();
+        open_checked(&s).unwrap();
+        assert_eq!(
+            s.get(Table::Meta, b"format").unwrap().unwrap(),
+            FORMAT.to_be_bytes()
+        );
+
+        let newer = MemStore::new();
+        newer
+            .apply(&[Write::put(
+                Table::Meta,
+                b"format".to_vec(),
+                99u32.to_be_bytes().to_vec(),
+            )])
+            .unwrap();
+        let e = open_checked(&newer).unwrap_err().to_string();
+        assert!(e.contains("99") && e.contains("newer"), "{e}");
+
+        let foreign = MemStore::new();
+        foreign
+            .apply(&[Write::put(Table::Sessions, b"x".to_vec(), b"y".to_vec())])
+            .unwrap();
+        assert!(matches!(
+            open_checked(&foreign),
+            Err(SessionError::Foreign(_))
+        ));
+
+        let other_rules = MemStore::new();
+        open_checked(&other_rules).unwrap();
+        other_rules
+            .apply(&[Write::put(
+                Table::Meta,
+                b"rules".to_vec(),
+                b"checkers".to_vec(),
+            )])
+            .unwrap();
+        assert!(matches!(
+            open_checked(&other_rules),
+            Err(SessionError::Foreign(_))
+        ));
+    }
+}

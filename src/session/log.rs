@@ -1,0 +1,91 @@
+//! The per-session progress log: one JSON object per line, appended and flushed line by line,
+//! so `session tail` can follow it while the daemon writes.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::session::SessionError;
+
+/// One line of the progress log.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+pub struct Progress {
+    /// Seconds since the Unix epoch.
+    pub time: f64,
+    /// start, resume, progress, checkpoint, goal, solved, paused, stopped, error.
+    pub event: String,
+    pub session: u64,
+    /// The attacker of the goal being searched.
+    pub goal: String,
+    pub iteration: u64,
+    pub nodes: u64,
+    pub nodes_per_second: f64,
+    pub root_pn: u64,
+    pub root_dpn: u64,
+    pub first_level: u64,
+    pub rote_hits: u64,
+    /// Rote hits per node created.
+    pub rote_hit_rate: f64,
+    pub db_hits: u64,
+    /// Resident memory of the process.
+    pub memory_bytes: u64,
+    pub store_bytes: u64,
+    /// Solving time of this goal (over all runs).
+    pub seconds: f64,
+    pub checkpoints: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The log file of one session.
+pub struct ProgressLog {
+    path: PathBuf,
+    file: File,
+}
+
+/// Where session `id` logs under `log_dir`.
+pub fn log_path(log_dir: &Path, id: u64) -> PathBuf {
+    log_dir.join(format!("session-{id}.jsonl"))
+}
+
+impl ProgressLog {
+    pub fn open(log_dir: &Path, id: u64) -> Result<ProgressLog, SessionError> {
+        let path = log_path(log_dir, id);
+        let err = |source| SessionError::Log {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(log_dir).map_err(err)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(err)?;
+        Ok(ProgressLog { path, file })
+    }
+
+    /// Appends one line. A log that cannot be written is reported, not fatal to the solve.
+    pub fn write(&mut self, p: &Progress) {
+        let mut line = serde_json::to_vec(p).expect("progress serialises");
+        line.push(b'\n');
+        if let Err(e) = self.file.write_all(&line) {
+            tracing::warn!("cannot write {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// Resident memory of this process, in bytes (0 where /proc is missing).
+pub fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

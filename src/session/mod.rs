@@ -1,0 +1,276 @@
+//! Solve sessions: a root position solved by PN/PN² whose first-level tree lives in the store
+//! and is checkpointed, with the root's pn/dpn curve and the rote-learning table.
+//!
+//! Only this layer touches the store, and only `store.rs` touches sled.
+
+pub mod codec;
+pub mod format;
+pub mod log;
+pub mod record;
+pub mod runner;
+pub mod store;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use thiserror::Error;
+
+use crate::Board;
+use crate::position::Position;
+use crate::search::CurvePoint;
+use crate::search::pn::Node;
+use crate::search::rote::{RoteEntry, RoteKey, RoteTable};
+use codec::DecodeError;
+pub use record::{Algo, GoalRecord, SecondLevel, SessionRecord, Settings, State};
+use store::{Store, StoreError, Table, Write};
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("no session {0} (see `fanorona session list`)")]
+    Unknown(u64),
+    #[error("not a fanorona session store: {0}")]
+    Foreign(String),
+    #[error("the store has format {found}, newer than this build's {known}: use a newer fanorona")]
+    Newer { found: u32, known: u32 },
+    #[error("no upgrade step from store format {from} (see migrations/)")]
+    NoMigration { from: u32 },
+    #[error("session {id} is {state}: {action} needs {needs}")]
+    BadState {
+        id: u64,
+        state: State,
+        action: &'static str,
+        needs: &'static str,
+    },
+    #[error("cannot write the progress log {path}: {source}")]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Rote entries kept per board before a search starts (all of them, in memory).
+pub type SharedRote = RefCell<RoteTable>;
+
+/// The sessions of a store. Record updates go through one lock, so the daemon's command
+/// handler (pause, stop) and the solving thread (checkpoints) never overwrite each other.
+pub struct Sessions {
+    store: Arc<dyn Store>,
+    lock: Mutex<()>,
+}
+
+impl Sessions {
+    /// Checks the store's format (stamping a new one) and opens its sessions.
+    pub fn open(store: Arc<dyn Store>) -> Result<Sessions, SessionError> {
+        format::open_checked(store.as_ref())?;
+        Ok(Sessions {
+            store,
+            lock: Mutex::new(()),
+        })
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// A new session on `root`, running, asking first whether the side to move wins.
+    pub fn create(
+        &self,
+        root: &Position,
+        name: Option<String>,
+        settings: Settings,
+    ) -> Result<SessionRecord, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        let id =
+            match self.store.last(Table::Sessions, &[])? {
+                Some((k, _)) => {
+                    u64::from_be_bytes(k.as_slice().try_into().map_err(|_| {
+                        SessionError::Foreign("a session key is not 8 bytes".into())
+                    })?) + 1
+                }
+                None => 1,
+            };
+        let rec = SessionRecord {
+            id,
+            name: name.unwrap_or_else(|| format!("{} #{id}", root.board())),
+            root: root.to_string(),
+            settings,
+            state: State::Running,
+            value: None,
+            error: None,
+            goals: vec![GoalRecord {
+                attacker: root.side_to_move().name().into(),
+                outcome: "open".into(),
+                ..GoalRecord::default()
+            }],
+            checkpoints: 0,
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        self.store.apply(&[Write::put(
+            Table::Sessions,
+            codec::session_key(id),
+            codec::encode_session(&rec),
+        )])?;
+        Ok(rec)
+    }
+
+    pub fn get(&self, id: u64) -> Result<SessionRecord, SessionError> {
+        match self.store.get(Table::Sessions, &codec::session_key(id))? {
+            Some(bytes) => Ok(codec::decode_session(&bytes)?),
+            None => Err(SessionError::Unknown(id)),
+        }
+    }
+
+    pub fn list(&self) -> Result<Vec<SessionRecord>, SessionError> {
+        let mut out = Vec::new();
+        let mut bad = None;
+        self.store.scan(
+            Table::Sessions,
+            &[],
+            &mut |_, v| match codec::decode_session(v) {
+                Ok(r) => out.push(r),
+                Err(e) => bad = Some(e),
+            },
+        )?;
+        match bad {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
+    }
+
+    /// Changes a session's record with `change`, together with `writes`, in one batch.
+    pub fn update(
+        &self,
+        id: u64,
+        writes: Vec<Write>,
+        change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
+    ) -> Result<SessionRecord, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        let mut rec = self.get(id)?;
+        change(&mut rec)?;
+        let mut writes = writes;
+        writes.push(Write::put(
+            Table::Sessions,
+            codec::session_key(id),
+            codec::encode_session(&rec),
+        ));
+        self.store.apply(&writes)?;
+        Ok(rec)
+    }
+
+    /// Sets the state of a session the user controls: pause, resume or stop.
+    pub fn set_state(&self, id: u64, to: State) -> Result<SessionRecord, SessionError> {
+        self.update(id, Vec::new(), |r| {
+            let ok = match to {
+                State::Paused | State::Stopped => {
+                    r.state == State::Running || r.state == State::Paused
+                }
+                State::Running => {
+                    matches!(r.state, State::Paused | State::Stopped | State::Running)
+                }
+                _ => false,
+            };
+            if !ok {
+                return Err(SessionError::BadState {
+                    id,
+                    state: r.state,
+                    action: match to {
+                        State::Paused => "pause",
+                        State::Stopped => "stop",
+                        _ => "resume",
+                    },
+                    needs: match to {
+                        State::Running => "a paused or stopped session",
+                        _ => "a running or paused session",
+                    },
+                });
+            }
+            r.state = to;
+            Ok(())
+        })
+    }
+
+    /// The first-level tree of goal `goal` of session `id` as last checkpointed.
+    pub fn load_tree(&self, id: u64, goal: u8, board: Board) -> Result<Vec<Node>, SessionError> {
+        let mut nodes = Vec::new();
+        let mut bad = None;
+        let mut expect = 0u32;
+        self.store
+            .scan(Table::Nodes, &codec::tree_prefix(id, goal), &mut |k, v| {
+                if bad.is_some() {
+                    return;
+                }
+                let chunk = k
+                    .get(9..13)
+                    .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+                if chunk != Some(expect) {
+                    bad = Some(DecodeError {
+                        what: "node chunk",
+                        why: format!("chunk {expect} is missing"),
+                    });
+                    return;
+                }
+                expect += 1;
+                if let Err(e) = codec::decode_chunk(v, board, &mut nodes) {
+                    bad = Some(e);
+                }
+            })?;
+        match bad {
+            Some(e) => Err(e.into()),
+            None => Ok(nodes),
+        }
+    }
+
+    /// The root curve of a session: (goal index, point), in order.
+    pub fn curve(&self, id: u64) -> Result<Vec<(u8, CurvePoint)>, SessionError> {
+        let mut out = Vec::new();
+        let mut bad = None;
+        self.store.scan(
+            Table::Curve,
+            &id.to_be_bytes(),
+            &mut |k, v| match codec::decode_point(k, v) {
+                Ok(p) => out.push((k[8], p)),
+                Err(e) => bad = Some(e),
+            },
+        )?;
+        match bad {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
+    }
+
+    /// Every rote entry of `board` (all boards with `None`).
+    pub fn rote(&self, board: Option<Board>) -> Result<Vec<(RoteKey, RoteEntry)>, SessionError> {
+        let prefix = board.map(codec::rote_prefix).unwrap_or_default();
+        let mut out = Vec::new();
+        let mut bad = None;
+        self.store.scan(
+            Table::Rote,
+            &prefix,
+            &mut |k, v| match codec::decode_rote(k, v) {
+                Ok(e) => out.push(e),
+                Err(e) => bad = Some(e),
+            },
+        )?;
+        match bad {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
+    }
+
+    /// The rote entries of `board` as a table a search can consult.
+    pub fn rote_table(&self, board: Board) -> Result<RoteTable, SessionError> {
+        let mut t = RoteTable::new();
+        for (k, e) in self.rote(Some(board))? {
+            t.insert(k, e);
+        }
+        Ok(t)
+    }
+}

@@ -1,0 +1,154 @@
+//! A session: what is being solved, how, and how far it got.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a session stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// To be worked on (the daemon runs running sessions one at a time, oldest first).
+    Running,
+    /// Put aside by the user; `resume` continues it.
+    Paused,
+    /// Ended by the user before it was solved; `resume` continues it.
+    Stopped,
+    /// Both questions answered: `value` holds the result.
+    Solved,
+    /// The search cannot go on (its tables are missing, say): `error` says why.
+    Failed,
+}
+
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Paused => "paused",
+            State::Stopped => "stopped",
+            State::Solved => "solved",
+            State::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The first-level expansion: plain PN, or PN² with a second-level search at each leaf.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algo {
+    Pn,
+    Pn2,
+}
+
+/// How large a second-level search may grow.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecondLevel {
+    /// As the paper: at most as many nodes as the first-level tree has.
+    TreeSize,
+    /// At most this many nodes, whatever the first level's size.
+    Fixed(u64),
+}
+
+impl SecondLevel {
+    /// The node budget of a second-level search under a first level of `first` nodes.
+    pub fn budget(self, first: u64) -> u64 {
+        match self {
+            SecondLevel::TreeSize => first,
+            SecondLevel::Fixed(n) => n,
+        }
+    }
+}
+
+impl FromStr for SecondLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tree-size" => Ok(SecondLevel::TreeSize),
+            _ => match s.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(SecondLevel::Fixed(n)),
+                _ => Err(format!(
+                    "'{s}' is not a second-level policy: \"tree-size\" or a node count"
+                )),
+            },
+        }
+    }
+}
+
+impl fmt::Display for SecondLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SecondLevel::TreeSize => f.write_str("tree-size"),
+            SecondLevel::Fixed(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// How a session is solved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub algo: Algo,
+    /// Endgame tables for the leaves; none for the smallest boards.
+    pub db_dir: Option<PathBuf>,
+    pub second_level: SecondLevel,
+    /// Checkpoint at least this often, in milliseconds.
+    pub checkpoint_ms: u64,
+    /// Re-check each decided goal's proof independently.
+    pub verify: bool,
+}
+
+/// One question ("does this side win?") and how far its search got.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GoalRecord {
+    /// "white" or "black".
+    pub attacker: String,
+    /// "proven", "disproven" or "open".
+    pub outcome: String,
+    pub nodes: u64,
+    pub iterations: u64,
+    pub seconds: f64,
+    pub db_hits: u64,
+    pub rote_hits: u64,
+    pub repetitions: u64,
+    /// Nodes in the first-level tree.
+    pub first_level: u64,
+    /// Whether the decided proof passed the independent check (None: not checked).
+    pub verified: Option<bool>,
+}
+
+/// A session as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub id: u64,
+    pub name: String,
+    /// The root position, in the position text format.
+    pub root: String,
+    pub settings: Settings,
+    pub state: State,
+    /// "white", "black" or "draw" once solved.
+    pub value: Option<String>,
+    /// Why the session failed, if it did.
+    pub error: Option<String>,
+    /// The questions asked so far; the last is the one being searched until solved.
+    pub goals: Vec<GoalRecord>,
+    pub checkpoints: u64,
+    /// Seconds since the Unix epoch.
+    pub created: u64,
+}
+
+impl SessionRecord {
+    /// Work over all goals: nodes, seconds, rote hits.
+    pub fn totals(&self) -> (u64, f64, u64) {
+        self.goals.iter().fold((0, 0.0, 0), |(n, s, r), g| {
+            (n + g.nodes, s + g.seconds, r + g.rote_hits)
+        })
+    }
+}

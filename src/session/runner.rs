@@ -1,0 +1,450 @@
+//! Runs one session: the first-level tree is worked on in memory and checkpointed to the
+//! store every `checkpoint_ms`, when the solve stops (pause, stop, a signal) and at the end of
+//! each goal. A checkpoint writes the changed node chunks, the new curve points, the new rote
+//! entries and the session's counters in one batch, so the store always holds one whole
+//! checkpoint and a resumed run continues exactly where that checkpoint left off.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::egdb::Database;
+use crate::egdb::file::board_dir;
+use crate::position::{Color, Position};
+use crate::search::pn::{Level, PnTree, iterate};
+use crate::search::proof::{check, extract};
+use crate::search::rote::{RoteEntry, RoteTable};
+use crate::search::{CurvePoint, Goal, Leaf, LeafEval, Outcome, Stats};
+use crate::session::codec::{self, CHUNK};
+use crate::session::log::{Progress, ProgressLog, resident_bytes, unix_now};
+use crate::session::store::{Table, Write};
+use crate::session::{Algo, GoalRecord, SessionError, SessionRecord, Sessions, State};
+
+/// How the outside asks a running session to stop, and sees its progress.
+#[derive(Default)]
+pub struct Control {
+    stop: AtomicBool,
+    /// The latest progress of the running session.
+    pub progress: Mutex<Option<Progress>>,
+}
+
+impl Control {
+    /// Asks the solve to checkpoint and return after its current iteration.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    pub fn clear(&self) {
+        self.stop.store(false, Ordering::SeqCst);
+    }
+}
+
+/// How often the progress log gets a line.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+fn color(name: &str) -> Color {
+    if name == "black" {
+        Color::Black
+    } else {
+        Color::White
+    }
+}
+
+/// Runs session `id` until it is solved, fails, or `control` asks it to stop. Returns its
+/// record as last checkpointed.
+pub fn run(
+    sessions: &Sessions,
+    id: u64,
+    control: &Control,
+    log_dir: &Path,
+) -> Result<SessionRecord, SessionError> {
+    let rec = sessions.get(id)?;
+    if rec.state != State::Running {
+        return Ok(rec);
+    }
+    let mut log = ProgressLog::open(log_dir, id)?;
+    let root: Position = match rec.root.parse() {
+        Ok(p) => p,
+        Err(e) => return fail(sessions, id, &mut log, format!("bad root position: {e}")),
+    };
+    let db = match &rec.settings.db_dir {
+        Some(dir) if !board_dir(dir, root.board()).is_dir() => {
+            let msg = format!(
+                "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6`",
+                root.board(),
+                dir.display(),
+                root.board()
+            );
+            return fail(sessions, id, &mut log, msg);
+        }
+        Some(dir) => Some(Database::new(dir, root.board())),
+        None => None,
+    };
+    let leaf = LeafEval { db: db.as_ref() };
+    let rote = RefCell::new(sessions.rote_table(root.board())?);
+    loop {
+        let rec = sessions.get(id)?;
+        if rec.state != State::Running || control.stop_requested() {
+            return Ok(rec);
+        }
+        let g = rec.goals.len() - 1;
+        let rec = solve_goal(sessions, &rec, g, root, leaf, &rote, control, &mut log)?;
+        if rec.state != State::Running || rec.goals[g].outcome == "open" {
+            return Ok(rec);
+        }
+    }
+}
+
+/// Marks the session failed with `message`.
+fn fail(
+    sessions: &Sessions,
+    id: u64,
+    log: &mut ProgressLog,
+    message: String,
+) -> Result<SessionRecord, SessionError> {
+    tracing::error!("session {id}: {message}");
+    log.write(&Progress {
+        time: unix_now(),
+        event: "error".into(),
+        session: id,
+        message: Some(message.clone()),
+        ..Progress::default()
+    });
+    sessions.update(id, Vec::new(), |r| {
+        r.state = State::Failed;
+        r.error = Some(message);
+        Ok(())
+    })
+}
+
+/// What a checkpoint has still to write.
+#[derive(Default)]
+struct Pending {
+    chunks: BTreeSet<u32>,
+    points: Vec<CurvePoint>,
+    /// Nodes decided by search since the last checkpoint (rote candidates).
+    decided: Vec<u32>,
+}
+
+/// Works on goal `g` of `rec` until it is decided or stopped; returns the updated record.
+#[allow(clippy::too_many_arguments)]
+fn solve_goal(
+    sessions: &Sessions,
+    rec: &SessionRecord,
+    g: usize,
+    root: Position,
+    leaf: LeafEval<'_>,
+    rote: &RefCell<RoteTable>,
+    control: &Control,
+    log: &mut ProgressLog,
+) -> Result<SessionRecord, SessionError> {
+    let id = rec.id;
+    let goal = Goal {
+        attacker: color(&rec.goals[g].attacker),
+    };
+    let saved = sessions.load_tree(id, g as u8, root.board())?;
+    let gr = &rec.goals[g];
+    let resumed = !saved.is_empty();
+    let mut tree = if resumed {
+        let stats = Stats {
+            nodes: gr.nodes,
+            iterations: gr.iterations,
+            db_hits: gr.db_hits,
+            repetitions: gr.repetitions,
+            rote_hits: gr.rote_hits,
+            seconds: gr.seconds,
+        };
+        PnTree::from_parts(goal, leaf, Vec::new(), saved, stats, Some(rote))
+    } else {
+        PnTree::with_rote(root, goal, leaf, Vec::new(), Some(rote))
+    };
+    if let crate::session::SecondLevel::Fixed(n) = rec.settings.second_level {
+        tree.second_level_budget = Some(n);
+    }
+    let level = match rec.settings.algo {
+        Algo::Pn => Level::Pn,
+        Algo::Pn2 => Level::Pn2,
+    };
+    let mut pending = Pending::default();
+    if !resumed {
+        pending.chunks.insert(0);
+        note_decided(&tree, 0, &mut pending);
+    }
+    let seconds_before = gr.seconds;
+    let started = Instant::now();
+    let interval = Duration::from_millis(rec.settings.checkpoint_ms.max(1));
+    let mut last_checkpoint = Instant::now();
+    let (mut last_log, mut last_log_nodes, mut last_log_secs) =
+        (Instant::now(), tree.stats.nodes, seconds_before);
+    let mut checkpoints = rec.checkpoints;
+    let event = if resumed { "resume" } else { "start" };
+    tracing::info!(
+        "session {id}: {event} {goal} at iteration {}, {} first-level nodes",
+        tree.stats.iterations,
+        tree.nodes.len()
+    );
+    let progress = |tree: &PnTree<'_>, event: &str, nps: f64, checkpoints: u64| Progress {
+        time: unix_now(),
+        event: event.into(),
+        session: id,
+        goal: goal.attacker.name().into(),
+        iteration: tree.stats.iterations,
+        nodes: tree.stats.nodes,
+        nodes_per_second: nps,
+        root_pn: tree.root().pn,
+        root_dpn: tree.root().dn,
+        first_level: tree.nodes.len() as u64,
+        rote_hits: tree.stats.rote_hits,
+        rote_hit_rate: tree.stats.rote_hits as f64 / tree.stats.nodes.max(1) as f64,
+        db_hits: tree.stats.db_hits,
+        memory_bytes: resident_bytes(),
+        store_bytes: sessions.store().size_on_disk(),
+        seconds: tree.stats.seconds,
+        checkpoints,
+        message: None,
+    };
+    tree.stats.seconds = seconds_before;
+    log.write(&progress(&tree, event, 0.0, checkpoints));
+    let mut failed_checkpoint = false;
+    while !tree.decided() && !control.stop_requested() {
+        let before = tree.nodes.len();
+        let n = iterate(&mut tree, level);
+        tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
+        // The nodes changed: the path from `n` to the root, and the new children.
+        let mut i = n as u32;
+        while i != u32::MAX {
+            pending.chunks.insert(i / CHUNK as u32);
+            note_decided(&tree, i as usize, &mut pending);
+            i = tree.nodes[i as usize].parent;
+        }
+        for c in before..tree.nodes.len() {
+            pending.chunks.insert((c / CHUNK) as u32);
+            note_decided(&tree, c, &mut pending);
+        }
+        let it = tree.stats.iterations;
+        if level == Level::Pn2 || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided()
+        {
+            pending.points.push(CurvePoint {
+                iteration: it,
+                nodes: tree.stats.nodes,
+                seconds: tree.stats.seconds,
+                pn: tree.root().pn,
+                dn: tree.root().dn,
+            });
+        }
+        if last_log.elapsed() >= LOG_EVERY {
+            let nps = (tree.stats.nodes - last_log_nodes) as f64
+                / (tree.stats.seconds - last_log_secs).max(1e-9);
+            let p = progress(&tree, "progress", nps, checkpoints);
+            log.write(&p);
+            *control.progress.lock().expect("progress lock") = Some(p);
+            (last_log, last_log_nodes, last_log_secs) =
+                (Instant::now(), tree.stats.nodes, tree.stats.seconds);
+        }
+        if last_checkpoint.elapsed() >= interval {
+            match checkpoint(sessions, id, g, &tree, &mut pending, rote, None) {
+                Ok(r) => {
+                    checkpoints = r.checkpoints;
+                    log.write(&progress(&tree, "checkpoint", 0.0, checkpoints));
+                    failed_checkpoint = false;
+                }
+                Err(e) => {
+                    // The store keeps the previous checkpoint; the work stays in memory and
+                    // the next checkpoint writes it all.
+                    if !failed_checkpoint {
+                        tracing::error!("session {id}: checkpoint failed: {e}");
+                    }
+                    let mut p = progress(&tree, "error", 0.0, checkpoints);
+                    p.message = Some(format!("checkpoint failed: {e}"));
+                    log.write(&p);
+                    failed_checkpoint = true;
+                }
+            }
+            last_checkpoint = Instant::now();
+        }
+    }
+    // The goal decided, or the solve asked to stop: the final checkpoint of this run.
+    let mut verdict = None;
+    if tree.decided() {
+        let verified = rec
+            .settings
+            .verify
+            .then(|| extract(&tree, leaf).is_some_and(|t| check(&t, leaf.db).is_ok()));
+        verdict = Some((tree.outcome(), verified));
+    }
+    let r = checkpoint(sessions, id, g, &tree, &mut pending, rote, verdict)?;
+    let event = match (r.state, verdict) {
+        (State::Solved, _) => "solved",
+        (_, Some(_)) => "goal",
+        (State::Paused, _) => "paused",
+        (State::Stopped, _) => "stopped",
+        _ => "checkpoint",
+    };
+    let mut p = progress(&tree, event, 0.0, r.checkpoints);
+    if let Some((o, v)) = verdict {
+        p.message = Some(format!(
+            "{goal}: {}{}",
+            if o == Outcome::Proven {
+                "proven"
+            } else {
+                "disproven"
+            },
+            match v {
+                Some(true) => ", proof verified",
+                Some(false) => ", proof FAILED the check",
+                None => "",
+            }
+        ));
+    }
+    if let Some(v) = &r.value {
+        p.message = Some(format!("value: {v}"));
+    }
+    log.write(&p);
+    tracing::info!(
+        "session {id}: {event} at iteration {}, {} nodes{}",
+        tree.stats.iterations,
+        tree.stats.nodes,
+        p.message
+            .as_deref()
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default()
+    );
+    *control.progress.lock().expect("progress lock") = Some(p);
+    Ok(r)
+}
+
+/// Queues node `n` for the rote table if a search (not a leaf rule, a table, a repetition or
+/// the rote table itself) decided it.
+fn note_decided(tree: &PnTree<'_>, n: usize, pending: &mut Pending) {
+    let node = &tree.nodes[n];
+    if (node.proven() || node.disproven())
+        && node.leaf == Leaf::Open
+        && !node.repetition
+        && !node.rote
+    {
+        pending.decided.push(n as u32);
+    }
+}
+
+/// The move from `n` to its child that decides it for the side to move, if it was expanded.
+fn deciding_move(tree: &PnTree<'_>, n: usize) -> Option<crate::moves::Move> {
+    let node = &tree.nodes[n];
+    if !node.expanded {
+        return None;
+    }
+    let or = tree.is_or(n);
+    let children = &tree.nodes[node.first as usize..(node.first + node.count) as usize];
+    let child = children.iter().find(|c| {
+        if or && node.proven() {
+            c.proven()
+        } else if !or && node.disproven() {
+            c.disproven()
+        } else {
+            false
+        }
+    })?;
+    crate::moves::legal_moves(&node.pos)
+        .into_iter()
+        .find(|m| m.apply(&node.pos) == child.pos)
+}
+
+/// Writes what is pending, and the goal's counters, in one batch. With `verdict`, the goal is
+/// decided: its outcome is recorded and the next goal (or the value) set up.
+fn checkpoint(
+    sessions: &Sessions,
+    id: u64,
+    g: usize,
+    tree: &PnTree<'_>,
+    pending: &mut Pending,
+    rote: &RefCell<RoteTable>,
+    verdict: Option<(Outcome, Option<bool>)>,
+) -> Result<SessionRecord, SessionError> {
+    let board = tree.root().pos.board();
+    let mut writes = Vec::new();
+    for &c in &pending.chunks {
+        let lo = c as usize * CHUNK;
+        let hi = (lo + CHUNK).min(tree.nodes.len());
+        writes.push(Write::put(
+            Table::Nodes,
+            codec::chunk_key(id, g as u8, c),
+            codec::encode_chunk(&tree.nodes[lo..hi]),
+        ));
+    }
+    for p in &pending.points {
+        writes.push(Write::put(
+            Table::Curve,
+            codec::curve_key(id, g as u8, p.iteration),
+            codec::encode_point(p),
+        ));
+    }
+    let mut learned = Vec::new();
+    for &n in &pending.decided {
+        let key = tree.rote_key(n as usize);
+        if rote.borrow().get(&key).is_some() {
+            continue;
+        }
+        let entry = RoteEntry {
+            proven: tree.nodes[n as usize].proven(),
+            best_move: deciding_move(tree, n as usize),
+        };
+        writes.push(Write::put(
+            Table::Rote,
+            codec::rote_key(&key),
+            codec::encode_rote(&entry, board),
+        ));
+        learned.push((key, entry));
+    }
+    let s = tree.stats;
+    let rec = sessions.update(id, writes, |r| {
+        let gr = &mut r.goals[g];
+        gr.nodes = s.nodes;
+        gr.iterations = s.iterations;
+        gr.seconds = s.seconds;
+        gr.db_hits = s.db_hits;
+        gr.rote_hits = s.rote_hits;
+        gr.repetitions = s.repetitions;
+        gr.first_level = tree.nodes.len() as u64;
+        r.checkpoints += 1;
+        if let Some((outcome, verified)) = verdict {
+            gr.verified = verified;
+            gr.outcome = if outcome == Outcome::Proven {
+                "proven"
+            } else {
+                "disproven"
+            }
+            .into();
+            let attacker = color(&gr.attacker);
+            let first = g == 0;
+            match (outcome, first) {
+                (Outcome::Proven, _) => {
+                    r.value = Some(attacker.name().into());
+                    r.state = State::Solved;
+                }
+                (_, true) => r.goals.push(GoalRecord {
+                    attacker: attacker.opponent().name().into(),
+                    outcome: "open".into(),
+                    ..GoalRecord::default()
+                }),
+                (_, false) => {
+                    r.value = Some("draw".into());
+                    r.state = State::Solved;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    // Written: the in-memory rote table learns it, and nothing stays pending.
+    let mut table = rote.borrow_mut();
+    for (k, e) in learned {
+        table.insert(k, e);
+    }
+    *pending = Pending::default();
+    Ok(rec)
+}
