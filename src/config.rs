@@ -1,9 +1,13 @@
 //! `config.toml`: the settings every command reads. Every key is optional; flags override.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use thiserror::Error;
+use toml::Spanned;
+
+use crate::session::SecondLevel;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -22,7 +26,21 @@ pub enum ConfigError {
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     db_dir: Option<PathBuf>,
-    threads: Option<usize>,
+    threads: Option<Spanned<usize>>,
+    data_dir: Option<PathBuf>,
+    checkpoint_interval: Option<Spanned<String>>,
+    log_level: Option<Spanned<String>>,
+    log_format: Option<Spanned<String>>,
+    second_level: Option<Spanned<String>>,
+    store_cache: Option<Spanned<String>>,
+    verify: Option<bool>,
+}
+
+/// How the readable log on stderr is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 /// The settings, with defaults filled in and paths resolved.
@@ -32,14 +50,32 @@ pub struct Config {
     pub db_dir: PathBuf,
     /// Worker threads; all cores by default.
     pub threads: usize,
+    /// The session store, the daemon's lock and socket, and the progress logs.
+    pub data_dir: PathBuf,
+    pub checkpoint_interval: Duration,
+    /// error, warn, info, debug or trace.
+    pub log_level: String,
+    pub log_format: LogFormat,
+    pub second_level: SecondLevel,
+    /// The store's page cache, in bytes.
+    pub store_cache: u64,
+    /// Re-check every decided proof independently.
+    pub verify: bool,
 }
 
 impl Config {
-    /// The built-in defaults: tables under `data/egdb`, every core.
+    /// The built-in defaults.
     pub fn defaults() -> Config {
         Config {
             db_dir: PathBuf::from("data/egdb"),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            data_dir: PathBuf::from("data"),
+            checkpoint_interval: Duration::from_secs(300),
+            log_level: "info".into(),
+            log_format: LogFormat::Text,
+            second_level: SecondLevel::TreeSize,
+            store_cache: 256 << 20,
+            verify: true,
         }
     }
 
@@ -63,26 +99,119 @@ impl Config {
                 .collect::<Vec<_>>()
                 .join(" "),
         })?;
+        // A bad value: name the key, the line and what was expected.
+        let bad = |key: &str, span: std::ops::Range<usize>, shown: String, expected: &str| {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!("line {line}: {key} = {shown}: expected {expected}"),
+            }
+        };
         let base = path.parent().unwrap_or(Path::new("."));
-        let mut c = Config::defaults();
-        if let Some(dir) = raw.db_dir {
-            c.db_dir = if dir.is_absolute() {
+        let resolve = |dir: PathBuf| {
+            if dir.is_absolute() {
                 dir
             } else {
                 base.join(dir)
-            };
+            }
+        };
+        let mut c = Config::defaults();
+        if let Some(dir) = raw.db_dir {
+            c.db_dir = resolve(dir);
+        }
+        if let Some(dir) = raw.data_dir {
+            c.data_dir = resolve(dir);
         }
         if let Some(t) = raw.threads {
+            let (span, t) = (t.span(), t.into_inner());
             if !(1..=256).contains(&t) {
-                return Err(ConfigError::Parse {
-                    path: path.to_path_buf(),
-                    message: format!("threads = {t}: expected 1 to 256"),
-                });
+                return Err(bad("threads", span, t.to_string(), "1 to 256"));
             }
             c.threads = t;
         }
+        if let Some(s) = raw.checkpoint_interval {
+            let (span, s) = (s.span(), s.into_inner());
+            c.checkpoint_interval = humantime::parse_duration(&s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    bad(
+                        "checkpoint_interval",
+                        span,
+                        format!("{s:?}"),
+                        "a duration such as \"5m\" or \"30s\"",
+                    )
+                })?;
+        }
+        if let Some(s) = raw.log_level {
+            let (span, s) = (s.span(), s.into_inner());
+            if !["error", "warn", "info", "debug", "trace"].contains(&s.as_str()) {
+                return Err(bad(
+                    "log_level",
+                    span,
+                    format!("{s:?}"),
+                    "error, warn, info, debug or trace",
+                ));
+            }
+            c.log_level = s;
+        }
+        if let Some(s) = raw.log_format {
+            let (span, s) = (s.span(), s.into_inner());
+            c.log_format = match s.as_str() {
+                "text" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => {
+                    return Err(bad(
+                        "log_format",
+                        span,
+                        format!("{s:?}"),
+                        "\"text\" or \"json\"",
+                    ));
+                }
+            };
+        }
+        if let Some(s) = raw.second_level {
+            let (span, s) = (s.span(), s.into_inner());
+            c.second_level = s.parse().map_err(|_| {
+                bad(
+                    "second_level",
+                    span,
+                    format!("{s:?}"),
+                    "\"tree-size\" or a node count such as \"1000000\"",
+                )
+            })?;
+        }
+        if let Some(s) = raw.store_cache {
+            let (span, s) = (s.span(), s.into_inner());
+            c.store_cache = parse_bytes(&s).ok_or_else(|| {
+                bad(
+                    "store_cache",
+                    span,
+                    format!("{s:?}"),
+                    "a size such as \"256MiB\" or \"1GiB\"",
+                )
+            })?;
+        }
+        if let Some(v) = raw.verify {
+            c.verify = v;
+        }
         Ok(c)
     }
+}
+
+/// "256MiB", "1GiB", "64KiB" or a plain byte count.
+fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mult).filter(|&b| b >= 1 << 20)
 }
 
 #[cfg(test)]
@@ -92,12 +221,18 @@ mod tests {
     #[test]
     fn keys_are_read_and_unknown_keys_named() {
         let c = Config::parse(
-            "db_dir = \"tables\"\nthreads = 2\n",
+            "db_dir = \"tables\"\nthreads = 2\ndata_dir = \"d\"\ncheckpoint_interval = \"90s\"\nsecond_level = \"5000\"\nstore_cache = \"64MiB\"\nlog_format = \"json\"\nverify = false\n",
             Path::new("/x/config.toml"),
         )
         .unwrap();
         assert_eq!(c.db_dir, PathBuf::from("/x/tables"));
+        assert_eq!(c.data_dir, PathBuf::from("/x/d"));
         assert_eq!(c.threads, 2);
+        assert_eq!(c.checkpoint_interval, Duration::from_secs(90));
+        assert_eq!(c.second_level, SecondLevel::Fixed(5000));
+        assert_eq!(c.store_cache, 64 << 20);
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert!(!c.verify);
         let e = Config::parse("db_dri = \"x\"\n", Path::new("config.toml"))
             .unwrap_err()
             .to_string();
@@ -110,5 +245,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("threads = 0"), "{e}");
+        let e = Config::parse(
+            "verify = true\n\ncheckpoint_interval = \"often\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 3") && e.contains("checkpoint_interval"),
+            "{e}"
+        );
+        let e = Config::parse("second_level = \"big\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("second_level"), "{e}");
     }
 }

@@ -4,6 +4,8 @@ pub mod bench;
 pub mod db;
 pub mod output;
 pub mod rules;
+pub mod session;
+pub mod session_solve;
 pub mod solve;
 
 use std::path::{Path, PathBuf};
@@ -23,17 +25,26 @@ pub struct Cli {
     /// Settings file (default: config.toml in the current directory, if there is one).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// Where sessions live: the store, the daemon's lock and socket, the progress logs
+    /// (default: data_dir of the config).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The settings: `--config FILE`, else `./config.toml` if present, else the defaults.
-fn load_config(path: Option<&Path>) -> Result<Config, output::Failure> {
-    match path {
-        Some(p) => input(Config::load(p)),
-        None if Path::new("config.toml").exists() => input(Config::load(Path::new("config.toml"))),
-        None => Ok(Config::defaults()),
+/// The settings: `--config FILE`, else `./config.toml` if present, else the defaults;
+/// `--data-dir` overrides the file.
+fn load_config(path: Option<&Path>, data_dir: Option<&Path>) -> Result<Config, output::Failure> {
+    let mut c = match path {
+        Some(p) => input(Config::load(p))?,
+        None if Path::new("config.toml").exists() => input(Config::load(Path::new("config.toml")))?,
+        None => Config::defaults(),
+    };
+    if let Some(d) = data_dir {
+        c.data_dir = d.to_path_buf();
     }
+    Ok(c)
 }
 
 /// Worker threads: at least 1, at most 256.
@@ -86,6 +97,18 @@ pub enum Command {
     /// The value of a board's start or of a position (White wins, Black wins or draw), its
     /// best move, and the work done; every proof re-checked independently.
     Solve(solve::SolveArgs),
+    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
+    Daemon,
+    /// Solve sessions: start, list, status, pause, resume, stop, tail, curve.
+    Session {
+        #[command(subcommand)]
+        command: session::SessionCommand,
+    },
+    /// The rote-learning store of solved positions.
+    Rote {
+        #[command(subcommand)]
+        command: session::RoteCommand,
+    },
     /// Endgame databases: build, count, probe and verify the retrograde tables.
     Db {
         #[command(subcommand)]
@@ -176,9 +199,13 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
 }
 
 pub fn run(cli: Cli) -> CliResult {
+    let config = || load_config(cli.config.as_deref(), cli.data_dir.as_deref());
     match cli.command {
-        Command::Db { command } => run_db(command, &load_config(cli.config.as_deref())?),
-        Command::Solve(args) => solve::solve(args, &load_config(cli.config.as_deref())?.db_dir),
+        Command::Db { command } => run_db(command, &config()?),
+        Command::Solve(args) => solve::solve(args, &config()?),
+        Command::Daemon => session::daemon(config()?),
+        Command::Session { command } => session::session(command, &config()?),
+        Command::Rote { command } => session::rote(command, &config()?),
         Command::Show {
             position,
             board,

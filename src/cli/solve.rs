@@ -1,7 +1,6 @@
 //! `fanorona solve`: the game-theoretic value of a board's start or of a position.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, anyhow};
@@ -10,6 +9,7 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
+use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::dfpn::DfPn;
@@ -51,9 +51,12 @@ pub struct SolveArgs {
     /// Write the root's proof and disproof numbers after every iteration to this CSV.
     #[arg(long)]
     pub curve: Option<PathBuf>,
-    /// Stop after creating this many nodes (per goal).
+    /// Stop after creating this many nodes (per goal). Runs without the session store.
     #[arg(long)]
     pub nodes: Option<u64>,
+    /// Solve in memory only: no session in the store, no rote learning, nothing kept.
+    #[arg(long)]
+    pub no_store: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -123,13 +126,22 @@ fn search(
     }
 }
 
-pub fn solve(args: SolveArgs, default_db: &Path) -> CliResult {
+pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     let pos = target(args.target.as_deref())?;
     if fanorona::movegen::is_lost(&pos) {
         return Err(Failure::input(anyhow!(
             "{pos} is already decided: {} has lost",
             pos.side_to_move()
         )));
+    }
+    let default_db = config.db_dir.as_path();
+    // PN and PN² run as a session on the store under the data directory (resumable, with
+    // rote learning), unless asked for a bounded or in-memory run.
+    if args.algo != Algo::DfPn && !args.no_store && args.nodes.is_none() && !args.moves {
+        match crate::cli::session_solve::solve(&pos, &args, config)? {
+            None => {}
+            Some(()) => return Ok(()),
+        }
     }
     // The tables, if any are built for this board.
     let dir = args.db.clone().unwrap_or_else(|| default_db.to_path_buf());
@@ -180,7 +192,16 @@ pub fn solve(args: SolveArgs, default_db: &Path) -> CliResult {
         }
     }
     if let Some(path) = &args.curve {
-        write_curve(path, &solution).map_err(Failure::other)?;
+        let rows: Vec<_> = solution
+            .searches
+            .iter()
+            .flat_map(|s| {
+                s.curve
+                    .iter()
+                    .map(|p| (s.goal.attacker.name().to_string(), *p))
+            })
+            .collect();
+        fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
     }
     let seconds = start.elapsed().as_secs_f64();
     let value = solution.value.map(|v| v.name()).unwrap_or("unknown");
@@ -252,25 +273,6 @@ pub fn solve(args: SolveArgs, default_db: &Path) -> CliResult {
         )));
     }
     Ok(())
-}
-
-/// The root's proof and disproof numbers after each iteration, one row each, per goal.
-fn write_curve(path: &Path, solution: &Solution) -> anyhow::Result<()> {
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-    );
-    writeln!(f, "goal,iteration,nodes,seconds,root_pn,root_dn")?;
-    for s in &solution.searches {
-        for p in &s.curve {
-            writeln!(
-                f,
-                "{},{},{},{:.6},{},{}",
-                s.goal.attacker, p.iteration, p.nodes, p.seconds, p.pn, p.dn
-            )?;
-        }
-    }
-    f.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The fixed workload of `fanorona bench --solvers`: starts solved without tables.

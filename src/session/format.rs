@@ -21,8 +21,15 @@ pub struct Migration {
 pub const MIGRATIONS: &[Migration] = &[];
 
 /// Checks a store's identity, writing it into a new store and upgrading an older one.
-pub fn open_checked(store: &dyn Store) -> Result<(), SessionError> {
+/// `created` says the store was made before (its directory's marker exists): then a
+/// missing identity means damage, not a new store, and nothing is written.
+pub fn open_checked(store: &dyn Store, created: bool) -> Result<(), SessionError> {
     let format = match store.get(Table::Meta, b"format")? {
+        None if created => {
+            return Err(SessionError::Damaged(
+                "its format record is gone (the files were damaged or replaced); restore the store from a backup or move it aside".into(),
+            ));
+        }
         None => {
             let mut any = false;
             for t in Table::ALL {
@@ -97,8 +104,8 @@ mod tests {
     #[test]
     fn new_stores_are_stamped_and_newer_or_foreign_ones_refused() {
         let s = MemStore::new();
-        open_checked(&s).unwrap();
-        open_checked(&s).unwrap();
+        open_checked(&s, false).unwrap();
+        open_checked(&s, true).unwrap();
         assert_eq!(
             s.get(Table::Meta, b"format").unwrap().unwrap(),
             FORMAT.to_be_bytes()
@@ -112,7 +119,7 @@ mod tests {
                 99u32.to_be_bytes().to_vec(),
             )])
             .unwrap();
-        let e = open_checked(&newer).unwrap_err().to_string();
+        let e = open_checked(&newer, true).unwrap_err().to_string();
         assert!(e.contains("99") && e.contains("newer"), "{e}");
 
         let foreign = MemStore::new();
@@ -120,12 +127,17 @@ mod tests {
             .apply(&[Write::put(Table::Sessions, b"x".to_vec(), b"y".to_vec())])
             .unwrap();
         assert!(matches!(
-            open_checked(&foreign),
+            open_checked(&foreign, false),
             Err(SessionError::Foreign(_))
         ));
 
+        assert!(matches!(
+            open_checked(&MemStore::new(), true),
+            Err(SessionError::Damaged(_))
+        ));
+
         let other_rules = MemStore::new();
-        open_checked(&other_rules).unwrap();
+        open_checked(&other_rules, false).unwrap();
         other_rules
             .apply(&[Write::put(
                 Table::Meta,
@@ -134,7 +146,7 @@ mod tests {
             )])
             .unwrap();
         assert!(matches!(
-            open_checked(&other_rules),
+            open_checked(&other_rules, true),
             Err(SessionError::Foreign(_))
         ));
     }

@@ -4,6 +4,7 @@
 //! Only this layer touches the store, and only `store.rs` touches sled.
 
 pub mod codec;
+pub mod curve;
 pub mod format;
 pub mod log;
 pub mod record;
@@ -35,6 +36,8 @@ pub enum SessionError {
     Unknown(u64),
     #[error("not a fanorona session store: {0}")]
     Foreign(String),
+    #[error("the session store is damaged: {0}")]
+    Damaged(String),
     #[error("the store has format {found}, newer than this build's {known}: use a newer fanorona")]
     Newer { found: u32, known: u32 },
     #[error("no upgrade step from store format {from} (see migrations/)")]
@@ -65,9 +68,10 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Checks the store's format (stamping a new one) and opens its sessions.
-    pub fn open(store: Arc<dyn Store>) -> Result<Sessions, SessionError> {
-        format::open_checked(store.as_ref())?;
+    /// Checks the store's format (stamping a new one unless `created` says it existed
+    /// before) and opens its sessions.
+    pub fn open(store: Arc<dyn Store>, created: bool) -> Result<Sessions, SessionError> {
+        format::open_checked(store.as_ref(), created)?;
         Ok(Sessions {
             store,
             lock: Mutex::new(()),

@@ -285,7 +285,8 @@ fn solve_goal(
         (_, Some(_)) => "goal",
         (State::Paused, _) => "paused",
         (State::Stopped, _) => "stopped",
-        _ => "checkpoint",
+        // Still running: the process is shutting down (a signal); a restart resumes here.
+        _ => "interrupted",
     };
     let mut p = progress(&tree, event, 0.0, r.checkpoints);
     if let Some((o, v)) = verdict {

@@ -1,0 +1,464 @@
+//! `fanorona daemon`, `fanorona session ...` and `fanorona rote ...`: the solve-session
+//! commands. With a daemon running they talk to it over its socket; without one, they open
+//! the store themselves (taking the data directory's lock for the moment they need it).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use serde_json::Value;
+
+use crate::cli::output::{CliResult, Failure};
+use crate::out;
+use fanorona::config::{Config, LogFormat};
+use fanorona::daemon::protocol::{ClientError, Request, call};
+use fanorona::daemon::{self, DaemonError, DataDir, Service};
+use fanorona::search::CurvePoint;
+use fanorona::session::curve;
+use fanorona::session::log::{Progress, log_path};
+use fanorona::session::{Algo, State};
+
+#[derive(clap::Subcommand)]
+pub enum SessionCommand {
+    /// Start solving a board's start (RxC) or a position; prints the session's id.
+    Start {
+        target: String,
+        /// Endgame tables for the leaves (default: db_dir of the config, if it has the board).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// pn2 (the paper's PN², default) or pn.
+        #[arg(long, value_enum)]
+        algo: Option<SessionAlgo>,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every session with its state.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session: state, value once solved, work done, live progress.
+    Status(Id),
+    /// Checkpoint and set a running session aside.
+    Pause(Id),
+    /// Continue a paused or stopped session from its last checkpoint.
+    Resume(Id),
+    /// Checkpoint and stop a session.
+    Stop(Id),
+    /// Print a session's progress log; --follow keeps printing as it grows.
+    Tail {
+        id: u64,
+        #[arg(long, short)]
+        follow: bool,
+        /// The log's JSON lines as written.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export the root's pn/dpn curve as CSV (and a PNG plot).
+    Curve {
+        id: u64,
+        #[arg(long)]
+        csv: PathBuf,
+        #[arg(long)]
+        png: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct Id {
+    pub id: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Subcommand)]
+pub enum RoteCommand {
+    /// How many solved positions the rote store holds, and how often searches hit it.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every rote entry to FILE, one JSON object per line.
+    Export {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum SessionAlgo {
+    Pn,
+    Pn2,
+}
+
+/// The readable log on stderr, at the config's level and format.
+pub fn init_tracing(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::new(format!("fanorona={}", config.log_level));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    let _ = match config.log_format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits.
+pub fn daemon(config: Config) -> CliResult {
+    init_tracing(&config);
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let flag = shutdown.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+        .map_err(|e| Failure::other(anyhow!("cannot handle signals: {e}")))?;
+    daemon::serve(config, shutdown).map_err(|e| match e {
+        DaemonError::Locked { .. } => Failure::input(e),
+        _ => Failure::other(e),
+    })
+}
+
+/// Sends `request` to the daemon, or, with none running, answers it here.
+fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
+    let dir = DataDir::new(&config.data_dir);
+    match call(&dir.socket(), request.clone()) {
+        Ok(v) => return Ok((v, true)),
+        Err(ClientError::NoDaemon(_)) => {}
+        Err(ClientError::Refused { message, bad_input }) => {
+            return Err(if bad_input {
+                Failure::input(anyhow!(message))
+            } else {
+                Failure::other(anyhow!(message))
+            });
+        }
+        Err(e) => return Err(Failure::other(e)),
+    }
+    let _lock = daemon::lock(&dir).map_err(Failure::other)?;
+    let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
+    let service = Service::new(sessions, config.clone(), dir, false);
+    service.handle(request).map(|v| (v, false)).map_err(|r| {
+        if r.bad_input {
+            Failure::input(anyhow!(r.message))
+        } else {
+            Failure::other(anyhow!(r.message))
+        }
+    })
+}
+
+fn print_status(v: &Value) {
+    let g = |k: &str| v[k].to_string().trim_matches('"').to_string();
+    out!(
+        "session {} '{}': {}{}{}",
+        g("id"),
+        g("name"),
+        g("state"),
+        if v["active"] == true {
+            " (solving now)"
+        } else {
+            ""
+        },
+        v["value"]
+            .as_str()
+            .map(|x| format!(", value {x}"))
+            .unwrap_or_default()
+    );
+    out!("  root {}", g("root"));
+    out!(
+        "  {} nodes in {:.1} s, {} checkpoints, rote hits {} ({:.4} per node)",
+        g("nodes"),
+        v["seconds"].as_f64().unwrap_or(0.0),
+        g("checkpoints"),
+        g("rote_hits"),
+        v["rote_hit_rate"].as_f64().unwrap_or(0.0)
+    );
+    for goal in v["goals"].as_array().into_iter().flatten() {
+        out!(
+            "  {} wins? {}: {} nodes, {} iterations, first level {}{}",
+            goal["attacker"].as_str().unwrap_or("?"),
+            goal["outcome"].as_str().unwrap_or("?"),
+            goal["nodes"],
+            goal["iterations"],
+            goal["first_level"],
+            match goal["verified"].as_bool() {
+                Some(true) => ", proof verified",
+                Some(false) => ", proof FAILED the check",
+                None => "",
+            }
+        );
+    }
+    if let Some(p) = v["progress"].as_object() {
+        out!(
+            "  now: iteration {}, root pn {} dpn {}, {:.0} nodes/s, memory {} MB, store {} MB",
+            p["iteration"],
+            p["root_pn"],
+            p["root_dpn"],
+            p["nodes_per_second"].as_f64().unwrap_or(0.0),
+            p["memory_bytes"].as_u64().unwrap_or(0) >> 20,
+            p["store_bytes"].as_u64().unwrap_or(0) >> 20
+        );
+    }
+    if let Some(e) = v["error"].as_str() {
+        out!("  error: {e}");
+    }
+}
+
+pub fn session(command: SessionCommand, config: &Config) -> CliResult {
+    match command {
+        SessionCommand::Start {
+            target,
+            db,
+            algo,
+            name,
+            json,
+        } => {
+            let algo = algo.map(|a| match a {
+                SessionAlgo::Pn => Algo::Pn,
+                SessionAlgo::Pn2 => Algo::Pn2,
+            });
+            let (v, daemon) = ask(
+                config,
+                Request::Start {
+                    target,
+                    db,
+                    algo,
+                    name,
+                },
+            )?;
+            if json {
+                out!("{}", serde_json::json!({"id": v["id"]}));
+            } else {
+                out!("session {} started", v["id"]);
+                if !daemon {
+                    out!("no daemon is running: it will be solved when `fanorona daemon` starts");
+                }
+            }
+            Ok(())
+        }
+        SessionCommand::List { json } => {
+            let (v, _) = ask(config, Request::List)?;
+            if json {
+                out!("{v}");
+            } else if v.as_array().is_none_or(|a| a.is_empty()) {
+                out!("no sessions");
+            } else {
+                for s in v.as_array().into_iter().flatten() {
+                    out!(
+                        "{:>4}  {:<8} {:<6} {:>14} nodes  {}",
+                        s["id"],
+                        s["state"].as_str().unwrap_or("?"),
+                        s["value"].as_str().unwrap_or("-"),
+                        s["nodes"],
+                        s["name"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            Ok(())
+        }
+        SessionCommand::Status(a) => control(config, Request::Status { id: a.id }, a.json),
+        SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.json),
+        SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.json),
+        SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.json),
+        SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
+        SessionCommand::Curve { id, csv, png, json } => {
+            let (v, _) = ask(config, Request::Curve { id })?;
+            let rows = curve_rows(&v);
+            curve::write_csv(&csv, &rows).map_err(Failure::other)?;
+            if let Some(png) = &png {
+                curve::draw_png(png, &format!("session {id}"), &rows).map_err(Failure::other)?;
+            }
+            if json {
+                out!(
+                    "{}",
+                    serde_json::json!({"points": rows.len(), "csv": csv, "png": png})
+                );
+            } else {
+                out!("{} points to {}", rows.len(), csv.display());
+                if let Some(png) = png {
+                    out!("plot in {}", png.display());
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The curve rows of a `Curve` answer.
+fn curve_rows(v: &Value) -> Vec<curve::Row> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let n = |k: &str| p[k].as_u64().unwrap_or(0);
+            (
+                p["goal"].as_str().unwrap_or("?").to_string(),
+                CurvePoint {
+                    iteration: n("iteration"),
+                    nodes: n("nodes"),
+                    seconds: p["seconds"].as_f64().unwrap_or(0.0),
+                    pn: n("root_pn"),
+                    dn: n("root_dpn"),
+                },
+            )
+        })
+        .collect()
+}
+
+fn control(config: &Config, request: Request, json: bool) -> CliResult {
+    let (v, _) = ask(config, request)?;
+    if json {
+        out!("{v}");
+    } else {
+        print_status(&v);
+    }
+    Ok(())
+}
+
+fn progress_line(p: &Progress) -> String {
+    let mut s = format!(
+        "{:>10} {} wins? it {} nodes {} ({:.0}/s) pn {} dpn {} first {} rote {} mem {}M store {}M",
+        p.event,
+        p.goal,
+        p.iteration,
+        p.nodes,
+        p.nodes_per_second,
+        p.root_pn,
+        p.root_dpn,
+        p.first_level,
+        p.rote_hits,
+        p.memory_bytes >> 20,
+        p.store_bytes >> 20
+    );
+    if let Some(m) = &p.message {
+        s.push_str(&format!(" | {m}"));
+    }
+    s
+}
+
+/// Prints the progress log of session `id`; with `follow`, keeps printing new lines until
+/// the session is solved or fails.
+fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
+    let path = log_path(&DataDir::new(&config.data_dir).logs(), id);
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(_) => {
+            // Say whether the session is unknown or just has not started.
+            ask(config, Request::Status { id })?;
+            if !follow {
+                out!(
+                    "session {id} has not started yet: no log at {}",
+                    path.display()
+                );
+                return Ok(());
+            }
+            loop {
+                std::thread::sleep(Duration::from_millis(200));
+                if let Ok(f) = std::fs::File::open(&path) {
+                    break f;
+                }
+            }
+        }
+    };
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .with_context(|| format!("cannot read {}", path.display()))
+            .map_err(Failure::other)?;
+        if n == 0 || !line.ends_with('\n') {
+            if !follow {
+                return Ok(());
+            }
+            // A line being written: read it again whole.
+            let back = line.len() as i64;
+            reader
+                .seek_relative(-back)
+                .map_err(|e| Failure::other(anyhow!(e)))?;
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        let p: Option<Progress> = serde_json::from_str(line.trim_end()).ok();
+        if json {
+            out!("{}", line.trim_end());
+        } else if let Some(p) = &p {
+            out!("{}", progress_line(p));
+        }
+        if follow
+            && p.is_some_and(|p| {
+                p.event == "solved"
+                    || p.event == "error"
+                        && p.message
+                            .as_deref()
+                            .is_some_and(|m| !m.starts_with("checkpoint"))
+            })
+        {
+            return Ok(());
+        }
+    }
+}
+
+pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
+    match command {
+        RoteCommand::Stats { json } => {
+            let (v, _) = ask(config, Request::RoteStats)?;
+            if json {
+                out!("{v}");
+            } else {
+                out!(
+                    "{} solved positions ({} attacker wins, {} not), {} with a best move",
+                    v["entries"],
+                    v["attacker_wins"],
+                    v["attacker_does_not_win"],
+                    v["with_best_move"]
+                );
+                for (b, n) in v["boards"].as_object().into_iter().flatten() {
+                    out!("  {b}: {n}");
+                }
+                out!(
+                    "searches hit it {} times ({:.4} per node created)",
+                    v["hits"],
+                    v["hit_rate"].as_f64().unwrap_or(0.0)
+                );
+            }
+            Ok(())
+        }
+        RoteCommand::Export { file, json } => {
+            let (v, _) = ask(config, Request::RoteExport)?;
+            let entries = v.as_array().cloned().unwrap_or_default();
+            let mut text = String::new();
+            for e in &entries {
+                text.push_str(&e.to_string());
+                text.push('\n');
+            }
+            write_atomically(&file, text.as_bytes()).map_err(Failure::other)?;
+            if json {
+                out!(
+                    "{}",
+                    serde_json::json!({"entries": entries.len(), "file": file})
+                );
+            } else {
+                out!("{} entries to {}", entries.len(), file.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Whether `state` leaves a session for later work (not solved, not failed).
+pub fn unfinished(state: State) -> bool {
+    matches!(state, State::Running | State::Paused | State::Stopped)
+}

@@ -1,0 +1,531 @@
+//! The solve-session daemon: it owns the data directory (a lock file keeps a second process
+//! out), runs the running sessions one at a time, and answers commands on a Unix socket.
+//!
+//! Layout of the data directory: `store/` (the session store), `daemon.lock`, `daemon.sock`,
+//! `logs/session-N.jsonl` (one progress log per session).
+
+pub mod protocol;
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use thiserror::Error;
+
+use crate::config::Config;
+use crate::egdb::file::board_dir;
+use crate::position::Position;
+use crate::session::runner::{self, Control};
+use crate::session::store::SledStore;
+use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State};
+use protocol::{Answer, Envelope, PROTOCOL, Request};
+
+#[derive(Debug, Error)]
+pub enum DaemonError {
+    #[error("{path} is in use by process {pid} (a daemon or a solve); stop it first")]
+    Locked { path: PathBuf, pid: String },
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// The paths under a data directory.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    pub root: PathBuf,
+}
+
+impl DataDir {
+    pub fn new(root: &Path) -> DataDir {
+        DataDir {
+            root: root.to_path_buf(),
+        }
+    }
+    pub fn store(&self) -> PathBuf {
+        self.root.join("store")
+    }
+    pub fn lock(&self) -> PathBuf {
+        self.root.join("daemon.lock")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.root.join("daemon.sock")
+    }
+    pub fn logs(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+}
+
+/// Holds the data directory for this process until dropped.
+pub struct DataLock {
+    _file: File,
+}
+
+/// Takes the data directory's lock, or names the process that holds it.
+pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
+    let io = |what, source| DaemonError::Io {
+        what,
+        path: dir.lock(),
+        source,
+    };
+    std::fs::create_dir_all(&dir.root).map_err(|source| DaemonError::Io {
+        what: "cannot create",
+        path: dir.root.clone(),
+        source,
+    })?;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.lock())
+        .map_err(|e| io("cannot open", e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut pid = String::new();
+            let _ = file.read_to_string(&mut pid);
+            return Err(DaemonError::Locked {
+                path: dir.root.clone(),
+                pid: pid.trim().to_string(),
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io("cannot lock", e)),
+    }
+    file.set_len(0).map_err(|e| io("cannot write", e))?;
+    file.rewind().map_err(|e| io("cannot write", e))?;
+    write!(file, "{}", std::process::id()).map_err(|e| io("cannot write", e))?;
+    file.sync_all().map_err(|e| io("cannot write", e))?;
+    Ok(DataLock { _file: file })
+}
+
+/// Opens the store of a locked data directory.
+///
+/// A marker file beside the store records that it was created, so a store whose files were
+/// damaged or deleted is reported instead of being taken for a new, empty one.
+pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
+    let marker = dir.root.join("store.created");
+    let created = marker.exists();
+    if created && !dir.store().is_dir() {
+        return Err(SessionError::Damaged(format!(
+            "{} is missing although {} says it was created",
+            dir.store().display(),
+            marker.display()
+        ))
+        .into());
+    }
+    let store = SledStore::open(&dir.store(), config.store_cache).map_err(SessionError::from)?;
+    let sessions = Sessions::open(Arc::new(store), created)?;
+    if !created {
+        std::fs::write(
+            &marker,
+            format!("format {}\n", crate::session::format::FORMAT),
+        )
+        .map_err(|source| DaemonError::Io {
+            what: "cannot write",
+            path: marker.clone(),
+            source,
+        })?;
+    }
+    Ok(sessions)
+}
+
+/// An error answered to a client.
+#[derive(Debug)]
+pub struct Refusal {
+    pub message: String,
+    pub bad_input: bool,
+}
+
+impl From<SessionError> for Refusal {
+    fn from(e: SessionError) -> Refusal {
+        let bad_input = matches!(e, SessionError::Unknown(_) | SessionError::BadState { .. });
+        Refusal {
+            message: e.to_string(),
+            bad_input,
+        }
+    }
+}
+
+fn bad_input(message: String) -> Refusal {
+    Refusal {
+        message,
+        bad_input: true,
+    }
+}
+
+/// The commands' side of the daemon (also used in-process when no daemon runs).
+pub struct Service {
+    pub sessions: Sessions,
+    pub config: Config,
+    pub dir: DataDir,
+    pub control: Control,
+    /// The session the worker is solving.
+    pub running: Mutex<Option<u64>>,
+    /// Wakes the worker when a session becomes runnable.
+    wake: crossbeam_channel::Sender<()>,
+    woken: crossbeam_channel::Receiver<()>,
+    /// Whether a worker runs sessions here (false for a command run without a daemon).
+    pub has_worker: bool,
+}
+
+/// A board (RxC, its start) or a position.
+pub fn parse_target(text: &str) -> Result<Position, String> {
+    if text.contains('/') {
+        text.parse::<Position>()
+            .map_err(|e| format!("bad position: {e}"))
+    } else {
+        text.parse::<crate::Board>()
+            .map(Position::initial)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Service {
+    pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
+        let (wake, woken) = crossbeam_channel::bounded(1);
+        Service {
+            sessions,
+            config,
+            dir,
+            control: Control::default(),
+            running: Mutex::new(None),
+            wake,
+            woken,
+            has_worker,
+        }
+    }
+
+    fn wake(&self) {
+        let _ = self.wake.try_send(());
+    }
+
+    /// The settings of a new session on `pos`.
+    pub fn settings(
+        &self,
+        pos: &Position,
+        db: Option<PathBuf>,
+        algo: Option<Algo>,
+    ) -> Result<Settings, Refusal> {
+        let db_dir = match db {
+            Some(d) if !board_dir(&d, pos.board()).is_dir() => {
+                return Err(bad_input(format!(
+                    "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6 --dir {}`",
+                    pos.board(),
+                    d.display(),
+                    pos.board(),
+                    d.display()
+                )));
+            }
+            Some(d) => Some(std::path::absolute(&d).unwrap_or(d)),
+            None => board_dir(&self.config.db_dir, pos.board())
+                .is_dir()
+                .then(|| {
+                    std::path::absolute(&self.config.db_dir).unwrap_or(self.config.db_dir.clone())
+                }),
+        };
+        Ok(Settings {
+            algo: algo.unwrap_or(Algo::Pn2),
+            db_dir,
+            second_level: self.config.second_level,
+            checkpoint_ms: self
+                .config
+                .checkpoint_interval
+                .as_millis()
+                .min(u64::MAX as u128) as u64,
+            verify: self.config.verify,
+        })
+    }
+
+    /// Answers one request.
+    pub fn handle(&self, request: Request) -> Result<Value, Refusal> {
+        match request {
+            Request::Start {
+                target,
+                db,
+                algo,
+                name,
+            } => {
+                let pos = parse_target(&target).map_err(bad_input)?;
+                if crate::movegen::is_lost(&pos) {
+                    return Err(bad_input(format!(
+                        "{pos} is already decided: {} has lost",
+                        pos.side_to_move()
+                    )));
+                }
+                let settings = self.settings(&pos, db, algo)?;
+                let rec = self.sessions.create(&pos, name, settings)?;
+                tracing::info!("session {}: created for {}", rec.id, rec.root);
+                self.wake();
+                Ok(json!({"id": rec.id, "name": rec.name, "daemon": self.has_worker}))
+            }
+            Request::List => Ok(Value::Array(
+                self.sessions
+                    .list()?
+                    .iter()
+                    .map(|r| self.status_json(r))
+                    .collect(),
+            )),
+            Request::Status { id } => Ok(self.status_json(&self.sessions.get(id)?)),
+            Request::Pause { id } | Request::Stop { id } => {
+                let to = if matches!(request, Request::Pause { .. }) {
+                    State::Paused
+                } else {
+                    State::Stopped
+                };
+                let rec = self.sessions.set_state(id, to)?;
+                if *self.running.lock().expect("running lock") == Some(id) {
+                    self.control.request_stop();
+                }
+                Ok(self.status_json(&rec))
+            }
+            Request::Resume { id } => {
+                let rec = self.sessions.set_state(id, State::Running)?;
+                self.wake();
+                Ok(self.status_json(&rec))
+            }
+            Request::Curve { id } => {
+                self.sessions.get(id)?;
+                let rec = self.sessions.get(id)?;
+                let points = self.sessions.curve(id)?;
+                Ok(Value::Array(
+                    points
+                        .iter()
+                        .map(|(g, p)| {
+                            json!({
+                                "goal": rec.goals.get(*g as usize).map(|g| g.attacker.clone()),
+                                "iteration": p.iteration,
+                                "nodes": p.nodes,
+                                "seconds": p.seconds,
+                                "root_pn": p.pn,
+                                "root_dpn": p.dn,
+                            })
+                        })
+                        .collect(),
+                ))
+            }
+            Request::RoteStats => {
+                let entries = self.sessions.rote(None)?;
+                let mut boards = std::collections::BTreeMap::<String, u64>::new();
+                for (k, _) in &entries {
+                    *boards.entry(k.pos.board().to_string()).or_default() += 1;
+                }
+                let proven = entries.iter().filter(|(_, e)| e.proven).count();
+                let with_move = entries
+                    .iter()
+                    .filter(|(_, e)| e.best_move.is_some())
+                    .count();
+                let sessions = self.sessions.list()?;
+                let (hits, nodes) = sessions.iter().fold((0, 0), |(h, n), r| {
+                    let (nodes, _, hits) = r.totals();
+                    (h + hits, n + nodes)
+                });
+                Ok(json!({
+                    "entries": entries.len(),
+                    "attacker_wins": proven,
+                    "attacker_does_not_win": entries.len() - proven,
+                    "with_best_move": with_move,
+                    "boards": boards,
+                    "hits": hits,
+                    "hit_rate": hits as f64 / nodes.max(1) as f64,
+                }))
+            }
+            Request::RoteExport => Ok(Value::Array(
+                self.sessions
+                    .rote(None)?
+                    .iter()
+                    .map(|(k, e)| {
+                        json!({
+                            "position": k.pos.to_string(),
+                            "history": format!("{:016x}", k.history),
+                            "attacker": k.attacker.name(),
+                            "attacker_wins": e.proven,
+                            "best_move": e.best_move.map(|m| m.notation(k.pos.board())),
+                        })
+                    })
+                    .collect(),
+            )),
+        }
+    }
+
+    /// A session's status: its record, its totals and, while it runs, its live progress.
+    pub fn status_json(&self, r: &SessionRecord) -> Value {
+        let (nodes, seconds, rote_hits) = r.totals();
+        let active = *self.running.lock().expect("running lock") == Some(r.id);
+        let progress = active
+            .then(|| self.control.progress.lock().expect("progress lock").clone())
+            .flatten()
+            .filter(|p| p.session == r.id);
+        json!({
+            "id": r.id,
+            "name": r.name,
+            "root": r.root,
+            "state": r.state.name(),
+            "value": r.value,
+            "error": r.error,
+            "active": active,
+            "algo": r.settings.algo,
+            "db_dir": r.settings.db_dir,
+            "second_level": r.settings.second_level.to_string(),
+            "checkpoint_ms": r.settings.checkpoint_ms,
+            "checkpoints": r.checkpoints,
+            "nodes": nodes,
+            "seconds": seconds,
+            "rote_hits": rote_hits,
+            "rote_hit_rate": rote_hits as f64 / nodes.max(1) as f64,
+            "goals": r.goals,
+            "progress": progress,
+            "log": crate::session::log::log_path(&self.dir.logs(), r.id),
+        })
+    }
+
+    /// The worker: solves running sessions, oldest first, until `shutdown`.
+    pub fn work(&self, shutdown: &AtomicBool) {
+        while !shutdown.load(Ordering::SeqCst) {
+            let next = match self.sessions.list() {
+                Ok(list) => list.into_iter().find(|r| r.state == State::Running),
+                Err(e) => {
+                    tracing::error!("cannot list sessions: {e}");
+                    None
+                }
+            };
+            let Some(rec) = next else {
+                let _ = self.woken.recv_timeout(Duration::from_millis(500));
+                continue;
+            };
+            self.control.clear();
+            *self.running.lock().expect("running lock") = Some(rec.id);
+            if shutdown.load(Ordering::SeqCst) {
+                self.control.request_stop();
+            }
+            let result = runner::run(&self.sessions, rec.id, &self.control, &self.dir.logs());
+            *self.running.lock().expect("running lock") = None;
+            match result {
+                Ok(r) if r.state == State::Running && !self.control.stop_requested() => {
+                    // Ran out without finishing: back off before trying again.
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!("session {}: {e}; retrying in 5 s", rec.id);
+                    std::thread::sleep(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    /// Answers the requests of one connection, one line each.
+    fn converse(&self, stream: UnixStream) {
+        let reader = BufReader::new(&stream);
+        for line in reader.lines() {
+            let Ok(line) = line else { return };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let answer = match serde_json::from_str::<Envelope>(&line) {
+                Ok(env) if env.protocol != PROTOCOL => Answer {
+                    protocol: PROTOCOL,
+                    ok: false,
+                    result: None,
+                    error: Some(format!(
+                        "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
+                        env.protocol
+                    )),
+                    bad_input: true,
+                },
+                Ok(env) => match self.handle(env.request) {
+                    Ok(v) => Answer {
+                        protocol: PROTOCOL,
+                        ok: true,
+                        result: Some(v),
+                        error: None,
+                        bad_input: false,
+                    },
+                    Err(r) => Answer {
+                        protocol: PROTOCOL,
+                        ok: false,
+                        result: None,
+                        error: Some(r.message),
+                        bad_input: r.bad_input,
+                    },
+                },
+                Err(e) => Answer {
+                    protocol: PROTOCOL,
+                    ok: false,
+                    result: None,
+                    error: Some(format!("not a request: {e}")),
+                    bad_input: true,
+                },
+            };
+            let mut out = serde_json::to_vec(&answer).expect("answers serialise");
+            out.push(b'\n');
+            if (&stream).write_all(&out).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
+/// running session is checkpointed before it returns.
+pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    let dir = DataDir::new(&config.data_dir);
+    let _lock = lock(&dir)?;
+    let sessions = open_sessions(&dir, &config)?;
+    let socket = dir.socket();
+    // The lock is ours, so a socket file left behind is stale.
+    let _ = std::fs::remove_file(&socket);
+    let io = |what, source| DaemonError::Io {
+        what,
+        path: socket.clone(),
+        source,
+    };
+    let listener = UnixListener::bind(&socket).map_err(|e| io("cannot listen on", e))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| io("cannot restrict", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| io("cannot listen on", e))?;
+    let service = Service::new(sessions, config, dir, true);
+    tracing::info!(
+        "daemon {} on {} (store {})",
+        std::process::id(),
+        socket.display(),
+        service.dir.store().display()
+    );
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| service.work(&shutdown));
+        while !shutdown.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    let service = &service;
+                    s.spawn(move || service.converse(stream));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => tracing::warn!("accept: {e}"),
+            }
+        }
+        tracing::info!("daemon: shutting down, checkpointing the running session");
+        while !worker.is_finished() {
+            service.control.request_stop();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let _ = std::fs::remove_file(&socket);
+    tracing::info!("daemon: stopped");
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! The daemon's protocol: one JSON object per line each way over a Unix socket.
+//! A request is `{"protocol": 1, "request": {"command": ..., ...}}`; the answer is
+//! `{"protocol": 1, "ok": true, "result": ...}` or `{"protocol": 1, "ok": false, "error": ..,
+//! "bad_input": ..}`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::Algo;
+
+pub const PROTOCOL: u32 = 1;
+
+/// What a client asks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Request {
+    Start {
+        /// A board (RxC) or a position.
+        target: String,
+        db: Option<PathBuf>,
+        algo: Option<Algo>,
+        name: Option<String>,
+    },
+    List,
+    Status {
+        id: u64,
+    },
+    Pause {
+        id: u64,
+    },
+    Resume {
+        id: u64,
+    },
+    Stop {
+        id: u64,
+    },
+    Curve {
+        id: u64,
+    },
+    RoteStats,
+    RoteExport,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Envelope {
+    pub protocol: u32,
+    pub request: Request,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Answer {
+    pub protocol: u32,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The request itself was wrong (an unknown session, a bad position).
+    #[serde(default)]
+    pub bad_input: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("no daemon answers on {0}")]
+    NoDaemon(PathBuf),
+    #[error("talking to the daemon on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the daemon's answer is not understood: {0}")]
+    Garbled(String),
+    #[error("{message}")]
+    Refused { message: String, bad_input: bool },
+}
+
+/// Sends `request` to the daemon listening on `socket` and waits for its answer.
+pub fn call(socket: &Path, request: Request) -> Result<serde_json::Value, ClientError> {
+    let stream =
+        UnixStream::connect(socket).map_err(|_| ClientError::NoDaemon(socket.to_path_buf()))?;
+    let io = |source| ClientError::Io {
+        path: socket.to_path_buf(),
+        source,
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .map_err(io)?;
+    let mut line = serde_json::to_vec(&Envelope {
+        protocol: PROTOCOL,
+        request,
+    })
+    .expect("requests serialise");
+    line.push(b'\n');
+    (&stream).write_all(&line).map_err(io)?;
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer).map_err(io)?;
+    let a: Answer =
+        serde_json::from_str(&answer).map_err(|e| ClientError::Garbled(e.to_string()))?;
+    if a.protocol != PROTOCOL {
+        return Err(ClientError::Garbled(format!(
+            "protocol {} (this client speaks {PROTOCOL})",
+            a.protocol
+        )));
+    }
+    if a.ok {
+        Ok(a.result.unwrap_or(serde_json::Value::Null))
+    } else {
+        Err(ClientError::Refused {
+            message: a.error.unwrap_or_default(),
+            bad_input: a.bad_input,
+        })
+    }
+}
