@@ -16,7 +16,8 @@ printf "%-6s %-7s %-7s %14s %14s %9s %8s %s\n" board paper ours paper_nodes our_
 status=0
 while IFS=$'\t' read -r board winner db paper_nodes; do
     [ "$board" = 5x9 ] && continue
-    if [ "$db" = 0 ]; then args=(--algo "$algo"); else args=(--algo "$algo" --db "$dir"); fi
+    # --no-store: fresh node counts, not answers remembered by the rote store.
+    if [ "$db" = 0 ]; then args=(--algo "$algo" --no-store); else args=(--algo "$algo" --no-store --db "$dir"); fi
     out=$($bin solve "$board" "${args[@]}" --json 2>/dev/null)
     python3 - "$board" "$winner" "$paper_nodes" "$out" <<'PY' || status=1
 import json, sys

@@ -252,7 +252,7 @@ fn db_bad_input_is_named() {
 
 #[test]
 fn solve_reports_the_value_the_best_move_and_a_checked_proof() {
-    let v = json(&["solve", "3x5", "--json"]);
+    let v = json(&["solve", "3x5", "--no-store", "--json"]);
     assert_eq!(v["value"], "white");
     assert_eq!(v["verified"], true);
     assert!(v["nodes"].as_u64().unwrap() > 0);
@@ -269,14 +269,20 @@ fn solve_reports_the_value_the_best_move_and_a_checked_proof() {
     );
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("curve.csv");
-    let o = run(&["solve", "5x3", "--curve", csv.to_str().unwrap()]);
+    let o = run(&[
+        "solve",
+        "5x3",
+        "--no-store",
+        "--curve",
+        csv.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(text.starts_with("goal,iteration,nodes,seconds,root_pn,root_dn\n"));
+    assert!(text.starts_with("iteration,nodes,seconds,root_pn,root_dpn,goal\n"));
     assert!(text.lines().count() > 10);
     // The last row is the proof: pn 0.
     assert!(
-        text.lines().last().unwrap().split(',').nth(4) == Some("0"),
+        text.lines().last().unwrap().split(',').nth(3) == Some("0"),
         "{text}"
     );
 }

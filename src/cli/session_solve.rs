@@ -25,6 +25,14 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Solves `pos` as a session. `Ok(None)`: the store is in use by another process, so the
 /// caller solves in memory instead.
 pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option<()>, Failure> {
+    let algo = if args.algo == Algo::Pn {
+        session::Algo::Pn
+    } else {
+        session::Algo::Pn2
+    };
+    // Bad input is refused before anything is written.
+    let settings = daemon::session_settings(config, pos, args.db.clone(), Some(algo))
+        .map_err(|r| Failure::input(anyhow!(r.message)))?;
     let dir = DataDir::new(&config.data_dir);
     let _lock = match daemon::lock(&dir) {
         Ok(l) => l,
@@ -40,14 +48,6 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     init_tracing(config);
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir.clone(), false);
-    let algo = if args.algo == Algo::Pn {
-        session::Algo::Pn
-    } else {
-        session::Algo::Pn2
-    };
-    let settings = service
-        .settings(pos, args.db.clone(), Some(algo))
-        .map_err(|r| Failure::input(anyhow!(r.message)))?;
     // An unfinished session on the same root with the same settings is resumed.
     let existing = service
         .sessions

@@ -192,6 +192,38 @@ pub fn parse_target(text: &str) -> Result<Position, String> {
     }
 }
 
+/// The settings of a new session on `pos`: the tables of `db` (which must hold the board) or
+/// of the config's db_dir (if it does), and the config's session keys.
+pub fn session_settings(
+    config: &Config,
+    pos: &Position,
+    db: Option<PathBuf>,
+    algo: Option<Algo>,
+) -> Result<Settings, Refusal> {
+    let db_dir = match db {
+        Some(d) if !board_dir(&d, pos.board()).is_dir() => {
+            return Err(bad_input(format!(
+                "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6 --dir {}`",
+                pos.board(),
+                d.display(),
+                pos.board(),
+                d.display()
+            )));
+        }
+        Some(d) => Some(std::path::absolute(&d).unwrap_or(d)),
+        None => board_dir(&config.db_dir, pos.board())
+            .is_dir()
+            .then(|| std::path::absolute(&config.db_dir).unwrap_or(config.db_dir.clone())),
+    };
+    Ok(Settings {
+        algo: algo.unwrap_or(Algo::Pn2),
+        db_dir,
+        second_level: config.second_level,
+        checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
+        verify: config.verify,
+    })
+}
+
 impl Service {
     pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
         let (wake, woken) = crossbeam_channel::bounded(1);
@@ -218,34 +250,7 @@ impl Service {
         db: Option<PathBuf>,
         algo: Option<Algo>,
     ) -> Result<Settings, Refusal> {
-        let db_dir = match db {
-            Some(d) if !board_dir(&d, pos.board()).is_dir() => {
-                return Err(bad_input(format!(
-                    "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6 --dir {}`",
-                    pos.board(),
-                    d.display(),
-                    pos.board(),
-                    d.display()
-                )));
-            }
-            Some(d) => Some(std::path::absolute(&d).unwrap_or(d)),
-            None => board_dir(&self.config.db_dir, pos.board())
-                .is_dir()
-                .then(|| {
-                    std::path::absolute(&self.config.db_dir).unwrap_or(self.config.db_dir.clone())
-                }),
-        };
-        Ok(Settings {
-            algo: algo.unwrap_or(Algo::Pn2),
-            db_dir,
-            second_level: self.config.second_level,
-            checkpoint_ms: self
-                .config
-                .checkpoint_interval
-                .as_millis()
-                .min(u64::MAX as u128) as u64,
-            verify: self.config.verify,
-        })
+        session_settings(&self.config, pos, db, algo)
     }
 
     /// Answers one request.

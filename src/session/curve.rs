@@ -113,7 +113,10 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
             .map_err(|e| write_err(path, e))?;
         let mut mesh = chart.configure_mesh();
         if labels {
-            mesh.x_desc("iteration").y_desc("root pn / dpn");
+            mesh.x_desc("iteration")
+                .y_desc("root pn / dpn")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"));
         } else {
             mesh.x_labels(0).y_labels(0);
         }

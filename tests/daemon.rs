@@ -1,0 +1,388 @@
+//! The solve-session daemon as a user drives it: start, status, pause, resume, stop, kill -9
+//! and restart, SIGTERM, and the faults it must refuse cleanly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_fanorona");
+
+/// A data directory with its config file.
+struct Data {
+    _tmp: tempfile::TempDir,
+    config: PathBuf,
+    dir: PathBuf,
+}
+
+impl Data {
+    fn new(config: &str) -> Data {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config.toml");
+        std::fs::write(&path, config).unwrap();
+        let dir = tmp.path().join("data");
+        Data {
+            _tmp: tmp,
+            config: path,
+            dir,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--data-dir")
+            .arg(&self.dir)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let o = self.cmd(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// `session status ID --json`, retried while a daemon is starting or dying.
+    fn status(&self, id: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let o = self.cmd(&["session", "status", &id.to_string(), "--json"]);
+            if o.status.success() {
+                return serde_json::from_slice(&o.stdout).unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn daemon(&self) -> Daemon {
+        let child = Command::new(BIN)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--data-dir")
+            .arg(&self.dir)
+            .arg("daemon")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Ready when its socket answers.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(self.dir.join("daemon.sock")).is_err() {
+            assert!(Instant::now() < deadline, "the daemon did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Daemon { child }
+    }
+
+    /// Polls until `done` holds for the session's status (at most a minute).
+    fn wait_for(&self, id: u64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let s = self.status(id);
+            if done(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "waiting for {what}: {s}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+struct Daemon {
+    child: Child,
+}
+
+impl Daemon {
+    fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn sigterm(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn checkpoints(s: &Value) -> u64 {
+    s["checkpoints"].as_u64().unwrap()
+}
+
+/// Checks the curve file: iterations 1, 2, 3, ... per goal with no gap or repeat, nodes and
+/// seconds never going back, and the last point decided.
+fn assert_continuous(csv: &Path) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("iteration,nodes,seconds,root_pn,root_dpn,goal")
+    );
+    let mut last: Option<(u64, u64, f64, String)> = None;
+    let mut final_numbers = (1, 1);
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let (it, nodes, secs): (u64, u64, f64) = (
+            f[0].parse().unwrap(),
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+        );
+        match &last {
+            Some((pit, pn, ps, g)) if *g == f[5] => {
+                assert_eq!(it, pit + 1, "iterations continue: {l}");
+                assert!(nodes >= *pn && secs >= *ps, "work never goes back: {l}");
+            }
+            _ => assert_eq!(it, 1, "each goal's curve starts at iteration 1: {l}"),
+        }
+        final_numbers = (f[3].parse::<u64>().unwrap(), f[4].parse::<u64>().unwrap());
+        last = Some((it, nodes, secs, f[5].to_string()));
+    }
+    assert!(last.is_some(), "the curve has points");
+    assert!(
+        final_numbers.0 == 0 || final_numbers.1 == 0,
+        "the curve ends decided"
+    );
+}
+
+/// The kill-and-resume drill: SIGKILL after several checkpoints, restart, and the same value
+/// as an uninterrupted solve, with a continuous curve.
+#[test]
+fn kill_9_at_several_points_then_resume_to_the_same_value() {
+    let data = Data::new(
+        "second_level = \"3000\"\ncheckpoint_interval = \"40ms\"\nlog_level = \"warn\"\n",
+    );
+    let reference = data.json(&["solve", "3x9", "--no-store", "--algo", "pn2", "--json"]);
+    let daemon = data.daemon();
+    let id = data.json(&["session", "start", "3x9", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    let mut daemon = Some(daemon);
+    let mut kills = 0;
+    for kill_after in [2, 5, 9] {
+        let s = data.wait_for(id, "a checkpoint", |s| {
+            checkpoints(s) >= kill_after || s["state"] == "solved"
+        });
+        if s["state"] == "solved" {
+            break;
+        }
+        daemon.take().unwrap().kill9();
+        kills += 1;
+        let after = data.status(id);
+        assert_eq!(after["state"], "running", "{after}");
+        assert!(checkpoints(&after) >= kill_after);
+        daemon = Some(data.daemon());
+    }
+    assert!(kills >= 1, "the solve ended before the first kill");
+    let s = data.wait_for(id, "the solve", |s| s["state"] == "solved");
+    assert_eq!(s["value"], reference["value"], "{s}");
+    assert_eq!(s["goals"][0]["verified"], true, "{s}");
+    let csv = data.dir.join("curve.csv");
+    let png = data.dir.join("curve.png");
+    data.json(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--png",
+        png.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_continuous(&csv);
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // The log tells the story: resumed once per kill, solved at the end.
+    let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
+    let events: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        events.iter().filter(|e| *e == "resume").count(),
+        kills,
+        "{events:?}"
+    );
+    assert_eq!(events.last().map(String::as_str), Some("solved"));
+    drop(daemon);
+}
+
+/// SIGTERM: the daemon checkpoints the running session before it exits, even with a
+/// checkpoint interval far longer than the run.
+#[test]
+fn sigterm_writes_a_final_checkpoint() {
+    let data = Data::new("checkpoint_interval = \"1h\"\nlog_level = \"warn\"\n");
+    let daemon = data.daemon();
+    let id = data.json(&["session", "start", "9x3", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.wait_for(id, "progress", |s| {
+        s["progress"]["iteration"].as_u64().unwrap_or(0) > 0
+    });
+    assert_eq!(checkpoints(&data.status(id)), 0);
+    assert!(daemon.sigterm().success());
+    // Without the daemon the command reads the store itself.
+    let s = data.status(id);
+    assert_eq!(checkpoints(&s), 1, "{s}");
+    assert_eq!(s["state"], "running", "a restart resumes it: {s}");
+    let iterations = s["goals"][0]["iterations"].as_u64().unwrap();
+    assert!(iterations > 0);
+    let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
+    let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "interrupted");
+    assert_eq!(last["iteration"].as_u64(), Some(iterations), "nothing lost");
+    // The restarted daemon resumes from there.
+    let daemon = data.daemon();
+    data.wait_for(id, "more iterations", |s| {
+        s["progress"]["iteration"].as_u64().unwrap_or(0) > iterations
+    });
+    drop(daemon);
+}
+
+#[test]
+fn pause_resume_stop_and_the_faults_a_user_meets() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let daemon = data.daemon();
+    // A second daemon on the same data directory names the holder.
+    let o = data.cmd(&["daemon"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&daemon.child.id().to_string()),
+        "{}",
+        stderr(&o)
+    );
+
+    let id = data.json(&["session", "start", "9x3", "--name", "long one", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.wait_for(id, "solving", |s| s["active"] == true);
+    let s = data.json(&["session", "pause", &id.to_string(), "--json"]);
+    assert_eq!(s["state"], "paused");
+    let s = data.wait_for(id, "the pause", |s| s["active"] == false);
+    assert_eq!(s["state"], "paused");
+    assert!(checkpoints(&s) >= 1, "pausing checkpoints: {s}");
+    let s = data.json(&["session", "resume", &id.to_string(), "--json"]);
+    assert_eq!(s["state"], "running");
+    data.wait_for(id, "solving again", |s| s["active"] == true);
+    let s = data.json(&["session", "stop", &id.to_string(), "--json"]);
+    assert_eq!(s["state"], "stopped");
+    let list = data.json(&["session", "list", "--json"]);
+    assert_eq!(list[0]["name"], "long one");
+
+    // Unknown sessions, bad targets, pausing a stopped session: bad input, exit 2.
+    for (args, msg) in [
+        (vec!["session", "status", "99"], "no session 99"),
+        (vec!["session", "start", "4x4"], "unsupported board"),
+        (vec!["session", "start", "BBB/.../... w"], "already decided"),
+        (vec!["session", "pause", &id.to_string()], "is stopped"),
+    ] {
+        let o = data.cmd(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+    }
+    drop(daemon);
+
+    // A malformed config key is named with its line.
+    let bad = Data::new("log_level = \"info\"\ncheckpoint_interval = \"soon\"\n");
+    let o = bad.cmd(&["session", "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("checkpoint_interval") && stderr(&o).contains("line 2"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn damaged_and_foreign_stores_are_refused_and_left_alone() {
+    let data = Data::new("log_level = \"warn\"\n");
+    // Bad input writes nothing: no data directory appears.
+    let o = data.cmd(&["solve", "5x5", "--db", "/nonexistent-tables"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!data.dir.exists());
+    let v = data.json(&["solve", "3x5", "--json"]);
+    assert_eq!(v["value"], "white");
+    // Replace the store's data file: refused, and the file is not rewritten.
+    let db = data.dir.join("store/db");
+    std::fs::write(&db, vec![0xA5; 100_000]).unwrap();
+    let o = data.cmd(&["session", "list"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("damaged"), "{}", stderr(&o));
+
+    // A sled store of another program.
+    let other = Data::new("");
+    {
+        let store =
+            fanorona::session::store::SledStore::open(&other.dir.join("store"), 1 << 20).unwrap();
+        use fanorona::session::store::{Store, Table, Write};
+        store
+            .apply(&[Write::put(Table::Sessions, b"x".to_vec(), b"y".to_vec())])
+            .unwrap();
+    }
+    let o = other.cmd(&["session", "list"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("not a fanorona session store"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Rote learning: a second solve of the same board is answered from the rote store.
+#[test]
+fn a_second_solve_is_answered_by_the_rote_store() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let first = data.json(&["solve", "7x3", "--json"]);
+    let second = data.json(&["solve", "7x3", "--json"]);
+    assert_eq!(first["value"], second["value"]);
+    assert_eq!(first["best_move"], second["best_move"]);
+    assert!(first["nodes"].as_u64().unwrap() > 10_000);
+    assert!(second["nodes"].as_u64().unwrap() < first["nodes"].as_u64().unwrap() / 100);
+    assert!(second["rote_hits"].as_u64().unwrap() >= 1);
+    assert_eq!(second["verified"], true);
+    let stats = data.json(&["rote", "stats", "--json"]);
+    assert!(stats["entries"].as_u64().unwrap() > 0);
+    assert!(stats["hits"].as_u64().unwrap() >= 1);
+    let out = data.dir.join("rote.jsonl");
+    data.json(&["rote", "export", out.to_str().unwrap(), "--json"]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        text.lines().count() as u64,
+        stats["entries"].as_u64().unwrap()
+    );
+    let s = data.status(second["session"].as_u64().unwrap());
+    assert!(s["rote_hits"].as_u64().unwrap() >= 1, "{s}");
+}
