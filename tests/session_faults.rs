@@ -1,0 +1,93 @@
+//! The session runner against the in-memory store model: a full disk during checkpoints
+//! leaves the previous checkpoint whole and usable, and the solve resumes from it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use fanorona::Position;
+use fanorona::session::runner::{Control, run};
+use fanorona::session::store::{MemStore, Store};
+use fanorona::session::{Algo, SecondLevel, Sessions, Settings, State};
+
+fn settings() -> Settings {
+    Settings {
+        algo: Algo::Pn2,
+        db_dir: None,
+        second_level: SecondLevel::Fixed(3000),
+        checkpoint_ms: 20,
+        verify: true,
+    }
+}
+
+#[test]
+fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
+    let mem = Arc::new(MemStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sessions = Sessions::open(store, false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let root = Position::initial("3x9".parse().unwrap());
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let control = Control::default();
+
+    let failed = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&sessions, id, &control, logs.path()));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while sessions.get(id).unwrap().checkpoints < 3 {
+            assert!(!h.is_finished(), "solved before the disk filled");
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        mem.fail_writes.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(100));
+        control.request_stop();
+        h.join().unwrap()
+    });
+    assert!(failed.is_err(), "the final checkpoint cannot be written");
+
+    // What the store holds is one whole checkpoint: counters, curve and tree agree.
+    let rec = sessions.get(id).unwrap();
+    assert_eq!(rec.state, State::Running);
+    let g = &rec.goals[0];
+    let curve = sessions.curve(id).unwrap();
+    assert_eq!(curve.len() as u64, g.iterations, "one curve point per PN² iteration");
+    assert_eq!(curve.last().unwrap().1.iteration, g.iterations);
+    assert_eq!(curve.last().unwrap().1.nodes, g.nodes);
+    let tree = sessions.load_tree(id, 0, root.board()).unwrap();
+    assert_eq!(tree.len() as u64, g.first_level);
+    // The tree is consistent: every child points back at its parent.
+    for (i, n) in tree.iter().enumerate().filter(|(_, n)| n.expanded) {
+        for c in n.first..n.first + n.count {
+            assert_eq!(tree[c as usize].parent as usize, i);
+        }
+    }
+
+    // Space again: the solve resumes from that checkpoint and finishes.
+    mem.fail_writes.store(false, Ordering::SeqCst);
+    control.clear();
+    let done = run(&sessions, id, &control, logs.path()).unwrap();
+    assert_eq!(done.state, State::Solved);
+    assert_eq!(done.value.as_deref(), Some("white"));
+    assert_eq!(done.goals[0].verified, Some(true));
+    let curve = sessions.curve(id).unwrap();
+    for (i, (_, p)) in curve.iter().enumerate() {
+        assert_eq!(p.iteration, i as u64 + 1);
+    }
+}
+
+/// A draw asks both questions; the second goal's tree and curve are kept apart from the
+/// first's, and the rote store learns from both.
+#[test]
+fn a_drawn_position_answers_both_goals() {
+    let sessions = Sessions::open(Arc::new(MemStore::new()), false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    // A 3x5 position df-pn finds drawn (`fanorona solve '...../...BW/..W.B w' --algo dfpn`).
+    let root: Position = "...../...BW/..W.B w".parse().unwrap();
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let rec = run(&sessions, id, &Control::default(), logs.path()).unwrap();
+    assert_eq!(rec.value.as_deref(), Some("draw"));
+    assert_eq!(rec.goals.len(), 2);
+    assert!(rec.goals.iter().all(|g| g.outcome == "disproven" && g.verified == Some(true)));
+    let curve = sessions.curve(id).unwrap();
+    assert!(curve.iter().any(|(g, _)| *g == 0) && curve.iter().any(|(g, _)| *g == 1));
+}
