@@ -50,7 +50,11 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
     assert_eq!(rec.state, State::Running);
     let g = &rec.goals[0];
     let curve = sessions.curve(id).unwrap();
-    assert_eq!(curve.len() as u64, g.iterations, "one curve point per PN² iteration");
+    assert_eq!(
+        curve.len() as u64,
+        g.iterations,
+        "one curve point per PN² iteration"
+    );
     assert_eq!(curve.last().unwrap().1.iteration, g.iterations);
     assert_eq!(curve.last().unwrap().1.nodes, g.nodes);
     let tree = sessions.load_tree(id, 0, root.board()).unwrap();
@@ -87,7 +91,11 @@ fn a_drawn_position_answers_both_goals() {
     let rec = run(&sessions, id, &Control::default(), logs.path()).unwrap();
     assert_eq!(rec.value.as_deref(), Some("draw"));
     assert_eq!(rec.goals.len(), 2);
-    assert!(rec.goals.iter().all(|g| g.outcome == "disproven" && g.verified == Some(true)));
+    assert!(
+        rec.goals
+            .iter()
+            .all(|g| g.outcome == "disproven" && g.verified == Some(true))
+    );
     let curve = sessions.curve(id).unwrap();
     assert!(curve.iter().any(|(g, _)| *g == 0) && curve.iter().any(|(g, _)| *g == 1));
 }

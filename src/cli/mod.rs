@@ -1,6 +1,7 @@
 //! The command-line interface: arguments, dispatch and output.
 
 pub mod bench;
+pub mod bench_store;
 pub mod db;
 pub mod output;
 pub mod rules;
@@ -118,8 +119,18 @@ pub enum Command {
     /// With --solvers: a fixed proof-search workload instead (nodes and nodes per second).
     Bench {
         /// Benchmark the proof-number solvers instead of move generation.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "store")]
         solvers: bool,
+        /// Benchmark the session store: resuming a large first-level tree, its size on
+        /// disk, and the solve rate with checkpoints every second against none.
+        #[arg(long)]
+        store: bool,
+        /// With --store: nodes in the first-level tree to resume.
+        #[arg(long, default_value_t = 10_000_000, requires = "store")]
+        tree_nodes: usize,
+        /// With --store: seconds of each solve-rate run.
+        #[arg(long, default_value_t = 5.0, requires = "store")]
+        seconds: f64,
         #[arg(long, default_value = "1", value_parser = threads)]
         threads: usize,
         /// Runs per board; the median time is reported.
@@ -228,6 +239,19 @@ pub fn run(cli: Cli) -> CliResult {
             threads,
             json,
         }),
+        Command::Bench {
+            store: true,
+            tree_nodes,
+            seconds,
+            repeat,
+            json,
+            ..
+        } => bench_store::bench(
+            tree_nodes.max(1),
+            repeat as usize,
+            seconds.clamp(0.1, 3600.0),
+            json,
+        ),
         Command::Bench {
             solvers: true,
             repeat,

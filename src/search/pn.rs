@@ -153,8 +153,9 @@ impl<'a> PnTree<'a> {
         } else {
             self.leaf.eval(&pos, self.goal, &mut self.stats)
         };
+        // The root is looked up at once; other nodes when they are about to be expanded.
         let known = match (leaf, self.rote) {
-            (Leaf::Open, Some(rote)) => {
+            (Leaf::Open, Some(rote)) if parent == NO_PARENT => {
                 let key = RoteKey::new(pos, since ^ position_hash(&pos), self.goal);
                 rote.lookup(&key)
             }
@@ -246,6 +247,9 @@ impl<'a> PnTree<'a> {
 
     /// Generates and evaluates the children of leaf `n` (each distinct position once).
     pub fn expand(&mut self, n: usize) {
+        if self.decide_by_rote(n) {
+            return;
+        }
         let children: Vec<Node> = successors(&self.nodes[n].pos)
             .into_iter()
             .map(|c| {
@@ -254,6 +258,19 @@ impl<'a> PnTree<'a> {
             })
             .collect();
         self.attach(n, children);
+    }
+
+    /// Before leaf `n` is expanded: if the rote store knows it, it is decided without search.
+    pub fn decide_by_rote(&mut self, n: usize) -> bool {
+        let Some(rote) = self.rote else { return false };
+        let Some(proven) = rote.lookup(&self.rote_key(n)) else {
+            return false;
+        };
+        self.stats.rote_hits += 1;
+        let node = &mut self.nodes[n];
+        (node.pn, node.dn) = if proven { (0, INFINITE) } else { (INFINITE, 0) };
+        node.rote = true;
+        true
     }
 
     /// Makes `children` the children of `n`.
@@ -273,6 +290,10 @@ impl<'a> PnTree<'a> {
     /// AND: pn = sum, dn = min.
     fn set_numbers(&mut self, n: usize) {
         let node = self.nodes[n];
+        if !node.expanded {
+            // A leaf keeps its own numbers (set when it was created or looked up).
+            return;
+        }
         let children = &self.nodes[node.first as usize..(node.first + node.count) as usize];
         let (pn, dn) = combine(self.is_or(n), children.iter().map(|c| (c.pn, c.dn)));
         self.nodes[n].pn = pn;
@@ -404,6 +425,9 @@ pub fn solve(
 /// PN²'s expansion of first-level leaf `n`: a second-level PN search from it, bounded by the
 /// first-level tree's size; its root's children (with their numbers) are kept.
 pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
+    if tree.decide_by_rote(n) {
+        return;
+    }
     let limit = tree.second_level_budget.unwrap_or(tree.nodes.len() as u64);
     let mut history = tree.path(n);
     let pos = history.pop().expect("the path ends at the node");

@@ -9,6 +9,7 @@
 //! every proof is still re-checked independently.)
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::position::{Color, Position};
 use crate::search::Goal;
@@ -38,10 +39,46 @@ pub trait Rote {
     fn lookup(&self, key: &RoteKey) -> Option<bool>;
 }
 
-/// An in-memory rote table.
+/// A fast hasher for keys that are already well-mixed bit patterns (positions, hashes):
+/// one multiply-rotate per word instead of SipHash, since a lookup happens at every node.
+#[derive(Default)]
+pub struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(23) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// What is known of one position with one repeatable past, per attacker (White, Black).
+type Slot = [Option<RoteEntry>; 2];
+
+fn side(c: Color) -> usize {
+    match c {
+        Color::White => 0,
+        Color::Black => 1,
+    }
+}
+
+/// An in-memory rote table: one lookup answers both attackers.
 #[derive(Default, Debug)]
 pub struct RoteTable {
-    map: HashMap<RoteKey, RoteEntry>,
+    map: HashMap<(Position, u64), Slot, BuildHasherDefault<WordHasher>>,
+    len: usize,
 }
 
 impl RoteTable {
@@ -50,37 +87,37 @@ impl RoteTable {
     }
 
     pub fn insert(&mut self, key: RoteKey, entry: RoteEntry) {
-        self.map.insert(key, entry);
+        let slot = &mut self.map.entry((key.pos, key.history)).or_default()[side(key.attacker)];
+        if slot.is_none() {
+            self.len += 1;
+        }
+        *slot = Some(entry);
     }
 
     pub fn get(&self, key: &RoteKey) -> Option<&RoteEntry> {
-        self.map.get(key)
+        self.map.get(&(key.pos, key.history))?[side(key.attacker)].as_ref()
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&RoteKey, &RoteEntry)> {
-        self.map.iter()
+        self.len == 0
     }
 }
 
 impl Rote for RoteTable {
     fn lookup(&self, key: &RoteKey) -> Option<bool> {
-        if let Some(e) = self.map.get(key) {
+        if self.map.is_empty() {
+            return None;
+        }
+        let slot = self.map.get(&(key.pos, key.history))?;
+        if let Some(e) = &slot[side(key.attacker)] {
             return Some(e.proven);
         }
         // A side that wins means the other side does not.
-        let other = RoteKey {
-            attacker: key.attacker.opponent(),
-            ..*key
-        };
-        match self.map.get(&other) {
+        match &slot[side(key.attacker.opponent())] {
             Some(e) if e.proven => Some(false),
             _ => None,
         }

@@ -29,6 +29,8 @@ pub struct Control {
     stop: AtomicBool,
     /// The latest progress of the running session.
     pub progress: Mutex<Option<Progress>>,
+    /// Time spent writing periodic checkpoints (the final one of a run not included).
+    pub checkpoint_seconds: Mutex<f64>,
 }
 
 impl Control {
@@ -249,7 +251,11 @@ fn solve_goal(
                 (Instant::now(), tree.stats.nodes, tree.stats.seconds);
         }
         if last_checkpoint.elapsed() >= interval {
-            match checkpoint(sessions, id, g, &tree, &mut pending, rote, None) {
+            let t = Instant::now();
+            let result = checkpoint(sessions, id, g, &tree, &mut pending, rote, None);
+            *control.checkpoint_seconds.lock().expect("checkpoint time") +=
+                t.elapsed().as_secs_f64();
+            match result {
                 Ok(r) => {
                     checkpoints = r.checkpoints;
                     log.write(&progress(&tree, "checkpoint", 0.0, checkpoints));

@@ -76,6 +76,9 @@ pub enum StoreError {
     },
 }
 
+/// A key and its value.
+pub type Pair = (Vec<u8>, Vec<u8>);
+
 /// A key-value store with one ordered map per `Table`.
 pub trait Store: Send + Sync {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
@@ -87,7 +90,7 @@ pub trait Store: Send + Sync {
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError>;
     /// The last key starting with `prefix`, with its value.
-    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
     /// All of `writes` or none, durable when this returns.
     fn apply(&self, writes: &[Write]) -> Result<(), StoreError>;
     /// Bytes the store takes on disk (0 for a store in memory).
@@ -172,7 +175,7 @@ impl Store for SledStore {
         Ok(())
     }
 
-    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
         match self.tree(table).scan_prefix(prefix).next_back() {
             None => Ok(None),
             Some(kv) => {
@@ -211,11 +214,14 @@ impl Store for SledStore {
     }
 }
 
+/// Every table's map in one, keyed by (table, key).
+type Tables = BTreeMap<(Table, Vec<u8>), Vec<u8>>;
+
 /// The store in memory: the model the sled store is tested against, and a store for runs
 /// that need no persistence. `fail_writes` makes every `apply` fail (a full disk).
 #[derive(Default)]
 pub struct MemStore {
-    maps: Mutex<BTreeMap<(Table, Vec<u8>), Vec<u8>>>,
+    maps: Mutex<Tables>,
     pub fail_writes: std::sync::atomic::AtomicBool,
 }
 
@@ -247,7 +253,7 @@ impl Store for MemStore {
         Ok(())
     }
 
-    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
         let mut last = None;
         self.scan(table, prefix, &mut |k, v| {
             last = Some((k.to_vec(), v.to_vec()))

@@ -1,0 +1,198 @@
+//! `fanorona bench --store`: what the session store costs. Resuming a large first-level tree,
+//! the store's size per million nodes, and the solve rate with frequent checkpoints against
+//! the same solve with none until the end.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure};
+use crate::out;
+use fanorona::Position;
+use fanorona::search::pn::Node;
+use fanorona::search::{INFINITE, Leaf};
+use fanorona::session::codec::{self, CHUNK};
+use fanorona::session::runner::{Control, run};
+use fanorona::session::store::{SledStore, Store, Table, Write};
+use fanorona::session::{Algo, SecondLevel, Sessions, Settings};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A first-level tree of `n` nodes shaped like a real one: each expanded node has 8 children.
+fn synthetic_tree(n: usize) -> Vec<Node> {
+    let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
+    (0..n)
+        .map(|i| {
+            let first = 1 + 8 * i;
+            let expanded = first + 8 <= n;
+            Node {
+                pos,
+                pn: (i as u64 * 7919) % 10_000 + 1,
+                dn: if i % 97 == 0 {
+                    INFINITE
+                } else {
+                    (i as u64 * 104_729) % 50_000 + 1
+                },
+                parent: if i == 0 {
+                    u32::MAX
+                } else {
+                    ((i - 1) / 8) as u32
+                },
+                first: if expanded { first as u32 } else { 0 },
+                count: if expanded { 8 } else { 0 },
+                expanded,
+                leaf: Leaf::Open,
+                repetition: false,
+                rote: false,
+                since: i as u64,
+            }
+        })
+        .collect()
+}
+
+/// A solve of the 9x3 start (long without tables) for `seconds`; returns nodes per second.
+/// Also returns the checkpoints written and the share of the time they took.
+fn solve_rate(
+    sessions: &Sessions,
+    checkpoint_ms: u64,
+    seconds: f64,
+    logs: &std::path::Path,
+) -> Result<(f64, u64, f64), Failure> {
+    let root = Position::initial("9x3".parse().expect("9x3 is supported"));
+    let settings = Settings {
+        algo: Algo::Pn2,
+        db_dir: None,
+        second_level: SecondLevel::TreeSize,
+        checkpoint_ms,
+        verify: false,
+    };
+    let id = sessions
+        .create(&root, None, settings)
+        .map_err(Failure::other)?
+        .id;
+    let control = Control::default();
+    let rec = std::thread::scope(|s| {
+        let h = s.spawn(|| run(sessions, id, &control, logs));
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        control.request_stop();
+        h.join().expect("the solve does not panic")
+    })
+    .map_err(Failure::other)?;
+    let g = &rec.goals[0];
+    let spent = *control.checkpoint_seconds.lock().expect("checkpoint time");
+    Ok((
+        g.nodes as f64 / g.seconds.max(1e-9),
+        rec.checkpoints,
+        spent / g.seconds.max(1e-9),
+    ))
+}
+
+pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliResult {
+    let tmp = std::env::temp_dir().join(format!("fanorona-bench-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let result = (|| -> Result<serde_json::Value, Failure> {
+        let store: Arc<dyn Store> =
+            Arc::new(SledStore::open(&tmp.join("store"), 256 << 20).map_err(Failure::other)?);
+        let sessions = Sessions::open(store.clone(), false).map_err(Failure::other)?;
+        let logs = tmp.join("logs");
+
+        // A large first-level tree, written as checkpoints write it (whole chunks).
+        let nodes = synthetic_tree(tree_nodes);
+        let root = nodes[0].pos;
+        let settings = Settings {
+            algo: Algo::Pn2,
+            db_dir: None,
+            second_level: SecondLevel::TreeSize,
+            checkpoint_ms: 300_000,
+            verify: false,
+        };
+        let id = sessions
+            .create(&root, None, settings)
+            .map_err(Failure::other)?
+            .id;
+        let t = Instant::now();
+        for (batch_no, batch) in nodes.chunks(CHUNK * 256).enumerate() {
+            let writes: Vec<Write> = batch
+                .chunks(CHUNK)
+                .enumerate()
+                .map(|(j, c)| {
+                    let chunk = (batch_no * 256 + j) as u32;
+                    Write::put(
+                        Table::Nodes,
+                        codec::chunk_key(id, 0, chunk),
+                        codec::encode_chunk(c),
+                    )
+                })
+                .collect();
+            store.apply(&writes).map_err(Failure::other)?;
+        }
+        let write_s = t.elapsed().as_secs_f64();
+        let bytes = store.size_on_disk();
+        let mut resume = Vec::new();
+        for _ in 0..repeat {
+            let t = Instant::now();
+            let back = sessions
+                .load_tree(id, 0, root.board())
+                .map_err(Failure::other)?;
+            resume.push(t.elapsed().as_secs_f64());
+            if back.len() != nodes.len() {
+                return Err(Failure::other(anyhow::anyhow!(
+                    "read {} nodes of {}",
+                    back.len(),
+                    nodes.len()
+                )));
+            }
+        }
+        let resume_s = median(resume);
+        if !json {
+            out!(
+                "tree of {tree_nodes} nodes: written in {write_s:.2} s, resumed in {resume_s:.2} s (median of {repeat}); store {:.1} MB, {:.1} MB per million nodes",
+                bytes as f64 / 1e6,
+                bytes as f64 / 1e6 / (tree_nodes as f64 / 1e6)
+            );
+        }
+
+        // Checkpoint cost: every second against only at the end.
+        let (mut often, mut never, mut share, mut count) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        for _ in 0..repeat {
+            let (r, c, f) = solve_rate(&sessions, 1000, seconds, &logs)?;
+            often.push(r);
+            share.push(f);
+            count = c;
+            never.push(solve_rate(&sessions, 3_600_000, seconds, &logs)?.0);
+        }
+        let (often, never, share) = (median(often), median(never), median(share));
+        let cost = 1.0 - often / never;
+        if !json {
+            out!(
+                "9x3 PN² for {seconds} s: {:.2} M nodes/s checkpointing every second ({count} checkpoints, {:.2}% of the time spent writing them), {:.2} M nodes/s without; rate difference {:.1}% (median of {repeat})",
+                often / 1e6,
+                share * 100.0,
+                never / 1e6,
+                cost * 100.0
+            );
+        }
+        Ok(json!({
+            "tree_nodes": tree_nodes,
+            "write_seconds": write_s,
+            "resume_seconds": resume_s,
+            "store_bytes": bytes,
+            "store_bytes_per_million_nodes": bytes as f64 / (tree_nodes as f64 / 1e6),
+            "nodes_per_second_checkpoint_every_second": often,
+            "nodes_per_second_no_checkpoint": never,
+            "checkpoint_cost": cost,
+            "checkpoint_time_share": share,
+            "repeat": repeat,
+        }))
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    let v = result?;
+    if json {
+        out!("{v}");
+    }
+    Ok(())
+}
