@@ -140,7 +140,32 @@ fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
         }
         Err(e) => return Err(Failure::other(e)),
     }
-    let _lock = daemon::lock(&dir).map_err(Failure::other)?;
+    let _lock = match daemon::lock(&dir) {
+        Ok(l) => l,
+        // A daemon that is starting holds the lock before it listens: ask it again shortly.
+        Err(DaemonError::Locked { .. }) => {
+            for _ in 0..50 {
+                std::thread::sleep(Duration::from_millis(100));
+                match call(&dir.socket(), request.clone()) {
+                    Ok(v) => return Ok((v, true)),
+                    Err(ClientError::NoDaemon(_)) => continue,
+                    Err(ClientError::Refused { message, bad_input }) => {
+                        return Err(if bad_input {
+                            Failure::input(anyhow!(message))
+                        } else {
+                            Failure::other(anyhow!(message))
+                        });
+                    }
+                    Err(e) => return Err(Failure::other(e)),
+                }
+            }
+            return Err(Failure::other(daemon::lock(&dir).err().map_or_else(
+                || anyhow!("the daemon on {} does not answer", dir.root.display()),
+                anyhow::Error::from,
+            )));
+        }
+        Err(e) => return Err(Failure::other(e)),
+    };
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir, false);
     service.handle(request).map(|v| (v, false)).map_err(|r| {
@@ -271,7 +296,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             let rows = curve_rows(&v);
             curve::write_csv(&csv, &rows).map_err(Failure::other)?;
             if let Some(png) = &png {
-                curve::draw_png(png, &format!("session {id}"), &rows).map_err(Failure::other)?;
+                let (status, _) = ask(config, Request::Status { id })?;
+                let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
+                curve::draw_png(png, &title, &rows).map_err(Failure::other)?;
             }
             if json {
                 out!(

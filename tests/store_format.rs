@@ -1,0 +1,47 @@
+//! Stores written by earlier builds stay readable: `tests/data/store-v1` is a store of format
+//! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5`).
+//! A change of the stored layout must bump the format and add a step in `migrations/`, or
+//! this test fails.
+
+use std::path::Path;
+
+use fanorona::config::Config;
+use fanorona::daemon::{DataDir, open_sessions};
+use fanorona::session::State;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_format_1_store_opens_with_its_session_curve_tree_and_rote_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/data/store-v1"), tmp.path());
+    let dir = DataDir::new(tmp.path());
+    let sessions = open_sessions(&dir, &Config::defaults()).unwrap();
+    let s = sessions.get(1).unwrap();
+    assert_eq!(s.state, State::Solved);
+    assert_eq!(s.value.as_deref(), Some("white"));
+    assert_eq!(s.root, "BBBBB/BW.BW/WWWWW w");
+    let g = &s.goals[0];
+    assert_eq!((g.nodes, g.iterations, g.first_level), (1689, 30, 125));
+    assert_eq!(sessions.curve(1).unwrap().len(), 30);
+    let tree = sessions.load_tree(1, 0, "3x5".parse().unwrap()).unwrap();
+    assert_eq!(tree.len(), 125);
+    assert_eq!(tree[0].pn, 0, "the root is proven");
+    let rote = sessions.rote(None).unwrap();
+    assert!(!rote.is_empty());
+    assert!(
+        rote.iter()
+            .any(|(k, e)| k.pos.to_string() == s.root && e.proven && e.best_move.is_some())
+    );
+}
