@@ -125,6 +125,15 @@ pub fn daemon(config: Config) -> CliResult {
     })
 }
 
+/// A refusal as a failure: bad input (exit 2) or not.
+fn refused(message: String, bad_input: bool) -> Failure {
+    if bad_input {
+        Failure::input(anyhow!(message))
+    } else {
+        Failure::other(anyhow!(message))
+    }
+}
+
 /// Sends `request` to the daemon, or, with none running, answers it here.
 fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
     let dir = DataDir::new(&config.data_dir);
@@ -132,11 +141,7 @@ fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
         Ok(v) => return Ok((v, true)),
         Err(ClientError::NoDaemon(_)) => {}
         Err(ClientError::Refused { message, bad_input }) => {
-            return Err(if bad_input {
-                Failure::input(anyhow!(message))
-            } else {
-                Failure::other(anyhow!(message))
-            });
+            return Err(refused(message, bad_input));
         }
         Err(e) => return Err(Failure::other(e)),
     }
@@ -150,11 +155,7 @@ fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
                     Ok(v) => return Ok((v, true)),
                     Err(ClientError::NoDaemon(_)) => continue,
                     Err(ClientError::Refused { message, bad_input }) => {
-                        return Err(if bad_input {
-                            Failure::input(anyhow!(message))
-                        } else {
-                            Failure::other(anyhow!(message))
-                        });
+                        return Err(refused(message, bad_input));
                     }
                     Err(e) => return Err(Failure::other(e)),
                 }
@@ -347,7 +348,8 @@ fn control(config: &Config, request: Request, json: bool) -> CliResult {
     Ok(())
 }
 
-fn progress_line(p: &Progress) -> String {
+/// One progress-log line, readable.
+pub fn progress_line(p: &Progress) -> String {
     let mut s = format!(
         "{:>10} {} wins? it {} nodes {} ({:.0}/s) pn {} dpn {} first {} rote {} mem {}M store {}M",
         p.event,

@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use serde_json::json;
 
 use crate::cli::output::Failure;
-use crate::cli::session::{init_tracing, unfinished};
+use crate::cli::session::{init_tracing, progress_line, unfinished};
 use crate::cli::solve::{Algo, SolveArgs};
 use crate::out;
 use fanorona::Position;
@@ -74,24 +74,17 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let result = std::thread::scope(|s| {
         let h = s.spawn(|| runner::run(&service.sessions, rec.id, &service.control, &dir.logs()));
-        let mut last = Instant::now();
+        let (mut last, mut shown) = (Instant::now(), 0);
         while !h.is_finished() {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 service.control.request_stop();
             }
             std::thread::sleep(Duration::from_millis(20));
             if last.elapsed() >= Duration::from_secs(1) {
-                if let Some(p) = service.control.progress.lock().expect("progress").clone() {
-                    eprintln!(
-                        "  {} wins? iteration {}, {} nodes ({:.0}/s), root pn {} dpn {}, {:.1} s",
-                        p.goal,
-                        p.iteration,
-                        p.nodes,
-                        p.nodes_per_second,
-                        p.root_pn,
-                        p.root_dpn,
-                        p.seconds
-                    );
+                let p = service.control.progress.lock().expect("progress").clone();
+                if let Some(p) = p.filter(|p| p.iteration != shown) {
+                    shown = p.iteration;
+                    eprintln!("{}", progress_line(&p));
                 }
                 last = Instant::now();
             }

@@ -132,21 +132,31 @@ impl Sessions {
         }
     }
 
-    pub fn list(&self) -> Result<Vec<SessionRecord>, SessionError> {
+    /// Every record of `table` under `prefix`, decoded; the first damaged one is an error.
+    fn decode_all<T>(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        decode: impl Fn(&[u8], &[u8]) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, SessionError> {
         let mut out = Vec::new();
         let mut bad = None;
-        self.store.scan(
-            Table::Sessions,
-            &[],
-            &mut |_, v| match codec::decode_session(v) {
-                Ok(r) => out.push(r),
-                Err(e) => bad = Some(e),
-            },
-        )?;
+        self.store.scan(table, prefix, &mut |k, v| {
+            if bad.is_none() {
+                match decode(k, v) {
+                    Ok(r) => out.push(r),
+                    Err(e) => bad = Some(e),
+                }
+            }
+        })?;
         match bad {
             Some(e) => Err(e.into()),
             None => Ok(out),
         }
+    }
+
+    pub fn list(&self) -> Result<Vec<SessionRecord>, SessionError> {
+        self.decode_all(Table::Sessions, &[], |_, v| codec::decode_session(v))
     }
 
     /// Changes a session's record with `change`, together with `writes`, in one batch.
@@ -234,39 +244,15 @@ impl Sessions {
 
     /// The root curve of a session: (goal index, point), in order.
     pub fn curve(&self, id: u64) -> Result<Vec<(u8, CurvePoint)>, SessionError> {
-        let mut out = Vec::new();
-        let mut bad = None;
-        self.store.scan(
-            Table::Curve,
-            &id.to_be_bytes(),
-            &mut |k, v| match codec::decode_point(k, v) {
-                Ok(p) => out.push((k[8], p)),
-                Err(e) => bad = Some(e),
-            },
-        )?;
-        match bad {
-            Some(e) => Err(e.into()),
-            None => Ok(out),
-        }
+        self.decode_all(Table::Curve, &id.to_be_bytes(), |k, v| {
+            Ok((k[8], codec::decode_point(k, v)?))
+        })
     }
 
     /// Every rote entry of `board` (all boards with `None`).
     pub fn rote(&self, board: Option<Board>) -> Result<Vec<(RoteKey, RoteEntry)>, SessionError> {
         let prefix = board.map(codec::rote_prefix).unwrap_or_default();
-        let mut out = Vec::new();
-        let mut bad = None;
-        self.store.scan(
-            Table::Rote,
-            &prefix,
-            &mut |k, v| match codec::decode_rote(k, v) {
-                Ok(e) => out.push(e),
-                Err(e) => bad = Some(e),
-            },
-        )?;
-        match bad {
-            Some(e) => Err(e.into()),
-            None => Ok(out),
-        }
+        self.decode_all(Table::Rote, &prefix, codec::decode_rote)
     }
 
     /// The rote entries of `board` as a table a search can consult.
