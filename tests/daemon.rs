@@ -220,7 +220,7 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
     ]);
     assert_continuous(&csv);
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
-    // The log tells the story: resumed once per kill, solved at the end.
+    // The log tells the story: resumed (each open question) after every kill, solved at the end.
     let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
     let events: Vec<String> = log
         .lines()
@@ -231,11 +231,8 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
                 .to_string()
         })
         .collect();
-    assert_eq!(
-        events.iter().filter(|e| *e == "resume").count(),
-        kills,
-        "{events:?}"
-    );
+    let resumes = events.iter().filter(|e| *e == "resume").count();
+    assert!((kills..=2 * kills).contains(&resumes), "{events:?}");
     assert_eq!(events.last().map(String::as_str), Some("solved"));
     drop(daemon);
 }
@@ -244,7 +241,7 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
 /// checkpoint interval far longer than the run.
 #[test]
 fn sigterm_writes_a_final_checkpoint() {
-    let data = Data::new("checkpoint_interval = \"1h\"\nlog_level = \"warn\"\n");
+    let data = Data::new("checkpoint_interval = \"1h\"\nlog_level = \"warn\"\nthreads = 2\n");
     let daemon = data.daemon();
     let id = data.json(&["session", "start", "9x3", "--json"])["id"]
         .as_u64()
@@ -254,16 +251,33 @@ fn sigterm_writes_a_final_checkpoint() {
     });
     assert_eq!(checkpoints(&data.status(id)), 0);
     assert!(daemon.sigterm().success());
-    // Without the daemon the command reads the store itself.
+    // Without the daemon the command reads the store itself: one final checkpoint for each
+    // of the two questions being searched.
     let s = data.status(id);
-    assert_eq!(checkpoints(&s), 1, "{s}");
+    let goals = s["goals"].as_array().unwrap().clone();
+    assert_eq!(goals.len(), 2, "{s}");
+    assert_eq!(checkpoints(&s), 2, "{s}");
     assert_eq!(s["state"], "running", "a restart resumes it: {s}");
-    let iterations = s["goals"][0]["iterations"].as_u64().unwrap();
-    assert!(iterations > 0);
     let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
-    let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
-    assert_eq!(last["event"], "interrupted");
-    assert_eq!(last["iteration"].as_u64(), Some(iterations), "nothing lost");
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for g in &goals {
+        let iterations = g["iterations"].as_u64().unwrap();
+        assert!(iterations > 0);
+        let last = lines
+            .iter()
+            .rev()
+            .find(|l| l["goal"] == g["attacker"])
+            .unwrap();
+        assert_eq!(last["event"], "interrupted");
+        assert_eq!(last["iteration"].as_u64(), Some(iterations), "nothing lost");
+    }
+    let iterations = goals[0]["iterations"]
+        .as_u64()
+        .unwrap()
+        .max(goals[1]["iterations"].as_u64().unwrap());
     // The restarted daemon resumes from there.
     let daemon = data.daemon();
     data.wait_for(id, "more iterations", |s| {

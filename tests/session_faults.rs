@@ -17,6 +17,7 @@ fn settings() -> Settings {
         second_level: SecondLevel::Fixed(3000),
         checkpoint_ms: 20,
         verify: true,
+        threads: 1,
     }
 }
 
@@ -79,15 +80,20 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
     }
 }
 
-/// A draw asks both questions; the second goal's tree and curve are kept apart from the
-/// first's, and the rote store learns from both.
+/// A draw asks both questions, here at once on two threads; each goal's tree and curve are
+/// kept apart.
 #[test]
 fn a_drawn_position_answers_both_goals() {
     let sessions = Sessions::open(Arc::new(MemStore::new()), false).unwrap();
     let logs = tempfile::tempdir().unwrap();
     // A 3x5 position df-pn finds drawn (`fanorona solve '...../...BW/..W.B w' --algo dfpn`).
     let root: Position = "...../...BW/..W.B w".parse().unwrap();
-    let id = sessions.create(&root, None, settings()).unwrap().id;
+    // Both questions at once (two threads).
+    let both = Settings {
+        threads: 2,
+        ..settings()
+    };
+    let id = sessions.create(&root, None, both).unwrap().id;
     let rec = run(&sessions, id, &Control::default(), logs.path()).unwrap();
     assert_eq!(rec.value.as_deref(), Some("draw"));
     assert_eq!(rec.goals.len(), 2);

@@ -69,6 +69,7 @@ fn solve_rate(
         second_level: SecondLevel::TreeSize,
         checkpoint_ms,
         verify: false,
+        threads: 1,
     };
     let id = sessions
         .create(&root, None, settings)
@@ -109,6 +110,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
             second_level: SecondLevel::TreeSize,
             checkpoint_ms: 300_000,
             verify: false,
+            threads: 1,
         };
         let id = sessions
             .create(&root, None, settings)

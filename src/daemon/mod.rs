@@ -221,6 +221,7 @@ pub fn session_settings(
         second_level: config.second_level,
         checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
         verify: config.verify,
+        threads: config.threads.min(2),
     })
 }
 

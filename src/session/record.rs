@@ -103,6 +103,14 @@ pub struct Settings {
     pub checkpoint_ms: u64,
     /// Re-check each decided goal's proof independently.
     pub verify: bool,
+    /// 2: both questions ("does White win?", "does Black win?") searched at once; 1: one
+    /// after the other. (Records of format 1 written before this key mean 1.)
+    #[serde(default = "one")]
+    pub threads: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// One question ("does this side win?") and how far its search got.

@@ -90,17 +90,69 @@ pub fn run(
         None => None,
     };
     let leaf = LeafEval { db: db.as_ref() };
-    let rote = RefCell::new(sessions.rote_table(root.board())?);
+    // With two threads both questions are searched at once: a draw needs both answers, and
+    // a win by either side ends the other search.
+    if rec.settings.threads >= 2 && rec.goals.len() == 1 && rec.goals[0].outcome == "open" {
+        sessions.update(id, Vec::new(), |r| {
+            if r.goals.len() == 1 {
+                r.goals.push(GoalRecord {
+                    attacker: color(&r.goals[0].attacker).opponent().name().into(),
+                    outcome: "open".into(),
+                    ..GoalRecord::default()
+                });
+            }
+            Ok(())
+        })?;
+    }
+    let decided = AtomicBool::new(false);
     loop {
         let rec = sessions.get(id)?;
         if rec.state != State::Running || control.stop_requested() {
             return Ok(rec);
         }
-        let g = rec.goals.len() - 1;
-        let rec = solve_goal(sessions, &rec, g, root, leaf, &rote, control, &mut log)?;
-        if rec.state != State::Running || rec.goals[g].outcome == "open" {
-            return Ok(rec);
+        // A search returns only when its goal is decided or it must stop, so each round
+        // either ends the session or makes progress.
+        let open: Vec<usize> = (0..rec.goals.len())
+            .filter(|&g| rec.goals[g].outcome == "open")
+            .collect();
+        let solve = |g: usize| -> Result<SessionRecord, SessionError> {
+            // Each search has its own copy of the rote table (it learns as it checkpoints).
+            let rote = RefCell::new(sessions.rote_table(root.board())?);
+            let mut log = ProgressLog::open(log_dir, id)?;
+            let stop = Stop {
+                control,
+                decided: &decided,
+            };
+            solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log)
+        };
+        let results: Vec<Result<SessionRecord, SessionError>> = match open.as_slice() {
+            [] => return Ok(rec),
+            [g] => vec![solve(*g)],
+            gs => std::thread::scope(|s| {
+                let handles: Vec<_> = gs.iter().map(|&g| s.spawn(move || solve(g))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a search thread does not panic"))
+                    .collect()
+            }),
+        };
+        for r in results {
+            r?;
         }
+        // Next round: the next question, or (solved, stopped) the return above.
+    }
+}
+
+/// When a search must stop: the outside asks, or the other search decided the value.
+#[derive(Clone, Copy)]
+struct Stop<'a> {
+    control: &'a Control,
+    decided: &'a AtomicBool,
+}
+
+impl Stop<'_> {
+    fn now(&self) -> bool {
+        self.control.stop_requested() || self.decided.load(Ordering::Relaxed)
     }
 }
 
@@ -144,9 +196,10 @@ fn solve_goal(
     root: Position,
     leaf: LeafEval<'_>,
     rote: &RefCell<RoteTable>,
-    control: &Control,
+    stop: Stop<'_>,
     log: &mut ProgressLog,
 ) -> Result<SessionRecord, SessionError> {
+    let control = stop.control;
     let id = rec.id;
     let goal = Goal {
         attacker: color(&rec.goals[g].attacker),
@@ -215,7 +268,7 @@ fn solve_goal(
     tree.stats.seconds = seconds_before;
     log.write(&progress(&tree, event, 0.0, checkpoints));
     let mut failed_checkpoint = false;
-    while !tree.decided() && !control.stop_requested() {
+    while !tree.decided() && !stop.now() {
         let before = tree.nodes.len();
         let n = iterate(&mut tree, level);
         tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
@@ -286,6 +339,9 @@ fn solve_goal(
         verdict = Some((tree.outcome(), verified));
     }
     let r = checkpoint(sessions, id, g, &tree, &mut pending, rote, verdict)?;
+    if r.state == State::Solved {
+        stop.decided.store(true, Ordering::SeqCst);
+    }
     let event = match (r.state, verdict) {
         (State::Solved, _) => "solved",
         (_, Some(_)) => "goal",
@@ -427,21 +483,22 @@ fn checkpoint(
                 "disproven"
             }
             .into();
-            let attacker = color(&gr.attacker);
-            let first = g == 0;
-            match (outcome, first) {
-                (Outcome::Proven, _) => {
-                    r.value = Some(attacker.name().into());
+            // The value: a side proven to win; both sides disproven is a draw; the side to
+            // move disproven alone asks next whether the other side wins.
+            if r.state != State::Solved {
+                if let Some(w) = r.goals.iter().find(|g| g.outcome == "proven") {
+                    r.value = Some(w.attacker.clone());
                     r.state = State::Solved;
-                }
-                (_, true) => r.goals.push(GoalRecord {
-                    attacker: attacker.opponent().name().into(),
-                    outcome: "open".into(),
-                    ..GoalRecord::default()
-                }),
-                (_, false) => {
+                } else if r.goals.len() == 2 && r.goals.iter().all(|g| g.outcome == "disproven") {
                     r.value = Some("draw".into());
                     r.state = State::Solved;
+                } else if r.goals.len() == 1 {
+                    let next = color(&r.goals[0].attacker).opponent();
+                    r.goals.push(GoalRecord {
+                        attacker: next.name().into(),
+                        outcome: "open".into(),
+                        ..GoalRecord::default()
+                    });
                 }
             }
         }
