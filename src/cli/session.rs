@@ -29,7 +29,7 @@ pub enum SessionCommand {
         /// Endgame tables for the leaves (default: db_dir of the config, if it has the board).
         #[arg(long)]
         db: Option<PathBuf>,
-        /// pn2 (the paper's PN², default) or pn.
+        /// pn2 (the paper's PN², default), pn2-dfpn (df-pn at the second level) or pn.
         #[arg(long, value_enum)]
         algo: Option<SessionAlgo>,
         #[arg(long)]
@@ -97,6 +97,8 @@ pub enum RoteCommand {
 pub enum SessionAlgo {
     Pn,
     Pn2,
+    #[value(name = "pn2-dfpn")]
+    Pn2DfPn,
 }
 
 /// The readable log on stderr, at the config's level and format.
@@ -247,6 +249,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             let algo = algo.map(|a| match a {
                 SessionAlgo::Pn => Algo::Pn,
                 SessionAlgo::Pn2 => Algo::Pn2,
+                SessionAlgo::Pn2DfPn => Algo::Pn2DfPn,
             });
             let (v, daemon) = ask(
                 config,

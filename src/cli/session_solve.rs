@@ -25,10 +25,10 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Solves `pos` as a session. `Ok(None)`: the store is in use by another process, so the
 /// caller solves in memory instead.
 pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option<()>, Failure> {
-    let algo = if args.algo == Algo::Pn {
-        session::Algo::Pn
-    } else {
-        session::Algo::Pn2
+    let algo = match args.algo {
+        Algo::Pn => session::Algo::Pn,
+        Algo::Pn2DfPn => session::Algo::Pn2DfPn,
+        _ => session::Algo::Pn2,
     };
     // Bad input is refused before anything is written.
     let settings = daemon::session_settings(config, pos, args.db.clone(), Some(algo))

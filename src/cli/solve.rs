@@ -27,6 +27,9 @@ pub enum Algo {
     Pn,
     /// PN², as the paper.
     Pn2,
+    /// PN² with df-pn at the second level.
+    #[value(name = "pn2-dfpn")]
+    Pn2DfPn,
     /// df-pn with a transposition table.
     #[value(name = "dfpn")]
     DfPn,
@@ -42,7 +45,8 @@ pub struct SolveArgs {
     /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// pn (Allis), pn2 (PN², as the paper) or dfpn (df-pn with a transposition table).
+    /// pn (Allis), pn2 (PN², as the paper), pn2-dfpn (PN² with df-pn at the second level)
+    /// or dfpn (df-pn with a transposition table).
     #[arg(long, value_enum, default_value = "pn2")]
     pub algo: Algo,
     /// Also solve the position after every legal move.
@@ -108,10 +112,10 @@ fn search(
             .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
         return Checked { result, verified };
     }
-    let level = if args.algo == Algo::Pn {
-        Level::Pn
-    } else {
-        Level::Pn2
+    let level = match args.algo {
+        Algo::Pn => Level::Pn,
+        Algo::Pn2DfPn => Level::Pn2DfPn,
+        _ => Level::Pn2,
     };
     let (tree, curve) = pn::search(pos, goal, leaf, level, limits, progress);
     // The independent check: the solution tree, re-verified from the rules and tables.

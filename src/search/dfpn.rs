@@ -258,6 +258,42 @@ impl<'a> DfPn<'a> {
         e
     }
 
+    /// PN²'s second level: df-pn from `pos`, reached after `history` (oldest first), until
+    /// `pos` is decided or `budget` more nodes were created. Returns the numbers this search
+    /// left for each successor of `pos`, in `successors` order. The table is kept between
+    /// calls: its keys carry the repeatable past, so its entries hold wherever they match.
+    pub fn second_level(&mut self, pos: &Position, history: &[Position], budget: u64) -> Vec<Entry> {
+        let mut path = Path {
+            positions: Vec::new(),
+            sets: Vec::new(),
+        };
+        for p in history {
+            path.push(*p);
+        }
+        let key = if path.positions.is_empty() {
+            Key {
+                pos: *pos,
+                since_capture: 0,
+            }
+        } else {
+            path.key_after(pos)
+        };
+        self.limits = Limits {
+            nodes: Some(self.stats.nodes.saturating_add(budget.max(1))),
+            time: None,
+        };
+        self.stopped = false;
+        self.mid(key, INFINITE, INFINITE, &mut path);
+        path.push(*pos);
+        successors(pos)
+            .into_iter()
+            .map(|c| {
+                let (k, repeated) = (path.key_after(&c), path.repeats(&c));
+                self.lookup(&k, repeated)
+            })
+            .collect()
+    }
+
     /// Searches `root` and reports: the outcome, the deciding move, the work and the curve.
     /// The table stays, for `solution`.
     pub fn result(

@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::movegen::successors;
 use crate::position::Position;
 use crate::repetition::{position_hash, since_capture, since_capture_of};
+use crate::search::dfpn::DfPn;
 use crate::search::rote::{Rote, RoteKey};
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, combine,
@@ -66,6 +67,8 @@ pub struct PnTree<'a> {
     /// PN²: a second-level search's node budget; `None` is the paper's (the first-level
     /// tree's size).
     pub second_level_budget: Option<u64>,
+    /// PN² with df-pn at the second level: its table, kept across iterations.
+    dfpn: Option<Box<DfPn<'a>>>,
 }
 
 impl<'a> PnTree<'a> {
@@ -90,6 +93,7 @@ impl<'a> PnTree<'a> {
             stats: Stats::default(),
             rote,
             second_level_budget: None,
+            dfpn: None,
         };
         let repeated = crate::repetition::occurred_before(&t.history, &root);
         let node = t.evaluated(root, NO_PARENT, repeated);
@@ -114,6 +118,7 @@ impl<'a> PnTree<'a> {
             stats,
             rote,
             second_level_budget: None,
+            dfpn: None,
         }
     }
 
@@ -359,6 +364,9 @@ pub enum Level {
     /// PN²: a leaf's children come from a second-level PN search bounded by the first-level
     /// tree's size.
     Pn2,
+    /// PN² with df-pn at the second level (same bound), its transposition table kept across
+    /// iterations.
+    Pn2DfPn,
 }
 
 /// Runs PN or PN² for `goal` from `root` until it is decided or `limits` run out; returns
@@ -377,7 +385,7 @@ pub fn search<'a>(
     while !tree.decided() && !limits.exceeded(tree.stats.nodes, start) {
         iterate(&mut tree, level);
         // PN² records every first-level iteration; PN, which has many more, a sample.
-        let record = level == Level::Pn2
+        let record = level != Level::Pn
             || tree.stats.iterations.is_power_of_two()
             || tree.stats.iterations.is_multiple_of(4096);
         if record || tree.decided() {
@@ -403,6 +411,7 @@ pub fn iterate(tree: &mut PnTree<'_>, level: Level) -> usize {
     match level {
         Level::Pn => tree.expand(n),
         Level::Pn2 => expand_by_second_level(tree, n),
+        Level::Pn2DfPn => expand_by_dfpn(tree, n),
     }
     tree.update_ancestors(n);
     tree.stats.iterations += 1;
@@ -454,6 +463,49 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
             count: 0,
             expanded: false,
             ..*c
+        })
+        .collect();
+    tree.attach(n, children);
+}
+
+/// Undecided entries the second-level df-pn table keeps at most (decided ones are all kept).
+const DFPN_SECOND_LEVEL_TABLE: usize = 4_000_000;
+
+/// PN²'s expansion of first-level leaf `n` by df-pn: a bounded df-pn search from it (the
+/// same bound as the PN second level); the leaf's children get the numbers it left them.
+pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
+    if tree.decide_by_rote(n) {
+        return;
+    }
+    let budget = tree
+        .second_level_budget
+        .unwrap_or(tree.nodes.len() as u64);
+    let mut history = tree.path(n);
+    let pos = history.pop().expect("the path ends at the node");
+    let mut dfpn = tree.dfpn.take().unwrap_or_else(|| {
+        Box::new(DfPn::new(
+            tree.goal,
+            tree.leaf,
+            Limits::none(),
+            DFPN_SECOND_LEVEL_TABLE,
+        ))
+    });
+    let before = dfpn.stats;
+    let entries = dfpn.second_level(&pos, &history, budget);
+    tree.stats.nodes += dfpn.stats.nodes - before.nodes;
+    tree.stats.db_hits += dfpn.stats.db_hits - before.db_hits;
+    tree.stats.repetitions += dfpn.stats.repetitions - before.repetitions;
+    tree.dfpn = Some(dfpn);
+    let children: Vec<Node> = successors(&pos)
+        .into_iter()
+        .zip(entries)
+        .map(|(c, e)| {
+            let repeated = tree.repeats(n, &c);
+            let mut node = tree.evaluated(c, n as u32, repeated);
+            if node.leaf == Leaf::Open && !node.repetition {
+                (node.pn, node.dn) = (e.pn, e.dn);
+            }
+            node
         })
         .collect();
     tree.attach(n, children);

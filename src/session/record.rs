@@ -46,6 +46,9 @@ impl fmt::Display for State {
 pub enum Algo {
     Pn,
     Pn2,
+    /// PN² with df-pn (and its transposition table) at the second level.
+    #[serde(rename = "pn2-dfpn")]
+    Pn2DfPn,
 }
 
 /// How large a second-level search may grow.

@@ -226,6 +226,7 @@ fn solve_goal(
     let level = match rec.settings.algo {
         Algo::Pn => Level::Pn,
         Algo::Pn2 => Level::Pn2,
+        Algo::Pn2DfPn => Level::Pn2DfPn,
     };
     let mut pending = Pending::default();
     if !resumed {
@@ -284,7 +285,7 @@ fn solve_goal(
             note_decided(&tree, c, &mut pending);
         }
         let it = tree.stats.iterations;
-        if level == Level::Pn2 || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided()
+        if level != Level::Pn || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided()
         {
             pending.points.push(CurvePoint {
                 iteration: it,
