@@ -399,4 +399,6 @@ fn a_second_solve_is_answered_by_the_rote_store() {
     );
     let s = data.status(second["session"].as_u64().unwrap());
     assert!(s["rote_hits"].as_u64().unwrap() >= 1, "{s}");
+    // Its proof is the rote entry itself, taken as given rather than re-solved.
+    assert_eq!(s["goals"][0]["rote_leaves"], 1, "{s}");
 }

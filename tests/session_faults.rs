@@ -58,7 +58,9 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
     );
     assert_eq!(curve.last().unwrap().1.iteration, g.iterations);
     assert_eq!(curve.last().unwrap().1.nodes, g.nodes);
-    let tree = sessions.load_tree(id, 0, root.board()).unwrap();
+    let tree = sessions
+        .load_tree(id, 0, root.board(), g.first_level)
+        .unwrap();
     assert_eq!(tree.len() as u64, g.first_level);
     // The tree is consistent: every child points back at its parent.
     for (i, n) in tree.iter().enumerate().filter(|(_, n)| n.expanded) {
@@ -104,4 +106,37 @@ fn a_drawn_position_answers_both_goals() {
     );
     let curve = sessions.curve(id).unwrap();
     assert!(curve.iter().any(|(g, _)| *g == 0) && curve.iter().any(|(g, _)| *g == 1));
+}
+
+/// A damaged first-level tree (a broken link, a lost chunk) is refused by name when it is
+/// loaded, never followed into a panic or a loop.
+#[test]
+fn a_damaged_tree_is_refused_when_loaded() {
+    use fanorona::session::codec;
+    use fanorona::session::store::{Table, Write};
+    let mem = Arc::new(MemStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sessions = Sessions::open(store.clone(), false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let root = Position::initial("3x7".parse().unwrap());
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let rec = run(&sessions, id, &Control::default(), logs.path()).unwrap();
+    let size = rec.goals[0].first_level;
+    let mut nodes = sessions.load_tree(id, 0, root.board(), size).unwrap();
+    // Too few nodes for the record.
+    assert!(sessions.load_tree(id, 0, root.board(), size + 1).is_err());
+    // A child whose parent comes after it.
+    nodes[3].parent = 9;
+    store
+        .apply(&[Write::put(
+            Table::Nodes,
+            codec::chunk_key(id, 0, 0),
+            codec::encode_chunk(&nodes[..nodes.len().min(codec::CHUNK)]),
+        )])
+        .unwrap();
+    let e = sessions
+        .load_tree(id, 0, root.board(), size)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("broken link"), "{e}");
 }

@@ -35,7 +35,9 @@ fn a_format_1_store_opens_with_its_session_curve_tree_and_rote_entries() {
     let g = &s.goals[0];
     assert_eq!((g.nodes, g.iterations, g.first_level), (1689, 30, 125));
     assert_eq!(sessions.curve(1).unwrap().len(), 30);
-    let tree = sessions.load_tree(1, 0, "3x5".parse().unwrap()).unwrap();
+    let tree = sessions
+        .load_tree(1, 0, "3x5".parse().unwrap(), 125)
+        .unwrap();
     assert_eq!(tree.len(), 125);
     assert_eq!(tree[0].pn, 0, "the root is proven");
     let rote = sessions.rote(None).unwrap();

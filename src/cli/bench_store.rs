@@ -138,7 +138,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
         for _ in 0..repeat {
             let t = Instant::now();
             let back = sessions
-                .load_tree(id, 0, root.board())
+                .load_tree(id, 0, root.board(), nodes.len() as u64)
                 .map_err(Failure::other)?;
             resume.push(t.elapsed().as_secs_f64());
             if back.len() != nodes.len() {

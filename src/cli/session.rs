@@ -214,10 +214,14 @@ fn print_status(v: &Value) {
             goal["nodes"],
             goal["iterations"],
             goal["first_level"],
-            match goal["verified"].as_bool() {
-                Some(true) => ", proof verified",
-                Some(false) => ", proof FAILED the check",
-                None => "",
+            match (
+                goal["verified"].as_bool(),
+                goal["rote_leaves"].as_u64().unwrap_or(0)
+            ) {
+                (Some(true), 0) => ", proof verified".to_string(),
+                (Some(true), n) => format!(", proof verified ({n} leaves from the rote store)"),
+                (Some(false), _) => ", proof FAILED the check".to_string(),
+                (None, _) => String::new(),
             }
         );
     }
@@ -251,6 +255,8 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 SessionAlgo::Pn2 => Algo::Pn2,
                 SessionAlgo::Pn2DfPn => Algo::Pn2DfPn,
             });
+            // The daemon runs elsewhere: give it the tables' path as seen from here.
+            let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
             let (v, daemon) = ask(
                 config,
                 Request::Start {

@@ -54,7 +54,14 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         .list()
         .map_err(Failure::other)?
         .into_iter()
-        .find(|r| r.root == pos.to_string() && r.settings == settings && unfinished(r.state));
+        .find(|r| {
+            // The same problem (root, algorithm, tables, second level); the other settings
+            // (threads, checkpoint interval, checking) may change between runs.
+            let (a, b) = (&r.settings, &settings);
+            r.root == pos.to_string()
+                && (a.algo, &a.db_dir, a.second_level) == (b.algo, &b.db_dir, b.second_level)
+                && unfinished(r.state)
+        });
     let rec = match existing {
         Some(r) => {
             if r.state != State::Running {
@@ -131,7 +138,13 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
             .curve(rec.id)
             .map_err(Failure::other)?
             .into_iter()
-            .map(|(g, p)| (rec.goals[g as usize].attacker.clone(), p))
+            .map(|(g, p)| {
+                let goal = rec
+                    .goals
+                    .get(g as usize)
+                    .map_or("?", |g| g.attacker.as_str());
+                (goal.to_string(), p)
+            })
             .collect();
         curve::write_csv(path, &rows).map_err(Failure::other)?;
     }

@@ -291,9 +291,12 @@ impl Service {
                     State::Stopped
                 };
                 let rec = self.sessions.set_state(id, to)?;
-                if *self.running.lock().expect("running lock") == Some(id) {
+                // Under the lock, so the stop cannot reach a session the worker starts next.
+                let running = self.running.lock().expect("running lock");
+                if *running == Some(id) {
                     self.control.request_stop();
                 }
+                drop(running);
                 Ok(self.status_json(&rec))
             }
             Request::Resume { id } => {
@@ -410,12 +413,27 @@ impl Service {
                 let _ = self.woken.recv_timeout(Duration::from_millis(500));
                 continue;
             };
-            self.control.clear();
-            *self.running.lock().expect("running lock") = Some(rec.id);
+            {
+                let mut running = self.running.lock().expect("running lock");
+                self.control.clear();
+                *running = Some(rec.id);
+            }
             if shutdown.load(Ordering::SeqCst) {
                 self.control.request_stop();
             }
-            let result = runner::run(&self.sessions, rec.id, &self.control, &self.dir.logs());
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runner::run(&self.sessions, rec.id, &self.control, &self.dir.logs())
+            }))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(SessionError::Internal(format!(
+                    "the search panicked: {what}"
+                )))
+            });
             *self.running.lock().expect("running lock") = None;
             match result {
                 Ok(r) if r.state == State::Running && !self.control.stop_requested() => {
@@ -423,6 +441,20 @@ impl Service {
                     std::thread::sleep(Duration::from_secs(1));
                 }
                 Ok(_) => {}
+                // A damaged record or a bug will not heal: set the session aside, so the
+                // sessions after it run.
+                Err(
+                    e @ (SessionError::Decode(_)
+                    | SessionError::Damaged(_)
+                    | SessionError::Internal(_)),
+                ) => {
+                    tracing::error!("session {}: {e}; marked failed", rec.id);
+                    let _ = self.sessions.update(rec.id, Vec::new(), |r| {
+                        r.state = State::Failed;
+                        r.error = Some(e.to_string());
+                        Ok(())
+                    });
+                }
                 Err(e) => {
                     tracing::error!("session {}: {e}; retrying in 5 s", rec.id);
                     std::thread::sleep(Duration::from_secs(5));
@@ -516,6 +548,8 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
             match listener.accept() {
                 Ok((stream, _)) => {
                     let _ = stream.set_nonblocking(false);
+                    // A client that stays silent is dropped, so it cannot hold up shutdown.
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                     let service = &service;
                     s.spawn(move || service.converse(stream));
                 }

@@ -262,7 +262,12 @@ impl<'a> DfPn<'a> {
     /// `pos` is decided or `budget` more nodes were created. Returns the numbers this search
     /// left for each successor of `pos`, in `successors` order. The table is kept between
     /// calls: its keys carry the repeatable past, so its entries hold wherever they match.
-    pub fn second_level(&mut self, pos: &Position, history: &[Position], budget: u64) -> Vec<Entry> {
+    pub fn second_level(
+        &mut self,
+        pos: &Position,
+        history: &[Position],
+        budget: u64,
+    ) -> Vec<Entry> {
         let mut path = Path {
             positions: Vec::new(),
             sets: Vec::new(),
@@ -389,6 +394,7 @@ impl DfPn<'_> {
         tree.nodes.push(crate::search::proof::ProofNode {
             pos: key.pos,
             children: Vec::new(),
+            from_rote: false,
         });
         let mut scratch = Stats::default();
         if repeated || self.leaf.eval(&key.pos, self.goal, &mut scratch) != Leaf::Open {

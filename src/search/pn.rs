@@ -455,6 +455,12 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     tree.stats.repetitions += second.stats.repetitions;
     tree.stats.rote_hits += second.stats.rote_hits;
     let root = second.nodes[0];
+    if !root.expanded {
+        // Decided without children (the rote store knew it): so is the first-level leaf.
+        let node = &mut tree.nodes[n];
+        (node.pn, node.dn, node.rote) = (root.pn, root.dn, root.rote);
+        return;
+    }
     let children: Vec<Node> = second.nodes[root.first as usize..(root.first + root.count) as usize]
         .iter()
         .map(|c| Node {
@@ -477,9 +483,7 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     if tree.decide_by_rote(n) {
         return;
     }
-    let budget = tree
-        .second_level_budget
-        .unwrap_or(tree.nodes.len() as u64);
+    let budget = tree.second_level_budget.unwrap_or(tree.nodes.len() as u64);
     let mut history = tree.path(n);
     let pos = history.pop().expect("the path ends at the node");
     let mut dfpn = tree.dfpn.take().unwrap_or_else(|| {

@@ -21,6 +21,9 @@ pub struct ProofNode {
     pub pos: Position,
     /// Indices of the children in `SolutionTree::nodes`; empty at a leaf.
     pub children: Vec<usize>,
+    /// A leaf taken from the rote store (solved by an earlier search) instead of re-proved:
+    /// the check accepts it as given and counts it.
+    pub from_rote: bool,
 }
 
 /// A proof (`proves == true`: the attacker wins) or a disproof, rooted at node 0.
@@ -39,11 +42,27 @@ impl SolutionTree {
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
+
+    /// Leaves taken from the rote store rather than proved here.
+    pub fn rote_leaves(&self) -> usize {
+        self.nodes.iter().filter(|n| n.from_rote).count()
+    }
 }
 
 /// Extracts the solution tree of a decided PN tree. Nodes decided without their subtree
 /// (PN²'s second level keeps only the children) are solved again by PN to fill it in.
 pub fn extract(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
+    extract_with(tree, leaf, false)
+}
+
+/// `extract`, but nodes the rote store decided stay leaves marked `from_rote` instead of
+/// being solved again (a session whose root the rote store already knows would otherwise
+/// re-solve the whole game in memory).
+pub fn extract_trusting_rote(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
+    extract_with(tree, leaf, true)
+}
+
+fn extract_with(tree: &PnTree<'_>, leaf: LeafEval<'_>, trust_rote: bool) -> Option<SolutionTree> {
     let proves = match tree.outcome() {
         Outcome::Proven => true,
         Outcome::Disproven => false,
@@ -54,19 +73,26 @@ pub fn extract(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
         proves,
         nodes: Vec::new(),
     };
-    copy(tree, 0, leaf, &mut out);
+    copy(tree, 0, leaf, trust_rote, &mut out);
     Some(out)
 }
 
 /// Copies node `n` of `tree` (decided as `out.proves` says) into `out`; returns its index.
-fn copy(tree: &PnTree<'_>, n: usize, leaf: LeafEval<'_>, out: &mut SolutionTree) -> usize {
+fn copy(
+    tree: &PnTree<'_>,
+    n: usize,
+    leaf: LeafEval<'_>,
+    trust_rote: bool,
+    out: &mut SolutionTree,
+) -> usize {
     let node = tree.nodes[n];
     let index = out.nodes.len();
     out.nodes.push(ProofNode {
         pos: node.pos,
         children: Vec::new(),
+        from_rote: trust_rote && node.rote && !node.expanded,
     });
-    if node.repetition || node.leaf != crate::search::Leaf::Open {
+    if node.repetition || node.leaf != crate::search::Leaf::Open || out.nodes[index].from_rote {
         return index;
     }
     if !node.expanded {
@@ -91,6 +117,7 @@ fn copy(tree: &PnTree<'_>, n: usize, leaf: LeafEval<'_>, out: &mut SolutionTree)
             out.nodes.push(ProofNode {
                 pos: node.pos,
                 children: node.children.iter().map(|&c| c + offset).collect(),
+                from_rote: false,
             });
         }
         return index;
@@ -112,7 +139,7 @@ fn copy(tree: &PnTree<'_>, n: usize, leaf: LeafEval<'_>, out: &mut SolutionTree)
     };
     let mut indices = Vec::new();
     for c in picked {
-        indices.push(copy(tree, c, leaf, out));
+        indices.push(copy(tree, c, leaf, trust_rote, out));
     }
     out.nodes[index].children = indices;
     index
@@ -157,6 +184,13 @@ fn check_node(
             Ok(())
         } else {
             Err(fail(&pos, "a repetition is a leaf"))
+        };
+    }
+    if node.from_rote {
+        return if node.children.is_empty() {
+            Ok(())
+        } else {
+            Err(fail(&pos, "a rote leaf with children"))
         };
     }
     if node.children.is_empty() {

@@ -38,6 +38,8 @@ pub enum SessionError {
     Foreign(String),
     #[error("the session store is damaged: {0}")]
     Damaged(String),
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("the store has format {found}, newer than this build's {known}: use a newer fanorona")]
     Newer { found: u32, known: u32 },
     #[error("no upgrade step from store format {from} (see migrations/)")]
@@ -211,8 +213,15 @@ impl Sessions {
         })
     }
 
-    /// The first-level tree of goal `goal` of session `id` as last checkpointed.
-    pub fn load_tree(&self, id: u64, goal: u8, board: Board) -> Result<Vec<Node>, SessionError> {
+    /// The first-level tree of goal `goal` of session `id` as last checkpointed, checked to
+    /// hold `expected` nodes that form a tree: a damaged store is an error, not a panic.
+    pub fn load_tree(
+        &self,
+        id: u64,
+        goal: u8,
+        board: Board,
+        expected: u64,
+    ) -> Result<Vec<Node>, SessionError> {
         let mut nodes = Vec::new();
         let mut bad = None;
         let mut expect = 0u32;
@@ -236,10 +245,36 @@ impl Sessions {
                     bad = Some(e);
                 }
             })?;
-        match bad {
-            Some(e) => Err(e.into()),
-            None => Ok(nodes),
+        if let Some(e) = bad {
+            return Err(e.into());
         }
+        let broken = |why: String| DecodeError {
+            what: "first-level tree",
+            why,
+        };
+        if !nodes.is_empty() && nodes.len() as u64 != expected {
+            return Err(broken(format!(
+                "{} nodes, its session says {expected}",
+                nodes.len()
+            ))
+            .into());
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            let parent_ok = if i == 0 {
+                n.parent == u32::MAX
+            } else {
+                (n.parent as usize) < i
+            };
+            let children_ok = !n.expanded
+                || (n.first as usize > i
+                    && n.first
+                        .checked_add(n.count)
+                        .is_some_and(|e| e as usize <= nodes.len()));
+            if !parent_ok || !children_ok {
+                return Err(broken(format!("node {i} has a broken link")).into());
+            }
+        }
+        Ok(nodes)
     }
 
     /// The root curve of a session: (goal index, point), in order.

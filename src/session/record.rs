@@ -133,6 +133,9 @@ pub struct GoalRecord {
     pub first_level: u64,
     /// Whether the decided proof passed the independent check (None: not checked).
     pub verified: Option<bool>,
+    /// Leaves of that proof taken from the rote store instead of proved again.
+    #[serde(default)]
+    pub rote_leaves: u64,
 }
 
 /// A session as stored.

@@ -15,7 +15,7 @@ use crate::egdb::Database;
 use crate::egdb::file::board_dir;
 use crate::position::{Color, Position};
 use crate::search::pn::{Level, PnTree, iterate};
-use crate::search::proof::{check, extract};
+use crate::search::proof::{check, extract_trusting_rote};
 use crate::search::rote::{RoteEntry, RoteTable};
 use crate::search::{CurvePoint, Goal, Leaf, LeafEval, Outcome, Stats};
 use crate::session::codec::{self, CHUNK};
@@ -104,7 +104,8 @@ pub fn run(
             Ok(())
         })?;
     }
-    let decided = AtomicBool::new(false);
+    // Set when a search decided the value or failed: the other search stops.
+    let halt = AtomicBool::new(false);
     loop {
         let rec = sessions.get(id)?;
         if rec.state != State::Running || control.stop_requested() {
@@ -121,18 +122,31 @@ pub fn run(
             let mut log = ProgressLog::open(log_dir, id)?;
             let stop = Stop {
                 control,
-                decided: &decided,
+                halt: &halt,
             };
-            solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log)
+            let r = solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log);
+            if r.is_err() {
+                halt.store(true, Ordering::SeqCst);
+            }
+            r
         };
         let results: Vec<Result<SessionRecord, SessionError>> = match open.as_slice() {
-            [] => return Ok(rec),
+            [] => {
+                let mut log = ProgressLog::open(log_dir, id)?;
+                let msg = "running, but no question is open (a damaged record)".to_string();
+                return fail(sessions, id, &mut log, msg);
+            }
             [g] => vec![solve(*g)],
             gs => std::thread::scope(|s| {
                 let handles: Vec<_> = gs.iter().map(|&g| s.spawn(move || solve(g))).collect();
                 handles
                     .into_iter()
-                    .map(|h| h.join().expect("a search thread does not panic"))
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            halt.store(true, Ordering::SeqCst);
+                            Err(SessionError::Internal("a search thread panicked".into()))
+                        })
+                    })
                     .collect()
             }),
         };
@@ -143,16 +157,17 @@ pub fn run(
     }
 }
 
-/// When a search must stop: the outside asks, or the other search decided the value.
+/// When a search must stop: the outside asks, or the other search decided the value or
+/// failed.
 #[derive(Clone, Copy)]
 struct Stop<'a> {
     control: &'a Control,
-    decided: &'a AtomicBool,
+    halt: &'a AtomicBool,
 }
 
 impl Stop<'_> {
     fn now(&self) -> bool {
-        self.control.stop_requested() || self.decided.load(Ordering::Relaxed)
+        self.control.stop_requested() || self.halt.load(Ordering::Relaxed)
     }
 }
 
@@ -204,7 +219,7 @@ fn solve_goal(
     let goal = Goal {
         attacker: color(&rec.goals[g].attacker),
     };
-    let saved = sessions.load_tree(id, g as u8, root.board())?;
+    let saved = sessions.load_tree(id, g as u8, root.board(), rec.goals[g].first_level)?;
     let gr = &rec.goals[g];
     let resumed = !saved.is_empty();
     let mut tree = if resumed {
@@ -285,8 +300,7 @@ fn solve_goal(
             note_decided(&tree, c, &mut pending);
         }
         let it = tree.stats.iterations;
-        if level != Level::Pn || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided()
-        {
+        if level != Level::Pn || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided() {
             pending.points.push(CurvePoint {
                 iteration: it,
                 nodes: tree.stats.nodes,
@@ -333,15 +347,27 @@ fn solve_goal(
     // The goal decided, or the solve asked to stop: the final checkpoint of this run.
     let mut verdict = None;
     if tree.decided() {
-        let verified = rec
-            .settings
-            .verify
-            .then(|| extract(&tree, leaf).is_some_and(|t| check(&t, leaf.db).is_ok()));
+        // Nodes the rote store decided stay leaves (taken as given, and counted).
+        let verified = rec.settings.verify.then(|| {
+            extract_trusting_rote(&tree, leaf)
+                .map(|t| (check(&t, leaf.db).is_ok(), t.rote_leaves() as u64))
+                .unwrap_or((false, 0))
+        });
         verdict = Some((tree.outcome(), verified));
     }
-    let r = checkpoint(sessions, id, g, &tree, &mut pending, rote, verdict)?;
+    let r = final_checkpoint(
+        sessions,
+        id,
+        g,
+        &tree,
+        &mut pending,
+        rote,
+        verdict,
+        control,
+        log,
+    )?;
     if r.state == State::Solved {
-        stop.decided.store(true, Ordering::SeqCst);
+        stop.halt.store(true, Ordering::SeqCst);
     }
     let event = match (r.state, verdict) {
         (State::Solved, _) => "solved",
@@ -361,9 +387,10 @@ fn solve_goal(
                 "disproven"
             },
             match v {
-                Some(true) => ", proof verified",
-                Some(false) => ", proof FAILED the check",
-                None => "",
+                Some((true, 0)) => ", proof verified".to_string(),
+                Some((true, n)) => format!(", proof verified ({n} leaves from the rote store)"),
+                Some((false, _)) => ", proof FAILED the check".to_string(),
+                None => String::new(),
             }
         ));
     }
@@ -382,6 +409,44 @@ fn solve_goal(
     );
     *control.progress.lock().expect("progress lock") = Some(p);
     Ok(r)
+}
+
+/// The last checkpoint of a run. The tree exists only in memory, so a failure (a full disk)
+/// is retried: every 5 s while the solve is not asked to stop, then three more times.
+#[allow(clippy::too_many_arguments)]
+fn final_checkpoint(
+    sessions: &Sessions,
+    id: u64,
+    g: usize,
+    tree: &PnTree<'_>,
+    pending: &mut Pending,
+    rote: &RefCell<RoteTable>,
+    verdict: Option<(Outcome, Option<(bool, u64)>)>,
+    control: &Control,
+    log: &mut ProgressLog,
+) -> Result<SessionRecord, SessionError> {
+    let mut last_tries = 3;
+    loop {
+        match checkpoint(sessions, id, g, tree, pending, rote, verdict) {
+            Ok(r) => return Ok(r),
+            Err(e) if last_tries > 0 => {
+                tracing::error!("session {id}: final checkpoint failed: {e}; retrying");
+                log.write(&Progress {
+                    time: unix_now(),
+                    event: "error".into(),
+                    session: id,
+                    message: Some(format!("checkpoint failed: {e}; retrying")),
+                    ..Progress::default()
+                });
+                let stopping = control.stop_requested();
+                if stopping {
+                    last_tries -= 1;
+                }
+                std::thread::sleep(Duration::from_secs(if stopping { 1 } else { 5 }));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Queues node `n` for the rote table if a search (not a leaf rule, a table, a repetition or
@@ -428,7 +493,7 @@ fn checkpoint(
     tree: &PnTree<'_>,
     pending: &mut Pending,
     rote: &RefCell<RoteTable>,
-    verdict: Option<(Outcome, Option<bool>)>,
+    verdict: Option<(Outcome, Option<(bool, u64)>)>,
 ) -> Result<SessionRecord, SessionError> {
     let board = tree.root().pos.board();
     let mut writes = Vec::new();
@@ -477,7 +542,8 @@ fn checkpoint(
         gr.first_level = tree.nodes.len() as u64;
         r.checkpoints += 1;
         if let Some((outcome, verified)) = verdict {
-            gr.verified = verified;
+            gr.verified = verified.map(|(ok, _)| ok);
+            gr.rote_leaves = verified.map_or(0, |(_, n)| n);
             gr.outcome = if outcome == Outcome::Proven {
                 "proven"
             } else {

@@ -140,17 +140,33 @@ impl SledStore {
         }
     }
 
-    /// sled's flush uses sync_file_range, which does not survive a power loss: fsync its files.
+    /// sled's flush uses sync_file_range, which does not survive a power loss: fsync its
+    /// files (the log, its config, the large pages it keeps as blob files) and directories.
     fn sync_files(&self) -> Result<(), StoreError> {
+        let sync = |p: PathBuf| {
+            std::fs::File::open(&p)
+                .and_then(|f| f.sync_all())
+                .map_err(|source| StoreError::Io { path: p, source })
+        };
         for name in ["db", "conf"] {
             let p = self.path.join(name);
             if p.exists() {
-                std::fs::File::open(&p)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|source| StoreError::Io { path: p, source })?;
+                sync(p)?;
             }
         }
-        Ok(())
+        let blobs = self.path.join("blobs");
+        if let Ok(entries) = std::fs::read_dir(&blobs) {
+            for e in entries.flatten() {
+                // A blob sled replaced meanwhile is gone: nothing to sync.
+                match sync(e.path()) {
+                    Err(StoreError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound => {}
+                    other => other?,
+                }
+            }
+            sync(blobs)?;
+        }
+        sync(self.path.clone())
     }
 }
 
