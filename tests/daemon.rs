@@ -399,6 +399,20 @@ fn a_second_solve_is_answered_by_the_rote_store() {
     );
     let s = data.status(second["session"].as_u64().unwrap());
     assert!(s["rote_hits"].as_u64().unwrap() >= 1, "{s}");
+    // The progress log: `tail --follow` ends at the result; the plain form is readable.
+    let id = first["session"].as_u64().unwrap().to_string();
+    let o = data.cmd(&["session", "tail", &id, "--follow", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.first().unwrap()["event"], "start");
+    assert_eq!(lines.last().unwrap()["event"], "solved");
+    let o = data.cmd(&["session", "tail", &id]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("solved"));
+    let o = data.cmd(&["session", "tail", "77"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // Its proof is the rote entry itself, taken as given rather than re-solved.
     assert_eq!(s["goals"][0]["rote_leaves"], 1, "{s}");
 }

@@ -305,7 +305,6 @@ impl Service {
                 Ok(self.status_json(&rec))
             }
             Request::Curve { id } => {
-                self.sessions.get(id)?;
                 let rec = self.sessions.get(id)?;
                 let points = self.sessions.curve(id)?;
                 Ok(Value::Array(

@@ -132,7 +132,6 @@ pub fn run(
         };
         let results: Vec<Result<SessionRecord, SessionError>> = match open.as_slice() {
             [] => {
-                let mut log = ProgressLog::open(log_dir, id)?;
                 let msg = "running, but no question is open (a damaged record)".to_string();
                 return fail(sessions, id, &mut log, msg);
             }
