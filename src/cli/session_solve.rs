@@ -161,7 +161,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
                 "nodes": nodes,
                 "seconds": seconds,
                 "verified": verified,
-                "algorithm": format!("{:?}", args.algo).to_lowercase(),
+                "algorithm": args.algo.name(),
                 "database": rec.settings.db_dir,
                 "session": rec.id,
                 "rote_hits": rote_hits,

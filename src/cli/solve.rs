@@ -35,6 +35,14 @@ pub enum Algo {
     DfPn,
 }
 
+impl Algo {
+    /// The name the command line takes.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map_or_else(String::new, |v| v.get_name().to_string())
+    }
+}
+
 /// Undecided entries the df-pn table keeps at most (decided ones are always kept).
 const DFPN_TABLE: usize = 20_000_000;
 
@@ -219,7 +227,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             "nodes": nodes,
             "seconds": seconds,
             "verified": verified && checked > 0,
-            "algorithm": format!("{:?}", args.algo).to_lowercase(),
+            "algorithm": args.algo.name(),
             "database": db.as_ref().map(|_| dir.display().to_string()),
             "searches": solution.searches.iter().map(|s| json!({
                 "goal": s.goal.to_string(),

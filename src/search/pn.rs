@@ -496,7 +496,9 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     });
     let before = dfpn.stats;
     let entries = dfpn.second_level(&pos, &history, budget);
-    tree.stats.nodes += dfpn.stats.nodes - before.nodes;
+    // df-pn counted every node it created, the leaf's children among them; `attach` below
+    // counts the children again, so they are taken off here.
+    let created = dfpn.stats.nodes - before.nodes;
     tree.stats.db_hits += dfpn.stats.db_hits - before.db_hits;
     tree.stats.repetitions += dfpn.stats.repetitions - before.repetitions;
     tree.dfpn = Some(dfpn);
@@ -512,5 +514,6 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
             node
         })
         .collect();
+    tree.stats.nodes += created.saturating_sub(children.len() as u64);
     tree.attach(n, children);
 }
