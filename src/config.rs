@@ -199,8 +199,8 @@ impl Config {
     }
 }
 
-/// "256MiB", "1GiB", "64KiB" or a plain byte count.
-fn parse_bytes(s: &str) -> Option<u64> {
+/// "256MiB", "1GiB", "64KiB" or a plain byte count, at least 1 MiB.
+pub fn parse_bytes(s: &str) -> Option<u64> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = num.parse().ok()?;

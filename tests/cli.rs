@@ -288,6 +288,17 @@ fn solve_reports_the_value_the_best_move_and_a_checked_proof() {
 }
 
 #[test]
+fn solve_stops_at_its_memory_limit_without_a_value() {
+    // 9x3 without tables is far beyond a 1 MiB table.
+    let v = json(&[
+        "solve", "9x3", "--algo", "dfpn", "--memory", "1MiB", "--json",
+    ]);
+    assert_eq!(v["value"], "unknown");
+    assert_eq!(v["searches"][0]["outcome"], "unknown");
+    assert_bad_input(&["solve", "9x3", "--memory", "lots"], "not a size");
+}
+
+#[test]
 fn solve_refuses_decided_positions_and_missing_tables() {
     assert_bad_input(&["solve", "BBB/.../... w"], "already decided");
     let dir = tempfile::tempdir().unwrap();

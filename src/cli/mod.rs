@@ -125,6 +125,9 @@ pub enum Command {
         /// disk, and the solve rate with checkpoints every second against none.
         #[arg(long)]
         store: bool,
+        /// With --solvers: also the 5x9 start over the tables in DIR, both goals at once.
+        #[arg(long, requires = "solvers")]
+        db: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.
         #[arg(long, default_value_t = 10_000_000, requires = "store")]
         tree_nodes: usize,
@@ -255,9 +258,10 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Bench {
             solvers: true,
             repeat,
+            db,
             json,
             ..
-        } => solve::bench(repeat as usize, json),
+        } => solve::bench(repeat as usize, db.as_deref(), json),
         Command::Bench {
             threads,
             repeat,

@@ -1,6 +1,6 @@
 //! `fanorona solve`: the game-theoretic value of a board's start or of a position.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, anyhow};
@@ -18,7 +18,7 @@ use fanorona::search::proof::{check, extract};
 use fanorona::search::{
     CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
-use fanorona::{Board, Position, legal_moves};
+use fanorona::{Board, Color, Position, legal_moves};
 
 /// Which solver.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -66,11 +66,20 @@ pub struct SolveArgs {
     /// Stop after creating this many nodes (per goal). Runs without the session store.
     #[arg(long)]
     pub nodes: Option<u64>,
+    /// Stop when the search's tree or table takes this much memory ("2GiB", "512MiB").
+    /// Runs without the session store.
+    #[arg(long, value_parser = memory_size)]
+    pub memory: Option<u64>,
     /// Solve in memory only: no session in the store, no rote learning, nothing kept.
     #[arg(long)]
     pub no_store: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+fn memory_size(s: &str) -> Result<u64, String> {
+    fanorona::config::parse_bytes(s)
+        .ok_or_else(|| format!("'{s}' is not a size such as 512MiB or 2GiB"))
 }
 
 /// With no target: a board whose proof takes about a second.
@@ -101,6 +110,7 @@ fn search(
     let limits = Limits {
         nodes: args.nodes,
         time: None,
+        memory: args.memory,
     };
     let mut last = Instant::now();
     let progress = |p: &CurvePoint| {
@@ -149,7 +159,12 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     let default_db = config.db_dir.as_path();
     // PN and PN² run as a session on the store under the data directory (resumable, with
     // rote learning), unless asked for a bounded or in-memory run.
-    if args.algo != Algo::DfPn && !args.no_store && args.nodes.is_none() && !args.moves {
+    if args.algo != Algo::DfPn
+        && !args.no_store
+        && args.nodes.is_none()
+        && args.memory.is_none()
+        && !args.moves
+    {
         match crate::cli::session_solve::solve(&pos, &args, config)? {
             None => {}
             Some(()) => return Ok(()),
@@ -250,7 +265,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         out!("{pos}");
         match solution.value {
             Some(v) => out!("value: {v}"),
-            None => out!("value: unknown (the node limit ran out)"),
+            None => out!("value: unknown (a limit ran out)"),
         }
         if let Some(b) = &best {
             out!("best move: {b}");
@@ -296,7 +311,7 @@ const SOLVER_BENCH: [(&str, Level); 4] = [
 ];
 
 /// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
-pub fn bench(repeat: usize, json: bool) -> CliResult {
+pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     let cases = SOLVER_BENCH
         .iter()
         .map(|&(board, level)| {
@@ -322,5 +337,59 @@ pub fn bench(repeat: usize, json: bool) -> CliResult {
         })
         .collect();
     bench::run(cases, repeat, 1, "nodes", json);
+    if let Some(dir) = db {
+        bench_with_tables(dir, repeat, json)?;
+    }
+    Ok(())
+}
+
+/// Nodes per goal of the workload over tables.
+const TABLE_BENCH_NODES: u64 = 10_000_000;
+
+/// The solvers over endgame tables on both cores: from the 5x9 start, "White wins?" and
+/// "Black wins?" searched at once (as a two-thread session does), each for a fixed number of
+/// nodes, by PN² and by PN² with df-pn at the second level.
+fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
+    let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
+    if !board_dir(dir, pos.board()).is_dir() {
+        return Err(Failure::input(anyhow!(
+            "no tables of 5x9 under {}: build them with `fanorona db build --board 5x9 --pieces 7 --dir {}`",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let db = Database::new(dir, pos.board());
+    let db = &db;
+    let cases = [Level::Pn2, Level::Pn2DfPn]
+        .into_iter()
+        .map(|level| {
+            let name = format!("{level:?}").to_lowercase();
+            bench::Case {
+                label: format!("5x9 {name:<7} tables, both goals"),
+                fields: json!({"board": "5x9", "algorithm": name, "tables": true, "goals": 2}),
+                run: Box::new(move || {
+                    let limits = Limits {
+                        nodes: Some(TABLE_BENCH_NODES),
+                        ..Limits::none()
+                    };
+                    std::thread::scope(|s| {
+                        let goals = [Color::White, Color::Black].map(|attacker| {
+                            s.spawn(move || {
+                                let leaf = LeafEval { db: Some(db) };
+                                pn::solve(&pos, Goal { attacker }, leaf, level, limits, |_| {})
+                                    .stats
+                                    .nodes
+                            })
+                        });
+                        goals
+                            .into_iter()
+                            .map(|h| h.join().expect("a bench search does not panic"))
+                            .sum()
+                    })
+                }),
+            }
+        })
+        .collect();
+    bench::run(cases, repeat, 2, "nodes", json);
     Ok(())
 }

@@ -219,7 +219,9 @@ impl<'a> DfPn<'a> {
     }
 
     fn out_of_limits(&mut self) -> bool {
-        if !self.stopped && self.limits.exceeded(self.stats.nodes, self.start) {
+        // A table entry: its key and numbers, and about as much again of hash-map overhead.
+        let bytes = (self.table.capacity() * 2 * std::mem::size_of::<(Key, Entry)>()) as u64;
+        if !self.stopped && self.limits.exceeded(self.stats.nodes, self.start, bytes) {
             self.stopped = true;
         }
         self.stopped
@@ -285,7 +287,7 @@ impl<'a> DfPn<'a> {
         };
         self.limits = Limits {
             nodes: Some(self.stats.nodes.saturating_add(budget.max(1))),
-            time: None,
+            ..Limits::none()
         };
         self.stopped = false;
         self.mid(key, INFINITE, INFINITE, &mut path);

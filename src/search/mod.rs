@@ -112,6 +112,8 @@ pub struct Limits {
     pub nodes: Option<u64>,
     /// Wall-clock time, at most.
     pub time: Option<Duration>,
+    /// Bytes of the search's own structures (its tree or table), at most.
+    pub memory: Option<u64>,
 }
 
 impl Limits {
@@ -119,9 +121,12 @@ impl Limits {
         Limits::default()
     }
 
-    /// Whether a search that started at `start` and created `nodes` must stop.
-    pub fn exceeded(&self, nodes: u64, start: Instant) -> bool {
-        self.nodes.is_some_and(|n| nodes >= n) || self.time.is_some_and(|t| start.elapsed() >= t)
+    /// Whether a search that started at `start`, created `nodes` and holds `bytes` in its
+    /// tree or table must stop.
+    pub fn exceeded(&self, nodes: u64, start: Instant, bytes: u64) -> bool {
+        self.nodes.is_some_and(|n| nodes >= n)
+            || self.memory.is_some_and(|m| bytes >= m)
+            || self.time.is_some_and(|t| start.elapsed() >= t)
     }
 }
 

@@ -122,6 +122,11 @@ impl<'a> PnTree<'a> {
         }
     }
 
+    /// Bytes the tree's nodes take.
+    pub fn bytes(&self) -> u64 {
+        (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
+    }
+
     /// The game before the root, oldest first.
     pub fn history(&self) -> &[Position] {
         &self.history
@@ -382,7 +387,7 @@ pub fn search<'a>(
     let start = Instant::now();
     let mut tree = PnTree::new(*root, goal, leaf, Vec::new());
     let mut curve = Vec::new();
-    while !tree.decided() && !limits.exceeded(tree.stats.nodes, start) {
+    while !tree.decided() && !limits.exceeded(tree.stats.nodes, start, tree.bytes()) {
         iterate(&mut tree, level);
         // PN² records every first-level iteration; PN, which has many more, a sample.
         let record = level != Level::Pn
