@@ -135,6 +135,16 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Solved, and every decided question's proof checked (the check follows the result).
+fn settled(s: &Value) -> bool {
+    s["state"] == "solved"
+        && s["goals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
+}
+
 fn checkpoints(s: &Value) -> u64 {
     s["checkpoints"].as_u64().unwrap()
 }
@@ -203,7 +213,7 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
         daemon = Some(data.daemon());
     }
     assert!(kills >= 1, "the solve ended before the first kill");
-    let s = data.wait_for(id, "the solve", |s| s["state"] == "solved");
+    let s = data.wait_for(id, "the solve and its check", settled);
     assert_eq!(s["value"], reference["value"], "{s}");
     assert_eq!(s["goals"][0]["verified"], true, "{s}");
     let csv = data.dir.join("curve.csv");

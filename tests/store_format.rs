@@ -1,7 +1,7 @@
 //! Stores written by earlier builds stay readable: `tests/data/store-v1` is a store of format
-//! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5`).
-//! A change of the stored layout must bump the format and add a step in `migrations/`, or
-//! this test fails.
+//! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5` before
+//! format 2), upgraded on open by the steps of `migrations/`. A change of the stored layout
+//! must bump the format and add a step, or this test fails.
 
 use std::path::Path;
 
@@ -23,12 +23,24 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn a_format_1_store_opens_with_its_session_curve_tree_and_rote_entries() {
+fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entries() {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(Path::new("tests/data/store-v1"), tmp.path());
     let dir = DataDir::new(tmp.path());
     let sessions = open_sessions(&dir, &Config::defaults()).unwrap();
+    // Upgraded in place: the format record says so, and the record has the new fields.
+    use fanorona::session::store::Table;
+    let format = sessions
+        .store()
+        .get(Table::Meta, b"format")
+        .unwrap()
+        .unwrap();
+    assert_eq!(format, fanorona::session::format::FORMAT.to_be_bytes());
     let s = sessions.get(1).unwrap();
+    assert_eq!(
+        s.settings.threads, 1,
+        "format 1 sessions searched one question at a time"
+    );
     assert_eq!(s.state, State::Solved);
     assert_eq!(s.value.as_deref(), Some("white"));
     assert_eq!(s.root, "BBBBB/BW.BW/WWWWW w");

@@ -125,7 +125,7 @@ pub enum Command {
         /// disk, and the solve rate with checkpoints every second against none.
         #[arg(long)]
         store: bool,
-        /// With --solvers: also the 5x9 start over the tables in DIR, both goals at once.
+        /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
         #[arg(long, requires = "solvers")]
         db: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.

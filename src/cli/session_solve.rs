@@ -80,7 +80,9 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     };
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let result = std::thread::scope(|s| {
-        let h = s.spawn(|| runner::run(&service.sessions, rec.id, &service.control, &dir.logs()));
+        let h = s.spawn(|| {
+            runner::run_guarded(&service.sessions, rec.id, &service.control, &dir.logs())
+        });
         let (mut last, mut shown) = (Instant::now(), 0);
         while !h.is_finished() {
             if INTERRUPTED.load(Ordering::SeqCst) {

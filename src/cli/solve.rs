@@ -312,11 +312,14 @@ const SOLVER_BENCH: [(&str, Level); 4] = [
 
 /// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
 pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
+    if let Some(dir) = db {
+        return bench_with_tables(dir, repeat, json);
+    }
     let cases = SOLVER_BENCH
         .iter()
         .map(|&(board, level)| {
             let pos = Position::initial(board.parse().expect("bench boards are supported"));
-            let name = format!("{level:?}").to_lowercase();
+            let name = level.name();
             bench::Case {
                 label: format!("{board} {name:<4}"),
                 fields: json!({"board": board, "algorithm": name}),
@@ -337,9 +340,6 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
         })
         .collect();
     bench::run(cases, repeat, 1, "nodes", json);
-    if let Some(dir) = db {
-        bench_with_tables(dir, repeat, json)?;
-    }
     Ok(())
 }
 
@@ -363,7 +363,7 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let cases = [Level::Pn2, Level::Pn2DfPn]
         .into_iter()
         .map(|level| {
-            let name = format!("{level:?}").to_lowercase();
+            let name = level.name();
             bench::Case {
                 label: format!("5x9 {name:<7} tables, both goals"),
                 fields: json!({"board": "5x9", "algorithm": name, "tables": true, "goals": 2}),

@@ -420,19 +420,8 @@ impl Service {
             if shutdown.load(Ordering::SeqCst) {
                 self.control.request_stop();
             }
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner::run(&self.sessions, rec.id, &self.control, &self.dir.logs())
-            }))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Err(SessionError::Internal(format!(
-                    "the search panicked: {what}"
-                )))
-            });
+            let result =
+                runner::run_guarded(&self.sessions, rec.id, &self.control, &self.dir.logs());
             *self.running.lock().expect("running lock") = None;
             match result {
                 Ok(r) if r.state == State::Running && !self.control.stop_requested() => {
@@ -440,20 +429,10 @@ impl Service {
                     std::thread::sleep(Duration::from_secs(1));
                 }
                 Ok(_) => {}
-                // A damaged record or a bug will not heal: set the session aside, so the
-                // sessions after it run.
+                // A damaged record or a bug: `run_guarded` marked the session failed.
                 Err(
-                    e @ (SessionError::Decode(_)
-                    | SessionError::Damaged(_)
-                    | SessionError::Internal(_)),
-                ) => {
-                    tracing::error!("session {}: {e}; marked failed", rec.id);
-                    let _ = self.sessions.update(rec.id, Vec::new(), |r| {
-                        r.state = State::Failed;
-                        r.error = Some(e.to_string());
-                        Ok(())
-                    });
-                }
+                    SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_),
+                ) => {}
                 Err(e) => {
                     tracing::error!("session {}: {e}; retrying in 5 s", rec.id);
                     std::thread::sleep(Duration::from_secs(5));

@@ -161,6 +161,18 @@ impl<'a> DfPn<'a> {
     /// Multiple iterative deepening at `key` (the last position of `path`) until its numbers
     /// reach the thresholds.
     fn mid(&mut self, key: Key, th_pn: u64, th_dn: u64, path: &mut Path) -> Entry {
+        self.mid_children(key, th_pn, th_dn, path).0
+    }
+
+    /// `mid`, also returning the numbers it left for each child (in `successors` order), which
+    /// a full table may not hold.
+    fn mid_children(
+        &mut self,
+        key: Key,
+        th_pn: u64,
+        th_dn: u64,
+        path: &mut Path,
+    ) -> (Entry, Vec<Entry>) {
         path.push(key.pos);
         let children: Vec<(Key, bool)> = successors(&key.pos)
             .into_iter()
@@ -215,13 +227,15 @@ impl<'a> DfPn<'a> {
         };
         self.store(key, result);
         path.pop();
-        result
+        (result, numbers)
     }
 
     fn out_of_limits(&mut self) -> bool {
-        // A table entry: its key and numbers, and about as much again of hash-map overhead.
-        let bytes = (self.table.capacity() * 2 * std::mem::size_of::<(Key, Entry)>()) as u64;
-        if !self.stopped && self.limits.exceeded(self.stats.nodes, self.start, bytes) {
+        if !self.stopped
+            && self
+                .limits
+                .exceeded(self.stats.nodes, self.start, self.bytes())
+        {
             self.stopped = true;
         }
         self.stopped
@@ -290,15 +304,20 @@ impl<'a> DfPn<'a> {
             ..Limits::none()
         };
         self.stopped = false;
-        self.mid(key, INFINITE, INFINITE, &mut path);
-        path.push(*pos);
-        successors(pos)
-            .into_iter()
-            .map(|c| {
-                let (k, repeated) = (path.key_after(&c), path.repeats(&c));
-                self.lookup(&k, repeated)
-            })
-            .collect()
+        // Kept across calls, the table fills with decided entries: past its capacity, the
+        // undecided ones go first, then all (they are only a cache of work).
+        if self.table.len() >= self.capacity {
+            self.table.retain(|_, e| e.pn == 0 || e.dn == 0);
+            if self.table.len() >= self.capacity {
+                self.table.clear();
+            }
+        }
+        self.mid_children(key, INFINITE, INFINITE, &mut path).1
+    }
+
+    /// Bytes the table takes (entries and about as much again of hash-map overhead).
+    pub fn bytes(&self) -> u64 {
+        (self.table.capacity() * 2 * std::mem::size_of::<(Key, Entry)>()) as u64
     }
 
     /// Searches `root` and reports: the outcome, the deciding move, the work and the curve.

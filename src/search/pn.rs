@@ -122,9 +122,10 @@ impl<'a> PnTree<'a> {
         }
     }
 
-    /// Bytes the tree's nodes take.
+    /// Bytes the tree's nodes take, with its second-level df-pn table if it has one.
     pub fn bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
+            + self.dfpn.as_ref().map_or(0, |d| d.bytes())
     }
 
     /// The game before the root, oldest first.
@@ -374,6 +375,17 @@ pub enum Level {
     Pn2DfPn,
 }
 
+impl Level {
+    /// The name the command line gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Pn => "pn",
+            Level::Pn2 => "pn2",
+            Level::Pn2DfPn => "pn2-dfpn",
+        }
+    }
+}
+
 /// Runs PN or PN² for `goal` from `root` until it is decided or `limits` run out; returns
 /// the (first-level) tree and the root's curve. `progress` sees each curve point.
 pub fn search<'a>(
@@ -501,12 +513,14 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     });
     let before = dfpn.stats;
     let entries = dfpn.second_level(&pos, &history, budget);
-    // df-pn counted every node it created, the leaf's children among them; `attach` below
-    // counts the children again, so they are taken off here.
+    // df-pn counted the nodes it created, the leaf's new children among them; `attach` below
+    // counts all the children, so as many are taken off here.
     let created = dfpn.stats.nodes - before.nodes;
     tree.stats.db_hits += dfpn.stats.db_hits - before.db_hits;
     tree.stats.repetitions += dfpn.stats.repetitions - before.repetitions;
     tree.dfpn = Some(dfpn);
+    // The children's leaf kinds, without counting their table hits and repetitions again.
+    let counted = (tree.stats.db_hits, tree.stats.repetitions);
     let children: Vec<Node> = successors(&pos)
         .into_iter()
         .zip(entries)
@@ -519,6 +533,7 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
             node
         })
         .collect();
+    (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(children.len() as u64);
     tree.attach(n, children);
 }

@@ -1,24 +1,53 @@
 //! The store's identity: its format version, who created it, which rules it holds; and the
 //! upgrade of older formats by the steps listed in `migrations/`.
 
-use crate::session::SessionError;
 use crate::session::store::{Store, Table, Write};
+use crate::session::{SessionError, codec};
 
-/// The format this build writes. Its layout is described in `migrations/0001-initial.md`.
-pub const FORMAT: u32 = 1;
+/// The format this build writes. Its layout is described in `migrations/0001-initial.md`
+/// and the changes since in `migrations/0002-session-threads.md`.
+pub const FORMAT: u32 = 2;
 
 /// The rules the stored values were found under.
 pub const RULES: &str = "fanorona-1 (../shared/RULES.md: repetition is a draw on its path)";
 
-/// An upgrade from format `from` to `from + 1`.
+/// An upgrade from format `from` to `from + 1`: the writes that make it, applied in one
+/// batch with the new format record.
 pub struct Migration {
     pub from: u32,
     pub describe: &'static str,
-    pub run: fn(&dyn Store) -> Result<(), SessionError>,
+    pub run: fn(&dyn Store) -> Result<Vec<Write>, SessionError>,
 }
 
-/// Every upgrade step, oldest first (format 1 is the first format: none yet).
-pub const MIGRATIONS: &[Migration] = &[];
+/// Every upgrade step, oldest first.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    from: 1,
+    describe: "session records gain threads, rote_leaves and the pn2-dfpn algorithm",
+    run: sessions_rewritten,
+}];
+
+/// Format 1 to 2: every session record read (the new fields take their defaults: one
+/// thread, no rote leaves) and written again whole, so no record of format 2 lacks them.
+fn sessions_rewritten(store: &dyn Store) -> Result<Vec<Write>, SessionError> {
+    let mut writes = Vec::new();
+    let mut bad = None;
+    store.scan(
+        Table::Sessions,
+        &[],
+        &mut |k, v| match codec::decode_session(v) {
+            Ok(r) => writes.push(Write::put(
+                Table::Sessions,
+                k.to_vec(),
+                codec::encode_session(&r),
+            )),
+            Err(e) => bad = Some(e),
+        },
+    )?;
+    match bad {
+        Some(e) => Err(e.into()),
+        None => Ok(writes),
+    }
+}
 
 /// Checks a store's identity, writing it into a new store and upgrading an older one.
 /// `created` says the store was made before (its directory's marker exists): then a
@@ -77,13 +106,15 @@ pub fn open_checked(store: &dyn Store, created: bool) -> Result<(), SessionError
             .iter()
             .find(|m| m.from == at)
             .ok_or(SessionError::NoMigration { from: at })?;
-        (step.run)(store)?;
+        let mut writes = (step.run)(store)?;
         at += 1;
-        store.apply(&[Write::put(
+        writes.push(Write::put(
             Table::Meta,
             b"format".to_vec(),
             at.to_be_bytes().to_vec(),
-        )])?;
+        ));
+        store.apply(&writes)?;
+        tracing::info!("session store upgraded to format {at}: {}", step.describe);
     }
     if let Some(rules) = store.get(Table::Meta, b"rules")?
         && rules != RULES.as_bytes()

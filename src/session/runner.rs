@@ -124,9 +124,12 @@ pub fn run(
                 control,
                 halt: &halt,
             };
+            // Set `halt` on an error, and on a panic too (the guard's drop runs while it
+            // unwinds), so the other search stops at once.
+            let guard = HaltGuard(&halt);
             let r = solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log);
-            if r.is_err() {
-                halt.store(true, Ordering::SeqCst);
+            if r.is_ok() {
+                std::mem::forget(guard);
             }
             r
         };
@@ -156,6 +159,15 @@ pub fn run(
     }
 }
 
+/// Sets its flag when dropped: on an error or a panic of the search it guards.
+struct HaltGuard<'a>(&'a AtomicBool);
+
+impl Drop for HaltGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// When a search must stop: the outside asks, or the other search decided the value or
 /// failed.
 #[derive(Clone, Copy)]
@@ -168,6 +180,44 @@ impl Stop<'_> {
     fn now(&self) -> bool {
         self.control.stop_requested() || self.halt.load(Ordering::Relaxed)
     }
+}
+
+/// `run`, with what cannot heal set aside: a panic, a damaged record or an internal error
+/// marks the session failed (so the sessions after it run) and is returned as an error.
+pub fn run_guarded(
+    sessions: &Sessions,
+    id: u64,
+    control: &Control,
+    log_dir: &Path,
+) -> Result<SessionRecord, SessionError> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(sessions, id, control, log_dir)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(SessionError::Internal(format!(
+            "the search panicked: {what}"
+        )))
+    });
+    if let Err(
+        e @ (SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)),
+    ) = &result
+    {
+        tracing::error!("session {id}: {e}; marked failed");
+        let message = e.to_string();
+        if let Err(e2) = sessions.update(id, Vec::new(), |r| {
+            r.state = State::Failed;
+            r.error = Some(message);
+            Ok(())
+        }) {
+            tracing::error!("session {id}: cannot mark it failed: {e2}");
+        }
+    }
+    result
 }
 
 /// Marks the session failed with `message`.
@@ -344,17 +394,9 @@ fn solve_goal(
         }
     }
     // The goal decided, or the solve asked to stop: the final checkpoint of this run.
-    let mut verdict = None;
-    if tree.decided() {
-        // Nodes the rote store decided stay leaves (taken as given, and counted).
-        let verified = rec.settings.verify.then(|| {
-            extract_trusting_rote(&tree, leaf)
-                .map(|t| (check(&t, leaf.db).is_ok(), t.rote_leaves() as u64))
-                .unwrap_or((false, 0))
-        });
-        verdict = Some((tree.outcome(), verified));
-    }
-    let r = final_checkpoint(
+    // The result is saved first; its proof is checked after, so a long check loses nothing.
+    let mut verdict = tree.decided().then(|| (tree.outcome(), None));
+    let mut r = final_checkpoint(
         sessions,
         id,
         g,
@@ -367,6 +409,20 @@ fn solve_goal(
     )?;
     if r.state == State::Solved {
         stop.halt.store(true, Ordering::SeqCst);
+    }
+    if let Some((outcome, _)) = verdict
+        && rec.settings.verify
+    {
+        // Nodes the rote store decided stay leaves (taken as given, and counted).
+        let (ok, rote_leaves) = extract_trusting_rote(&tree, leaf)
+            .map(|t| (check(&t, leaf.db).is_ok(), t.rote_leaves() as u64))
+            .unwrap_or((false, 0));
+        r = sessions.update(id, Vec::new(), |r| {
+            r.goals[g].verified = Some(ok);
+            r.goals[g].rote_leaves = rote_leaves;
+            Ok(())
+        })?;
+        verdict = Some((outcome, Some((ok, rote_leaves))));
     }
     let event = match (r.state, verdict) {
         (State::Solved, _) => "solved",
@@ -428,7 +484,8 @@ fn final_checkpoint(
     loop {
         match checkpoint(sessions, id, g, tree, pending, rote, verdict) {
             Ok(r) => return Ok(r),
-            Err(e) if last_tries > 0 => {
+            // Only the store can heal (space freed); anything else is returned at once.
+            Err(e @ SessionError::Store(_)) if last_tries > 0 => {
                 tracing::error!("session {id}: final checkpoint failed: {e}; retrying");
                 log.write(&Progress {
                     time: unix_now(),
