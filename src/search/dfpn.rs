@@ -13,6 +13,9 @@
 //! solution tree would turn such a collision into a failed check, never a wrong answer.)
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use crate::search::rote::WordHasher;
 use std::time::Instant;
 
 use crate::movegen::{count_moves, successors};
@@ -84,7 +87,7 @@ impl Path {
 pub struct DfPn<'a> {
     goal: Goal,
     leaf: LeafEval<'a>,
-    table: HashMap<Key, Entry>,
+    table: HashMap<Key, Entry, BuildHasherDefault<WordHasher>>,
     /// Entries kept at most; beyond it only decided entries are stored.
     capacity: usize,
     pub stats: Stats,
@@ -98,7 +101,7 @@ impl<'a> DfPn<'a> {
         DfPn {
             goal,
             leaf,
-            table: HashMap::new(),
+            table: HashMap::default(),
             capacity,
             stats: Stats::default(),
             limits,
