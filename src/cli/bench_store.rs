@@ -54,6 +54,22 @@ fn synthetic_tree(n: usize) -> Vec<Node> {
         .collect()
 }
 
+/// A new PN² session on `root` without tables or proof checks; returns its id.
+fn new_session(sessions: &Sessions, root: &Position, checkpoint_ms: u64) -> Result<u64, Failure> {
+    let settings = Settings {
+        algo: Algo::Pn2,
+        db_dir: None,
+        second_level: SecondLevel::TreeSize,
+        checkpoint_ms,
+        verify: false,
+        threads: 1,
+    };
+    Ok(sessions
+        .create(root, None, settings)
+        .map_err(Failure::other)?
+        .id)
+}
+
 /// A solve of the 9x3 start (long without tables) for `seconds`; returns nodes per second.
 /// Also returns the checkpoints written and the share of the time they took.
 fn solve_rate(
@@ -63,18 +79,7 @@ fn solve_rate(
     logs: &std::path::Path,
 ) -> Result<(f64, u64, f64), Failure> {
     let root = Position::initial("9x3".parse().expect("9x3 is supported"));
-    let settings = Settings {
-        algo: Algo::Pn2,
-        db_dir: None,
-        second_level: SecondLevel::TreeSize,
-        checkpoint_ms,
-        verify: false,
-        threads: 1,
-    };
-    let id = sessions
-        .create(&root, None, settings)
-        .map_err(Failure::other)?
-        .id;
+    let id = new_session(sessions, &root, checkpoint_ms)?;
     let control = Control::default();
     let rec = std::thread::scope(|s| {
         let h = s.spawn(|| run(sessions, id, &control, logs));
@@ -104,18 +109,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
         // A large first-level tree, written as checkpoints write it (whole chunks).
         let nodes = synthetic_tree(tree_nodes);
         let root = nodes[0].pos;
-        let settings = Settings {
-            algo: Algo::Pn2,
-            db_dir: None,
-            second_level: SecondLevel::TreeSize,
-            checkpoint_ms: 300_000,
-            verify: false,
-            threads: 1,
-        };
-        let id = sessions
-            .create(&root, None, settings)
-            .map_err(Failure::other)?
-            .id;
+        let id = new_session(&sessions, &root, 300_000)?;
         let t = Instant::now();
         for (batch_no, batch) in nodes.chunks(CHUNK * 256).enumerate() {
             let writes: Vec<Write> = batch
