@@ -41,7 +41,7 @@ for k in $(seq "$kills"); do
         && [ "$(field '["checkpoints"]' <<<"$s")" -le "$before" ]; do sleep 0.02; done
     [ "$(status "$id" | field '["state"]')" = solved ] && { echo "solved before kill $k"; break; }
     kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true
-    echo "kill $k: SIGKILL after checkpoint $(status "$id" | field '["checkpoints"]') (iteration $(status "$id" | field '["goals"][-1]["iterations"]'))"
+    echo "kill $k: SIGKILL after checkpoint $(status "$id" | field '["checkpoints"]') (iterations per question: $(status "$id" | python3 -c 'import json,sys; print(*[g["iterations"] for g in json.load(sys.stdin)["goals"]])'))"
     start_daemon
 done
 until [ "$(status "$id" | field '["state"]')" = solved ]; do sleep 0.1; done
