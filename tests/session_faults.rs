@@ -140,3 +140,45 @@ fn a_damaged_tree_is_refused_when_loaded() {
         .to_string();
     assert!(e.contains("broken link"), "{e}");
 }
+
+/// The daemon's worker goes past a session whose record is damaged and solves the next, and a
+/// damaged rote entry is left out rather than failing the sessions of its board.
+#[test]
+fn the_worker_skips_a_damaged_record() {
+    use fanorona::config::Config;
+    use fanorona::daemon::{DataDir, Service};
+    use fanorona::session::codec;
+    use fanorona::session::store::{Table, Write};
+    use std::sync::atomic::AtomicBool;
+    let store: Arc<dyn Store> = Arc::new(MemStore::new());
+    let sessions = Sessions::open(store.clone(), false).unwrap();
+    let root = Position::initial("3x5".parse().unwrap());
+    let broken = sessions.create(&root, None, settings()).unwrap().id;
+    let good = sessions.create(&root, None, settings()).unwrap().id;
+    // A damaged record, and a damaged rote entry of the same board (only a shortcut).
+    let mut rote_key = codec::rote_prefix(root.board());
+    rote_key.extend([9; 26]);
+    store
+        .apply(&[
+            Write::put(Table::Sessions, codec::session_key(broken), vec![1, b'{']),
+            Write::put(Table::Rote, rote_key, vec![1]),
+        ])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::new(sessions, Config::defaults(), DataDir::new(dir.path()), true);
+    let shutdown = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| service.work(&shutdown));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while service.sessions.get(good).unwrap().state != State::Solved {
+            assert!(Instant::now() < deadline, "the good session was not solved");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shutdown.store(true, Ordering::SeqCst);
+    });
+    assert!(service.sessions.get(broken).is_err());
+    assert_eq!(
+        service.sessions.get(good).unwrap().value.as_deref(),
+        Some("white")
+    );
+}

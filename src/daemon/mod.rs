@@ -400,9 +400,17 @@ impl Service {
 
     /// The worker: solves running sessions, oldest first, until `shutdown`.
     pub fn work(&self, shutdown: &AtomicBool) {
+        let mut reported = std::collections::HashSet::new();
         while !shutdown.load(Ordering::SeqCst) {
-            let next = match self.sessions.list() {
-                Ok(list) => list.into_iter().find(|r| r.state == State::Running),
+            let next = match self.sessions.list_readable() {
+                Ok((list, damaged)) => {
+                    for id in damaged {
+                        if reported.insert(id) {
+                            tracing::error!("session {id}: its record is damaged; skipped");
+                        }
+                    }
+                    list.into_iter().find(|r| r.state == State::Running)
+                }
                 Err(e) => {
                     tracing::error!("cannot list sessions: {e}");
                     None

@@ -161,6 +161,21 @@ impl Sessions {
         self.decode_all(Table::Sessions, &[], |_, v| codec::decode_session(v))
     }
 
+    /// Every session record that can be read, and the ids of those that cannot: the daemon
+    /// goes on with the readable ones instead of stopping at a damaged record.
+    pub fn list_readable(&self) -> Result<(Vec<SessionRecord>, Vec<u64>), SessionError> {
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
+        self.store.scan(
+            Table::Sessions,
+            &[],
+            &mut |k, v| match codec::decode_session(v) {
+                Ok(r) => good.push(r),
+                Err(_) => bad.push(k.try_into().map_or(u64::MAX, u64::from_be_bytes)),
+            },
+        )?;
+        Ok((good, bad))
+    }
+
     /// Changes a session's record with `change`, together with `writes`, in one batch.
     pub fn update(
         &self,
@@ -290,11 +305,22 @@ impl Sessions {
         self.decode_all(Table::Rote, &prefix, codec::decode_rote)
     }
 
-    /// The rote entries of `board` as a table a search can consult.
+    /// The rote entries of `board` as a table a search can consult. A damaged entry is left
+    /// out (it is only a shortcut): it must not stop every session on the board.
     pub fn rote_table(&self, board: Board) -> Result<RoteTable, SessionError> {
         let mut t = RoteTable::new();
-        for (k, e) in self.rote(Some(board))? {
-            t.insert(k, e);
+        let mut damaged = 0;
+        self.store
+            .scan(
+                Table::Rote,
+                &codec::rote_prefix(board),
+                &mut |k, v| match codec::decode_rote(k, v) {
+                    Ok((k, e)) => t.insert(k, e),
+                    Err(_) => damaged += 1,
+                },
+            )?;
+        if damaged > 0 {
+            tracing::warn!("{damaged} damaged rote entries of {board} left out");
         }
         Ok(t)
     }
