@@ -189,7 +189,7 @@ fn assert_continuous(csv: &Path) {
 #[test]
 fn kill_9_at_several_points_then_resume_to_the_same_value() {
     let data = Data::new(
-        "second_level = \"3000\"\ncheckpoint_interval = \"40ms\"\nlog_level = \"warn\"\n",
+        "second_level = \"3000\"\ncheckpoint_interval = \"40ms\"\nlog_level = \"warn\"\nthreads = 2\n",
     );
     let reference = data.json(&["solve", "3x9", "--no-store", "--algo", "pn2", "--json"]);
     let daemon = data.daemon();

@@ -127,7 +127,15 @@ impl Sessions {
         Ok(rec)
     }
 
+    /// A session's record as last written. Reads wait for a write in progress (its flush
+    /// included), so what they return is on disk: a status never shows a checkpoint that a
+    /// crash could still undo.
     pub fn get(&self, id: u64) -> Result<SessionRecord, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        self.read(id)
+    }
+
+    fn read(&self, id: u64) -> Result<SessionRecord, SessionError> {
         match self.store.get(Table::Sessions, &codec::session_key(id))? {
             Some(bytes) => Ok(codec::decode_session(&bytes)?),
             None => Err(SessionError::Unknown(id)),
@@ -158,12 +166,14 @@ impl Sessions {
     }
 
     pub fn list(&self) -> Result<Vec<SessionRecord>, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
         self.decode_all(Table::Sessions, &[], |_, v| codec::decode_session(v))
     }
 
     /// Every session record that can be read, and the ids of those that cannot: the daemon
     /// goes on with the readable ones instead of stopping at a damaged record.
     pub fn list_readable(&self) -> Result<(Vec<SessionRecord>, Vec<u64>), SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
         let (mut good, mut bad) = (Vec::new(), Vec::new());
         self.store.scan(
             Table::Sessions,
@@ -184,7 +194,7 @@ impl Sessions {
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
         let _g = self.lock.lock().expect("sessions lock");
-        let mut rec = self.get(id)?;
+        let mut rec = self.read(id)?;
         change(&mut rec)?;
         let mut writes = writes;
         writes.push(Write::put(
