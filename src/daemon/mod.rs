@@ -244,16 +244,6 @@ impl Service {
         let _ = self.wake.try_send(());
     }
 
-    /// The settings of a new session on `pos`.
-    pub fn settings(
-        &self,
-        pos: &Position,
-        db: Option<PathBuf>,
-        algo: Option<Algo>,
-    ) -> Result<Settings, Refusal> {
-        session_settings(&self.config, pos, db, algo)
-    }
-
     /// Answers one request.
     pub fn handle(&self, request: Request) -> Result<Value, Refusal> {
         match request {
@@ -270,7 +260,7 @@ impl Service {
                         pos.side_to_move()
                     )));
                 }
-                let settings = self.settings(&pos, db, algo)?;
+                let settings = session_settings(&self.config, &pos, db, algo)?;
                 let rec = self.sessions.create(&pos, name, settings)?;
                 tracing::info!("session {}: created for {}", rec.id, rec.root);
                 self.wake();

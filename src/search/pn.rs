@@ -271,6 +271,15 @@ impl<'a> PnTree<'a> {
         self.attach(n, children);
     }
 
+    /// What a second-level search from leaf `n` starts from: its position, the positions
+    /// before it (the game, then its ancestors) and its node budget.
+    fn second_level_start(&self, n: usize) -> (Position, Vec<Position>, u64) {
+        let budget = self.second_level_budget.unwrap_or(self.nodes.len() as u64);
+        let mut history = self.path(n);
+        let pos = history.pop().expect("the path ends at the node");
+        (pos, history, budget)
+    }
+
     /// Before leaf `n` is expanded: if the rote store knows it, it is decided without search.
     pub fn decide_by_rote(&mut self, n: usize) -> bool {
         let Some(rote) = self.rote else { return false };
@@ -454,9 +463,7 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     if tree.decide_by_rote(n) {
         return;
     }
-    let limit = tree.second_level_budget.unwrap_or(tree.nodes.len() as u64);
-    let mut history = tree.path(n);
-    let pos = history.pop().expect("the path ends at the node");
+    let (pos, history, limit) = tree.second_level_start(n);
     let mut second = PnTree::with_rote(pos, tree.goal, tree.leaf, history, tree.rote);
     // At least one expansion, so the first level always grows.
     loop {
@@ -500,9 +507,7 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     if tree.decide_by_rote(n) {
         return;
     }
-    let budget = tree.second_level_budget.unwrap_or(tree.nodes.len() as u64);
-    let mut history = tree.path(n);
-    let pos = history.pop().expect("the path ends at the node");
+    let (pos, history, budget) = tree.second_level_start(n);
     let mut dfpn = tree.dfpn.take().unwrap_or_else(|| {
         Box::new(DfPn::new(
             tree.goal,
