@@ -16,5 +16,6 @@ pub use geometry::{Bitboard, Board, BoardError};
 pub use movegen::Capture;
 pub use moves::{Move, MoveError, legal_moves};
 pub use position::{Color, Position, PositionError};
+pub mod certificate;
 pub mod daemon;
 pub mod session;

@@ -42,5 +42,6 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
+        Err(Failure::Reported(code)) => ExitCode::from(code),
     }
 }

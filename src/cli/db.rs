@@ -285,3 +285,53 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
     }
     Ok(())
 }
+
+/// `db probe --batch`: positions on stdin, one a line; on stdout one value a line (`w`, `d`,
+/// `l` for the side to move, or `-` where the tables do not answer, with the reason on
+/// stderr). Lines that do not parse get `-` too, and make the exit status 2 at the end.
+pub fn probe_batch(dir: &Path) -> CliResult {
+    use std::io::{BufRead, BufWriter, Write};
+    let stdin = std::io::stdin().lock();
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut err = std::io::stderr().lock();
+    // One set of tables per board seen (a board and its transpose share one).
+    let mut tables: Vec<Database> = Vec::new();
+    let (mut unparsed, mut line_no) = (0u64, 0u64);
+    let write_failed = |e: std::io::Error| Failure::other(anyhow!("writing the values: {e}"));
+    for line in stdin.lines() {
+        line_no += 1;
+        let line = line.map_err(|e| Failure::input(anyhow!("line {line_no}: {e}")))?;
+        let answer = match line.parse::<fanorona::Position>() {
+            Err(e) => {
+                unparsed += 1;
+                Err(format!("not a position: {e}"))
+            }
+            Ok(pos) => {
+                let board = canonical_board(pos.board());
+                let db = match tables.iter().position(|d| d.board() == board) {
+                    Some(i) => &tables[i],
+                    None => {
+                        tables.push(Database::new(dir, board));
+                        tables.last().expect("just pushed")
+                    }
+                };
+                db.lookup(&pos).map_err(|e| e.to_string())
+            }
+        };
+        let letter = match answer {
+            Ok(v) => fanorona::certificate::format::wdl_letter(v),
+            Err(reason) => {
+                let _ = writeln!(err, "line {line_no}: {reason}");
+                '-'
+            }
+        };
+        writeln!(out, "{letter}").map_err(write_failed)?;
+    }
+    out.flush().map_err(write_failed)?;
+    if unparsed > 0 {
+        return Err(Failure::input(anyhow!(
+            "{unparsed} of {line_no} lines were not positions (answered '-')"
+        )));
+    }
+    Ok(())
+}

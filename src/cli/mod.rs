@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_store;
+pub mod certificate;
 pub mod db;
 pub mod output;
 pub mod rules;
@@ -98,6 +99,19 @@ pub enum Command {
     /// The value of a board's start or of a position (White wins, Black wins or draw), its
     /// best move, and the work done; every proof re-checked independently.
     Solve(solve::SolveArgs),
+    /// Check a proof certificate (format 1) with the rules and the tables alone: prints one
+    /// summary line, or the first error with its line; exit 0 (it holds), 1 (it is wrong)
+    /// or 2 (it cannot be read).
+    Verify {
+        /// The certificate file (gzip when its name ends in .gz).
+        certificate: PathBuf,
+        /// The endgame tables its table leaves name (default: db_dir of the config).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// One JSON object instead of the summary line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
     /// Solve sessions: start, list, status, pause, resume, stop, tail, curve.
@@ -165,11 +179,19 @@ pub enum DbCommand {
     },
     /// Win, draw and loss counts per slice in the paper's Table 3 convention.
     Stats(BoardTables),
-    /// The value of a position, and a move that keeps it.
+    /// The value of a position, and a move that keeps it. With --batch: positions on stdin,
+    /// one a line, and one value a line on stdout (w, d, l, or - where the tables do not
+    /// answer, with the reason on stderr).
     Probe {
-        position: String,
+        /// A position such as '........./..B....../....W..../......B../......... w'.
+        #[arg(required_unless_present = "batch", conflicts_with = "batch")]
+        position: Option<String>,
+        /// Database directory (default: db_dir of the config).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Read positions from stdin and print one value a line (for outside checkers).
+        #[arg(long, conflicts_with = "json")]
+        batch: bool,
         #[arg(long)]
         json: bool,
     },
@@ -206,8 +228,12 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
         DbCommand::Probe {
             position,
             dir: d,
+            batch,
             json,
-        } => db::probe(&dir(d), &position, json),
+        } => match position {
+            Some(p) if !batch => db::probe(&dir(d), &p, json),
+            _ => db::probe_batch(&dir(d)),
+        },
         DbCommand::Verify(a) => db::verify(&dir(a.dir), &a.board, threads(a.threads), a.json),
     }
 }
@@ -217,6 +243,11 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Db { command } => run_db(command, &config()?),
         Command::Solve(args) => solve::solve(args, &config()?),
+        Command::Verify {
+            certificate,
+            db,
+            json,
+        } => certificate::verify_cmd(&certificate, db, json, &config()?),
         Command::Daemon => session::daemon(config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),

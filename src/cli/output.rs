@@ -8,6 +8,8 @@ use std::process;
 pub enum Failure {
     Input(anyhow::Error),
     Other(anyhow::Error),
+    /// Already reported on stdout: only the exit status is left to give.
+    Reported(u8),
 }
 
 impl Failure {

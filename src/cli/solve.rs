@@ -7,8 +7,10 @@ use anyhow::{Context, anyhow};
 use serde_json::json;
 
 use crate::cli::bench;
+use crate::cli::certificate::{Made, check_prefix, make};
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
+use fanorona::certificate::Solved;
 use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
@@ -73,6 +75,10 @@ pub struct SolveArgs {
     /// Solve in memory only: no session in the store, no rote learning, nothing kept.
     #[arg(long)]
     pub no_store: bool,
+    /// Write a certificate for each decided goal, PREFIX.white-wins.cert.gz and
+    /// PREFIX.black-wins.cert.gz, and verify it (`fanorona verify` reads it back).
+    #[arg(long, value_name = "PREFIX")]
+    pub certificate: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -98,6 +104,27 @@ fn target(text: Option<&str>) -> Result<Position, Failure> {
 struct Checked {
     result: SearchResult,
     verified: Option<bool>,
+    certificate: Option<Result<Made, Failure>>,
+}
+
+/// Where a goal's certificate goes: the prefix and the tables' directory.
+type CertificateTo<'p> = Option<(&'p Path, Option<&'p Path>)>;
+
+/// The header keys a certificate from `solve` adds: the search that decided it.
+fn certificate_extra(
+    algo: Algo,
+    result: &SearchResult,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        "search".to_string(),
+        json!({"algorithm": algo.name(), "nodes": result.stats.nodes, "seconds": result.stats.seconds}),
+    );
+    extra.insert(
+        "program".to_string(),
+        json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
+    );
+    extra
 }
 
 fn search(
@@ -106,6 +133,7 @@ fn search(
     leaf: LeafEval<'_>,
     args: &SolveArgs,
     db: Option<&Database>,
+    certificate: CertificateTo<'_>,
 ) -> Checked {
     let limits = Limits {
         nodes: args.nodes,
@@ -128,7 +156,24 @@ fn search(
         // The independent check: the solution tree, re-verified from the rules and tables.
         let verified = (result.outcome != Outcome::Unknown)
             .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
-        return Checked { result, verified };
+        let certificate = certificate
+            .filter(|_| result.outcome != Outcome::Unknown)
+            .map(|(prefix, dir)| {
+                let solved = Solved {
+                    root: *pos,
+                    goal,
+                    proves: result.outcome == Outcome::Proven,
+                    db,
+                    tree: None,
+                    dfpn: Some(&mut search),
+                };
+                make(prefix, solved, certificate_extra(args.algo, &result), dir)
+            });
+        return Checked {
+            result,
+            verified,
+            certificate,
+        };
     }
     let level = match args.algo {
         Algo::Pn => Level::Pn,
@@ -142,14 +187,30 @@ fn search(
             .map(|t| check(&t, db).is_ok())
             .unwrap_or(false)
     });
+    let result = tree.result(curve);
+    let certificate = certificate.filter(|_| tree.decided()).map(|(prefix, dir)| {
+        let solved = Solved {
+            root: *pos,
+            goal,
+            proves: tree.outcome() == Outcome::Proven,
+            db,
+            tree: Some(&tree),
+            dfpn: None,
+        };
+        make(prefix, solved, certificate_extra(args.algo, &result), dir)
+    });
     Checked {
-        result: tree.result(curve),
+        result,
         verified,
+        certificate,
     }
 }
 
 pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     let pos = target(args.target.as_deref())?;
+    if let Some(prefix) = &args.certificate {
+        check_prefix(prefix)?;
+    }
     if fanorona::movegen::is_lost(&pos) {
         return Err(Failure::input(anyhow!(
             "{pos} is already decided: {} has lost",
@@ -186,12 +247,29 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     let leaf = LeafEval { db: db.as_ref() };
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
+    let mut certificates: Vec<Made> = Vec::new();
+    let mut failure = None;
+    let db_dir = db.as_ref().map(|_| dir.as_path());
     let mut solve_one = |p: &Position| -> Solution {
+        // Certificates are written for the root's goals only.
+        let to = args
+            .certificate
+            .as_deref()
+            .filter(|_| *p == pos)
+            .map(|prefix| (prefix, db_dir));
         game_value(p, |goal| {
-            let c = search(p, goal, leaf, &args, db.as_ref());
+            let c = search(p, goal, leaf, &args, db.as_ref(), to);
             if let Some(ok) = c.verified {
                 verified &= ok;
                 checked += 1;
+            }
+            match c.certificate {
+                Some(Ok(made)) => {
+                    verified &= made.verified();
+                    certificates.push(made);
+                }
+                Some(Err(e)) => failure = Some(e),
+                None => {}
             }
             c.result
         })
@@ -254,6 +332,9 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
                 "seconds": s.stats.seconds,
             })).collect::<Vec<_>>(),
         });
+        if args.certificate.is_some() {
+            o["certificates"] = certificates.iter().map(Made::json).collect();
+        }
         if args.moves {
             o["moves"] = move_values
                 .iter()
@@ -285,6 +366,9 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         for (m, v) in &move_values {
             out!("  {m}: {v}");
         }
+        for c in &certificates {
+            out!("{}", c.line());
+        }
         out!(
             "{nodes} nodes in {seconds:.2} s; {}",
             match (checked, verified) {
@@ -293,6 +377,9 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
                 (_, false) => "a proof FAILED the independent check",
             }
         );
+    }
+    if let Some(e) = failure {
+        return Err(e);
     }
     if !verified {
         return Err(Failure::other(anyhow!(

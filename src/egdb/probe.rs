@@ -9,6 +9,24 @@ use crate::egdb::wdl::{Wdl, code_at};
 use crate::geometry::{Bitboard, Board};
 use crate::position::Position;
 
+/// Why the tables cannot give a position's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error(
+        "slice {material} of {board} is not built under {}: build it with `fanorona db build --board {board} --pieces {} --dir {}`",
+        root.display(), material.pieces(), root.display()
+    )]
+    NotBuilt {
+        material: Material,
+        board: Board,
+        root: PathBuf,
+    },
+    #[error("{0}")]
+    Damaged(String),
+    #[error("a {board} position, but the tables are of {tables}")]
+    Board { board: Board, tables: Board },
+}
+
 /// Most pieces a slice can have on any supported board.
 const MAX_SIDE: usize = 45;
 
@@ -111,6 +129,46 @@ impl Database {
         } else {
             None
         }
+    }
+
+    /// The value of `pos` for its side to move, saying why when the tables cannot give it
+    /// (a slice not built, a damaged file, another board). Checkers use this instead of
+    /// `probe`, which takes every such case as "not in the tables".
+    pub fn lookup(&self, pos: &Position) -> Result<Wdl, Unavailable> {
+        let Some(pos) = self.on_board(pos) else {
+            return Err(Unavailable::Board {
+                board: pos.board(),
+                tables: self.board,
+            });
+        };
+        let (us, them) = (pos.us(), pos.them());
+        if us == 0 || them == 0 {
+            return Ok(if us == 0 { Wdl::Loss } else { Wdl::Win });
+        }
+        let material = Material {
+            a: us.count_ones() as u8,
+            b: them.count_ones() as u8,
+        };
+        let file = self
+            .slice(material)
+            .map_err(|e| Unavailable::Damaged(e.to_string()))?
+            .ok_or_else(|| Unavailable::NotBuilt {
+                material,
+                board: self.board,
+                root: self.root.clone(),
+            })?;
+        Wdl::from_code(code_at(file.payload(), file.slice.rank(us, them)))
+            .ok_or_else(|| Unavailable::Damaged(format!("slice {material}: an invalid code")))
+    }
+
+    /// The largest piece count whose slices are all built (0 if none is).
+    pub fn max_pieces(&self) -> usize {
+        let built = |n: usize| {
+            Material::with_pieces(n).all(|m| {
+                crate::egdb::file::slice_path(&self.root, self.board, m, Kind::Wdl).is_file()
+            })
+        };
+        (2..=45).take_while(|&n| built(n)).last().unwrap_or(0)
     }
 
     /// The value of `pos` for its side to move, if its slice is built. The position may be on

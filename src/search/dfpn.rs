@@ -40,7 +40,8 @@ pub struct Entry {
 
 /// The path from the root: positions, and for each the hash of the set of positions since
 /// the last capture up to and including it.
-struct Path {
+#[derive(Default)]
+pub struct Path {
     positions: Vec<Position>,
     sets: Vec<u64>,
 }
@@ -70,14 +71,14 @@ impl Path {
             .any(|p| p == child)
     }
 
-    fn push(&mut self, pos: Position) {
+    pub fn push(&mut self, pos: Position) {
         let before = self.positions.last().zip(self.sets.last().copied());
         let set = crate::repetition::since_capture(before, &pos);
         self.positions.push(pos);
         self.sets.push(set);
     }
 
-    fn pop(&mut self) {
+    pub fn pop(&mut self) {
         self.positions.pop();
         self.sets.pop();
     }
@@ -377,6 +378,46 @@ impl<'a> DfPn<'a> {
 }
 
 impl DfPn<'_> {
+    /// The key and repetition of `pos` as the next position of `path`.
+    fn key_on(path: &Path, pos: &Position) -> (Key, bool) {
+        if path.positions.is_empty() {
+            let key = Key {
+                pos: *pos,
+                since_capture: 0,
+            };
+            (key, false)
+        } else {
+            (path.key_after(pos), path.repeats(pos))
+        }
+    }
+
+    /// What the table already knows of `pos` as the next position of `path`: its numbers if
+    /// it holds them (a repetition of the path is a draw there, without a lookup).
+    pub fn peek(&self, path: &Path, pos: &Position) -> Option<Entry> {
+        let (key, repeated) = Self::key_on(path, pos);
+        if repeated {
+            return Some(Entry {
+                pn: INFINITE,
+                dn: 0,
+            });
+        }
+        self.table.get(&key).copied()
+    }
+
+    /// The value of `pos` as the next position of `path`, searched until decided (without
+    /// limits) if the table does not decide it yet. Certificates use this to fill in what
+    /// a search did not keep.
+    pub fn decide(&mut self, path: &mut Path, pos: &Position) -> Entry {
+        let (key, repeated) = Self::key_on(path, pos);
+        let e = self.lookup(&key, repeated);
+        if e.pn == 0 || e.dn == 0 {
+            return e;
+        }
+        self.limits = Limits::none();
+        self.stopped = false;
+        self.mid(key, INFINITE, INFINITE, path)
+    }
+
     /// The solution tree of a decided root: one move where the side that needs a single
     /// good move is to move, every move otherwise, down to leaves decided by the rules, the
     /// tables or a repetition. Children the table no longer holds as decided are searched

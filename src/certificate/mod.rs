@@ -1,0 +1,60 @@
+//! Proof certificates (format 1 of `../shared/CERTIFICATE.md`): a solution tree written as
+//! text so that anyone can re-check a result with the rules and the tables alone.
+//!
+//! `write` turns a decided search into a certificate; `check` verifies one and shares no
+//! code with the searches (only the rules and the table probe).
+
+pub mod check;
+pub mod format;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+use crate::search::Goal;
+
+pub use check::{Report, VerifyError, verify};
+pub use write::{Solved, WriteError, Written};
+
+/// The file of `goal`'s certificate under `prefix`: `PREFIX.white-wins.cert.gz`.
+pub fn path_for(prefix: &Path, goal: Goal) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!(".{}-wins.cert.gz", goal.attacker));
+    PathBuf::from(name)
+}
+
+/// Writes `solved`'s certificate to `path` (gzip for `.gz`): to a temporary name, renamed
+/// once whole. `extra` goes into the header beside the format's keys.
+pub fn write_file(
+    path: &Path,
+    solved: Solved<'_, '_>,
+    extra: serde_json::Map<String, serde_json::Value>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Written, WriteError> {
+    let header = write::header(&solved, extra);
+    let mut out = format::Output::create(path)?;
+    match write::write(out.writer(), &header, solved, progress) {
+        Ok(mut w) => {
+            w.bytes = out.finish()?;
+            Ok(w)
+        }
+        Err(e) => {
+            out.abandon();
+            Err(e)
+        }
+    }
+}
+
+/// Verifies the certificate in the file `path` (gzip for `.gz`); `bytes` sees the bytes read
+/// from the file, `progress` the node count.
+pub fn verify_file(
+    path: &Path,
+    db_dir: Option<&Path>,
+    bytes: impl FnMut(usize) + 'static,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, VerifyError> {
+    let mut input = format::open(path, bytes).map_err(|e| VerifyError::Unreadable {
+        line: 0,
+        reason: format!("{}: {e}", path.display()),
+    })?;
+    verify(&mut input, db_dir, progress)
+}

@@ -1,0 +1,367 @@
+//! Writing a certificate from a decided search.
+//!
+//! The writer walks the solution depth-first with an explicit stack (a 5x9 proof is deep)
+//! and writes each node as it reaches it. Where the search kept its tree (PN, a PN² first
+//! level, a session's tree) the writer follows it; where it did not (PN²'s second level,
+//! the rote store) or where it holds no tree at all (df-pn), a df-pn search fills in the
+//! rest: its table is exact under repetitions because its keys carry the positions since
+//! the last capture. Transpositions become shared leaves (`s K`): a position whose subtree
+//! is already written is never written twice, and at a choosing node a move to such a
+//! position (or, in a disproof, back to an ancestor) is preferred, since it costs one line.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::io::{self, Write};
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::certificate::format::{FORMAT_NAME, Header, Tables, Tag, VERSION};
+use crate::egdb::{Database, Wdl};
+use crate::movegen::is_lost;
+use crate::moves::{Move, legal_moves};
+use crate::position::{Color, Position};
+use crate::search::dfpn::{DfPn, Path};
+use crate::search::pn::PnTree;
+use crate::search::rote::WordHasher;
+use crate::search::{Goal, LeafEval, Limits};
+
+/// Undecided entries the re-solving df-pn keeps at most (decided ones are always kept).
+const RESOLVE_TABLE: usize = 8_000_000;
+
+#[derive(Debug, Error)]
+pub enum WriteError {
+    #[error("writing the certificate: {0}")]
+    Io(#[from] io::Error),
+    /// The search's claim did not hold where the writer looked (a solver bug).
+    #[error("the solution does not hold at {position}: {reason}")]
+    NoSolution { position: String, reason: String },
+}
+
+/// What was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Written {
+    /// Node lines.
+    pub nodes: u64,
+    /// Shared leaves among them.
+    pub shared: u64,
+    /// Node lines the search's tree did not hold (below nodes whose subtree it had not
+    /// kept), filled in by re-solving.
+    pub resolved: u64,
+    /// Nodes the re-solving search created to fill those in.
+    pub resolve_search_nodes: u64,
+    /// Bytes of the file (compressed, for `.gz`); set by the file writer.
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// A decided goal to write: where its solution comes from.
+pub struct Solved<'s, 'a> {
+    pub root: Position,
+    pub goal: Goal,
+    /// `true`: the attacker wins; `false`: the attacker does not.
+    pub proves: bool,
+    pub db: Option<&'a Database>,
+    /// The search's tree, when it kept one (PN, PN², a session's first level).
+    pub tree: Option<&'s PnTree<'a>>,
+    /// The df-pn search that decided the goal, when it was df-pn: its table is read first.
+    pub dfpn: Option<&'s mut DfPn<'a>>,
+}
+
+/// The header line of `solved`'s certificate; `extra` keys follow the format's own.
+pub fn header(
+    solved: &Solved<'_, '_>,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> Header {
+    Header {
+        format: FORMAT_NAME.to_string(),
+        version: VERSION,
+        position: solved.root.to_string(),
+        goal: solved.goal.to_string(),
+        claim: if solved.proves { "proven" } else { "disproven" }.to_string(),
+        tables: solved.db.map(|db| Tables {
+            board: db.board().to_string(),
+            pieces: db.max_pieces() as u32,
+        }),
+        extra,
+    }
+}
+
+/// Writes `solved` as a certificate to `out`, header first. `progress` sees the node count
+/// now and then.
+pub fn write(
+    out: &mut dyn Write,
+    header: &Header,
+    solved: Solved<'_, '_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Written, WriteError> {
+    let start = Instant::now();
+    let json = serde_json::to_string(header).map_err(io::Error::other)?;
+    writeln!(out, "{json}")?;
+    let Solved {
+        root,
+        goal,
+        proves,
+        db,
+        tree,
+        dfpn,
+    } = solved;
+    let mut own;
+    let resolver: &mut DfPn<'_> = match dfpn {
+        Some(d) => d,
+        None => {
+            own = DfPn::new(goal, LeafEval { db }, Limits::none(), RESOLVE_TABLE);
+            &mut own
+        }
+    };
+    let before = resolver.stats.nodes;
+    let mut w = Walker {
+        out,
+        board: root.board(),
+        goal,
+        proves,
+        db,
+        tree,
+        resolver,
+        path: Path::default(),
+        ancestors: HashMap::default(),
+        finished: HashMap::default(),
+        stack: Vec::new(),
+        written: Written::default(),
+    };
+    w.run(root, progress)?;
+    let mut written = w.written;
+    written.resolve_search_nodes = w.resolver.stats.nodes - before;
+    written.seconds = start.elapsed().as_secs_f64();
+    Ok(written)
+}
+
+/// An inner node being written: its moves still to go.
+struct Frame {
+    index: u64,
+    pos: Position,
+    /// The search tree's node, while the writer follows the tree.
+    handle: Option<usize>,
+    moves: Vec<(Move, Position)>,
+    next: usize,
+}
+
+type PositionMap = HashMap<Position, u64, BuildHasherDefault<WordHasher>>;
+
+struct Walker<'w, 's, 'a> {
+    out: &'w mut dyn Write,
+    board: crate::geometry::Board,
+    goal: Goal,
+    proves: bool,
+    db: Option<&'a Database>,
+    tree: Option<&'s PnTree<'a>>,
+    resolver: &'w mut DfPn<'a>,
+    /// The positions from the root to the current node, for the resolver.
+    path: Path,
+    /// The current node's ancestors (and itself): position to node number.
+    ancestors: PositionMap,
+    /// Inner nodes whose subtree is written: position to node number.
+    finished: PositionMap,
+    stack: Vec<Frame>,
+    written: Written,
+}
+
+impl Walker<'_, '_, '_> {
+    /// The side that needs one good move: the attacker in a proof, the defender otherwise.
+    fn choosing(&self) -> Color {
+        if self.proves {
+            self.goal.attacker
+        } else {
+            self.goal.attacker.opponent()
+        }
+    }
+
+    /// Whether a resolver entry decides the claim's way.
+    fn wanted(&self, pn: u64, dn: u64) -> bool {
+        if self.proves { pn == 0 } else { dn == 0 }
+    }
+
+    fn no_solution(&self, pos: &Position, reason: &str) -> WriteError {
+        WriteError::NoSolution {
+            position: pos.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A leaf's value for the claim: `Some(true)` when the game is over or the tables decide
+    /// it the claim's way, `Some(false)` when they decide it the other way.
+    fn leaf(&self, pos: &Position) -> Option<(Tag, bool)> {
+        let attacker_to_move = pos.side_to_move() == self.goal.attacker;
+        if is_lost(pos) {
+            return Some((Tag::Terminal, !attacker_to_move == self.proves));
+        }
+        let v = self.db?.probe(pos)?;
+        let attacker_wins = matches!((v, attacker_to_move), (Wdl::Win, true) | (Wdl::Loss, false));
+        Some((Tag::Table(v), attacker_wins == self.proves))
+    }
+
+    /// The tree node of `child` below tree node `parent`, if the tree kept its subtree.
+    fn tree_child(&self, parent: Option<usize>, child: &Position) -> Option<usize> {
+        let tree = self.tree?;
+        let node = &tree.nodes[parent?];
+        if !node.expanded {
+            return None;
+        }
+        let range = node.first as usize..(node.first + node.count) as usize;
+        range
+            .into_iter()
+            .find(|&c| tree.nodes[c].pos == *child)
+            .filter(|&c| tree.nodes[c].expanded)
+    }
+
+    fn run(&mut self, root: Position, progress: &mut dyn FnMut(u64)) -> Result<(), WriteError> {
+        let handle = self.tree.filter(|t| t.nodes[0].expanded).map(|_| 0);
+        self.node(0, "-", root, handle, self.tree.is_some())?;
+        while let Some(top) = self.stack.last_mut() {
+            if top.next == top.moves.len() {
+                let done = self.stack.pop().expect("a frame");
+                self.ancestors.remove(&done.pos);
+                self.finished.insert(done.pos, done.index);
+                self.path.pop();
+                continue;
+            }
+            let (mv, child) = top.moves[top.next];
+            top.next += 1;
+            let depth = self.stack.len() as u32;
+            let parent = self.stack.last().and_then(|f| f.handle);
+            let handle = self.tree_child(parent, &child);
+            let text = mv.notation(self.board);
+            self.node(depth, &text, child, handle, parent.is_some())?;
+            if self.written.nodes.is_multiple_of(1 << 20) {
+                progress(self.written.nodes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes node `pos` (reached by `mv` at `depth`), and opens a frame if it is inner.
+    /// `kept`: the search's tree holds this node (its parent was expanded there).
+    fn node(
+        &mut self,
+        depth: u32,
+        mv: &str,
+        pos: Position,
+        handle: Option<usize>,
+        kept: bool,
+    ) -> Result<(), WriteError> {
+        let index = self.written.nodes;
+        let tag = if let Some(&k) = self.ancestors.get(&pos) {
+            if self.proves {
+                return Err(self.no_solution(&pos, "a repetition inside a proof"));
+            }
+            Tag::Repetition(k)
+        } else if let Some(&k) = self.finished.get(&pos) {
+            self.written.shared += 1;
+            Tag::Shared(k)
+        } else if let Some((tag, holds)) = self.leaf(&pos) {
+            if !holds {
+                return Err(self.no_solution(&pos, "a leaf decided against the claim"));
+            }
+            tag
+        } else {
+            Tag::Inner
+        };
+        writeln!(self.out, "{depth} {mv} {tag}")?;
+        self.written.nodes += 1;
+        if self.tree.is_some() && !kept {
+            self.written.resolved += 1;
+        }
+        if tag == Tag::Inner {
+            let moves = if pos.side_to_move() == self.choosing() {
+                vec![self.choose(&pos, handle)?]
+            } else {
+                legal_moves(&pos)
+                    .into_iter()
+                    .map(|m| (m, m.apply(&pos)))
+                    .collect()
+            };
+            if moves.is_empty() {
+                return Err(self.no_solution(&pos, "an inner node without moves"));
+            }
+            self.ancestors.insert(pos, index);
+            self.path.push(pos);
+            self.stack.push(Frame {
+                index,
+                pos,
+                handle,
+                moves,
+                next: 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// The one move written at a choosing node: the cheapest that holds.
+    fn choose(
+        &mut self,
+        pos: &Position,
+        handle: Option<usize>,
+    ) -> Result<(Move, Position), WriteError> {
+        let moves: Vec<(Move, Position)> = legal_moves(pos)
+            .into_iter()
+            .map(|m| (m, m.apply(pos)))
+            .collect();
+        // One line each: back to an ancestor (a draw, in a disproof), to a written subtree,
+        // to a leaf that holds.
+        let cheap = |w: &Self, c: &Position| {
+            (!w.proves && w.ancestors.contains_key(c))
+                || w.finished.contains_key(c)
+                || w.leaf(c).is_some_and(|(_, holds)| holds)
+        };
+        if let Some(&m) = moves.iter().find(|(_, c)| cheap(self, c)) {
+            return Ok(m);
+        }
+        // The search's own tree.
+        if let (Some(tree), Some(h)) = (self.tree, handle) {
+            let node = &tree.nodes[h];
+            let range = node.first as usize..(node.first + node.count) as usize;
+            let good = range.into_iter().find(|&c| {
+                let n = &tree.nodes[c];
+                self.wanted(n.pn, n.dn)
+            });
+            if let Some(c) = good {
+                let target = tree.nodes[c].pos;
+                if let Some(&m) = moves.iter().find(|(_, c)| *c == target) {
+                    return Ok(m);
+                }
+            }
+            return Err(self.no_solution(pos, "the tree has no child that holds"));
+        }
+        // The resolver: decide this node (the path holds its parent), then read its table.
+        self.path.push(*pos);
+        let found = self.resolved_choice(&moves);
+        self.path.pop();
+        if found.is_none() {
+            let e = self.resolver.decide(&mut self.path, pos);
+            if !self.wanted(e.pn, e.dn) {
+                return Err(self.no_solution(pos, "the position is decided the other way"));
+            }
+            self.path.push(*pos);
+            let found = self.resolved_choice(&moves).or_else(|| {
+                // The table dropped the deciding child: search the children one by one.
+                moves.iter().copied().find(|(_, c)| {
+                    let e = self.resolver.decide(&mut self.path, c);
+                    self.wanted(e.pn, e.dn)
+                })
+            });
+            self.path.pop();
+            return found.ok_or_else(|| self.no_solution(pos, "no move holds"));
+        }
+        Ok(found.expect("checked"))
+    }
+
+    /// A move whose child the resolver's table already decides the claim's way (the path
+    /// ends at the node).
+    fn resolved_choice(&self, moves: &[(Move, Position)]) -> Option<(Move, Position)> {
+        moves.iter().copied().find(|(_, c)| {
+            self.resolver
+                .peek(&self.path, c)
+                .is_some_and(|e| self.wanted(e.pn, e.dn))
+        })
+    }
+}

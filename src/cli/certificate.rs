@@ -1,0 +1,213 @@
+//! `fanorona verify`, and the certificates that `solve --certificate` and `session
+//! certificate` write (each verified right after it is written).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::anyhow;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Value, json};
+
+use crate::cli::output::{CliResult, Failure};
+use crate::out;
+use fanorona::certificate::{self, Report, Solved, VerifyError, Written};
+use fanorona::config::Config;
+
+/// A certificate written and checked.
+pub struct Made {
+    pub goal: String,
+    pub claim: &'static str,
+    pub path: PathBuf,
+    pub written: Written,
+    pub check: Result<Report, VerifyError>,
+}
+
+impl Made {
+    pub fn verified(&self) -> bool {
+        self.check.is_ok()
+    }
+
+    pub fn json(&self) -> Value {
+        let w = &self.written;
+        json!({
+            "goal": self.goal,
+            "claim": self.claim,
+            "path": self.path.display().to_string(),
+            "nodes": w.nodes,
+            "shared_leaves": w.shared,
+            "bytes": w.bytes,
+            "resolved_nodes": w.resolved,
+            "resolve_search_nodes": w.resolve_search_nodes,
+            "write_seconds": w.seconds,
+            "verified": self.verified(),
+            "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
+            "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
+        })
+    }
+
+    /// One line for the human output.
+    pub fn line(&self) -> String {
+        let w = &self.written;
+        let resolved = if w.resolved > 0 || w.resolve_search_nodes > 0 {
+            format!(
+                "; {} of its nodes ({:.1}%) re-solved ({} search nodes)",
+                w.resolved,
+                100.0 * w.resolved as f64 / w.nodes.max(1) as f64,
+                w.resolve_search_nodes
+            )
+        } else {
+            String::new()
+        };
+        let check = match &self.check {
+            Ok(r) => format!("verified in {:.2} s", r.seconds),
+            Err(e) => format!("FAILED verification: {e}"),
+        };
+        format!(
+            "  certificate {}? {}: {}, {} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
+            self.goal,
+            self.claim,
+            self.path.display(),
+            w.nodes,
+            w.shared,
+            human_bytes(w.bytes),
+            w.seconds,
+        )
+    }
+}
+
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.2} GB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} kB", b as f64 / (1u64 << 10) as f64),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// Writes the certificate of `solved` under `prefix` and verifies it with the checker.
+pub fn make(
+    prefix: &Path,
+    solved: Solved<'_, '_>,
+    extra: serde_json::Map<String, Value>,
+    db_dir: Option<&Path>,
+) -> Result<Made, Failure> {
+    let path = certificate::path_for(prefix, solved.goal);
+    let goal = solved.goal.to_string();
+    let claim = if solved.proves { "proven" } else { "disproven" };
+    let mut progress = |n: u64| eprintln!("  writing {}: {n} nodes", path.display());
+    let written = certificate::write_file(&path, solved, extra, &mut progress)
+        .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))?;
+    let check = certificate::verify_file(&path, db_dir, |_| {}, &mut |_| {});
+    Ok(Made {
+        goal,
+        claim,
+        path,
+        written,
+        check,
+    })
+}
+
+/// Refuses a certificate prefix whose directory does not exist, before any work is done.
+pub fn check_prefix(prefix: &Path) -> Result<(), Failure> {
+    let dir = match prefix.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Failure::input(anyhow!(
+            "--certificate {}: {} is not a directory",
+            prefix.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable).
+pub fn verify_cmd(path: &Path, db: Option<PathBuf>, json: bool, config: &Config) -> CliResult {
+    let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let bar = if std::io::stderr().is_terminal() && !json {
+        let bar = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let read = Arc::new(AtomicU64::new(0));
+    let counter = read.clone();
+    let result = certificate::verify_file(
+        path,
+        Some(&db_dir),
+        move |n| {
+            counter.fetch_add(n as u64, Ordering::Relaxed);
+        },
+        &mut |nodes| {
+            bar.set_position(read.load(Ordering::Relaxed));
+            bar.set_message(format!("{nodes} nodes"));
+        },
+    );
+    bar.finish_and_clear();
+    let name = path.display();
+    match result {
+        Ok(r) => {
+            if json {
+                out!(
+                    "{}",
+                    json!({
+                        "certificate": name.to_string(), "ok": true, "position": r.position,
+                        "goal": r.goal, "claim": r.claim, "nodes": r.nodes, "inner": r.inner,
+                        "table_leaves": r.table_leaves, "terminal_leaves": r.terminal_leaves,
+                        "repetition_leaves": r.repetition_leaves, "shared_leaves": r.shared_leaves,
+                        "max_depth": r.max_depth, "bytes": size, "seconds": r.seconds,
+                    })
+                );
+            } else {
+                out!(
+                    "{name}: OK, {} {} from {}: {} nodes ({} inner; leaves: {} table, {} terminal, {} repetition, {} shared), depth {}, {}, checked in {:.2} s ({:.2} M nodes/s)",
+                    r.goal,
+                    r.claim,
+                    r.position,
+                    r.nodes,
+                    r.inner,
+                    r.table_leaves,
+                    r.terminal_leaves,
+                    r.repetition_leaves,
+                    r.shared_leaves,
+                    r.max_depth,
+                    human_bytes(size),
+                    r.seconds,
+                    r.nodes as f64 / r.seconds.max(1e-9) / 1e6
+                );
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let code = match e {
+                VerifyError::Unreadable { .. } => 2,
+                VerifyError::Wrong { .. } => 1,
+            };
+            let kind = if code == 1 { "WRONG" } else { "UNREADABLE" };
+            if json {
+                out!(
+                    "{}",
+                    json!({"certificate": name.to_string(), "ok": false,
+                           "error": if code == 1 { "wrong" } else { "unreadable" },
+                           "line": e.line(), "reason": e.reason()})
+                );
+            } else if e.line() == 0 {
+                out!("{name}: {kind}: {}", e.reason());
+            } else {
+                out!("{name}: {kind}: line {}: {}", e.line(), e.reason());
+            }
+            Err(Failure::Reported(code))
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! Certificates: solve, write, verify on small boards with every solver; every kind of
+//! tampering rejected at its line; unreadable files refused as such; `db probe --batch`
+//! against single probes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use fanorona::certificate::{Solved, VerifyError, format, verify, write};
+use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::search::dfpn::DfPn;
+use fanorona::search::pn::{self, Level};
+use fanorona::search::{Goal, LeafEval, Limits, Outcome};
+use fanorona::{Board, Color, Position};
+
+/// Solves `goal` from `root` with `algo` and returns its certificate as text.
+fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -> (String, bool) {
+    let root: Position = root.parse().unwrap();
+    let goal = Goal { attacker };
+    let leaf = LeafEval { db };
+    let mut out = Vec::new();
+    let proves;
+    if algo == "dfpn" {
+        let mut search = DfPn::new(goal, leaf, Limits::none(), 1 << 20);
+        let result = search.result(&root, |_| {});
+        assert_ne!(result.outcome, Outcome::Unknown);
+        proves = result.outcome == Outcome::Proven;
+        let solved = Solved {
+            root,
+            goal,
+            proves,
+            db,
+            tree: None,
+            dfpn: Some(&mut search),
+        };
+        let header = write::header(&solved, Default::default());
+        write::write(&mut out, &header, solved, &mut |_| {}).unwrap();
+    } else {
+        let level = match algo {
+            "pn" => Level::Pn,
+            "pn2" => Level::Pn2,
+            _ => Level::Pn2DfPn,
+        };
+        let (tree, _) = pn::search(&root, goal, leaf, level, Limits::none(), |_| {});
+        assert!(tree.decided());
+        proves = tree.outcome() == Outcome::Proven;
+        let solved = Solved {
+            root,
+            goal,
+            proves,
+            db,
+            tree: Some(&tree),
+            dfpn: None,
+        };
+        let header = write::header(&solved, Default::default());
+        write::write(&mut out, &header, solved, &mut |_| {}).unwrap();
+    }
+    (String::from_utf8(out).unwrap(), proves)
+}
+
+fn check(text: &str, db_dir: Option<&Path>) -> Result<fanorona::certificate::Report, VerifyError> {
+    verify(&mut text.as_bytes(), db_dir, &mut |_| {})
+}
+
+/// The 3x5 tables up to 4 pieces, built once per test that needs them.
+fn tables() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        threads: 2,
+        progress: false,
+        distances: false,
+    };
+    build(dir.path(), "3x5".parse().unwrap(), 4, &options, &mut |_| {}).unwrap();
+    dir
+}
+
+/// A 3x5 position df-pn finds drawn, with repetitions in its disproofs.
+const DRAWN_3X5: &str = "...../...BW/..W.B w";
+
+#[test]
+fn every_solver_writes_certificates_that_verify_on_the_small_boards() {
+    for board in ["3x3", "3x5", "5x3", "3x7", "7x3"] {
+        let root = Position::initial(board.parse::<Board>().unwrap()).to_string();
+        for algo in ["pn", "pn2", "pn2-dfpn", "dfpn"] {
+            for attacker in [Color::White, Color::Black] {
+                let (text, proves) = certificate(&root, attacker, algo, None);
+                // White wins every one of these boards (Table 4).
+                assert_eq!(proves, attacker == Color::White, "{board} {algo}");
+                let report = check(&text, None).unwrap_or_else(|e| panic!("{board} {algo}: {e}"));
+                assert_eq!(report.nodes as usize, text.lines().count() - 1);
+                assert_eq!(report.claim, if proves { "proven" } else { "disproven" });
+            }
+        }
+    }
+}
+
+#[test]
+fn draws_with_repetitions_and_table_leaves_verify() {
+    for algo in ["pn", "pn2", "dfpn"] {
+        for attacker in [Color::White, Color::Black] {
+            let (text, proves) = certificate(DRAWN_3X5, attacker, algo, None);
+            assert!(!proves);
+            check(&text, None).unwrap_or_else(|e| panic!("{algo}: {e}"));
+        }
+    }
+    let (text, _) = certificate(DRAWN_3X5, Color::White, "dfpn", None);
+    assert!(
+        text.lines().any(|l| l.contains(" r ")),
+        "no repetition leaf:\n{text}"
+    );
+    let dir = tables();
+    let db = Database::new(dir.path(), "3x5".parse().unwrap());
+    let root = Position::initial("3x5".parse::<Board>().unwrap()).to_string();
+    for algo in ["pn2", "dfpn"] {
+        let (text, proves) = certificate(&root, Color::White, algo, Some(&db));
+        assert!(proves);
+        let report = check(&text, Some(dir.path())).unwrap();
+        assert!(report.table_leaves > 0, "{algo}: no table leaf");
+        // Without the tables, the table leaves cannot be checked: unreadable, not wrong.
+        assert!(matches!(
+            check(&text, None),
+            Err(VerifyError::Unreadable { .. })
+        ));
+    }
+}
+
+/// The node lines of a certificate, and the index of each one's subtree end.
+fn lines(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
+
+fn depth(line: &str) -> usize {
+    line.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// Line `i` (0 = header) replaced by a leaf with `tag`, its subtree removed.
+fn as_leaf(ls: &[String], i: usize, tag: &str) -> String {
+    let d = depth(&ls[i]);
+    let mut out: Vec<String> = ls[..i].to_vec();
+    let fields: Vec<&str> = ls[i].split(' ').collect();
+    out.push(format!("{} {} {tag}", fields[0], fields[1]));
+    let end = (i + 1..ls.len())
+        .find(|&j| depth(&ls[j]) <= d)
+        .unwrap_or(ls.len());
+    out.extend_from_slice(&ls[end..]);
+    out.join("\n") + "\n"
+}
+
+fn expect_wrong(text: &str, db: Option<&Path>, line: u64, reason: &str) {
+    match check(text, db) {
+        Err(VerifyError::Wrong { line: l, reason: r }) => {
+            assert_eq!(l, line, "{r}");
+            assert!(r.contains(reason), "'{r}' lacks '{reason}'");
+        }
+        other => panic!("expected a wrong certificate at line {line}, got {other:?}"),
+    }
+}
+
+/// The first line (0 = header) at which `pred` holds.
+fn find(ls: &[String], pred: impl Fn(&str) -> bool) -> usize {
+    (1..ls.len()).find(|&i| pred(&ls[i])).expect("such a line")
+}
+
+fn tag(line: &str) -> &str {
+    line.split(' ').nth(2).unwrap()
+}
+
+#[test]
+fn tampered_certificates_are_rejected_at_their_line() {
+    let root = Position::initial("3x7".parse::<Board>().unwrap()).to_string();
+    let (proof, _) = certificate(&root, Color::White, "dfpn", None);
+    let ls = lines(&proof);
+    check(&proof, None).unwrap();
+
+    // An illegal move: a node's move replaced by one the position does not have.
+    let i = find(&ls, |l| depth(l) == 2);
+    let mut t = ls.clone();
+    let f: Vec<&str> = ls[i].split(' ').collect();
+    t[i] = format!("{} a1-a2 {}", f[0], f[2..].join(" "));
+    expect_wrong(
+        &(t.join("\n") + "\n"),
+        None,
+        i as u64 + 1,
+        "is not a legal move",
+    );
+
+    // A missing answer: a leaf below an answering (Black to move) node removed.
+    let leaf = find(&ls, |l| {
+        let d = depth(l);
+        d % 2 == 0 && d > 0 && tag(l) != "i"
+    });
+    let parent = (1..leaf)
+        .rev()
+        .find(|&j| depth(&ls[j]) < depth(&ls[leaf]))
+        .unwrap();
+    let mut t = ls.clone();
+    t.remove(leaf);
+    expect_wrong(
+        &(t.join("\n") + "\n"),
+        None,
+        parent as u64 + 1,
+        "is not answered",
+    );
+
+    // A false terminal: an inner node declared lost.
+    let i = find(&ls, |l| depth(l) == 3 && tag(l) == "i");
+    expect_wrong(
+        &as_leaf(&ls, i, "t"),
+        None,
+        i as u64 + 1,
+        "has pieces and a legal move",
+    );
+
+    // A repetition in a proof.
+    expect_wrong(
+        &as_leaf(&ls, i, "r 0"),
+        None,
+        i as u64 + 1,
+        "repetition leaf in a proof",
+    );
+
+    // A forward shared leaf.
+    expect_wrong(
+        &as_leaf(&ls, i, "s 999999"),
+        None,
+        i as u64 + 1,
+        "must name an earlier node",
+    );
+
+    // A wrong claim: the same tree as a disproof of White's win.
+    let wrong_claim = proof.replacen("\"proven\"", "\"disproven\"", 1);
+    let t = find(&ls, |l| tag(l) == "t");
+    expect_wrong(&wrong_claim, None, t as u64 + 1, "against the claim");
+
+    // A repetition of a non-ancestor, in a disproof: a leaf pointing at an earlier node
+    // that is not on its path.
+    let (disproof, _) = certificate(DRAWN_3X5, Color::White, "dfpn", None);
+    let ls = lines(&disproof);
+    check(&disproof, None).unwrap();
+    let r = find(&ls, |l| tag(l) == "r");
+    let k: u64 = ls[r].split(' ').nth(3).unwrap().parse().unwrap();
+    // Node k's ancestors are on the path; a sibling subtree's node is not.
+    let sibling = (2..r)
+        .find(|&j| depth(&ls[j]) >= depth(&ls[k as usize + 1]) && !is_ancestor(&ls, j, r))
+        .expect("a non-ancestor before the repetition");
+    let mut t = ls.clone();
+    let f: Vec<&str> = ls[r].split(' ').collect();
+    t[r] = format!("{} {} r {}", f[0], f[1], sibling - 1);
+    expect_wrong(
+        &(t.join("\n") + "\n"),
+        None,
+        r as u64 + 1,
+        "is not an ancestor",
+    );
+}
+
+/// Whether the node on line `a` is an ancestor of the node on line `b` (lines, 1 = root).
+fn is_ancestor(ls: &[String], a: usize, b: usize) -> bool {
+    let da = depth(&ls[a]);
+    a < b && depth(&ls[b]) > da && (a + 1..b).all(|j| depth(&ls[j]) > da)
+}
+
+#[test]
+fn a_wrong_table_value_is_rejected() {
+    let dir = tables();
+    let db = Database::new(dir.path(), "3x5".parse().unwrap());
+    let root = Position::initial("3x5".parse::<Board>().unwrap()).to_string();
+    let (proof, _) = certificate(&root, Color::White, "dfpn", Some(&db));
+    let ls = lines(&proof);
+    let i = find(&ls, |l| tag(l) == "d");
+    let mut t = ls.clone();
+    let flipped = match ls[i].rsplit(' ').next().unwrap() {
+        "w" => "l",
+        _ => "w",
+    };
+    let f: Vec<&str> = ls[i].split(' ').collect();
+    t[i] = format!("{} {} d {flipped}", f[0], f[1]);
+    expect_wrong(
+        &(t.join("\n") + "\n"),
+        Some(dir.path()),
+        i as u64 + 1,
+        "the tables hold",
+    );
+    // A header naming fewer pieces than a leaf has.
+    let fewer = proof.replacen("\"pieces\":4", "\"pieces\":2", 1);
+    expect_wrong(&fewer, Some(dir.path()), i as u64 + 1, "hold at most 2");
+}
+
+fn unreadable(text: &[u8], db: Option<&Path>, reason: &str) {
+    match verify(&mut &text[..], db, &mut |_| {}) {
+        Err(VerifyError::Unreadable { reason: r, .. }) => {
+            assert!(r.contains(reason), "'{r}' lacks '{reason}'")
+        }
+        other => panic!("expected unreadable ({reason}), got {other:?}"),
+    }
+}
+
+#[test]
+fn unreadable_certificates_are_refused_as_such() {
+    let (proof, _) = certificate("BBB/B.W/WWW w", Color::White, "pn", None);
+    unreadable(b"", None, "empty");
+    unreadable(b"not json\n0 - t\n", None, "not a certificate header");
+    unreadable(
+        proof
+            .replacen("\"version\":1", "\"version\":2", 1)
+            .as_bytes(),
+        None,
+        "format version 2",
+    );
+    let cut = &proof.as_bytes()[..proof.len() - 3];
+    unreadable(cut, None, "cut short");
+    let header_only = proof.lines().next().unwrap().to_string() + "\n";
+    unreadable(header_only.as_bytes(), None, "no node lines");
+    unreadable(
+        proof.replacen("0 - i", "0 - q", 1).as_bytes(),
+        None,
+        "unknown tag",
+    );
+    // Tables of another board than the root's.
+    let dir = tables();
+    let db = Database::new(dir.path(), "3x5".parse().unwrap());
+    let root = Position::initial("3x5".parse::<Board>().unwrap()).to_string();
+    let (with_tables, _) = certificate(&root, Color::White, "dfpn", Some(&db));
+    unreadable(
+        with_tables
+            .replacen("\"board\":\"3x5\"", "\"board\":\"5x7\"", 1)
+            .as_bytes(),
+        Some(dir.path()),
+        "names tables of 5x7",
+    );
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fanorona"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn solve_writes_gzip_certificates_that_verify_exits_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("3x7");
+    let o = run(
+        &[
+            "solve",
+            "3x7",
+            "--algo",
+            "dfpn",
+            "--certificate",
+            prefix.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["certificates"][0]["verified"], true);
+    let cert = dir.path().join("3x7.white-wins.cert.gz");
+    let ok = run(&["verify", cert.to_str().unwrap()], b"");
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("OK, white wins proven"));
+
+    // Damage inside the gzip stream: unreadable (2), never OK.
+    let mut bytes = std::fs::read(&cert).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n / 2..n / 2 + 8] {
+        *b ^= 0x5a;
+    }
+    let bad = dir.path().join("bad.cert.gz");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = run(&["verify", bad.to_str().unwrap()], b"");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+    // Cut short: unreadable.
+    let cut = dir.path().join("cut.cert.gz");
+    std::fs::write(&cut, &std::fs::read(&cert).unwrap()[..n / 2]).unwrap();
+    assert_eq!(
+        run(&["verify", cut.to_str().unwrap()], b"").status.code(),
+        Some(2)
+    );
+    // A wrong claim: exit 1, with the line.
+    let text = {
+        let mut s = String::new();
+        let mut r = format::open(&cert, |_| {}).unwrap();
+        std::io::Read::read_to_string(&mut r, &mut s).unwrap();
+        s
+    };
+    let wrong = dir.path().join("wrong.cert");
+    std::fs::write(&wrong, text.replacen("\"proven\"", "\"disproven\"", 1)).unwrap();
+    let o = run(&["verify", wrong.to_str().unwrap(), "--json"], b"");
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"], "wrong");
+    assert!(v["line"].as_u64().unwrap() > 1);
+}
+
+#[test]
+fn probe_batch_agrees_with_single_probes() {
+    let dir = tables();
+    let d = dir.path().to_str().unwrap();
+    let positions = [
+        "...../..W../...B. w",
+        "...../..W../...B. b",
+        "W.B../....W/...B. b",
+        "WW.../..B../B.... w",
+        "W..../..B../..... w",
+        "WWW../..B../B.... w",
+        "not a position",
+    ];
+    let input = positions.join("\n") + "\n";
+    let o = run(&["db", "probe", "--batch", "--dir", d], input.as_bytes());
+    // A line that is not a position: '-' in its place, and exit 2 at the end.
+    assert_eq!(o.status.code(), Some(2));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let answers: Vec<&str> = out.lines().collect();
+    assert_eq!(answers.len(), positions.len());
+    for (p, a) in positions.iter().zip(&answers) {
+        let single = run(&["db", "probe", p, "--dir", d, "--json"], b"");
+        if single.status.success() {
+            let v: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+            let letter = &v["value"].as_str().unwrap()[..1];
+            assert_eq!(*a, letter, "{p}");
+        } else {
+            assert_eq!(*a, "-", "{p}");
+        }
+    }
+    // The 5-piece position is beyond the tables: '-' with the slice named on stderr.
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("line 6: slice 3-2 of 3x5 is not built"),
+        "{err}"
+    );
+    assert!(err.contains("line 7: not a position"), "{err}");
+    assert_eq!(answers[5], "-");
+    assert_ne!(answers[0], "-");
+}
