@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::search::Goal;
 
 pub use check::{Report, VerifyError, verify};
+use serde_json::{Value, json};
 pub use write::{Solved, WriteError, Written};
 
 /// The file of `goal`'s certificate under `prefix`: `PREFIX.white-wins.cert.gz`.
@@ -57,4 +58,59 @@ pub fn verify_file(
         reason: format!("{}: {e}", path.display()),
     })?;
     verify(&mut input, db_dir, progress)
+}
+
+/// A certificate written and then checked by the checker.
+pub struct Made {
+    pub goal: String,
+    pub claim: &'static str,
+    pub path: PathBuf,
+    pub written: Written,
+    pub check: Result<Report, VerifyError>,
+}
+
+impl Made {
+    pub fn verified(&self) -> bool {
+        self.check.is_ok()
+    }
+
+    pub fn json(&self) -> Value {
+        let w = &self.written;
+        json!({
+            "goal": self.goal,
+            "claim": self.claim,
+            "path": self.path.display().to_string(),
+            "nodes": w.nodes,
+            "shared_leaves": w.shared,
+            "bytes": w.bytes,
+            "resolved_nodes": w.resolved,
+            "resolve_search_nodes": w.resolve_search_nodes,
+            "write_seconds": w.seconds,
+            "verified": self.verified(),
+            "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
+            "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
+        })
+    }
+}
+
+/// Writes the certificate of `solved` under `prefix` (`path_for`) and verifies it.
+pub fn make(
+    prefix: &Path,
+    solved: Solved<'_, '_>,
+    extra: serde_json::Map<String, Value>,
+    db_dir: Option<&Path>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Made, WriteError> {
+    let path = path_for(prefix, solved.goal);
+    let goal = solved.goal.to_string();
+    let claim = if solved.proves { "proven" } else { "disproven" };
+    let written = write_file(&path, solved, extra, progress)?;
+    let check = verify_file(&path, db_dir, |_| {}, &mut |_| {});
+    Ok(Made {
+        goal,
+        claim,
+        path,
+        written,
+        check,
+    })
 }

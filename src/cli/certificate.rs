@@ -12,69 +12,36 @@ use serde_json::{Value, json};
 
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
-use fanorona::certificate::{self, Report, Solved, VerifyError, Written};
+use fanorona::certificate::{self, Made, Solved, VerifyError};
 use fanorona::config::Config;
 
-/// A certificate written and checked.
-pub struct Made {
-    pub goal: String,
-    pub claim: &'static str,
-    pub path: PathBuf,
-    pub written: Written,
-    pub check: Result<Report, VerifyError>,
-}
-
-impl Made {
-    pub fn verified(&self) -> bool {
-        self.check.is_ok()
-    }
-
-    pub fn json(&self) -> Value {
-        let w = &self.written;
-        json!({
-            "goal": self.goal,
-            "claim": self.claim,
-            "path": self.path.display().to_string(),
-            "nodes": w.nodes,
-            "shared_leaves": w.shared,
-            "bytes": w.bytes,
-            "resolved_nodes": w.resolved,
-            "resolve_search_nodes": w.resolve_search_nodes,
-            "write_seconds": w.seconds,
-            "verified": self.verified(),
-            "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
-            "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
-        })
-    }
-
-    /// One line for the human output.
-    pub fn line(&self) -> String {
-        let w = &self.written;
-        let resolved = if w.resolved > 0 || w.resolve_search_nodes > 0 {
-            format!(
-                "; {} of its nodes ({:.1}%) re-solved ({} search nodes)",
-                w.resolved,
-                100.0 * w.resolved as f64 / w.nodes.max(1) as f64,
-                w.resolve_search_nodes
-            )
-        } else {
-            String::new()
-        };
-        let check = match &self.check {
-            Ok(r) => format!("verified in {:.2} s", r.seconds),
-            Err(e) => format!("FAILED verification: {e}"),
-        };
+/// One line for the human output.
+pub fn line(m: &Made) -> String {
+    let w = &m.written;
+    let resolved = if w.resolved > 0 || w.resolve_search_nodes > 0 {
         format!(
-            "  certificate {}? {}: {}, {} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
-            self.goal,
-            self.claim,
-            self.path.display(),
-            w.nodes,
-            w.shared,
-            human_bytes(w.bytes),
-            w.seconds,
+            "; {} of its nodes ({:.1}%) re-solved ({} search nodes)",
+            w.resolved,
+            100.0 * w.resolved as f64 / w.nodes.max(1) as f64,
+            w.resolve_search_nodes
         )
-    }
+    } else {
+        String::new()
+    };
+    let check = match &m.check {
+        Ok(r) => format!("verified in {:.2} s", r.seconds),
+        Err(e) => format!("FAILED verification: {e}"),
+    };
+    format!(
+        "  certificate {}? {}: {}, {} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
+        m.goal,
+        m.claim,
+        m.path.display(),
+        w.nodes,
+        w.shared,
+        human_bytes(w.bytes),
+        w.seconds,
+    )
 }
 
 pub fn human_bytes(b: u64) -> String {
@@ -94,19 +61,9 @@ pub fn make(
     db_dir: Option<&Path>,
 ) -> Result<Made, Failure> {
     let path = certificate::path_for(prefix, solved.goal);
-    let goal = solved.goal.to_string();
-    let claim = if solved.proves { "proven" } else { "disproven" };
     let mut progress = |n: u64| eprintln!("  writing {}: {n} nodes", path.display());
-    let written = certificate::write_file(&path, solved, extra, &mut progress)
-        .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))?;
-    let check = certificate::verify_file(&path, db_dir, |_| {}, &mut |_| {});
-    Ok(Made {
-        goal,
-        claim,
-        path,
-        written,
-        check,
-    })
+    certificate::make(prefix, solved, extra, db_dir, &mut progress)
+        .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))
 }
 
 /// Refuses a certificate prefix whose directory does not exist, before any work is done.

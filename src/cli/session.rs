@@ -59,6 +59,15 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the certificates of a solved session (PREFIX.white-wins.cert.gz,
+    /// PREFIX.black-wins.cert.gz: one per decided question), for `fanorona verify`.
+    Certificate {
+        id: u64,
+        /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
+        prefix: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Export the root's pn/dpn curve as CSV (and a PNG plot).
     Curve {
         id: u64,
@@ -301,6 +310,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.json),
         SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.json),
         SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
+        SessionCommand::Certificate { id, prefix, json } => {
+            session_certificate(config, id, &prefix, json)
+        }
         SessionCommand::Curve { id, csv, png, json } => {
             let (v, _) = ask(config, Request::Curve { id })?;
             let rows = curve_rows(&v);
@@ -499,4 +511,95 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// Whether `state` leaves a session for later work (not solved, not failed).
 pub fn unfinished(state: State) -> bool {
     matches!(state, State::Running | State::Paused | State::Stopped)
+}
+
+/// `session certificate ID PREFIX`: the certificates the daemon wrote when the session was
+/// solved, copied to PREFIX; written now (from the store) where there are none yet.
+fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> CliResult {
+    use fanorona::certificate::path_for;
+    use fanorona::daemon::certificates;
+    crate::cli::certificate::check_prefix(prefix)?;
+    let (status, _) = ask(config, Request::Status { id })?;
+    let state = status["state"].as_str().unwrap_or("?").to_string();
+    if state != "solved" {
+        return Err(Failure::input(anyhow!(
+            "session {id} is {state}: certificates are written once it is solved"
+        )));
+    }
+    let dir = DataDir::new(&config.data_dir);
+    let kept = certificates::prefix(&dir.root, id);
+    let goals: Vec<fanorona::search::Goal> = status["goals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| matches!(g["outcome"].as_str(), Some("proven" | "disproven")))
+        .map(|g| fanorona::search::Goal {
+            attacker: if g["attacker"] == "white" {
+                fanorona::Color::White
+            } else {
+                fanorona::Color::Black
+            },
+        })
+        .collect();
+    let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());
+    let mut made = Vec::new();
+    if missing {
+        // Not written yet (solved by an older build, or the write failed): write them now,
+        // which needs the store to ourselves.
+        let _lock = daemon::lock(&dir).map_err(|e| match e {
+            DaemonError::Locked { pid, .. } => Failure::input(anyhow!(
+                "session {id} has no certificates under {} yet, and the daemon (process {pid}) holds the store: stop it (`kill -TERM {pid}`) and run this again",
+                kept.parent().map_or(dir.root.clone(), Path::to_path_buf).display()
+            )),
+            e => Failure::other(e),
+        })?;
+        let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
+        let rec = sessions.get(id).map_err(Failure::other)?;
+        let mut progress = |goal: &str, n: u64| eprintln!("  {goal}: {n} nodes written");
+        made =
+            certificates::write(&sessions, &rec, &kept, &mut progress).map_err(Failure::other)?;
+    }
+    let mut rows = Vec::new();
+    for g in &goals {
+        let (from, to) = (path_for(&kept, *g), path_for(prefix, *g));
+        std::fs::copy(&from, &to).map_err(|e| {
+            Failure::other(anyhow!(
+                "copying {} to {}: {e}",
+                from.display(),
+                to.display()
+            ))
+        })?;
+        let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
+        let check = made
+            .iter()
+            .find(|m| m.path == from)
+            .map(|m| m.check.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        rows.push((g.to_string(), to, bytes, check));
+    }
+    if json {
+        out!(
+            "{}",
+            serde_json::json!({"session": id, "certificates": rows.iter().map(|(g, p, b, c)| serde_json::json!({
+                "goal": g, "path": p, "bytes": b,
+                "verified": c.as_ref().map(|c| c.is_ok()),
+            })).collect::<Vec<_>>()})
+        );
+    } else {
+        for (g, p, b, c) in &rows {
+            let note = match c {
+                Some(Ok(())) => "written and verified now".to_string(),
+                Some(Err(e)) => format!("FAILED verification: {e}"),
+                None => "verified when the session was solved".to_string(),
+            };
+            out!(
+                "{g}: {} ({}), {note}",
+                p.display(),
+                crate::cli::certificate::human_bytes(*b)
+            );
+        }
+    }
+    if rows.iter().any(|(_, _, _, c)| matches!(c, Some(Err(_)))) {
+        return Err(Failure::other(anyhow!("a certificate failed verification")));
+    }
+    Ok(())
 }

@@ -151,8 +151,35 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         curve::write_csv(path, &rows).map_err(Failure::other)?;
     }
     let (nodes, seconds, rote_hits) = rec.totals();
-    let verified = rec.goals.iter().all(|g| g.verified == Some(true));
-    let checked = rec.goals.iter().all(|g| g.verified.is_some());
+    // The proofs that decide the value: both disproofs of a draw, the winner's proof of a
+    // win. (With two threads the other question may have been halted, undecided.)
+    let deciding: Vec<_> = rec
+        .goals
+        .iter()
+        .filter(|g| match value.as_str() {
+            "draw" => g.outcome == "disproven",
+            v => g.attacker == v && g.outcome == "proven",
+        })
+        .collect();
+    let checked = !deciding.is_empty() && deciding.iter().all(|g| g.verified.is_some());
+    let mut verified = checked && deciding.iter().all(|g| g.verified == Some(true));
+    // Certificates of every decided question, written (and checked) under the data
+    // directory as the daemon does, and copied to --certificate's prefix.
+    let mut made = service.write_certificates(&rec).map_err(Failure::other)?;
+    if let Some(prefix) = &args.certificate {
+        for m in &mut made {
+            let to = fanorona::certificate::path_for(prefix, goal_of(&m.goal));
+            std::fs::copy(&m.path, &to).map_err(|e| {
+                Failure::other(anyhow!(
+                    "copying {} to {}: {e}",
+                    m.path.display(),
+                    to.display()
+                ))
+            })?;
+            m.path = to;
+        }
+    }
+    verified &= made.iter().all(|m| m.verified());
     if args.json {
         out!(
             "{}",
@@ -167,6 +194,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
                 "database": rec.settings.db_dir,
                 "session": rec.id,
                 "rote_hits": rote_hits,
+                "certificates": made.iter().map(|m| m.json()).collect::<Vec<_>>(),
                 "searches": rec.goals.iter().map(|g| json!({
                     "goal": format!("{} wins", g.attacker),
                     "outcome": g.outcome,
@@ -205,6 +233,9 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
                 g.seconds
             );
         }
+        for m in &made {
+            out!("{}", crate::cli::certificate::line(m));
+        }
         out!(
             "{nodes} nodes in {seconds:.2} s (session {}, {}); {}",
             rec.id,
@@ -222,4 +253,14 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         )));
     }
     Ok(Some(()))
+}
+
+/// The goal named as a `Goal` prints it ("white wins").
+fn goal_of(name: &str) -> Goal {
+    let attacker = if name.starts_with("white") {
+        fanorona::Color::White
+    } else {
+        fanorona::Color::Black
+    };
+    Goal { attacker }
 }

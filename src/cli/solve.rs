@@ -7,10 +7,10 @@ use anyhow::{Context, anyhow};
 use serde_json::json;
 
 use crate::cli::bench;
-use crate::cli::certificate::{Made, check_prefix, make};
+use crate::cli::certificate::{check_prefix, make};
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
-use fanorona::certificate::Solved;
+use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
@@ -367,7 +367,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             out!("  {m}: {v}");
         }
         for c in &certificates {
-            out!("{}", c.line());
+            out!("{}", crate::cli::certificate::line(c));
         }
         out!(
             "{nodes} nodes in {seconds:.2} s; {}",

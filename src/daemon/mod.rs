@@ -4,6 +4,7 @@
 //! Layout of the data directory: `store/` (the session store), `daemon.lock`, `daemon.sock`,
 //! `logs/session-N.jsonl` (one progress log per session).
 
+pub mod certificates;
 pub mod protocol;
 
 use std::fs::{File, OpenOptions};
@@ -421,6 +422,12 @@ impl Service {
             let result =
                 runner::run_guarded(&self.sessions, rec.id, &self.control, &self.dir.logs());
             *self.running.lock().expect("running lock") = None;
+            if let Ok(r) = &result
+                && r.state == State::Solved
+            {
+                // Logged inside; the session stays solved whatever happens here.
+                let _ = self.write_certificates(r);
+            }
             match result {
                 Ok(r) if r.state == State::Running && !self.control.stop_requested() => {
                     // Ran out without finishing: back off before trying again.
@@ -437,6 +444,43 @@ impl Service {
                 }
             }
         }
+    }
+
+    /// Writes and checks the certificates of a session just solved, into the data
+    /// directory's `certificates/`, logging each; the session's result stays either way.
+    pub fn write_certificates(
+        &self,
+        rec: &crate::session::SessionRecord,
+    ) -> Result<Vec<crate::certificate::Made>, certificates::CertificateError> {
+        let prefix = certificates::prefix(&self.dir.root, rec.id);
+        tracing::info!("session {}: writing its certificates", rec.id);
+        let mut progress = |goal: &str, n: u64| {
+            tracing::info!(
+                "session {}: certificate of {goal}: {n} nodes written",
+                rec.id
+            )
+        };
+        let made = certificates::write(&self.sessions, rec, &prefix, &mut progress)
+            .inspect_err(|e| tracing::error!("session {}: no certificate: {e}", rec.id))?;
+        for m in &made {
+            let w = &m.written;
+            match &m.check {
+                Ok(_) => tracing::info!(
+                    "session {}: certificate {} ({} nodes, {} bytes, {} re-solved) verified",
+                    rec.id,
+                    m.path.display(),
+                    w.nodes,
+                    w.bytes,
+                    w.resolved
+                ),
+                Err(e) => tracing::error!(
+                    "session {}: certificate {} FAILED verification: {e}",
+                    rec.id,
+                    m.path.display()
+                ),
+            }
+        }
+        Ok(made)
     }
 
     /// Answers the requests of one connection, one line each.

@@ -1,0 +1,126 @@
+//! Certificates of solved sessions: each decided question's first-level tree is read back
+//! from the store and written as a certificate (what PN²'s second level and the rote store
+//! did not keep is re-solved), then checked. The daemon writes them when a session is
+//! solved, into `DATA_DIR/certificates/`; `session certificate` copies or writes them.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::certificate::{self, Made, Solved, WriteError};
+use crate::egdb::Database;
+use crate::position::{Color, Position};
+use crate::search::pn::PnTree;
+use crate::search::{Goal, LeafEval, Stats};
+use crate::session::{SessionError, SessionRecord, Sessions};
+
+#[derive(Debug, Error)]
+pub enum CertificateError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("session {id}: its root '{root}' is not a position: {why}")]
+    Root { id: u64, root: String, why: String },
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: WriteError,
+    },
+}
+
+/// Where the daemon keeps session `id`'s certificates: `DIR/session-ID`, as a prefix.
+pub fn prefix(data_dir: &Path, id: u64) -> PathBuf {
+    data_dir.join("certificates").join(format!("session-{id}"))
+}
+
+/// The certificate files of session `rec` under `prefix`, one per decided question.
+pub fn files(rec: &SessionRecord, prefix: &Path) -> Vec<PathBuf> {
+    decided(rec)
+        .map(|(_, goal, _)| certificate::path_for(prefix, goal))
+        .collect()
+}
+
+/// The decided questions of `rec`: (index, goal, proven).
+fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '_ {
+    rec.goals.iter().enumerate().filter_map(|(g, gr)| {
+        let proves = match gr.outcome.as_str() {
+            "proven" => true,
+            "disproven" => false,
+            _ => return None,
+        };
+        let attacker = if gr.attacker == "white" {
+            Color::White
+        } else {
+            Color::Black
+        };
+        Some((g, Goal { attacker }, proves))
+    })
+}
+
+/// Writes and checks the certificate of every decided question of session `rec` under
+/// `prefix`. `progress` sees (question, nodes written) now and then.
+pub fn write(
+    sessions: &Sessions,
+    rec: &SessionRecord,
+    prefix: &Path,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<Vec<Made>, CertificateError> {
+    let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
+        id: rec.id,
+        root: rec.root.clone(),
+        why: format!("{e}"),
+    })?;
+    let db_dir = rec.settings.db_dir.as_deref();
+    let db = db_dir.map(|d| Database::new(d, root.board()));
+    if let Some(dir) = prefix.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut made = Vec::new();
+    for (g, goal, proves) in decided(rec) {
+        let gr = &rec.goals[g];
+        let nodes = sessions.load_tree(rec.id, g as u8, root.board(), gr.first_level)?;
+        let leaf = LeafEval { db: db.as_ref() };
+        let tree = (!nodes.is_empty())
+            .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "search".to_string(),
+            serde_json::json!({
+                "session": rec.id,
+                "algorithm": rec.settings.algo,
+                "nodes": gr.nodes,
+                "iterations": gr.iterations,
+                "seconds": gr.seconds,
+            }),
+        );
+        extra.insert(
+            "program".to_string(),
+            serde_json::json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
+        );
+        let solved = Solved {
+            root,
+            goal,
+            proves,
+            db: db.as_ref(),
+            tree: tree.as_ref(),
+            dfpn: None,
+        };
+        let name = goal.to_string();
+        let m = certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n))
+            .map_err(|source| CertificateError::Write {
+                path: certificate::path_for(prefix, goal),
+                source,
+            })?;
+        made.push(m);
+    }
+    Ok(made)
+}
