@@ -142,11 +142,16 @@ impl Board {
 
     /// The point's name, such as `e3`.
     pub fn point_name(self, p: u8) -> String {
-        format!(
-            "{}{}",
-            (b'a' + self.col_of(p) as u8) as char,
-            self.row_of(p) + 1
-        )
+        let mut s = String::with_capacity(2);
+        self.push_point_name(p, &mut s);
+        s
+    }
+
+    /// Appends the name of point `p` to `out` (no allocation beyond `out`'s own).
+    pub fn push_point_name(self, p: u8, out: &mut String) {
+        out.push((b'a' + self.col_of(p) as u8) as char);
+        // Rows run from 1 to 9 (boards have at most 9 rows).
+        out.push((b'1' + self.row_of(p) as u8) as char);
     }
 
     /// Parses a point name such as `e3` on this board.

@@ -75,17 +75,23 @@ impl Move {
 
     /// The move in the paper's notation on `board`.
     pub fn notation(&self, board: Board) -> String {
-        let mut s = board.point_name(self.from);
+        let mut s = String::with_capacity(3 * (self.len as usize + 1));
+        self.push_notation(board, &mut s);
+        s
+    }
+
+    /// Appends the move's notation on `board` to `out`.
+    pub fn push_notation(&self, board: Board, out: &mut String) {
+        board.push_point_name(self.from, out);
         for (i, &p) in self.path().iter().enumerate() {
-            s.push('-');
-            s.push_str(&board.point_name(p));
+            out.push('-');
+            board.push_point_name(p, out);
             match self.capture_kind(i) {
-                Some(Capture::Approach) => s.push('A'),
-                Some(Capture::Withdrawal) => s.push('W'),
+                Some(Capture::Approach) => out.push('A'),
+                Some(Capture::Withdrawal) => out.push('W'),
                 None => {}
             }
         }
-        s
     }
 
     /// Parses `text` as a move of the side to move in `pos`, checking every rule.

@@ -16,7 +16,7 @@ use crate::certificate::format::{FORMAT_NAME, Header, Tag, VERSION, parse_node, 
 use crate::egdb::{Database, Wdl};
 use crate::geometry::Board;
 use crate::movegen::is_lost;
-use crate::moves::legal_moves;
+use crate::moves::Move;
 use crate::position::{Color, Position};
 
 /// Why a certificate was not accepted. `line` counts from 1 (the header).
@@ -522,12 +522,14 @@ impl Checker {
         f.ends.clear();
         f.children.clear();
         f.used.clear();
-        for m in legal_moves(&pos) {
-            f.notations.push_str(&m.notation(self.board));
+        let board = self.board;
+        crate::movegen::for_each_move(&pos, |m| {
+            let m = Move::from_ref(m);
+            m.push_notation(board, &mut f.notations);
             f.ends.push(f.notations.len());
             f.children.push(m.apply(&pos));
             f.used.push(false);
-        }
+        });
         if f.ends.is_empty() {
             return Err(wrong(
                 line,

@@ -106,6 +106,8 @@ pub fn write(
         tree,
         dfpn,
     } = solved;
+    // Without the deciding search's tree or table, every node comes from re-solving.
+    let all_resolved = tree.is_none() && dfpn.is_none();
     let mut own;
     let resolver: &mut DfPn<'_> = match dfpn {
         Some(d) => d,
@@ -132,6 +134,9 @@ pub fn write(
     w.run(root, progress)?;
     let mut written = w.written;
     written.resolve_search_nodes = w.resolver.stats.nodes - before;
+    if all_resolved {
+        written.resolved = written.nodes;
+    }
     written.seconds = start.elapsed().as_secs_f64();
     Ok(written)
 }

@@ -528,19 +528,10 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     }
     let dir = DataDir::new(&config.data_dir);
     let kept = certificates::prefix(&dir.root, id);
-    let goals: Vec<fanorona::search::Goal> = status["goals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|g| matches!(g["outcome"].as_str(), Some("proven" | "disproven")))
-        .map(|g| fanorona::search::Goal {
-            attacker: if g["attacker"] == "white" {
-                fanorona::Color::White
-            } else {
-                fanorona::Color::Black
-            },
-        })
-        .collect();
+    // A solved session answers both questions: a draw disproves both, a win proves one and
+    // so disproves the other.
+    let goals = [fanorona::Color::White, fanorona::Color::Black]
+        .map(|attacker| fanorona::search::Goal { attacker });
     let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());
     let mut made = Vec::new();
     if missing {

@@ -296,6 +296,33 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             move_values.push((m.notation(pos.board()), v));
         }
     }
+    // A win answers the loser's question too ("does the loser win?" is disproven) without
+    // searching it; its certificate is filled in by the writer's own df-pn.
+    if let (Some(prefix), Some(fanorona::search::Value::Win(winner))) =
+        (args.certificate.as_deref(), solution.value)
+    {
+        let goal = Goal {
+            attacker: winner.opponent(),
+        };
+        if !solution.searches.iter().any(|s| s.goal == goal) {
+            let mut extra = serde_json::Map::new();
+            extra.insert(
+                "search".to_string(),
+                json!({"algorithm": "dfpn", "note": format!("re-solved for the certificate: {winner} wins")}),
+            );
+            let solved = Solved {
+                root: pos,
+                goal,
+                proves: false,
+                db: db.as_ref(),
+                tree: None,
+                dfpn: None,
+            };
+            let made = make(prefix, solved, extra, db_dir)?;
+            verified &= made.verified();
+            certificates.push(made);
+        }
+    }
     if let Some(path) = &args.curve {
         let rows: Vec<_> = solution
             .searches

@@ -39,13 +39,6 @@ pub fn prefix(data_dir: &Path, id: u64) -> PathBuf {
     data_dir.join("certificates").join(format!("session-{id}"))
 }
 
-/// The certificate files of session `rec` under `prefix`, one per decided question.
-pub fn files(rec: &SessionRecord, prefix: &Path) -> Vec<PathBuf> {
-    decided(rec)
-        .map(|(_, goal, _)| certificate::path_for(prefix, goal))
-        .collect()
-}
-
 /// The decided questions of `rec`: (index, goal, proven).
 fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '_ {
     rec.goals.iter().enumerate().filter_map(|(g, gr)| {
@@ -121,6 +114,41 @@ pub fn write(
                 source,
             })?;
         made.push(m);
+    }
+    // A win answers the loser's question too; if it was left undecided (halted when the
+    // winner's proof came in), its disproof is solved again for the certificate.
+    let winner = match rec.value.as_deref() {
+        Some("white") => Some(Color::White),
+        Some("black") => Some(Color::Black),
+        _ => None,
+    };
+    if let Some(winner) = winner {
+        let goal = Goal {
+            attacker: winner.opponent(),
+        };
+        if !decided(rec).any(|(_, g, _)| g == goal) {
+            let mut extra = serde_json::Map::new();
+            extra.insert(
+                "search".to_string(),
+                serde_json::json!({"session": rec.id, "algorithm": "dfpn",
+                    "note": format!("re-solved for the certificate: {winner} wins")}),
+            );
+            let solved = Solved {
+                root,
+                goal,
+                proves: false,
+                db: db.as_ref(),
+                tree: None,
+                dfpn: None,
+            };
+            let name = goal.to_string();
+            let m = certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n))
+                .map_err(|source| CertificateError::Write {
+                path: certificate::path_for(prefix, goal),
+                source,
+            })?;
+            made.push(m);
+        }
     }
     Ok(made)
 }

@@ -295,7 +295,7 @@ impl<'a> PnTree<'a> {
 
     /// Makes `children` the children of `n`.
     fn attach(&mut self, n: usize, children: Vec<Node>) {
-        self.stats.nodes += children.len() as u64;
+        self.stats.nodes += created(&children);
         let first = self.nodes.len() as u32;
         let count = children.len() as u32;
         self.nodes.extend(children);
@@ -369,6 +369,12 @@ impl<'a> PnTree<'a> {
             _ => None,
         }
     }
+}
+
+/// Nodes created among `children`: every child but those that repeat their path (a
+/// repetition is counted in `Stats::repetitions` instead, as df-pn counts it).
+fn created(children: &[Node]) -> u64 {
+    children.iter().filter(|c| !c.repetition).count() as u64
 }
 
 /// Which algorithm expands the leaves.
@@ -474,11 +480,13 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
             break;
         }
     }
-    tree.stats.nodes += second.stats.nodes - second.nodes[0].count as u64;
+    let root = second.nodes[0];
+    let kept = &second.nodes[root.first as usize..(root.first + root.count) as usize];
+    // `attach` below counts the kept children again.
+    tree.stats.nodes += second.stats.nodes - created(kept);
     tree.stats.db_hits += second.stats.db_hits;
     tree.stats.repetitions += second.stats.repetitions;
     tree.stats.rote_hits += second.stats.rote_hits;
-    let root = second.nodes[0];
     if !root.expanded {
         // Decided without children (the rote store knew it): so is the first-level leaf.
         let node = &mut tree.nodes[n];
@@ -539,6 +547,6 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
         })
         .collect();
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
-    tree.stats.nodes += created.saturating_sub(children.len() as u64);
+    tree.stats.nodes += created.saturating_sub(self::created(&children));
     tree.attach(n, children);
 }
