@@ -187,7 +187,7 @@ fn tampered_certificates_are_rejected_at_their_line() {
     // A missing answer: a leaf below an answering (Black to move) node removed.
     let leaf = find(&ls, |l| {
         let d = depth(l);
-        d % 2 == 0 && d > 0 && tag(l) != "i"
+        d.is_multiple_of(2) && d > 0 && tag(l) != "i"
     });
     let parent = (1..leaf)
         .rev()
@@ -436,10 +436,10 @@ fn probe_batch_agrees_with_single_probes() {
             assert_eq!(*a, "-", "{p}");
         }
     }
-    // The 5-piece position is beyond the tables: '-' with the slice named on stderr.
+    // The 5-piece position is beyond the tables: '-' with the reason on stderr.
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
-        err.contains("line 6: slice 3-2 of 3x5 is not built"),
+        err.contains("line 6: 5 pieces: the tables of 3x5 under") && err.contains("at most 4"),
         "{err}"
     );
     assert!(err.contains("line 7: not a position"), "{err}");

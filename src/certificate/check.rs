@@ -159,6 +159,16 @@ pub fn verify(
     db_dir: Option<&Path>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, VerifyError> {
+    verify_with(input, db_dir, progress, &mut |_, _| {})
+}
+
+/// `verify`, also showing `table_leaf` every table leaf's position and value once checked.
+pub fn verify_with(
+    input: &mut dyn BufRead,
+    db_dir: Option<&Path>,
+    progress: &mut dyn FnMut(u64),
+    table_leaf: &mut dyn FnMut(&Position, Wdl),
+) -> Result<Report, VerifyError> {
     let start = Instant::now();
     let mut buf = Vec::new();
     let mut line_no = 0u64;
@@ -169,7 +179,9 @@ pub fn verify(
     let mut run = || -> Result<(), VerifyError> {
         while let Some(line) = next_line(input, &mut buf, &mut line_no)? {
             let text = std::str::from_utf8(&buf).map_err(|_| unreadable(line, "not UTF-8 text"))?;
-            checker.node(line, text)?;
+            if let Some((pos, v)) = checker.node(line, text)? {
+                table_leaf(&pos, v);
+            }
             if checker.report.nodes.is_multiple_of(1 << 20) {
                 progress(checker.report.nodes);
             }
@@ -300,8 +312,8 @@ impl Checker {
         )
     }
 
-    /// Checks one node line.
-    fn node(&mut self, line: u64, text: &str) -> Result<(), VerifyError> {
+    /// Checks one node line; a table leaf is returned with its value.
+    fn node(&mut self, line: u64, text: &str) -> Result<Option<(Position, Wdl)>, VerifyError> {
         let n = parse_node(text).map_err(|e| unreadable(line, format!("'{text}': {e}")))?;
         let index = self.report.nodes;
         let pos = if index == 0 {
@@ -370,7 +382,7 @@ impl Checker {
                     ));
                 }
                 // The side to move has lost: the attacker wins if it is the other side.
-                if !attacker_to_move != self.proves {
+                if attacker_to_move == self.proves {
                     return Err(wrong(
                         line,
                         format!(
@@ -397,6 +409,7 @@ impl Checker {
                         ),
                     ));
                 }
+                return Ok(Some((pos, v)));
             }
             Tag::Repetition(k) => {
                 self.report.repetition_leaves += 1;
@@ -433,7 +446,7 @@ impl Checker {
                 self.same_position(line, k, &pos, "s")?;
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     fn unpack(&self, white: u64, black: u64) -> Position {

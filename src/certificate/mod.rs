@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::search::Goal;
 
-pub use check::{Report, VerifyError, verify};
+pub use check::{Report, VerifyError, verify, verify_with};
 use serde_json::{Value, json};
 pub use write::{Solved, WriteError, Written};
 
@@ -52,12 +52,13 @@ pub fn verify_file(
     db_dir: Option<&Path>,
     bytes: impl FnMut(usize) + 'static,
     progress: &mut dyn FnMut(u64),
+    table_leaf: &mut dyn FnMut(&crate::position::Position, crate::egdb::Wdl),
 ) -> Result<Report, VerifyError> {
     let mut input = format::open(path, bytes).map_err(|e| VerifyError::Unreadable {
         line: 0,
         reason: format!("{}: {e}", path.display()),
     })?;
-    verify(&mut input, db_dir, progress)
+    verify_with(&mut input, db_dir, progress, table_leaf)
 }
 
 /// A certificate written and then checked by the checker.
@@ -105,7 +106,7 @@ pub fn make(
     let goal = solved.goal.to_string();
     let claim = if solved.proves { "proven" } else { "disproven" };
     let written = write_file(&path, solved, extra, progress)?;
-    let check = verify_file(&path, db_dir, |_| {}, &mut |_| {});
+    let check = verify_file(&path, db_dir, |_| {}, &mut |_| {}, &mut |_, _| {});
     Ok(Made {
         goal,
         claim,

@@ -198,7 +198,7 @@ impl Walker<'_, '_, '_> {
     fn leaf(&self, pos: &Position) -> Option<(Tag, bool)> {
         let attacker_to_move = pos.side_to_move() == self.goal.attacker;
         if is_lost(pos) {
-            return Some((Tag::Terminal, !attacker_to_move == self.proves));
+            return Some((Tag::Terminal, attacker_to_move != self.proves));
         }
         let v = self.db?.probe(pos)?;
         let attacker_wins = matches!((v, attacker_to_move), (Wdl::Win, true) | (Wdl::Loss, false));
@@ -314,7 +314,9 @@ impl Walker<'_, '_, '_> {
         // One line each: back to an ancestor (a draw, in a disproof), to a written subtree,
         // to a leaf that holds.
         let cheap = |w: &Self, c: &Position| {
-            (!w.proves && w.ancestors.contains_key(c))
+            // (Not where repetitions are scored as the attacker's wins: a disproof written
+            // then shows that it needs no repetition.)
+            (!w.proves && !w.resolver.repetition_wins && w.ancestors.contains_key(c))
                 || w.finished.contains_key(c)
                 || w.leaf(c).is_some_and(|(_, holds)| holds)
         };

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
-use fanorona::certificate::{self, Made, Solved, VerifyError};
+use std::io::Write;
+
+use fanorona::certificate::{self, Made, Solved, VerifyError, format};
 use fanorona::config::Config;
 
 /// One line for the human output.
@@ -83,7 +85,13 @@ pub fn check_prefix(prefix: &Path) -> Result<(), Failure> {
 }
 
 /// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable).
-pub fn verify_cmd(path: &Path, db: Option<PathBuf>, json: bool, config: &Config) -> CliResult {
+pub fn verify_cmd(
+    path: &Path,
+    db: Option<PathBuf>,
+    leaves: Option<&Path>,
+    json: bool,
+    config: &Config,
+) -> CliResult {
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = if std::io::stderr().is_terminal() && !json {
@@ -98,6 +106,14 @@ pub fn verify_cmd(path: &Path, db: Option<PathBuf>, json: bool, config: &Config)
     } else {
         ProgressBar::hidden()
     };
+    // --leaves: every table leaf's position and value, one a line, for re-checks by search.
+    let mut leaf_file = match leaves {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+            |e| Failure::input(anyhow!("--leaves {}: {e}", p.display())),
+        )?)),
+        None => None,
+    };
+    let mut leaf_error = None;
     let read = Arc::new(AtomicU64::new(0));
     let counter = read.clone();
     let result = certificate::verify_file(
@@ -110,7 +126,17 @@ pub fn verify_cmd(path: &Path, db: Option<PathBuf>, json: bool, config: &Config)
             bar.set_position(read.load(Ordering::Relaxed));
             bar.set_message(format!("{nodes} nodes"));
         },
+        &mut |pos, v| {
+            if let Some(f) = leaf_file.as_mut()
+                && let Err(e) = writeln!(f, "{pos}\t{}", format::wdl_letter(v))
+            {
+                leaf_error.get_or_insert(e);
+            }
+        },
     );
+    if let Some(e) = leaf_error.or_else(|| leaf_file.as_mut().and_then(|f| f.flush().err())) {
+        return Err(Failure::other(anyhow!("writing the leaves: {e}")));
+    }
     bar.finish_and_clear();
     let name = path.display();
     match result {

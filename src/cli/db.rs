@@ -294,8 +294,9 @@ pub fn probe_batch(dir: &Path) -> CliResult {
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut err = std::io::stderr().lock();
-    // One set of tables per board seen (a board and its transpose share one).
-    let mut tables: Vec<Database> = Vec::new();
+    // One set of tables per board seen (a board and its transpose share one), with the
+    // largest piece count they hold.
+    let mut tables: Vec<(Database, usize)> = Vec::new();
     let (mut unparsed, mut line_no) = (0u64, 0u64);
     let write_failed = |e: std::io::Error| Failure::other(anyhow!("writing the values: {e}"));
     for line in stdin.lines() {
@@ -308,14 +309,26 @@ pub fn probe_batch(dir: &Path) -> CliResult {
             }
             Ok(pos) => {
                 let board = canonical_board(pos.board());
-                let db = match tables.iter().position(|d| d.board() == board) {
+                let (db, max) = match tables.iter().position(|(d, _)| d.board() == board) {
                     Some(i) => &tables[i],
                     None => {
-                        tables.push(Database::new(dir, board));
+                        let db = Database::new(dir, board);
+                        let max = db.max_pieces();
+                        tables.push((db, max));
                         tables.last().expect("just pushed")
                     }
                 };
-                db.lookup(&pos).map_err(|e| e.to_string())
+                let pieces = pos.piece_count() as usize;
+                db.lookup(&pos).map_err(|e| match e {
+                    // Beyond what was built at all: say so rather than name one slice.
+                    fanorona::egdb::probe::Unavailable::NotBuilt { .. } if pieces > *max => {
+                        format!(
+                            "{pieces} pieces: the tables of {board} under {} hold at most {max}",
+                            dir.display()
+                        )
+                    }
+                    e => e.to_string(),
+                })
             }
         };
         let letter = match answer {

@@ -108,6 +108,10 @@ pub enum Command {
         /// The endgame tables its table leaves name (default: db_dir of the config).
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Also write every table leaf's position and value (w, d, l for the side to
+        /// move), tab-separated, one a line, to this file.
+        #[arg(long, value_name = "FILE")]
+        leaves: Option<PathBuf>,
         /// One JSON object instead of the summary line.
         #[arg(long)]
         json: bool,
@@ -246,8 +250,9 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Verify {
             certificate,
             db,
+            leaves,
             json,
-        } => certificate::verify_cmd(&certificate, db, json, &config()?),
+        } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), json, &config()?),
         Command::Daemon => session::daemon(config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),

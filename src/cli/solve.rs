@@ -45,6 +45,15 @@ impl Algo {
     }
 }
 
+/// How a repetition of the path is scored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum RepetitionRule {
+    /// A draw, as the rules say.
+    Draw,
+    /// A win for the attacker (df-pn only; a stress test of disproofs).
+    Attacker,
+}
+
 /// Undecided entries the df-pn table keeps at most (decided ones are always kept).
 const DFPN_TABLE: usize = 20_000_000;
 
@@ -75,6 +84,15 @@ pub struct SolveArgs {
     /// Solve in memory only: no session in the store, no rote learning, nothing kept.
     #[arg(long)]
     pub no_store: bool,
+    /// Ask one question only: "does this side win?" (white or black). Without it, the side
+    /// to move is asked first and the other side if needed.
+    #[arg(long, value_parser = ["white", "black"])]
+    pub goal: Option<String>,
+    /// How df-pn scores a repetition of the path: as the rules say, a draw ("draw"), or as
+    /// a win for the side whose win is asked ("attacker": not the rules, a stress test; a
+    /// disproof that holds this way does not rely on repetitions).
+    #[arg(long, value_enum, default_value = "draw")]
+    pub repetition: RepetitionRule,
     /// Write a certificate for each decided goal, PREFIX.white-wins.cert.gz and
     /// PREFIX.black-wins.cert.gz, and verify it (`fanorona verify` reads it back).
     #[arg(long, value_name = "PREFIX")]
@@ -152,6 +170,7 @@ fn search(
     };
     if args.algo == Algo::DfPn {
         let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
+        search.repetition_wins = args.repetition == RepetitionRule::Attacker;
         let result = search.result(pos, progress);
         // The independent check: the solution tree, re-verified from the rules and tables.
         let verified = (result.outcome != Outcome::Unknown)
@@ -211,6 +230,11 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     if let Some(prefix) = &args.certificate {
         check_prefix(prefix)?;
     }
+    if args.repetition == RepetitionRule::Attacker && args.algo != Algo::DfPn {
+        return Err(Failure::input(anyhow!(
+            "--repetition attacker needs --algo dfpn"
+        )));
+    }
     if fanorona::movegen::is_lost(&pos) {
         return Err(Failure::input(anyhow!(
             "{pos} is already decided: {} has lost",
@@ -225,6 +249,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         && args.nodes.is_none()
         && args.memory.is_none()
         && !args.moves
+        && args.goal.is_none()
     {
         match crate::cli::session_solve::solve(&pos, &args, config)? {
             None => {}
@@ -257,7 +282,14 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             .as_deref()
             .filter(|_| *p == pos)
             .map(|prefix| (prefix, db_dir));
-        game_value(p, |goal| {
+        let asked = args.goal.as_deref().map(|g| Goal {
+            attacker: if g == "white" {
+                Color::White
+            } else {
+                Color::Black
+            },
+        });
+        one_or_both(p, asked, |goal| {
             let c = search(p, goal, leaf, &args, db.as_ref(), to);
             if let Some(ok) = c.verified {
                 verified &= ok;
@@ -373,6 +405,9 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         out!("{pos}");
         match solution.value {
             Some(v) => out!("value: {v}"),
+            None if args.goal.is_some() => {
+                out!("value: not decided by this one question")
+            }
             None => out!("value: unknown (a limit ran out)"),
         }
         if let Some(b) = &best {
@@ -414,6 +449,25 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// `game_value`, or with `asked` only that question: a proof decides the value, a disproof
+/// alone does not.
+fn one_or_both(
+    pos: &Position,
+    asked: Option<Goal>,
+    mut search: impl FnMut(Goal) -> SearchResult,
+) -> Solution {
+    let Some(goal) = asked else {
+        return game_value(pos, search);
+    };
+    let result = search(goal);
+    Solution {
+        position: *pos,
+        value: (result.outcome == Outcome::Proven)
+            .then_some(fanorona::search::Value::Win(goal.attacker)),
+        searches: vec![result],
+    }
 }
 
 /// The fixed workload of `fanorona bench --solvers`: starts solved without tables.

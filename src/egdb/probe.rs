@@ -161,14 +161,15 @@ impl Database {
             .ok_or_else(|| Unavailable::Damaged(format!("slice {material}: an invalid code")))
     }
 
-    /// The largest piece count whose slices are all built (0 if none is).
+    /// The largest piece count of any slice built (0 if none is): a search may have read a
+    /// leaf from any of them, even where a piece count is only partly built.
     pub fn max_pieces(&self) -> usize {
         let built = |n: usize| {
-            Material::with_pieces(n).all(|m| {
+            Material::with_pieces(n).any(|m| {
                 crate::egdb::file::slice_path(&self.root, self.board, m, Kind::Wdl).is_file()
             })
         };
-        (2..=45).take_while(|&n| built(n)).last().unwrap_or(0)
+        (2..=45).rev().find(|&n| built(n)).unwrap_or(0)
     }
 
     /// The value of `pos` for its side to move, if its slice is built. The position may be on

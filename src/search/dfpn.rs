@@ -95,6 +95,10 @@ pub struct DfPn<'a> {
     limits: Limits,
     start: Instant,
     stopped: bool,
+    /// Score a repetition of the path as a win for the attacker instead of a draw. Not the
+    /// rules: a stress test of a disproof (one that holds this way never relies on a
+    /// repetition). Proofs found this way may rely on repetitions and do not hold.
+    pub repetition_wins: bool,
 }
 
 impl<'a> DfPn<'a> {
@@ -108,6 +112,23 @@ impl<'a> DfPn<'a> {
             limits,
             start: Instant::now(),
             stopped: false,
+            repetition_wins: false,
+        }
+    }
+
+    /// The numbers of a child that repeats its path: a draw (the attacker has not won), or
+    /// under `repetition_wins` a win for the attacker.
+    fn repetition(&self) -> Entry {
+        if self.repetition_wins {
+            Entry {
+                pn: 0,
+                dn: INFINITE,
+            }
+        } else {
+            Entry {
+                pn: INFINITE,
+                dn: 0,
+            }
         }
     }
 
@@ -120,10 +141,7 @@ impl<'a> DfPn<'a> {
         if repeated {
             // A draw on this path: the attacker has not won.
             self.stats.repetitions += 1;
-            return Entry {
-                pn: INFINITE,
-                dn: 0,
-            };
+            return self.repetition();
         }
         if let Some(e) = self.table.get(key) {
             return *e;
@@ -220,10 +238,7 @@ impl<'a> DfPn<'a> {
             };
             let (ck, repeated) = children[best];
             numbers[best] = if repeated {
-                Entry {
-                    pn: INFINITE,
-                    dn: 0,
-                }
+                self.repetition()
             } else {
                 self.stats.iterations += 1;
                 self.mid(ck, child_pn, child_dn, path)
@@ -396,10 +411,7 @@ impl DfPn<'_> {
     pub fn peek(&self, path: &Path, pos: &Position) -> Option<Entry> {
         let (key, repeated) = Self::key_on(path, pos);
         if repeated {
-            return Some(Entry {
-                pn: INFINITE,
-                dn: 0,
-            });
+            return Some(self.repetition());
         }
         self.table.get(&key).copied()
     }
