@@ -39,10 +39,15 @@ check_one() {
     pos=$1
     want=$2
     pieces=$(printf '%s' "${pos% *}" | tr -cd 'WB' | wc -c)
-    out=$($bin solve "$pos" --db "$work/below-$pieces" --algo dfpn --no-store --json 2>/dev/null)
+    out=$($bin solve "$pos" --db "$work/below-$pieces" --algo dfpn --no-store --json 2>&1) || true
     python3 - "$pos" "$want" "$out" <<'PY'
 import json, sys
-pos, want, out = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+pos, want = sys.argv[1], sys.argv[2]
+try:
+    out = json.loads(sys.argv[3])
+except ValueError:
+    print(f"ERROR\t{pos}\t{want}\t-\t0\tFalse\t{sys.argv[3].strip()[:200]}")
+    sys.exit(0)
 mover = "white" if pos.endswith(" w") else "black"
 got = {"draw": "d", mover: "w"}.get(out["value"], "l")
 print(("same" if got == want else "DIFFERENT") + f"\t{pos}\t{want}\t{got}\t{out['nodes']}\t{out['verified']}")

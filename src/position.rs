@@ -244,6 +244,11 @@ impl FromStr for Position {
 
     fn from_str(s: &str) -> Result<Position, PositionError> {
         let s = s.trim();
+        // The common case in one pass without allocation (checkers parse millions of
+        // positions); anything irregular goes the careful way below for its error.
+        if let Some(pos) = parse_plain(s.as_bytes()) {
+            return Ok(pos);
+        }
         if s.is_empty() {
             return Err(PositionError::Empty);
         }
@@ -306,9 +311,81 @@ impl FromStr for Position {
     }
 }
 
+/// `ROWS SIDE` exactly as written by `Display`: rows of `W`, `B` and `.` of equal length
+/// separated by `/`, one space, `w` or `b`. `None` for anything else, including valid
+/// text written differently (extra spaces), which `from_str` then parses the careful way.
+fn parse_plain(s: &[u8]) -> Option<Position> {
+    let (&side, rest) = s.split_last()?;
+    let side = match side {
+        b'w' => Color::White,
+        b'b' => Color::Black,
+        _ => return None,
+    };
+    let rows_text = rest.strip_suffix(b" ")?;
+    let cols = rows_text
+        .iter()
+        .position(|&b| b == b'/')
+        .unwrap_or(rows_text.len());
+    let rows = rows_text.len().checked_add(1)? / (cols + 1);
+    if cols == 0 || rows * (cols + 1) != rows_text.len() + 1 {
+        return None;
+    }
+    let board = Board::new(rows, cols).ok()?;
+    let (mut white, mut black) = (0u64, 0u64);
+    for (i, row) in rows_text.chunks(cols + 1).enumerate() {
+        let r = rows - 1 - i;
+        if row.len() == cols + 1 && row[cols] != b'/' {
+            return None;
+        }
+        for (col, &ch) in row[..cols].iter().enumerate() {
+            let bit = 1u64 << board.point(col, r);
+            match ch {
+                b'W' => white |= bit,
+                b'B' => black |= bit,
+                b'.' => {}
+                _ => return None,
+            }
+        }
+    }
+    Some(Position {
+        board,
+        side,
+        white,
+        black,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_parser_agrees_with_the_careful_one() {
+        for text in [
+            "BBB/B.W/WWW w",
+            "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW b",
+            "BBB/BBB/BBB/BBB/B.W/WWW/WWW/WWW/WWW w",
+        ] {
+            let fast = parse_plain(text.as_bytes()).unwrap();
+            assert_eq!(fast.to_string(), text);
+        }
+        // Irregular text is left to the careful parser (and its errors).
+        for text in [
+            "BBB/B.W/WW w",
+            "BBB/B.W/WWW  w",
+            "BBB/B.W/WWW x",
+            "BBB/B.X/WWW w",
+            "BBB//WWW w",
+            "BBBB/B.WW/WWWW w",
+            "/ w",
+            " w",
+            "w",
+            "",
+            "BB/BB w",
+        ] {
+            assert!(parse_plain(text.as_bytes()).is_none(), "{text:?}");
+        }
+    }
 
     #[test]
     fn initial_positions_match_the_rules() {

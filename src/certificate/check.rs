@@ -15,6 +15,7 @@ use thiserror::Error;
 use crate::certificate::format::{FORMAT_NAME, Header, Tag, VERSION, parse_node, wdl_letter};
 use crate::egdb::{Database, Wdl};
 use crate::geometry::Board;
+use crate::movegen::Capture;
 use crate::movegen::is_lost;
 use crate::moves::Move;
 use crate::position::{Color, Position};
@@ -66,32 +67,43 @@ struct Frame {
     line: u64,
     depth: u32,
     pos: Position,
-    /// The legal moves' notations, one after another; `ends[i]` closes move i.
-    notations: String,
-    ends: Vec<usize>,
-    children: Vec<Position>,
+    /// The legal moves, in generation order.
+    moves: Vec<Move>,
     used: Vec<bool>,
     used_count: usize,
     /// Every legal move must be answered (the answering side is to move).
     answering: bool,
 }
 
-impl Frame {
-    /// The legal move written `text`, if there is one.
-    fn find(&self, text: &str) -> Option<usize> {
-        let mut start = 0;
-        for (i, &end) in self.ends.iter().enumerate() {
-            if &self.notations[start..end] == text {
-                return Some(i);
-            }
-            start = end;
-        }
-        None
-    }
+/// Most steps a written move can have (a capture chain visits each point at most once).
+const MAX_WRITTEN_STEPS: usize = 45;
 
-    fn notation(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.notations[start..self.ends[i]]
+impl Frame {
+    /// The legal move written `text`, if there is one. The text is read once into points
+    /// and capture kinds and compared with each move's, so no notation is built.
+    fn find(&self, board: Board, text: &str) -> Option<usize> {
+        let mut parts = text.split('-');
+        let from = board.parse_point(parts.next()?)?;
+        let mut steps = [(0u8, None); MAX_WRITTEN_STEPS];
+        let mut len = 0;
+        for part in parts {
+            let (point, kind) = match part.as_bytes().last()? {
+                b'A' => (&part[..part.len() - 1], Some(Capture::Approach)),
+                b'W' => (&part[..part.len() - 1], Some(Capture::Withdrawal)),
+                _ => (part, None),
+            };
+            *steps.get_mut(len)? = (board.parse_point(point)?, kind);
+            len += 1;
+        }
+        let steps = &steps[..len];
+        self.moves.iter().position(|m| {
+            m.from() == from
+                && m.path().len() == len
+                && steps
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &(p, kind))| m.path()[i] == p && m.capture_kind(i) == kind)
+        })
     }
 }
 
@@ -101,13 +113,35 @@ fn pack(pos: &Position) -> (u64, u64) {
     (pos.white(), pos.black() | side)
 }
 
-struct Checker {
+/// Where the checker reads table leaves: a directory it opens, or tables already open.
+#[derive(Clone, Copy)]
+pub enum Tables<'a> {
+    Dir(&'a Path),
+    Open(&'a Database),
+}
+
+/// The tables a checker holds.
+enum Held<'a> {
+    Owned(Database),
+    Borrowed(&'a Database),
+}
+
+impl Held<'_> {
+    fn get(&self) -> &Database {
+        match self {
+            Held::Owned(d) => d,
+            Held::Borrowed(d) => d,
+        }
+    }
+}
+
+struct Checker<'a> {
     board: Board,
     /// The side whose win the goal asks about.
     attacker: Color,
     proves: bool,
     /// The tables and the largest piece count the header names.
-    tables: Option<(Database, u32)>,
+    tables: Option<(Held<'a>, u32)>,
     positions: Vec<(u64, u64)>,
     stack: Vec<Frame>,
     /// Frames to reuse, so inner nodes allocate nothing once warm.
@@ -169,13 +203,24 @@ pub fn verify_with(
     progress: &mut dyn FnMut(u64),
     table_leaf: &mut dyn FnMut(&Position, Wdl),
 ) -> Result<Report, VerifyError> {
+    verify_tables(input, db_dir.map(Tables::Dir), progress, table_leaf)
+}
+
+/// `verify_with`, with the tables as a directory or already open (whose files were then
+/// checked when first read, as any `Database` checks them).
+pub fn verify_tables(
+    input: &mut dyn BufRead,
+    tables: Option<Tables<'_>>,
+    progress: &mut dyn FnMut(u64),
+    table_leaf: &mut dyn FnMut(&Position, Wdl),
+) -> Result<Report, VerifyError> {
     let start = Instant::now();
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     if next_line(input, &mut buf, &mut line_no)?.is_none() {
         return Err(unreadable(1, "the file is empty"));
     }
-    let mut checker = Checker::from_header(&buf, db_dir)?;
+    let mut checker = Checker::from_header(&buf, tables)?;
     let mut run = || -> Result<(), VerifyError> {
         while let Some(line) = next_line(input, &mut buf, &mut line_no)? {
             let text = std::str::from_utf8(&buf).map_err(|_| unreadable(line, "not UTF-8 text"))?;
@@ -206,8 +251,8 @@ pub fn verify_with(
     Ok(report)
 }
 
-impl Checker {
-    fn from_header(text: &[u8], db_dir: Option<&Path>) -> Result<Checker, VerifyError> {
+impl<'a> Checker<'a> {
+    fn from_header(text: &[u8], tables: Option<Tables<'a>>) -> Result<Checker<'a>, VerifyError> {
         let bad = |reason: String| unreadable(1, reason);
         let header: Header = serde_json::from_slice(text)
             .map_err(|e| bad(format!("the header is not a certificate header: {e}")))?;
@@ -246,7 +291,7 @@ impl Checker {
             }
         };
         let board = root.board();
-        let tables = match (&header.tables, db_dir) {
+        let tables = match (&header.tables, tables) {
             (None, _) => None,
             (Some(t), dir) => {
                 let tb: Board = t
@@ -259,7 +304,16 @@ impl Checker {
                     )));
                 }
                 match dir {
-                    Some(dir) => {
+                    Some(Tables::Open(db)) => {
+                        if db.board() != crate::egdb::file::canonical_board(board) {
+                            return Err(bad(format!(
+                                "the certificate uses tables of {tb}, the tables given are of {}",
+                                db.board()
+                            )));
+                        }
+                        Some((Held::Borrowed(db), t.pieces))
+                    }
+                    Some(Tables::Dir(dir)) => {
                         if !crate::egdb::file::board_dir(dir, board).is_dir() {
                             return Err(bad(format!(
                                 "the certificate uses tables of {tb} and there are none under {}: build them with `fanorona db build --board {tb} --pieces {} --dir {}`",
@@ -268,7 +322,7 @@ impl Checker {
                                 dir.display()
                             )));
                         }
-                        Some((Database::new(dir, board), t.pieces))
+                        Some((Held::Owned(Database::new(dir, board)), t.pieces))
                     }
                     None => None,
                 }
@@ -344,7 +398,7 @@ impl Checker {
                     ),
                 ));
             }
-            let Some(i) = parent.find(n.mv) else {
+            let Some(i) = parent.find(self.board, n.mv) else {
                 return Err(wrong(
                     line,
                     format!("'{}' is not a legal move in {}", n.mv, parent.pos),
@@ -358,7 +412,7 @@ impl Checker {
             }
             parent.used[i] = true;
             parent.used_count += 1;
-            let child = parent.children[i];
+            let child = parent.moves[i].apply(&parent.pos);
             self.positions.push(pack(&child));
             child
         };
@@ -496,6 +550,7 @@ impl Checker {
             ));
         }
         let actual = db
+            .get()
             .lookup(pos)
             .map_err(|e| unreadable(line, e.to_string()))?;
         if actual != v {
@@ -524,26 +579,18 @@ impl Checker {
             line,
             depth,
             pos,
-            notations: String::new(),
-            ends: Vec::new(),
-            children: Vec::new(),
+            moves: Vec::new(),
             used: Vec::new(),
             used_count: 0,
             answering: false,
         });
-        f.notations.clear();
-        f.ends.clear();
-        f.children.clear();
+        f.moves.clear();
         f.used.clear();
-        let board = self.board;
         crate::movegen::for_each_move(&pos, |m| {
-            let m = Move::from_ref(m);
-            m.push_notation(board, &mut f.notations);
-            f.ends.push(f.notations.len());
-            f.children.push(m.apply(&pos));
+            f.moves.push(Move::from_ref(m));
             f.used.push(false);
         });
-        if f.ends.is_empty() {
+        if f.moves.is_empty() {
             return Err(wrong(
                 line,
                 format!(
@@ -565,8 +612,8 @@ impl Checker {
     /// Ends the innermost open node: its children must be complete.
     fn close(&mut self) -> Result<(), VerifyError> {
         let f = self.stack.pop().expect("a node is open");
-        if f.answering && f.used_count != f.ends.len() {
-            let missing = (0..f.ends.len())
+        if f.answering && f.used_count != f.moves.len() {
+            let missing = (0..f.moves.len())
                 .find(|&i| !f.used[i])
                 .expect("one is missing");
             return Err(wrong(
@@ -575,7 +622,7 @@ impl Checker {
                     "node {} ({} to move answers): the legal move '{}' is not answered",
                     f.index,
                     f.pos.side_to_move(),
-                    f.notation(missing)
+                    f.moves[missing].notation(self.board)
                 ),
             ));
         }

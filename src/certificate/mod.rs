@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::search::Goal;
 
-pub use check::{Report, VerifyError, verify, verify_with};
+pub use check::{Report, Tables, VerifyError, verify, verify_tables, verify_with};
 use serde_json::{Value, json};
 pub use write::{Solved, WriteError, Written};
 
@@ -49,7 +49,7 @@ pub fn write_file(
 /// from the file, `progress` the node count.
 pub fn verify_file(
     path: &Path,
-    db_dir: Option<&Path>,
+    tables: Option<Tables<'_>>,
     bytes: impl FnMut(usize) + 'static,
     progress: &mut dyn FnMut(u64),
     table_leaf: &mut dyn FnMut(&crate::position::Position, crate::egdb::Wdl),
@@ -58,7 +58,7 @@ pub fn verify_file(
         line: 0,
         reason: format!("{}: {e}", path.display()),
     })?;
-    verify_with(&mut input, db_dir, progress, table_leaf)
+    verify_tables(&mut input, tables, progress, table_leaf)
 }
 
 /// A certificate written and then checked by the checker.
@@ -103,10 +103,13 @@ pub fn make(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Made, WriteError> {
     let path = path_for(prefix, solved.goal);
+    let db = solved.db;
     let goal = solved.goal.to_string();
     let claim = if solved.proves { "proven" } else { "disproven" };
     let written = write_file(&path, solved, extra, progress)?;
-    let check = verify_file(&path, db_dir, |_| {}, &mut |_| {}, &mut |_, _| {});
+    // The search's tables are open already (their files checked when first read).
+    let tables = db.map(Tables::Open).or(db_dir.map(Tables::Dir));
+    let check = verify_file(&path, tables, |_| {}, &mut |_| {}, &mut |_, _| {});
     Ok(Made {
         goal,
         claim,

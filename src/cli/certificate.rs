@@ -118,7 +118,7 @@ pub fn verify_cmd(
     let counter = read.clone();
     let result = certificate::verify_file(
         path,
-        Some(&db_dir),
+        Some(certificate::Tables::Dir(&db_dir)),
         move |n| {
             counter.fetch_add(n as u64, Ordering::Relaxed);
         },

@@ -299,9 +299,20 @@ pub fn probe_batch(dir: &Path) -> CliResult {
     let mut tables: Vec<(Database, usize)> = Vec::new();
     let (mut unparsed, mut line_no) = (0u64, 0u64);
     let write_failed = |e: std::io::Error| Failure::other(anyhow!("writing the values: {e}"));
-    for line in stdin.lines() {
+    let mut stdin = stdin;
+    let mut buf = Vec::with_capacity(128);
+    loop {
+        buf.clear();
+        let n = stdin
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Failure::input(anyhow!("line {}: {e}", line_no + 1)))?;
+        if n == 0 {
+            break;
+        }
         line_no += 1;
-        let line = line.map_err(|e| Failure::input(anyhow!("line {line_no}: {e}")))?;
+        let line = std::str::from_utf8(&buf)
+            .map_err(|_| Failure::input(anyhow!("line {line_no}: not UTF-8 text")))?
+            .trim_end_matches(['\n', '\r']);
         let answer = match line.parse::<fanorona::Position>() {
             Err(e) => {
                 unparsed += 1;

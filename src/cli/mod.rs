@@ -1,6 +1,7 @@
 //! The command-line interface: arguments, dispatch and output.
 
 pub mod bench;
+pub mod bench_certificates;
 pub mod bench_store;
 pub mod certificate;
 pub mod db;
@@ -139,12 +140,17 @@ pub enum Command {
         /// Benchmark the proof-number solvers instead of move generation.
         #[arg(long, conflicts_with = "store")]
         solvers: bool,
+        /// Benchmark certificates: writing them (as a share of the search) and checking
+        /// them (nodes a second); with --db DIR also 5x7 over its tables.
+        #[arg(long, conflicts_with_all = ["store", "solvers"])]
+        certificates: bool,
         /// Benchmark the session store: resuming a large first-level tree, its size on
         /// disk, and the solve rate with checkpoints every second against none.
         #[arg(long)]
         store: bool,
         /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
-        #[arg(long, requires = "solvers")]
+        /// With --certificates: also 5x7 over the tables in DIR.
+        #[arg(long)]
         db: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.
         #[arg(long, default_value_t = 10_000_000, requires = "store")]
@@ -291,6 +297,13 @@ pub fn run(cli: Cli) -> CliResult {
             seconds.clamp(0.1, 3600.0),
             json,
         ),
+        Command::Bench {
+            certificates: true,
+            repeat,
+            db,
+            json,
+            ..
+        } => bench_certificates::bench(repeat as usize, db.as_deref(), json),
         Command::Bench {
             solvers: true,
             repeat,
