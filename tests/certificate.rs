@@ -446,3 +446,85 @@ fn probe_batch_agrees_with_single_probes() {
     assert_eq!(answers[5], "-");
     assert_ne!(answers[0], "-");
 }
+
+#[test]
+fn a_solved_session_has_certificates_for_both_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let solved = run(&["solve", "7x3", "--data-dir", data, "--json"], b"");
+    assert!(
+        solved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&solved.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&solved.stdout).unwrap();
+    // White's proof decides 7x3; the verdict is about it, whatever became of Black's search.
+    assert_eq!(v["value"], "white");
+    assert_eq!(v["verified"], true);
+    let certs = v["certificates"].as_array().unwrap();
+    assert_eq!(certs.len(), 2);
+    assert!(certs.iter().all(|c| c["verified"] == true));
+    let prefix = dir.path().join("s");
+    let copied = run(
+        &[
+            "session",
+            "certificate",
+            "1",
+            prefix.to_str().unwrap(),
+            "--data-dir",
+            data,
+        ],
+        b"",
+    );
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&copied.stdout).contains("verified when the session was solved")
+    );
+    for goal in ["white", "black"] {
+        let cert = dir.path().join(format!("s.{goal}-wins.cert.gz"));
+        assert_eq!(
+            run(&["verify", cert.to_str().unwrap()], b"").status.code(),
+            Some(0)
+        );
+    }
+    // Without the daemon's copies they are written again from the store.
+    std::fs::remove_dir_all(dir.path().join("data/certificates")).unwrap();
+    let again = run(
+        &[
+            "session",
+            "certificate",
+            "1",
+            prefix.to_str().unwrap(),
+            "--data-dir",
+            data,
+        ],
+        b"",
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(String::from_utf8_lossy(&again.stdout).contains("written and verified now"));
+    // A session that is not solved has none.
+    let started = run(&["session", "start", "3x9", "--data-dir", data], b"");
+    assert!(started.status.success());
+    let o = run(
+        &[
+            "session",
+            "certificate",
+            "2",
+            prefix.to_str().unwrap(),
+            "--data-dir",
+            data,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("session 2 is running"));
+}

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Outside checker for Fanorona proof certificates (format 1).
 
-Written from /work/shared/RULES.md and /work/shared/CERTIFICATE.md only, without looking at the
+Written from ../shared/RULES.md and ../shared/CERTIFICATE.md only, without looking at the
 Rust project's code: the point is to re-check its results with an independent implementation of
 the rules.  Python 3.11, standard library only.
 
 Usage:
     check_certificate.py CERT [--probe 'COMMAND'] [--chunk N] [--progress]
-    check_certificate.py --perft /work/shared/reference/perft.tsv [--max-count N]
+    check_certificate.py --perft ../shared/reference/perft.tsv [--max-count N]
     check_certificate.py --selftest
 
 Exit status of a certificate check:
