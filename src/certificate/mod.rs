@@ -61,6 +61,18 @@ pub fn verify_file(
     verify_tables(&mut input, tables, progress, table_leaf)
 }
 
+/// The header keys a writer adds beside the format's: the search that decided the question
+/// and this program's version.
+pub fn header_extra(search: Value) -> serde_json::Map<String, Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert("search".to_string(), search);
+    extra.insert(
+        "program".to_string(),
+        json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
+    );
+    extra
+}
+
 /// A certificate written and then checked by the checker.
 pub struct Made {
     pub goal: String,

@@ -133,16 +133,9 @@ fn certificate_extra(
     algo: Algo,
     result: &SearchResult,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert(
-        "search".to_string(),
+    fanorona::certificate::header_extra(
         json!({"algorithm": algo.name(), "nodes": result.stats.nodes, "seconds": result.stats.seconds}),
-    );
-    extra.insert(
-        "program".to_string(),
-        json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
-    );
-    extra
+    )
 }
 
 fn search(
@@ -337,9 +330,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             attacker: winner.opponent(),
         };
         if !solution.searches.iter().any(|s| s.goal == goal) {
-            let mut extra = serde_json::Map::new();
-            extra.insert(
-                "search".to_string(),
+            let extra = fanorona::certificate::header_extra(
                 json!({"algorithm": "dfpn", "note": format!("re-solved for the certificate: {winner} wins")}),
             );
             let solved = Solved {

@@ -84,36 +84,27 @@ pub fn write(
         let leaf = LeafEval { db: db.as_ref() };
         let tree = (!nodes.is_empty())
             .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "search".to_string(),
-            serde_json::json!({
-                "session": rec.id,
-                "algorithm": rec.settings.algo,
-                "nodes": gr.nodes,
-                "iterations": gr.iterations,
-                "seconds": gr.seconds,
-            }),
-        );
-        extra.insert(
-            "program".to_string(),
-            serde_json::json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
-        );
-        let solved = Solved {
-            root,
-            goal,
-            proves,
-            db: db.as_ref(),
-            tree: tree.as_ref(),
-            dfpn: None,
-        };
-        let name = goal.to_string();
-        let m = certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n))
-            .map_err(|source| CertificateError::Write {
-                path: certificate::path_for(prefix, goal),
-                source,
-            })?;
-        made.push(m);
+        let search = serde_json::json!({
+            "session": rec.id,
+            "algorithm": rec.settings.algo,
+            "nodes": gr.nodes,
+            "iterations": gr.iterations,
+            "seconds": gr.seconds,
+        });
+        made.push(write_one(
+            prefix,
+            db_dir,
+            progress,
+            search,
+            Solved {
+                root,
+                goal,
+                proves,
+                db: db.as_ref(),
+                tree: tree.as_ref(),
+                dfpn: None,
+            },
+        )?);
     }
     // A win answers the loser's question too; if it was left undecided (halted when the
     // winner's proof came in), its disproof is solved again for the certificate.
@@ -127,28 +118,42 @@ pub fn write(
             attacker: winner.opponent(),
         };
         if !decided(rec).any(|(_, g, _)| g == goal) {
-            let mut extra = serde_json::Map::new();
-            extra.insert(
-                "search".to_string(),
-                serde_json::json!({"session": rec.id, "algorithm": "dfpn",
-                    "note": format!("re-solved for the certificate: {winner} wins")}),
-            );
-            let solved = Solved {
-                root,
-                goal,
-                proves: false,
-                db: db.as_ref(),
-                tree: None,
-                dfpn: None,
-            };
-            let name = goal.to_string();
-            let m = certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n))
-                .map_err(|source| CertificateError::Write {
-                path: certificate::path_for(prefix, goal),
-                source,
-            })?;
-            made.push(m);
+            let search = serde_json::json!({"session": rec.id, "algorithm": "dfpn",
+                "note": format!("re-solved for the certificate: {winner} wins")});
+            made.push(write_one(
+                prefix,
+                db_dir,
+                progress,
+                search,
+                Solved {
+                    root,
+                    goal,
+                    proves: false,
+                    db: db.as_ref(),
+                    tree: None,
+                    dfpn: None,
+                },
+            )?);
         }
     }
     Ok(made)
+}
+
+/// Writes and checks one certificate under `prefix`; `search` describes how it was decided.
+fn write_one(
+    prefix: &Path,
+    db_dir: Option<&Path>,
+    progress: &mut dyn FnMut(&str, u64),
+    search: serde_json::Value,
+    solved: Solved<'_, '_>,
+) -> Result<Made, CertificateError> {
+    let goal = solved.goal;
+    let name = goal.to_string();
+    let extra = certificate::header_extra(search);
+    certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n)).map_err(
+        |source| CertificateError::Write {
+            path: certificate::path_for(prefix, goal),
+            source,
+        },
+    )
 }
