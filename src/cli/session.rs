@@ -223,15 +223,7 @@ fn print_status(v: &Value) {
             goal["nodes"],
             goal["iterations"],
             goal["first_level"],
-            match (
-                goal["verified"].as_bool(),
-                goal["rote_leaves"].as_u64().unwrap_or(0)
-            ) {
-                (Some(true), 0) => ", proof verified".to_string(),
-                (Some(true), n) => format!(", proof verified ({n} leaves from the rote store)"),
-                (Some(false), _) => ", proof FAILED the check".to_string(),
-                (None, _) => String::new(),
-            }
+            proof_note(goal)
         );
     }
     if let Some(p) = v["progress"].as_object() {
@@ -593,4 +585,32 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         return Err(Failure::other(anyhow!("a certificate failed verification")));
     }
     Ok(())
+}
+
+/// How a question's proof was checked, for `session status`: the kept tree at once (leaves
+/// taken as given counted), then in full by the certificate.
+fn proof_note(goal: &Value) -> String {
+    let given = |key: &str, what: &str| {
+        let n = goal[key].as_u64().unwrap_or(0);
+        (n > 0).then(|| format!("{n} {what}"))
+    };
+    let taken: Vec<String> = [
+        given("rote_leaves", "leaves from the rote store"),
+        given("second_level_leaves", "second-level leaves"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let kept = match goal["verified"].as_bool() {
+        Some(true) if taken.is_empty() => ", proof verified".to_string(),
+        Some(true) => format!(", kept tree verified ({} taken as given)", taken.join(", ")),
+        Some(false) => ", proof FAILED the check".to_string(),
+        None => String::new(),
+    };
+    let certificate = match goal["certificate_verified"].as_bool() {
+        Some(true) => ", certificate verified",
+        Some(false) => ", certificate FAILED the check",
+        None => "",
+    };
+    format!("{kept}{certificate}")
 }

@@ -462,6 +462,18 @@ impl Service {
         };
         let made = certificates::write(&self.sessions, rec, &prefix, &mut progress)
             .inspect_err(|e| tracing::error!("session {}: no certificate: {e}", rec.id))?;
+        // The full check of each question's proof is its certificate's.
+        let checked = self.sessions.update(rec.id, Vec::new(), |r| {
+            for m in &made {
+                if let Some(g) = r.goals.iter_mut().find(|g| m.goal.starts_with(&g.attacker)) {
+                    g.certificate_verified = Some(m.verified());
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = checked {
+            tracing::error!("session {}: recording the certificates' check: {e}", rec.id);
+        }
         for m in &made {
             let w = &m.written;
             match &m.check {

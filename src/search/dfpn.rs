@@ -472,6 +472,7 @@ impl DfPn<'_> {
             pos: key.pos,
             children: Vec::new(),
             from_rote: false,
+            from_second_level: false,
         });
         let mut scratch = Stats::default();
         if repeated || self.leaf.eval(&key.pos, self.goal, &mut scratch) != Leaf::Open {

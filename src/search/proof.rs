@@ -24,6 +24,9 @@ pub struct ProofNode {
     /// A leaf taken from the rote store (solved by an earlier search) instead of re-proved:
     /// the check accepts it as given and counts it.
     pub from_rote: bool,
+    /// A leaf decided by a PN² second-level search whose subtree was not kept, taken as
+    /// given instead of re-solved (`extract_kept`; the certificate re-solves it).
+    pub from_second_level: bool,
 }
 
 /// A proof (`proves == true`: the attacker wins) or a disproof, rooted at node 0.
@@ -47,6 +50,11 @@ impl SolutionTree {
     pub fn rote_leaves(&self) -> usize {
         self.nodes.iter().filter(|n| n.from_rote).count()
     }
+
+    /// Leaves whose second-level subtree was taken as given.
+    pub fn second_level_leaves(&self) -> usize {
+        self.nodes.iter().filter(|n| n.from_second_level).count()
+    }
 }
 
 /// Extracts the solution tree of a decided PN tree. Nodes decided without their subtree
@@ -55,14 +63,15 @@ pub fn extract(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
     extract_with(tree, leaf, false)
 }
 
-/// `extract`, but nodes the rote store decided stay leaves marked `from_rote` instead of
-/// being solved again (a session whose root the rote store already knows would otherwise
-/// re-solve the whole game in memory).
-pub fn extract_trusting_rote(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
+/// The part of the solution the tree kept: nodes the rote store decided, and nodes a PN²
+/// second-level search decided without keeping their subtree, stay leaves taken as given
+/// (`from_rote`, `from_second_level`) instead of being solved again. Checking it is cheap;
+/// a session's certificate re-solves those leaves and checks everything.
+pub fn extract_kept(tree: &PnTree<'_>, leaf: LeafEval<'_>) -> Option<SolutionTree> {
     extract_with(tree, leaf, true)
 }
 
-fn extract_with(tree: &PnTree<'_>, leaf: LeafEval<'_>, trust_rote: bool) -> Option<SolutionTree> {
+fn extract_with(tree: &PnTree<'_>, leaf: LeafEval<'_>, kept: bool) -> Option<SolutionTree> {
     let proves = match tree.outcome() {
         Outcome::Proven => true,
         Outcome::Disproven => false,
@@ -73,7 +82,7 @@ fn extract_with(tree: &PnTree<'_>, leaf: LeafEval<'_>, trust_rote: bool) -> Opti
         proves,
         nodes: Vec::new(),
     };
-    copy(tree, 0, leaf, trust_rote, &mut out);
+    copy(tree, 0, leaf, kept, &mut out);
     Some(out)
 }
 
@@ -82,17 +91,19 @@ fn copy(
     tree: &PnTree<'_>,
     n: usize,
     leaf: LeafEval<'_>,
-    trust_rote: bool,
+    kept: bool,
     out: &mut SolutionTree,
 ) -> usize {
     let node = tree.nodes[n];
     let index = out.nodes.len();
+    let open = !node.repetition && node.leaf == crate::search::Leaf::Open && !node.expanded;
     out.nodes.push(ProofNode {
         pos: node.pos,
         children: Vec::new(),
-        from_rote: trust_rote && node.rote && !node.expanded,
+        from_rote: kept && open && node.rote,
+        from_second_level: kept && open && !node.rote,
     });
-    if node.repetition || node.leaf != crate::search::Leaf::Open || out.nodes[index].from_rote {
+    if node.repetition || node.leaf != crate::search::Leaf::Open || (kept && open) {
         return index;
     }
     if !node.expanded {
@@ -118,6 +129,7 @@ fn copy(
                 pos: node.pos,
                 children: node.children.iter().map(|&c| c + offset).collect(),
                 from_rote: false,
+                from_second_level: false,
             });
         }
         return index;
@@ -139,7 +151,7 @@ fn copy(
     };
     let mut indices = Vec::new();
     for c in picked {
-        indices.push(copy(tree, c, leaf, trust_rote, out));
+        indices.push(copy(tree, c, leaf, kept, out));
     }
     out.nodes[index].children = indices;
     index
@@ -186,11 +198,11 @@ fn check_node(
             Err(fail(&pos, "a repetition is a leaf"))
         };
     }
-    if node.from_rote {
+    if node.from_rote || node.from_second_level {
         return if node.children.is_empty() {
             Ok(())
         } else {
-            Err(fail(&pos, "a rote leaf with children"))
+            Err(fail(&pos, "a leaf taken as given, with children"))
         };
     }
     if node.children.is_empty() {

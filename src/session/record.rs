@@ -136,6 +136,14 @@ pub struct GoalRecord {
     /// Leaves of that proof taken from the rote store instead of proved again.
     #[serde(default)]
     pub rote_leaves: u64,
+    /// Leaves of the kept first-level tree decided by second-level searches, taken as given
+    /// by the first check; the certificate re-solves them.
+    #[serde(default)]
+    pub second_level_leaves: u64,
+    /// Whether the certificate (written when the session was solved, every leaf re-solved
+    /// down to the rules and the tables) passed the checker; `None` until it is written.
+    #[serde(default)]
+    pub certificate_verified: Option<bool>,
 }
 
 /// A session as stored.

@@ -15,7 +15,7 @@ use crate::egdb::Database;
 use crate::egdb::file::board_dir;
 use crate::position::{Color, Position};
 use crate::search::pn::{Level, PnTree, iterate};
-use crate::search::proof::{check, extract_trusting_rote};
+use crate::search::proof::{check, extract_kept};
 use crate::search::rote::{RoteEntry, RoteTable};
 use crate::search::{CurvePoint, Goal, Leaf, LeafEval, Outcome, Stats};
 use crate::session::codec::{self, CHUNK};
@@ -413,13 +413,19 @@ fn solve_goal(
     if let Some((outcome, _)) = verdict
         && rec.settings.verify
     {
-        // Nodes the rote store decided stay leaves (taken as given, and counted).
-        let (ok, rote_leaves) = extract_trusting_rote(&tree, leaf)
-            .map(|t| (check(&t, leaf.db).is_ok(), t.rote_leaves() as u64))
-            .unwrap_or((false, 0));
+        // The kept tree, checked at once: nodes the rote store or a second-level search
+        // decided stay leaves (taken as given, and counted); re-solving them all is the
+        // certificate's work, done when the session is solved.
+        let (ok, rote_leaves, second_level_leaves) = extract_kept(&tree, leaf)
+            .map(|t| {
+                let ok = check(&t, leaf.db).is_ok();
+                (ok, t.rote_leaves() as u64, t.second_level_leaves() as u64)
+            })
+            .unwrap_or((false, 0, 0));
         r = sessions.update(id, Vec::new(), |r| {
             r.goals[g].verified = Some(ok);
             r.goals[g].rote_leaves = rote_leaves;
+            r.goals[g].second_level_leaves = second_level_leaves;
             Ok(())
         })?;
         verdict = Some((outcome, Some((ok, rote_leaves))));
