@@ -528,3 +528,59 @@ fn a_solved_session_has_certificates_for_both_questions() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("session 2 is running"));
 }
+
+#[test]
+fn structural_tampering_is_rejected_at_its_line() {
+    let root = Position::initial("3x7".parse::<Board>().unwrap()).to_string();
+    let (proof, _) = certificate(&root, Color::White, "dfpn", None);
+    let ls = lines(&proof);
+    let text = |t: &[String]| t.join("\n") + "\n";
+
+    // An answer written twice: a node's line repeated after its own subtree.
+    let i = find(&ls, |l| depth(l) > 0 && tag(l) != "i");
+    let mut t = ls.clone();
+    t.insert(i + 1, ls[i].clone());
+    expect_wrong(&text(&t), None, i as u64 + 2, "appears twice");
+
+    // A shared leaf naming an ancestor (node 1, the first move).
+    let deep = find(&ls, |l| depth(l) == 3 && tag(l) == "i");
+    expect_wrong(
+        &as_leaf(&ls, deep, "s 1"),
+        None,
+        deep as u64 + 1,
+        "is an ancestor",
+    );
+
+    // A second root, and a depth that jumps.
+    let mut t = ls.clone();
+    t.push("0 - t".to_string());
+    expect_wrong(&text(&t), None, t.len() as u64, "a second root");
+    let mut t = ls.clone();
+    let f: Vec<&str> = ls[i].split(' ').collect();
+    t[i] = format!("{} {} {}", depth(&ls[i]) + 1, f[1], f[2..].join(" "));
+    expect_wrong(&text(&t), None, i as u64 + 1, "a child is one deeper");
+
+    // A table leaf under a header whose "tables" is null: the certificate is wrong.
+    let mut t = ls.clone();
+    let f: Vec<&str> = ls[deep].split(' ').collect();
+    t[deep] = format!("{} {} d w", f[0], f[1]);
+    let end = (deep + 1..t.len())
+        .find(|&j| depth(&t[j]) <= depth(&ls[deep]))
+        .unwrap_or(t.len());
+    t.drain(deep + 1..end);
+    expect_wrong(&text(&t), None, deep as u64 + 1, "\"tables\" is null");
+}
+
+#[test]
+fn tables_named_but_absent_matter_only_at_a_table_leaf() {
+    // A 3x3 proof has no table leaf; a header naming tables that are not at hand is fine.
+    let (proof, _) = certificate("BBB/B.W/WWW w", Color::White, "pn", None);
+    let named = proof.replacen(
+        "\"tables\":null",
+        "\"tables\":{\"board\":\"3x3\",\"pieces\":4}",
+        1,
+    );
+    let empty = tempfile::tempdir().unwrap();
+    check(&named, Some(empty.path())).unwrap();
+    check(&named, None).unwrap();
+}

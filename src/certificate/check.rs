@@ -142,6 +142,10 @@ struct Checker<'a> {
     proves: bool,
     /// The tables and the largest piece count the header names.
     tables: Option<(Held<'a>, u32)>,
+    /// Whether the header names tables (`null` allows no table leaf).
+    tables_named: bool,
+    /// Why the tables the header names are not at hand, if they are not.
+    unavailable: Option<String>,
     positions: Vec<(u64, u64)>,
     stack: Vec<Frame>,
     /// Frames to reuse, so inner nodes allocate nothing once warm.
@@ -291,6 +295,8 @@ impl<'a> Checker<'a> {
             }
         };
         let board = root.board();
+        // Tables named but not at hand only matter at the first table leaf: say why then.
+        let mut unavailable = None;
         let tables = match (&header.tables, tables) {
             (None, _) => None,
             (Some(t), dir) => {
@@ -314,17 +320,25 @@ impl<'a> Checker<'a> {
                         Some((Held::Borrowed(db), t.pieces))
                     }
                     Some(Tables::Dir(dir)) => {
-                        if !crate::egdb::file::board_dir(dir, board).is_dir() {
-                            return Err(bad(format!(
-                                "the certificate uses tables of {tb} and there are none under {}: build them with `fanorona db build --board {tb} --pieces {} --dir {}`",
+                        if crate::egdb::file::board_dir(dir, board).is_dir() {
+                            Some((Held::Owned(Database::new(dir, board)), t.pieces))
+                        } else {
+                            unavailable = Some(format!(
+                                "a table leaf, and there are no tables of {tb} under {}: build them with `fanorona db build --board {tb} --pieces {} --dir {}`",
                                 dir.display(),
                                 t.pieces,
                                 dir.display()
-                            )));
+                            ));
+                            None
                         }
-                        Some((Held::Owned(Database::new(dir, board)), t.pieces))
                     }
-                    None => None,
+                    None => {
+                        unavailable = Some(
+                            "a table leaf: give the tables with --db DIR (the header's \"tables\" names them)"
+                                .to_string(),
+                        );
+                        None
+                    }
                 }
             }
         };
@@ -339,6 +353,8 @@ impl<'a> Checker<'a> {
             attacker,
             proves,
             tables,
+            tables_named: header.tables.is_some(),
+            unavailable,
             positions: Vec::new(),
             stack: Vec::new(),
             pool: Vec::new(),
@@ -534,11 +550,15 @@ impl<'a> Checker<'a> {
 
     /// Checks a table leaf's value against the tables.
     fn table_leaf(&self, line: u64, pos: &Position, v: Wdl) -> Result<(), VerifyError> {
-        let Some((db, pieces)) = &self.tables else {
-            return Err(unreadable(
+        if !self.tables_named {
+            return Err(wrong(
                 line,
-                "a table leaf: give the tables with --db DIR (the header's \"tables\" names them)",
+                "a table leaf, but the header's \"tables\" is null",
             ));
+        }
+        let Some((db, pieces)) = &self.tables else {
+            let why = self.unavailable.clone().unwrap_or_default();
+            return Err(unreadable(line, why));
         };
         if pos.piece_count() > *pieces {
             return Err(wrong(

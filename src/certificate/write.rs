@@ -123,6 +123,7 @@ pub fn write(
         goal,
         proves,
         db,
+        pieces: header.tables.as_ref().map_or(0, |t| t.pieces),
         tree,
         resolver,
         path: Path::default(),
@@ -159,6 +160,8 @@ struct Walker<'w, 's, 'a> {
     goal: Goal,
     proves: bool,
     db: Option<&'a Database>,
+    /// The largest piece count the header's tables hold.
+    pieces: u32,
     tree: Option<&'s PnTree<'a>>,
     resolver: &'w mut DfPn<'a>,
     /// The positions from the root to the current node, for the resolver.
@@ -199,6 +202,10 @@ impl Walker<'_, '_, '_> {
         let attacker_to_move = pos.side_to_move() == self.goal.attacker;
         if is_lost(pos) {
             return Some((Tag::Terminal, attacker_to_move != self.proves));
+        }
+        // Only what the header's tables hold (a side without pieces is in no slice).
+        if pos.us() == 0 || pos.them() == 0 || pos.piece_count() > self.pieces {
+            return None;
         }
         let v = self.db?.probe(pos)?;
         let attacker_wins = matches!((v, attacker_to_move), (Wdl::Win, true) | (Wdl::Loss, false));

@@ -134,9 +134,8 @@ pub fn verify_cmd(
             }
         },
     );
-    if let Some(e) = leaf_error.or_else(|| leaf_file.as_mut().and_then(|f| f.flush().err())) {
-        return Err(Failure::other(anyhow!("writing the leaves: {e}")));
-    }
+    // A failed --leaves file is said after the verdict, which stands.
+    let leaves_failed = leaf_error.or_else(|| leaf_file.as_mut().and_then(|f| f.flush().err()));
     bar.finish_and_clear();
     let name = path.display();
     match result {
@@ -169,6 +168,10 @@ pub fn verify_cmd(
                     r.seconds,
                     r.nodes as f64 / r.seconds.max(1e-9) / 1e6
                 );
+            }
+            if let Some(e) = leaves_failed {
+                eprintln!("error: writing the leaves: {e}");
+                return Err(Failure::Reported(2));
             }
             Ok(())
         }
