@@ -59,8 +59,9 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write the certificates of a solved session (PREFIX.white-wins.cert.gz,
-    /// PREFIX.black-wins.cert.gz: one per decided question), for `fanorona verify`.
+    /// Write the certificates of a session (PREFIX.white-wins.cert.gz,
+    /// PREFIX.black-wins.cert.gz): both questions of a solved one, the questions decided so
+    /// far of one still running (that needs the store: not while a daemon runs).
     Certificate {
         id: u64,
         /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
@@ -513,17 +514,37 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     crate::cli::certificate::check_prefix(prefix)?;
     let (status, _) = ask(config, Request::Status { id })?;
     let state = status["state"].as_str().unwrap_or("?").to_string();
-    if state != "solved" {
-        return Err(Failure::input(anyhow!(
-            "session {id} is {state}: certificates are written once it is solved"
-        )));
-    }
     let dir = DataDir::new(&config.data_dir);
     let kept = certificates::prefix(&dir.root, id);
+    let color = |name: &str| {
+        if name == "white" {
+            fanorona::Color::White
+        } else {
+            fanorona::Color::Black
+        }
+    };
     // A solved session answers both questions: a draw disproves both, a win proves one and
-    // so disproves the other.
-    let goals = [fanorona::Color::White, fanorona::Color::Black]
-        .map(|attacker| fanorona::search::Goal { attacker });
+    // so disproves the other. An unsolved one has a certificate for each question decided
+    // so far (written now, from the store).
+    let goals: Vec<fanorona::search::Goal> = if state == "solved" {
+        vec![fanorona::Color::White, fanorona::Color::Black]
+    } else {
+        status["goals"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|g| matches!(g["outcome"].as_str(), Some("proven" | "disproven")))
+            .map(|g| color(g["attacker"].as_str().unwrap_or("")))
+            .collect()
+    }
+    .into_iter()
+    .map(|attacker| fanorona::search::Goal { attacker })
+    .collect();
+    if goals.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "session {id} is {state} and has no question decided yet: no certificate to write"
+        )));
+    }
     let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());
     let mut made = Vec::new();
     if missing {
