@@ -131,6 +131,7 @@ pub fn write(
         finished: HashMap::default(),
         stack: Vec::new(),
         written: Written::default(),
+        twins: None,
     };
     w.run(root, progress)?;
     let mut written = w.written;
@@ -172,6 +173,9 @@ struct Walker<'w, 's, 'a> {
     finished: PositionMap,
     stack: Vec<Frame>,
     written: Written,
+    /// The tree's expanded, decided nodes by position and positions since the last
+    /// capture, built on first need (for rote-decided nodes whose twin is in the tree).
+    twins: Option<HashMap<(Position, u64), usize, BuildHasherDefault<WordHasher>>>,
 }
 
 impl Walker<'_, '_, '_> {
@@ -213,17 +217,37 @@ impl Walker<'_, '_, '_> {
     }
 
     /// The tree node of `child` below tree node `parent`, if the tree kept its subtree.
-    fn tree_child(&self, parent: Option<usize>, child: &Position) -> Option<usize> {
+    /// A child the rote store decided stands for the node that decided it when that node is
+    /// in this tree (a transposition with the same positions since the last capture, hence
+    /// the same value): its subtree is followed instead of re-solved.
+    fn tree_child(&mut self, parent: Option<usize>, child: &Position) -> Option<usize> {
         let tree = self.tree?;
         let node = &tree.nodes[parent?];
         if !node.expanded {
             return None;
         }
         let range = node.first as usize..(node.first + node.count) as usize;
-        range
-            .into_iter()
-            .find(|&c| tree.nodes[c].pos == *child)
-            .filter(|&c| tree.nodes[c].expanded)
+        let c = range.into_iter().find(|&c| tree.nodes[c].pos == *child)?;
+        let n = &tree.nodes[c];
+        if n.expanded {
+            return Some(c);
+        }
+        if !n.rote {
+            return None;
+        }
+        let twins = self.twins.get_or_insert_with(|| {
+            // Expanded, decided nodes by (position, positions since the last capture).
+            let mut map = HashMap::default();
+            for (i, t) in tree.nodes.iter().enumerate() {
+                if t.expanded && (t.pn == 0 || t.dn == 0) {
+                    map.entry((t.pos, t.since)).or_insert(i);
+                }
+            }
+            map
+        });
+        let &twin = twins.get(&(n.pos, n.since))?;
+        let t = &tree.nodes[twin];
+        self.wanted(t.pn, t.dn).then_some(twin)
     }
 
     fn run(&mut self, root: Position, progress: &mut dyn FnMut(u64)) -> Result<(), WriteError> {
