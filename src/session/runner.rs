@@ -410,13 +410,16 @@ fn solve_goal(
     if r.state == State::Solved {
         stop.halt.store(true, Ordering::SeqCst);
     }
+    let mut second_level_leaves = 0;
     if let Some((outcome, _)) = verdict
         && rec.settings.verify
     {
         // The kept tree, checked at once: nodes the rote store or a second-level search
         // decided stay leaves (taken as given, and counted); re-solving them all is the
         // certificate's work, done when the session is solved.
-        let (ok, rote_leaves, second_level_leaves) = extract_kept(&tree, leaf)
+        let ok;
+        let rote_leaves;
+        (ok, rote_leaves, second_level_leaves) = extract_kept(&tree, leaf)
             .map(|t| {
                 let ok = check(&t, leaf.db).is_ok();
                 (ok, t.rote_leaves() as u64, t.second_level_leaves() as u64)
@@ -448,8 +451,10 @@ fn solve_goal(
                 "disproven"
             },
             match v {
-                Some((true, 0)) => ", proof verified".to_string(),
-                Some((true, n)) => format!(", proof verified ({n} leaves from the rote store)"),
+                Some((true, 0)) if second_level_leaves == 0 => ", proof verified".to_string(),
+                Some((true, n)) => format!(
+                    ", kept tree verified ({n} rote and {second_level_leaves} second-level leaves taken as given; the certificate checks them)"
+                ),
                 Some((false, _)) => ", proof FAILED the check".to_string(),
                 None => String::new(),
             }
