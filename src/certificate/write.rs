@@ -370,27 +370,28 @@ impl Walker<'_, '_, '_> {
             }
             return Err(self.no_solution(pos, "the tree has no child that holds"));
         }
-        // The resolver: decide this node (the path holds its parent), then read its table.
+        // The resolver: a child its table already decides; else decide this node (the path
+        // holds its parent), which leaves the deciding child in the table.
         self.path.push(*pos);
-        let found = self.resolved_choice(&moves);
+        let known = self.resolved_choice(&moves);
         self.path.pop();
-        if found.is_none() {
-            let e = self.resolver.decide(&mut self.path, pos);
-            if !self.wanted(e.pn, e.dn) {
-                return Err(self.no_solution(pos, "the position is decided the other way"));
-            }
-            self.path.push(*pos);
-            let found = self.resolved_choice(&moves).or_else(|| {
-                // The table dropped the deciding child: search the children one by one.
-                moves.iter().copied().find(|(_, c)| {
-                    let e = self.resolver.decide(&mut self.path, c);
-                    self.wanted(e.pn, e.dn)
-                })
-            });
-            self.path.pop();
-            return found.ok_or_else(|| self.no_solution(pos, "no move holds"));
+        if let Some(m) = known {
+            return Ok(m);
         }
-        Ok(found.expect("checked"))
+        let e = self.resolver.decide(&mut self.path, pos);
+        if !self.wanted(e.pn, e.dn) {
+            return Err(self.no_solution(pos, "the position is decided the other way"));
+        }
+        self.path.push(*pos);
+        let found = self.resolved_choice(&moves).or_else(|| {
+            // The table dropped the deciding child: search the children one by one.
+            moves.iter().copied().find(|(_, c)| {
+                let e = self.resolver.decide(&mut self.path, c);
+                self.wanted(e.pn, e.dn)
+            })
+        });
+        self.path.pop();
+        found.ok_or_else(|| self.no_solution(pos, "no move holds"))
     }
 
     /// A move whose child the resolver's table already decides the claim's way (the path
