@@ -466,25 +466,23 @@ fn a_solved_session_has_certificates_for_both_questions() {
     assert_eq!(certs.len(), 2);
     assert!(certs.iter().all(|c| c["verified"] == true));
     let prefix = dir.path().join("s");
-    let copied = run(
-        &[
-            "session",
-            "certificate",
-            "1",
-            prefix.to_str().unwrap(),
-            "--data-dir",
-            data,
-        ],
-        b"",
-    );
-    assert!(
-        copied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&copied.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&copied.stdout).contains("verified when the session was solved")
-    );
+    // `session certificate ID PREFIX`: succeeds, and says how the certificates came about.
+    let certificate_of = |id: &str, says: &str| {
+        let o = run(
+            &[
+                "session",
+                "certificate",
+                id,
+                prefix.to_str().unwrap(),
+                "--data-dir",
+                data,
+            ],
+            b"",
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).contains(says));
+    };
+    certificate_of("1", "verified when the session was solved");
     for goal in ["white", "black"] {
         let cert = dir.path().join(format!("s.{goal}-wins.cert.gz"));
         assert_eq!(
@@ -494,23 +492,7 @@ fn a_solved_session_has_certificates_for_both_questions() {
     }
     // Without the daemon's copies they are written again from the store.
     std::fs::remove_dir_all(dir.path().join("data/certificates")).unwrap();
-    let again = run(
-        &[
-            "session",
-            "certificate",
-            "1",
-            prefix.to_str().unwrap(),
-            "--data-dir",
-            data,
-        ],
-        b"",
-    );
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
-    assert!(String::from_utf8_lossy(&again.stdout).contains("written and verified now"));
+    certificate_of("1", "written and verified now");
     // A session that is not solved has none.
     let started = run(&["session", "start", "3x9", "--data-dir", data], b"");
     assert!(started.status.success());
