@@ -75,7 +75,7 @@ pub fn header_extra(search: Value) -> serde_json::Map<String, Value> {
 
 /// A certificate written and then checked by the checker.
 pub struct Made {
-    pub goal: String,
+    pub goal: Goal,
     pub claim: &'static str,
     pub path: PathBuf,
     pub written: Written,
@@ -90,7 +90,7 @@ impl Made {
     pub fn json(&self) -> Value {
         let w = &self.written;
         json!({
-            "goal": self.goal,
+            "goal": self.goal.to_string(),
             "claim": self.claim,
             "path": self.path.display().to_string(),
             "nodes": w.nodes,
@@ -116,7 +116,7 @@ pub fn make(
 ) -> Result<Made, WriteError> {
     let path = path_for(prefix, solved.goal);
     let db = solved.db;
-    let goal = solved.goal.to_string();
+    let goal = solved.goal;
     let claim = if solved.proves { "proven" } else { "disproven" };
     let written = write_file(&path, solved, extra, progress)?;
     // The search's tables are open already (their files checked when first read).

@@ -168,7 +168,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     let mut made = service.write_certificates(&rec).map_err(Failure::other)?;
     if let Some(prefix) = &args.certificate {
         for m in &mut made {
-            let to = fanorona::certificate::path_for(prefix, goal_of(&m.goal));
+            let to = fanorona::certificate::path_for(prefix, m.goal);
             std::fs::copy(&m.path, &to).map_err(|e| {
                 Failure::other(anyhow!(
                     "copying {} to {}: {e}",
@@ -253,14 +253,4 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         )));
     }
     Ok(Some(()))
-}
-
-/// The goal named as a `Goal` prints it ("white wins").
-fn goal_of(name: &str) -> Goal {
-    let attacker = if name.starts_with("white") {
-        fanorona::Color::White
-    } else {
-        fanorona::Color::Black
-    };
-    Goal { attacker }
 }

@@ -465,7 +465,8 @@ impl Service {
         // The full check of each question's proof is its certificate's.
         let checked = self.sessions.update(rec.id, Vec::new(), |r| {
             for m in &made {
-                if let Some(g) = r.goals.iter_mut().find(|g| m.goal.starts_with(&g.attacker)) {
+                let attacker = m.goal.attacker.name();
+                if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker) {
                     g.certificate_verified = Some(m.verified());
                 }
             }

@@ -86,19 +86,27 @@ impl Database {
     /// `None` if the slice is not built or cannot be used.
     #[inline]
     pub fn probe_sides(&self, us: Bitboard, them: Bitboard) -> Option<Wdl> {
+        self.value(us, them).ok()
+    }
+
+    /// `probe_sides`, naming the slice that could not answer (not built, damaged, or holding
+    /// an invalid code); `lookup` says which of these it was.
+    #[inline]
+    fn value(&self, us: Bitboard, them: Bitboard) -> Result<Wdl, Material> {
         if us == 0 {
-            return Some(Wdl::Loss);
+            return Ok(Wdl::Loss);
         }
         if them == 0 {
-            return Some(Wdl::Win);
+            return Ok(Wdl::Win);
         }
         let material = Material {
             a: us.count_ones() as u8,
             b: them.count_ones() as u8,
         };
-        let file = self.slice(material).ok()??;
-        let i = file.slice.rank(us, them);
-        Wdl::from_code(code_at(file.payload(), i))
+        let Ok(Some(file)) = self.slice(material) else {
+            return Err(material);
+        };
+        Wdl::from_code(code_at(file.payload(), file.slice.rank(us, them))).ok_or(material)
     }
 
     /// Plies to a capture or the end of the game under best play, for a won or lost position
@@ -141,24 +149,16 @@ impl Database {
                 tables: self.board,
             });
         };
-        let (us, them) = (pos.us(), pos.them());
-        if us == 0 || them == 0 {
-            return Ok(if us == 0 { Wdl::Loss } else { Wdl::Win });
-        }
-        let material = Material {
-            a: us.count_ones() as u8,
-            b: them.count_ones() as u8,
-        };
-        let file = self
-            .slice(material)
-            .map_err(|e| Unavailable::Damaged(e.to_string()))?
-            .ok_or_else(|| Unavailable::NotBuilt {
-                material,
-                board: self.board,
-                root: self.root.clone(),
-            })?;
-        Wdl::from_code(code_at(file.payload(), file.slice.rank(us, them)))
-            .ok_or_else(|| Unavailable::Damaged(format!("slice {material}: an invalid code")))
+        self.value(pos.us(), pos.them())
+            .map_err(|material| match self.slice(material) {
+                Err(e) => Unavailable::Damaged(e.to_string()),
+                Ok(None) => Unavailable::NotBuilt {
+                    material,
+                    board: self.board,
+                    root: self.root.clone(),
+                },
+                Ok(Some(_)) => Unavailable::Damaged(format!("slice {material}: an invalid code")),
+            })
     }
 
     /// The largest piece count of any slice built (0 if none is): a search may have read a
