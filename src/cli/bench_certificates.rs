@@ -12,7 +12,6 @@ use serde_json::json;
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
 use fanorona::certificate::{self, Solved};
-use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::pn::{self, Level};
 use fanorona::search::{Goal, LeafEval, Limits, Outcome};
@@ -30,7 +29,9 @@ struct Run {
 
 fn run_board(board: Board, db_dir: Option<&Path>, out_dir: &Path) -> Result<Run, Failure> {
     let root = Position::initial(board);
-    let db = db_dir.map(|d| Database::new(d, board));
+    let db = db_dir
+        .map(|d| crate::cli::solve::open_tables(d, board))
+        .transpose()?;
     let leaf = LeafEval { db: db.as_ref() };
     let mut run = Run::default();
     let mover = root.side_to_move();

@@ -11,6 +11,7 @@ use crate::cli::output::{CliResult, Failure, input};
 use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
+use fanorona::egdb::probe::{Census, SliceState};
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::verify_slice;
 use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Slice, Wdl, build, paper};
@@ -53,35 +54,44 @@ pub fn build_cmd(
     Ok(())
 }
 
-/// The built slices of a board, by piece count, up to the first piece count with none.
-fn built_slices(db: &Database) -> Result<Vec<(Slice, &SliceFile)>, Failure> {
-    let mut out = Vec::new();
-    for pieces in 2..=db.board().size() {
-        let mut any = false;
-        for m in Material::with_pieces(pieces) {
-            let slice = input(Slice::new(db.board(), m))?;
-            if let Some(f) = db.slice(m).map_err(Failure::other)? {
-                out.push((slice, f));
-                any = true;
-            }
-        }
-        if !any {
-            break;
-        }
+/// A slice of the census: intact (with its file), or what is wrong with it.
+type CensusRow<'d> = (Material, Result<(Slice, &'d SliceFile), String>);
+
+/// Every slice of a board up to the largest piece count built, in order, each opened (header
+/// and checksum checked): intact with its file, or "missing" or "damaged: why"; and the
+/// census. No slice at all is bad input.
+fn census_slices(db: &Database) -> Result<(Vec<CensusRow<'_>>, Census), Failure> {
+    let census = db.census();
+    if census.max_pieces == 0 {
+        return Err(Failure::input(census.whole(db).expect_err("no slice")));
     }
-    Ok(out)
+    let mut rows = Vec::new();
+    for (m, state) in &census.slices {
+        let row = match (state, db.slice(*m)) {
+            (SliceState::Intact, Ok(Some(f))) => Ok((input(Slice::new(db.board(), *m))?, f)),
+            (SliceState::Damaged(why), _) => Err(format!("DAMAGED: {why}")),
+            _ => Err("MISSING".to_string()),
+        };
+        rows.push((*m, row));
+    }
+    Ok((rows, census))
+}
+
+/// After a report: the census's missing or damaged slices as the command's failure.
+fn census_failure(db: &Database, census: &Census) -> CliResult {
+    census.whole(db).map_err(|e| {
+        if e.is_missing() {
+            Failure::input(e)
+        } else {
+            Failure::other(e)
+        }
+    })
 }
 
 pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
     let board = canonical_board(board(board_text)?);
     let db = Database::new(dir, board);
-    let slices = built_slices(&db)?;
-    if slices.is_empty() {
-        return Err(Failure::input(anyhow!(
-            "no tables of {board} under {}: build them with `fanorona db build --board {board} --pieces 4`",
-            dir.display()
-        )));
-    }
+    let (slices, census) = census_slices(&db)?;
     let mut rows = Vec::new();
     if !json {
         out!(
@@ -93,7 +103,17 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
         );
     }
     let mut mismatches = 0;
-    for (slice, file) in &slices {
+    for (material, row) in &slices {
+        let (slice, file) = match row {
+            Ok(sf) => sf,
+            Err(what) => {
+                if !json {
+                    out!("{:>6} {what}", material.to_string());
+                }
+                rows.push(json!({"slice": material.to_string(), "error": what}));
+                continue;
+            }
+        };
         let c = table3_counts(slice, file.payload(), threads).ok_or_else(|| {
             Failure::other(anyhow!(
                 "{}: mirror images have different values; run `fanorona db verify --board {board}`",
@@ -136,7 +156,7 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
             json!({"board": board.to_string(), "slices": rows, "paper_mismatches": mismatches})
         );
     }
-    Ok(())
+    census_failure(&db, &census)
 }
 
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
@@ -218,17 +238,38 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
 pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
     let board = canonical_board(board(board_text)?);
     let db = Database::new(dir, board);
-    // Opening each file checks its header and checksum; a damaged one stops here, by name.
-    let slices = built_slices(&db)?;
-    if slices.is_empty() {
-        return Err(Failure::input(anyhow!(
-            "no tables of {board} under {}",
-            dir.display()
-        )));
-    }
+    // Opening each file checks its header and checksum; a missing or damaged slice is
+    // reported in its place, by name, and fails the command at the end.
+    let (slices, census) = census_slices(&db)?;
     let mut total = 0;
     let mut rows = Vec::new();
-    for (slice, file) in &slices {
+    for (material, row) in &slices {
+        let (slice, file) = match row {
+            Ok(sf) => sf,
+            Err(what) => {
+                if !json {
+                    out!("{board} {material}: {what}");
+                }
+                rows.push(json!({"slice": material.to_string(), "error": what}));
+                continue;
+            }
+        };
+        // Its successors (the opponent to move, with as many or fewer pieces after a
+        // capture) must be readable for the check to mean anything.
+        let broken = (1..=material.b)
+            .map(|b| Material {
+                a: b,
+                b: material.a,
+            })
+            .find(|m| slices.iter().any(|(s, r)| s == m && r.is_err()));
+        if let Some(m) = broken {
+            let what = format!("not checked: its successors in slice {m} cannot be read");
+            if !json {
+                out!("{board} {material}: {what}");
+            }
+            rows.push(json!({"slice": material.to_string(), "error": what}));
+            continue;
+        }
         let distances = SliceFile::open(dir, slice, Kind::Distance).map_err(Failure::other)?;
         let check = verify_slice(
             &db,
@@ -275,9 +316,10 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
             "{}",
             json!({"board": board.to_string(), "slices": rows, "errors": total})
         );
-    } else if total == 0 {
+    } else if total == 0 && census.whole(&db).is_ok() {
         out!("no errors in {} slices", slices.len());
     }
+    census_failure(&db, &census)?;
     if total > 0 {
         return Err(Failure::other(anyhow!(
             "{total} entries disagree with their successors"

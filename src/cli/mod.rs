@@ -10,6 +10,7 @@ pub mod rules;
 pub mod session;
 pub mod session_solve;
 pub mod solve;
+pub mod solve_report;
 
 use std::path::{Path, PathBuf};
 

@@ -6,21 +6,61 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use serde_json::json;
 
 use crate::cli::output::Failure;
 use crate::cli::session::{init_tracing, progress_line, unfinished};
 use crate::cli::solve::{Algo, SolveArgs};
-use crate::out;
+use crate::cli::solve_report::{Question, Report};
 use fanorona::Position;
 use fanorona::config::Config;
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
 use fanorona::search::Goal;
 use fanorona::search::rote::RoteKey;
-use fanorona::session::{self, State, curve, runner};
+use fanorona::session::{self, SessionRecord, State, curve, runner};
 
 /// Set by SIGINT/SIGTERM: checkpoint and stop.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Runs session `id` on this thread's scope until it is solved, fails or is interrupted
+/// (Ctrl-C checkpoints), printing progress to stderr. Meanwhile the data directory's socket
+/// answers other commands (list, status, curve, ...) as a daemon's would.
+fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::SessionError> {
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let done = AtomicBool::new(false);
+    let listener = daemon::bind(&service.dir)
+        .inspect_err(|e| eprintln!("note: other commands cannot reach this solve: {e}"))
+        .ok();
+    std::thread::scope(|s| {
+        if let Some(listener) = &listener {
+            s.spawn(|| daemon::answer(service, listener, &done));
+        }
+        let h = s.spawn(|| {
+            *service.running.lock().expect("running lock") = Some(id);
+            let r =
+                runner::run_guarded(&service.sessions, id, &service.control, &service.dir.logs());
+            *service.running.lock().expect("running lock") = None;
+            r
+        });
+        let (mut last, mut shown) = (Instant::now(), 0);
+        while !h.is_finished() {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                service.control.request_stop();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            if last.elapsed() >= Duration::from_secs(1) {
+                let p = service.control.progress.lock().expect("progress").clone();
+                if let Some(p) = p.filter(|p| p.iteration != shown) {
+                    shown = p.iteration;
+                    eprintln!("{}", progress_line(&p));
+                }
+                last = Instant::now();
+            }
+        }
+        let r = h.join().expect("the solving thread does not panic");
+        done.store(true, Ordering::SeqCst);
+        r
+    })
+}
 
 /// Solves `pos` as a session. `Ok(None)`: the store is in use by another process, so the
 /// caller solves in memory instead.
@@ -48,58 +88,46 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     init_tracing(config);
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir.clone(), false);
-    // An unfinished session on the same root with the same settings is resumed.
-    let existing = service
-        .sessions
-        .list()
-        .map_err(Failure::other)?
-        .into_iter()
-        .find(|r| {
-            // The same problem (root, algorithm, tables, second level); the other settings
-            // (threads, checkpoint interval, checking) may change between runs.
-            let (a, b) = (&r.settings, &settings);
-            r.root == pos.to_string()
-                && (a.algo, &a.db_dir, a.second_level) == (b.algo, &b.db_dir, b.second_level)
-                && unfinished(r.state)
-        });
-    let rec = match existing {
-        Some(r) => {
-            if r.state != State::Running {
-                service
-                    .sessions
-                    .set_state(r.id, State::Running)
-                    .map_err(Failure::other)?;
-            }
-            eprintln!("resuming session {} from its last checkpoint", r.id);
-            r
-        }
-        None => service
-            .sessions
-            .create(pos, None, settings)
-            .map_err(Failure::other)?,
+    // A session on the same problem (root, algorithm, tables, second level; the other
+    // settings may change between runs) answers at once if it was solved, or is resumed
+    // (retried, if it failed) instead of starting another.
+    let same_problem = |r: &SessionRecord| {
+        let (a, b) = (&r.settings, &settings);
+        r.root == pos.to_string()
+            && (a.algo, &a.db_dir, a.second_level) == (b.algo, &b.db_dir, b.second_level)
     };
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    let result = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            runner::run_guarded(&service.sessions, rec.id, &service.control, &dir.logs())
-        });
-        let (mut last, mut shown) = (Instant::now(), 0);
-        while !h.is_finished() {
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                service.control.request_stop();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-            if last.elapsed() >= Duration::from_secs(1) {
-                let p = service.control.progress.lock().expect("progress").clone();
-                if let Some(p) = p.filter(|p| p.iteration != shown) {
-                    shown = p.iteration;
-                    eprintln!("{}", progress_line(&p));
+    let list = service.sessions.list().map_err(Failure::other)?;
+    let solved_before = list
+        .iter()
+        .rev()
+        .find(|r| same_problem(r) && r.state == State::Solved)
+        .cloned();
+    let result = match &solved_before {
+        Some(r) => Ok(r.clone()),
+        None => {
+            let existing = list
+                .into_iter()
+                .find(|r| same_problem(r) && (unfinished(r.state) || r.state == State::Failed));
+            let rec = match existing {
+                Some(r) => {
+                    if r.state != State::Running {
+                        service
+                            .sessions
+                            .set_state(r.id, State::Running)
+                            .map_err(Failure::other)?;
+                    }
+                    eprintln!("resuming session {} from its last checkpoint", r.id);
+                    r
                 }
-                last = Instant::now();
-            }
+                None => service
+                    .sessions
+                    .create(pos, None, settings.clone())
+                    .map_err(Failure::other)?,
+            };
+            run_here(&service, rec.id)
         }
-        h.join().expect("the solving thread does not panic")
-    });
+    };
+    let solved_before = solved_before.is_some();
     let rec = result.map_err(Failure::other)?;
     if rec.state == State::Failed {
         return Err(Failure::input(anyhow!(rec.error.unwrap_or_default())));
@@ -150,22 +178,45 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
             .collect();
         curve::write_csv(path, &rows).map_err(Failure::other)?;
     }
-    let (nodes, seconds, rote_hits) = rec.totals();
     // The proofs that decide the value: both disproofs of a draw, the winner's proof of a
     // win. (With two threads the other question may have been halted, undecided.)
+    let questions: Vec<Question> = rec
+        .goals
+        .iter()
+        .map(|g| Question {
+            attacker: g.attacker.clone(),
+            outcome: g.outcome.clone(),
+            nodes: g.nodes,
+            iterations: g.iterations,
+            first_level: Some(g.first_level),
+            db_hits: g.db_hits,
+            rote_hits: Some(g.rote_hits),
+            repetitions: g.repetitions,
+            seconds: g.seconds,
+        })
+        .collect();
     let deciding: Vec<_> = rec
         .goals
         .iter()
-        .filter(|g| match value.as_str() {
-            "draw" => g.outcome == "disproven",
-            v => g.attacker == v && g.outcome == "proven",
-        })
+        .zip(&questions)
+        .filter(|(_, q)| q.decides(Some(&value)))
+        .map(|(g, _)| g)
         .collect();
     let checked = !deciding.is_empty() && deciding.iter().all(|g| g.verified.is_some());
     let mut verified = checked && deciding.iter().all(|g| g.verified == Some(true));
     // Certificates of every decided question, written (and checked) under the data
     // directory as the daemon does, and copied to --certificate's prefix.
-    let mut made = service.write_certificates(&rec).map_err(Failure::other)?;
+    // (A session solved before keeps its certificates under the data directory, checked
+    // then; they are written again only when asked for.)
+    let mut made = if solved_before && args.certificate.is_none() {
+        verified &= rec
+            .goals
+            .iter()
+            .all(|g| g.certificate_verified != Some(false));
+        Vec::new()
+    } else {
+        service.write_certificates(&rec).map_err(Failure::other)?
+    };
     if let Some(prefix) = &args.certificate {
         for m in &mut made {
             let to = fanorona::certificate::path_for(prefix, m.goal);
@@ -180,73 +231,26 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         }
     }
     verified &= made.iter().all(|m| m.verified());
-    if args.json {
-        out!(
-            "{}",
-            json!({
-                "position": pos.to_string(),
-                "value": value,
-                "best_move": best,
-                "nodes": nodes,
-                "seconds": seconds,
-                "verified": verified,
-                "algorithm": args.algo.name(),
-                "database": rec.settings.db_dir,
-                "session": rec.id,
-                "rote_hits": rote_hits,
-                "certificates": made.iter().map(|m| m.json()).collect::<Vec<_>>(),
-                "searches": rec.goals.iter().map(|g| json!({
-                    "goal": format!("{} wins", g.attacker),
-                    "outcome": g.outcome,
-                    "nodes": g.nodes,
-                    "iterations": g.iterations,
-                    "first_level": g.first_level,
-                    "db_hits": g.db_hits,
-                    "rote_hits": g.rote_hits,
-                    "repetitions": g.repetitions,
-                    "seconds": g.seconds,
-                })).collect::<Vec<_>>(),
-            })
-        );
-    } else {
-        out!("{pos}");
-        out!(
-            "value: {}",
-            match value.as_str() {
-                "draw" => "draw".to_string(),
-                v => format!("{v} wins"),
-            }
-        );
-        if let Some(b) = &best {
-            out!("best move: {b}");
-        }
-        for g in &rec.goals {
-            out!(
-                "  {} wins? {}: {} nodes, {} iterations, {} table hits, {} rote hits, {} repetitions, {:.2} s",
-                g.attacker,
-                g.outcome,
-                g.nodes,
-                g.iterations,
-                g.db_hits,
-                g.rote_hits,
-                g.repetitions,
-                g.seconds
-            );
-        }
-        for m in &made {
-            out!("{}", crate::cli::certificate::line(m));
-        }
-        out!(
-            "{nodes} nodes in {seconds:.2} s (session {}, {}); {}",
-            rec.id,
-            dir.root.display(),
-            match (checked, verified) {
-                (false, _) => "proofs not checked (verify = false)",
-                (_, true) => "proofs verified by the independent checker",
-                (_, false) => "a proof FAILED the independent check",
-            }
-        );
-    }
+    let report = Report {
+        position: *pos,
+        value: Some(value),
+        undecided: "unknown",
+        best_move: best,
+        questions,
+        seconds: rec.totals().1,
+        verified: checked.then_some(verified),
+        unchecked: "proofs not checked (verify = false)",
+        algorithm: args.algo.name(),
+        database: rec
+            .settings
+            .db_dir
+            .as_ref()
+            .map(|d| d.display().to_string()),
+        session: Some((rec.id, dir.root.display().to_string(), solved_before)),
+        certificates: made,
+        moves: None,
+    };
+    report.print(args.json);
     if checked && !verified {
         return Err(Failure::other(anyhow!(
             "a proof failed the independent check"

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::certificate::{check_prefix, make};
 use crate::cli::output::{CliResult, Failure, input};
-use crate::out;
+use crate::cli::solve_report::{Question, Report};
 use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
 use fanorona::egdb::Database;
@@ -116,6 +116,18 @@ fn target(text: Option<&str>) -> Result<Position, Failure> {
     } else {
         Ok(Position::initial(input(text.parse::<Board>())?))
     }
+}
+
+/// The whole tables of `board` under `dir`, or the refusal that names what is missing (exit
+/// 2: build it) or damaged (exit 1).
+pub fn open_tables(dir: &Path, board: Board) -> Result<Database, Failure> {
+    Database::open_whole(dir, board).map_err(|e| {
+        if e.is_missing() {
+            Failure::input(e)
+        } else {
+            Failure::other(e)
+        }
+    })
 }
 
 /// One goal searched, its proof extracted and re-checked; `verified` says whether it held.
@@ -249,19 +261,13 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
-    // The tables, if any are built for this board.
+    // The tables, if any are built for this board; whole, or the solve refuses.
     let dir = args.db.clone().unwrap_or_else(|| default_db.to_path_buf());
-    if args.db.is_some() && !board_dir(&dir, pos.board()).is_dir() {
-        return Err(Failure::input(anyhow!(
-            "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 5`",
-            pos.board(),
-            dir.display(),
-            pos.board()
-        )));
-    }
-    let db = board_dir(&dir, pos.board())
-        .is_dir()
-        .then(|| Database::new(&dir, pos.board()));
+    let db = if args.db.is_some() || board_dir(&dir, pos.board()).is_dir() {
+        Some(open_tables(&dir, pos.board())?)
+    } else {
+        None
+    };
     let leaf = LeafEval { db: db.as_ref() };
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
@@ -318,7 +324,7 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
                 } else {
                     "unknown"
                 });
-            move_values.push((m.notation(pos.board()), v));
+            move_values.push((m.notation(pos.board()), v.to_string()));
         }
     }
     // A win answers the loser's question too ("does the loser win?" is disproven) without
@@ -358,79 +364,45 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             .collect();
         fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
     }
-    let seconds = start.elapsed().as_secs_f64();
-    let value = solution.value.map(|v| v.name()).unwrap_or("unknown");
-    let best = solution.best_move().map(|m| m.notation(pos.board()));
-    let nodes = solution.nodes();
-    if args.json {
-        let mut o = json!({
-            "position": pos.to_string(),
-            "value": value,
-            "best_move": best,
-            "nodes": nodes,
-            "seconds": seconds,
-            "verified": verified && checked > 0,
-            "algorithm": args.algo.name(),
-            "database": db.as_ref().map(|_| dir.display().to_string()),
-            "searches": solution.searches.iter().map(|s| json!({
-                "goal": s.goal.to_string(),
-                "outcome": format!("{:?}", s.outcome).to_lowercase(),
-                "nodes": s.stats.nodes,
-                "iterations": s.stats.iterations,
-                "db_hits": s.stats.db_hits,
-                "repetitions": s.stats.repetitions,
-                "seconds": s.stats.seconds,
-            })).collect::<Vec<_>>(),
-        });
-        if args.certificate.is_some() {
-            o["certificates"] = certificates.iter().map(Made::json).collect();
-        }
-        if args.moves {
-            o["moves"] = move_values
-                .iter()
-                .map(|(m, v)| json!({"move": m, "value": v}))
-                .collect();
-        }
-        out!("{o}");
-    } else {
-        out!("{pos}");
-        match solution.value {
-            Some(v) => out!("value: {v}"),
-            None if args.goal.is_some() => {
-                out!("value: not decided by this one question")
-            }
-            None => out!("value: unknown (a limit ran out)"),
-        }
-        if let Some(b) = &best {
-            out!("best move: {b}");
-        }
-        for s in &solution.searches {
-            out!(
-                "  {}: {:?}, {} nodes, {} iterations, {} table hits, {} repetitions, {:.2} s",
-                s.goal,
-                s.outcome,
-                s.stats.nodes,
-                s.stats.iterations,
-                s.stats.db_hits,
-                s.stats.repetitions,
-                s.stats.seconds
-            );
-        }
-        for (m, v) in &move_values {
-            out!("  {m}: {v}");
-        }
-        for c in &certificates {
-            out!("{}", crate::cli::certificate::line(c));
-        }
-        out!(
-            "{nodes} nodes in {seconds:.2} s; {}",
-            match (checked, verified) {
-                (0, _) => "no search decided, so no proof to check",
-                (_, true) => "proofs verified by the independent checker",
-                (_, false) => "a proof FAILED the independent check",
-            }
-        );
-    }
+    let report = Report {
+        position: pos,
+        value: solution.value.map(|v| v.name().to_string()),
+        undecided: if args.goal.is_some() {
+            "not decided by this one question"
+        } else {
+            "unknown (a limit ran out)"
+        },
+        best_move: solution.best_move().map(|m| m.notation(pos.board())),
+        questions: solution
+            .searches
+            .iter()
+            .map(|s| Question {
+                attacker: s.goal.attacker.name().to_string(),
+                outcome: match s.outcome {
+                    Outcome::Proven => "proven",
+                    Outcome::Disproven => "disproven",
+                    Outcome::Unknown => "open",
+                }
+                .to_string(),
+                nodes: s.stats.nodes,
+                iterations: s.stats.iterations,
+                first_level: None,
+                db_hits: s.stats.db_hits,
+                rote_hits: None,
+                repetitions: s.stats.repetitions,
+                seconds: s.stats.seconds,
+            })
+            .collect(),
+        seconds: start.elapsed().as_secs_f64(),
+        verified: (checked > 0).then_some(verified),
+        unchecked: "no search decided, so no proof to check",
+        algorithm: args.algo.name(),
+        database: db.as_ref().map(|_| dir.display().to_string()),
+        session: None,
+        certificates,
+        moves: args.moves.then_some(move_values),
+    };
+    report.print(args.json);
     if let Some(e) = failure {
         return Err(e);
     }
@@ -510,14 +482,7 @@ const TABLE_BENCH_NODES: u64 = 10_000_000;
 /// nodes, by PN² and by PN² with df-pn at the second level.
 fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
-    if !board_dir(dir, pos.board()).is_dir() {
-        return Err(Failure::input(anyhow!(
-            "no tables of 5x9 under {}: build them with `fanorona db build --board 5x9 --pieces 7 --dir {}`",
-            dir.display(),
-            dir.display()
-        )));
-    }
-    let db = Database::new(dir, pos.board());
+    let db = open_tables(dir, pos.board())?;
     let db = &db;
     let cases = [Level::Pn2, Level::Pn2DfPn]
         .into_iter()

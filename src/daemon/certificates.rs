@@ -20,6 +20,8 @@ pub enum CertificateError {
     Session(#[from] SessionError),
     #[error("session {id}: its root '{root}' is not a position: {why}")]
     Root { id: u64, root: String, why: String },
+    #[error(transparent)]
+    Tables(#[from] crate::egdb::probe::TablesError),
     #[error("cannot create {path}: {source}")]
     Dir {
         path: PathBuf,
@@ -70,7 +72,9 @@ pub fn write(
         why: format!("{e}"),
     })?;
     let db_dir = rec.settings.db_dir.as_deref();
-    let db = db_dir.map(|d| Database::new(d, root.board()));
+    let db = db_dir
+        .map(|d| Database::open_whole(d, root.board()))
+        .transpose()?;
     if let Some(dir) = prefix.parent() {
         std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
             path: dir.to_path_buf(),

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use thiserror::Error;
 
 use crate::config::Config;
+use crate::egdb::Database;
 use crate::egdb::file::board_dir;
 use crate::position::Position;
 use crate::session::runner::{self, Control};
@@ -201,21 +202,21 @@ pub fn session_settings(
     db: Option<PathBuf>,
     algo: Option<Algo>,
 ) -> Result<Settings, Refusal> {
+    // Tables named, or found under the config's db_dir, must be whole: a session must not
+    // run for days over a missing or damaged slice.
     let db_dir = match db {
-        Some(d) if !board_dir(&d, pos.board()).is_dir() => {
-            return Err(bad_input(format!(
-                "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6 --dir {}`",
-                pos.board(),
-                d.display(),
-                pos.board(),
-                d.display()
-            )));
-        }
-        Some(d) => Some(std::path::absolute(&d).unwrap_or(d)),
+        Some(d) => Some(d),
         None => board_dir(&config.db_dir, pos.board())
             .is_dir()
-            .then(|| std::path::absolute(&config.db_dir).unwrap_or(config.db_dir.clone())),
+            .then(|| config.db_dir.clone()),
     };
+    if let Some(d) = &db_dir {
+        Database::open_whole(d, pos.board()).map_err(|e| Refusal {
+            bad_input: e.is_missing(),
+            message: e.to_string(),
+        })?;
+    }
+    let db_dir = db_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
     Ok(Settings {
         algo: algo.unwrap_or(Algo::Pn2),
         db_dir,
@@ -548,14 +549,10 @@ impl Service {
     }
 }
 
-/// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
-/// running session is checkpointed before it returns.
-pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
-    let dir = DataDir::new(&config.data_dir);
-    let _lock = lock(&dir)?;
-    let sessions = open_sessions(&dir, &config)?;
+/// Listens on the data directory's socket (owner-only), replacing a stale socket file: the
+/// caller holds the lock, so no other process answers there.
+pub fn bind(dir: &DataDir) -> Result<UnixListener, DaemonError> {
     let socket = dir.socket();
-    // The lock is ours, so a socket file left behind is stale.
     let _ = std::fs::remove_file(&socket);
     let io = |what, source| DaemonError::Io {
         what,
@@ -568,22 +565,19 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
     listener
         .set_nonblocking(true)
         .map_err(|e| io("cannot listen on", e))?;
-    let service = Service::new(sessions, config, dir, true);
-    tracing::info!(
-        "daemon {} on {} (store {})",
-        std::process::id(),
-        socket.display(),
-        service.dir.store().display()
-    );
+    Ok(listener)
+}
+
+/// Answers connections on `listener`, each on a thread of its own, until `done` is set; then
+/// removes the socket file.
+pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
     std::thread::scope(|s| {
-        let worker = s.spawn(|| service.work(&shutdown));
-        while !shutdown.load(Ordering::SeqCst) {
+        while !done.load(Ordering::SeqCst) {
             match listener.accept() {
                 Ok((stream, _)) => {
                     let _ = stream.set_nonblocking(false);
                     // A client that stays silent is dropped, so it cannot hold up shutdown.
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-                    let service = &service;
                     s.spawn(move || service.converse(stream));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -592,13 +586,36 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
                 Err(e) => tracing::warn!("accept: {e}"),
             }
         }
+    });
+    let _ = std::fs::remove_file(service.dir.socket());
+}
+
+/// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
+/// running session is checkpointed before it returns.
+pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    let dir = DataDir::new(&config.data_dir);
+    let _lock = lock(&dir)?;
+    let sessions = open_sessions(&dir, &config)?;
+    let listener = bind(&dir)?;
+    let service = Service::new(sessions, config, dir, true);
+    tracing::info!(
+        "daemon {} on {} (store {})",
+        std::process::id(),
+        service.dir.socket().display(),
+        service.dir.store().display()
+    );
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| service.work(&shutdown));
+        s.spawn(|| answer(&service, &listener, &shutdown));
+        while !shutdown.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         tracing::info!("daemon: shutting down, checkpointing the running session");
         while !worker.is_finished() {
             service.control.request_stop();
             std::thread::sleep(Duration::from_millis(20));
         }
     });
-    let _ = std::fs::remove_file(&socket);
     tracing::info!("daemon: stopped");
     Ok(())
 }

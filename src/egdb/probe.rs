@@ -27,6 +27,88 @@ pub enum Unavailable {
     Board { board: Board, tables: Board },
 }
 
+/// Tables a search or command needs that are not whole: every slice up to the largest piece
+/// count built must be there and intact, or the command refuses (a search would otherwise
+/// take the missing positions for unknown ones and say nothing).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TablesError {
+    #[error(
+        "no tables of {board} under {}: build them with `fanorona db build --board {board} --pieces {pieces} --db {}`",
+        root.display(), root.display()
+    )]
+    None {
+        board: Board,
+        root: PathBuf,
+        /// The piece count the hint suggests.
+        pieces: usize,
+    },
+    #[error(
+        "the tables of {board} under {} are not whole ({}): {}",
+        root.display(),
+        census_problems(missing, damaged),
+        repair_hint(*board, root, *max_pieces, damaged)
+    )]
+    Incomplete {
+        board: Board,
+        root: PathBuf,
+        max_pieces: usize,
+        missing: Vec<Material>,
+        /// A damaged slice and what is wrong with its file.
+        damaged: Vec<(Material, String)>,
+    },
+}
+
+impl TablesError {
+    /// Whether the user can mend it by building (a missing slice or no tables at all), as
+    /// opposed to a damaged file.
+    pub fn is_missing(&self) -> bool {
+        match self {
+            TablesError::None { .. } => true,
+            TablesError::Incomplete { damaged, .. } => damaged.is_empty(),
+        }
+    }
+}
+
+fn census_problems(missing: &[Material], damaged: &[(Material, String)]) -> String {
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        let names: Vec<String> = missing.iter().map(Material::to_string).collect();
+        parts.push(format!("slice {} missing", names.join(", ")));
+    }
+    for (m, why) in damaged {
+        parts.push(format!("slice {m} damaged: {why}"));
+    }
+    parts.join("; ")
+}
+
+fn repair_hint(board: Board, root: &Path, pieces: usize, damaged: &[(Material, String)]) -> String {
+    let build = format!(
+        "`fanorona db build --board {board} --pieces {pieces} --db {}`",
+        root.display()
+    );
+    if damaged.is_empty() {
+        format!("build the missing slices with {build}")
+    } else {
+        format!("delete the damaged files and rebuild them with {build}")
+    }
+}
+
+/// What is built of one board's tables, every slice opened (header and checksum checked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Census {
+    /// The largest piece count of any slice present (0 if none is).
+    pub max_pieces: usize,
+    /// Every slice with 2 to `max_pieces` pieces, in order, and its state.
+    pub slices: Vec<(Material, SliceState)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SliceState {
+    Intact,
+    Missing,
+    Damaged(String),
+}
+
 /// Most pieces a slice can have on any supported board.
 const MAX_SIDE: usize = 45;
 
@@ -49,6 +131,31 @@ impl Database {
             slices: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
             distances: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The tables of `board` under `root`, every slice up to the largest piece count built
+    /// opened and checked first: what a search reads must be there and intact.
+    pub fn open_whole(root: &Path, board: Board) -> Result<Database, TablesError> {
+        let db = Database::new(root, board);
+        db.census().whole(&db)?;
+        Ok(db)
+    }
+
+    /// Every slice up to the largest piece count present, opened (so checked) now.
+    pub fn census(&self) -> Census {
+        let max_pieces = self.max_pieces();
+        let slices = (2..=max_pieces)
+            .flat_map(Material::with_pieces)
+            .map(|m| {
+                let state = match self.slice(m) {
+                    Ok(Some(_)) => SliceState::Intact,
+                    Ok(None) => SliceState::Missing,
+                    Err(e) => SliceState::Damaged(e.to_string()),
+                };
+                (m, state)
+            })
+            .collect();
+        Census { max_pieces, slices }
     }
 
     /// The board the tables are built for (of a board and its transpose, the one with fewer rows).
@@ -177,5 +284,43 @@ impl Database {
     pub fn probe(&self, pos: &Position) -> Option<Wdl> {
         let pos = self.on_board(pos)?;
         self.probe_sides(pos.us(), pos.them())
+    }
+}
+
+impl Census {
+    /// `Ok` when at least one slice is present and none up to `max_pieces` is missing or
+    /// damaged; the error names every one that is.
+    pub fn whole(&self, db: &Database) -> Result<(), TablesError> {
+        if self.max_pieces == 0 {
+            return Err(TablesError::None {
+                board: db.board,
+                root: db.root.clone(),
+                pieces: 5,
+            });
+        }
+        let missing: Vec<Material> = self
+            .slices
+            .iter()
+            .filter(|(_, s)| *s == SliceState::Missing)
+            .map(|(m, _)| *m)
+            .collect();
+        let damaged: Vec<(Material, String)> = self
+            .slices
+            .iter()
+            .filter_map(|(m, s)| match s {
+                SliceState::Damaged(why) => Some((*m, why.clone())),
+                _ => None,
+            })
+            .collect();
+        if missing.is_empty() && damaged.is_empty() {
+            return Ok(());
+        }
+        Err(TablesError::Incomplete {
+            board: db.board,
+            root: db.root.clone(),
+            max_pieces: self.max_pieces,
+            missing,
+            damaged,
+        })
     }
 }

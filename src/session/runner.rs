@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::egdb::Database;
-use crate::egdb::file::board_dir;
 use crate::position::{Color, Position};
 use crate::search::pn::{Level, PnTree, iterate};
 use crate::search::proof::{check, extract_kept};
@@ -77,16 +76,10 @@ pub fn run(
         Err(e) => return fail(sessions, id, &mut log, format!("bad root position: {e}")),
     };
     let db = match &rec.settings.db_dir {
-        Some(dir) if !board_dir(dir, root.board()).is_dir() => {
-            let msg = format!(
-                "no tables of {} under {}: build them with `fanorona db build --board {} --pieces 6`",
-                root.board(),
-                dir.display(),
-                root.board()
-            );
-            return fail(sessions, id, &mut log, msg);
-        }
-        Some(dir) => Some(Database::new(dir, root.board())),
+        Some(dir) => match Database::open_whole(dir, root.board()) {
+            Ok(db) => Some(db),
+            Err(e) => return fail(sessions, id, &mut log, e.to_string()),
+        },
         None => None,
     };
     let leaf = LeafEval { db: db.as_ref() };
