@@ -92,12 +92,7 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            // toml's message names the key and the line; keep it on one line.
-            message: e
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
+            message: toml_message(text, &e),
         })?;
         // A bad value: name the key, the line and what was expected.
         let bad = |key: &str, span: std::ops::Range<usize>, shown: String, expected: &str| {
@@ -183,12 +178,12 @@ impl Config {
         }
         if let Some(s) = raw.store_cache {
             let (span, s) = (s.span(), s.into_inner());
-            c.store_cache = parse_bytes(&s).ok_or_else(|| {
+            c.store_cache = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
                 bad(
                     "store_cache",
                     span,
                     format!("{s:?}"),
-                    "a size such as \"256MiB\" or \"1GiB\"",
+                    "a size of at least 1MiB, such as \"256MiB\" or \"1GiB\"",
                 )
             })?;
         }
@@ -211,7 +206,47 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
         "GiB" => 1 << 30,
         _ => return None,
     };
-    n.checked_mul(mult).filter(|&b| b >= 1 << 20)
+    n.checked_mul(mult)
+}
+
+/// The smallest store cache or memory limit taken: less would not hold a search's working
+/// set (or sled's own structures).
+pub const MIN_SIZE: u64 = 1 << 20;
+
+/// What each key takes, for messages.
+fn expected(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "db_dir" | "data_dir" => "a directory path in quotes",
+        "threads" => "a whole number from 1 to 256",
+        "checkpoint_interval" => "a duration in quotes, such as \"5m\" or \"30s\"",
+        "log_level" => "\"error\", \"warn\", \"info\", \"debug\" or \"trace\"",
+        "log_format" => "\"text\" or \"json\"",
+        "second_level" => "\"tree-size\" or a node count in quotes, such as \"1000000\"",
+        "store_cache" => "a size of at least 1MiB in quotes, such as \"256MiB\"",
+        "verify" => "true or false",
+        _ => return None,
+    })
+}
+
+/// A TOML error on one line: its line, and for a value of the wrong type, the key and what
+/// it takes (instead of the parser's type names).
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else {
+        return e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    };
+    let start = span.start.min(text.len());
+    let line_no = text[..start].matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    let key = line.split('=').next().unwrap_or("").trim();
+    match expected(key) {
+        Some(want) if line.contains('=') && e.message().contains("invalid type") => {
+            format!("line {line_no}: {line}: expected {want}")
+        }
+        _ => format!(
+            "line {line_no}: {}",
+            e.message().split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -70,18 +70,7 @@ pub fn make(
 
 /// Refuses a certificate prefix whose directory does not exist, before any work is done.
 pub fn check_prefix(prefix: &Path) -> Result<(), Failure> {
-    let dir = match prefix.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(Failure::input(anyhow!(
-            "--certificate {}: {} is not a directory",
-            prefix.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
+    crate::cli::output::check_output("--certificate", prefix)
 }
 
 /// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable).
@@ -92,6 +81,9 @@ pub fn verify_cmd(
     json: bool,
     config: &Config,
 ) -> CliResult {
+    if let Some(leaves) = leaves {
+        crate::cli::output::check_output("--leaves", leaves)?;
+    }
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = if std::io::stderr().is_terminal() && !json {

@@ -29,6 +29,29 @@ pub fn input<T, E: Into<anyhow::Error>>(r: Result<T, E>) -> Result<T, Failure> {
     r.map_err(Failure::input)
 }
 
+/// Refuses, before any work, an output path the command could not write at the end: its
+/// directory must exist, and the path must not be a directory.
+pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Failure::input(anyhow::anyhow!(
+            "{flag} {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::input(anyhow::anyhow!(
+            "{flag} {}: a directory, not a file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes one line to stdout. A closed pipe (`fanorona moves ... | head -1`) ends the
 /// program quietly, as it does for other command-line tools.
 pub fn emit(args: fmt::Arguments<'_>) {

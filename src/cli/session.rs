@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use serde_json::Value;
 
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::output::{CliResult, Failure, check_output};
 use crate::out;
 use fanorona::config::{Config, LogFormat};
 use fanorona::daemon::protocol::{ClientError, Request, call};
@@ -190,57 +190,105 @@ fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
     })
 }
 
+/// A shown state in words: what is happening now.
+fn state_words(state: &str) -> &str {
+    match state {
+        "queued" => "queued (the daemon solves one session at a time; this one comes later)",
+        "waiting" => "waiting for a daemon (start one with `fanorona daemon`)",
+        "pausing" => "pausing (writing its checkpoint)",
+        "stopping" => "stopping (writing its checkpoint)",
+        s => s,
+    }
+}
+
 fn print_status(v: &Value) {
     let g = |k: &str| v[k].to_string().trim_matches('"').to_string();
     out!(
-        "session {} '{}': {}{}{}",
+        "session {} '{}': {}{}",
         g("id"),
         g("name"),
-        g("state"),
-        if v["active"] == true {
-            " (solving now)"
-        } else {
-            ""
-        },
+        state_words(v["state"].as_str().unwrap_or("?")),
         v["value"]
             .as_str()
             .map(|x| format!(", value {x}"))
             .unwrap_or_default()
     );
     out!("  root {}", g("root"));
+    let live = v["live"].as_array().filter(|l| !l.is_empty());
     out!(
-        "  {} nodes in {:.1} s, {} checkpoints, rote hits {} ({:.4} per node)",
+        "  {} nodes in {:.1} s{}, {} checkpoints, rote hits {} ({:.4} per node)",
         g("nodes"),
         v["seconds"].as_f64().unwrap_or(0.0),
+        if live.is_some() {
+            " at the last checkpoint"
+        } else {
+            ""
+        },
         g("checkpoints"),
         g("rote_hits"),
         v["rote_hit_rate"].as_f64().unwrap_or(0.0)
     );
     for goal in v["goals"].as_array().into_iter().flatten() {
+        let attacker = goal["attacker"].as_str().unwrap_or("?");
+        let outcome = goal["outcome"].as_str().unwrap_or("?");
+        let now = live
+            .into_iter()
+            .flatten()
+            .find(|p| p["goal"] == attacker && outcome == "open");
         out!(
-            "  {} wins? {}: {} nodes, {} iterations, first level {}{}",
-            goal["attacker"].as_str().unwrap_or("?"),
-            goal["outcome"].as_str().unwrap_or("?"),
+            "  {attacker} wins? {outcome}: {} nodes, {} iterations, first level {}{}{}",
             goal["nodes"],
             goal["iterations"],
             goal["first_level"],
+            if now.is_some() {
+                " (at the last checkpoint)"
+            } else {
+                ""
+            },
             proof_note(goal)
         );
+        if let Some(p) = now {
+            out!(
+                "    now: iteration {}, {} nodes, first level {}, root pn {} dpn {}, {} nodes/s",
+                p["iteration"],
+                p["nodes"],
+                p["first_level"],
+                infinity(&p["root_pn"]),
+                infinity(&p["root_dpn"]),
+                rate(p["nodes_per_second"].as_f64().unwrap_or(0.0))
+            );
+        }
     }
     if let Some(p) = v["progress"].as_object() {
         out!(
-            "  now: iteration {}, root pn {} dpn {}, {:.0} nodes/s, memory {} MB, store {} MB",
-            p["iteration"],
-            p["root_pn"],
-            p["root_dpn"],
-            p["nodes_per_second"].as_f64().unwrap_or(0.0),
+            "  memory {} MB, store {} MB",
             p["memory_bytes"].as_u64().unwrap_or(0) >> 20,
             p["store_bytes"].as_u64().unwrap_or(0) >> 20
         );
     }
     if let Some(e) = v["error"].as_str() {
         out!("  error: {e}");
+        if v["state"] == "failed" {
+            out!(
+                "  (mend the cause, then `fanorona session resume {}` retries from the last checkpoint)",
+                g("id")
+            );
+        }
     }
+}
+
+/// A proof or disproof number: `inf` for infinity.
+pub fn infinity(n: &Value) -> String {
+    match n.as_u64() {
+        Some(n) if n >= fanorona::search::INFINITE => "inf".to_string(),
+        Some(n) => n.to_string(),
+        None => n.as_str().map_or_else(|| n.to_string(), str::to_string),
+    }
+}
+
+/// A rate in whole units a second.
+pub fn rate(per_second: f64) -> String {
+    format!("{per_second:.0}")
 }
 
 pub fn session(command: SessionCommand, config: &Config) -> CliResult {
@@ -307,8 +355,17 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             session_certificate(config, id, &prefix, json)
         }
         SessionCommand::Curve { id, csv, png, json } => {
+            check_output("--csv", &csv)?;
+            if let Some(png) = &png {
+                check_output("--png", png)?;
+            }
             let (v, _) = ask(config, Request::Curve { id })?;
             let rows = curve_rows(&v);
+            if rows.is_empty() {
+                return Err(Failure::input(anyhow!(
+                    "session {id} has no curve points yet (it has not run an iteration): nothing written"
+                )));
+            }
             curve::write_csv(&csv, &rows).map_err(Failure::other)?;
             if let Some(png) = &png {
                 let (status, _) = ask(config, Request::Status { id })?;
@@ -364,15 +421,16 @@ fn control(config: &Config, request: Request, json: bool) -> CliResult {
 
 /// One progress-log line, readable.
 pub fn progress_line(p: &Progress) -> String {
+    let pn = |n: u64| infinity(&Value::from(n));
     let mut s = format!(
-        "{:>10} {} wins? it {} nodes {} ({:.0}/s) pn {} dpn {} first {} rote {} mem {}M store {}M",
+        "{:>10} {} wins? it {} nodes {} ({}/s) pn {} dpn {} first {} rote {} mem {}M store {}M",
         p.event,
         p.goal,
         p.iteration,
         p.nodes,
-        p.nodes_per_second,
-        p.root_pn,
-        p.root_dpn,
+        rate(p.nodes_per_second),
+        pn(p.root_pn),
+        pn(p.root_dpn),
         p.first_level,
         p.rote_hits,
         p.memory_bytes >> 20,
@@ -388,18 +446,40 @@ pub fn progress_line(p: &Progress) -> String {
 /// the session is solved or fails.
 fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
     let path = log_path(&DataDir::new(&config.data_dir).logs(), id);
+    // Whether more lines can come: the session is solving, or will be.
+    let state = || -> Result<String, Failure> {
+        let (v, _) = ask(config, Request::Status { id })?;
+        Ok(v["state"].as_str().unwrap_or("?").to_string())
+    };
+    let live = |s: &str| matches!(s, "running" | "queued" | "waiting" | "pausing" | "stopping");
+    let ended = |s: &str| {
+        eprintln!(
+            "session {id} is {}: nothing more will come{}",
+            state_words(s),
+            if matches!(s, "paused" | "stopped" | "failed") {
+                format!(" (until `fanorona session resume {id}`)")
+            } else {
+                String::new()
+            }
+        );
+    };
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(_) => {
             // Say whether the session is unknown or just has not started.
-            ask(config, Request::Status { id })?;
-            if !follow {
+            let s = state()?;
+            if !follow || !live(&s) {
                 out!(
-                    "session {id} has not started yet: no log at {}",
+                    "session {id} is {} and has no log yet ({})",
+                    state_words(&s),
                     path.display()
                 );
                 return Ok(());
             }
+            eprintln!(
+                "session {id} is {}: waiting for its first line",
+                state_words(&s)
+            );
             loop {
                 std::thread::sleep(Duration::from_millis(200));
                 if let Ok(f) = std::fs::File::open(&path) {
@@ -410,6 +490,7 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
     };
     let mut reader = BufReader::new(file);
     let mut line = String::new();
+    let mut idle = std::time::Instant::now();
     loop {
         line.clear();
         let n = reader
@@ -420,6 +501,15 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
             if !follow {
                 return Ok(());
             }
+            // Nothing new for a while: stop following a session that will not write more.
+            if idle.elapsed() >= Duration::from_secs(2) {
+                let s = state()?;
+                if !live(&s) {
+                    ended(&s);
+                    return Ok(());
+                }
+                idle = std::time::Instant::now();
+            }
             // A line being written: read it again whole.
             let back = line.len() as i64;
             reader
@@ -428,6 +518,7 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
             std::thread::sleep(Duration::from_millis(200));
             continue;
         }
+        idle = std::time::Instant::now();
         let p: Option<Progress> = serde_json::from_str(line.trim_end()).ok();
         if json {
             out!("{}", line.trim_end());
@@ -474,6 +565,7 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
             Ok(())
         }
         RoteCommand::Export { file, json } => {
+            check_output("export to", &file)?;
             let (v, _) = ask(config, Request::RoteExport)?;
             let entries = v.as_array().cloned().unwrap_or_default();
             let mut text = String::new();

@@ -162,22 +162,6 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         }
         None => None,
     };
-    if let Some(path) = &args.curve {
-        let rows: Vec<curve::Row> = service
-            .sessions
-            .curve(rec.id)
-            .map_err(Failure::other)?
-            .into_iter()
-            .map(|(g, p)| {
-                let goal = rec
-                    .goals
-                    .get(g as usize)
-                    .map_or("?", |g| g.attacker.as_str());
-                (goal.to_string(), p)
-            })
-            .collect();
-        curve::write_csv(path, &rows).map_err(Failure::other)?;
-    }
     // The proofs that decide the value: both disproofs of a draw, the winner's proof of a
     // win. (With two threads the other question may have been halted, undecided.)
     let questions: Vec<Question> = rec
@@ -234,7 +218,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     let report = Report {
         position: *pos,
         value: Some(value),
-        undecided: "unknown",
+        undecided: "unknown".to_string(),
         best_move: best,
         questions,
         seconds: rec.totals().1,
@@ -251,6 +235,24 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         moves: None,
     };
     report.print(args.json);
+    // The curve after the result: a failure here cannot hide the value.
+    if let Some(path) = &args.curve {
+        let rows: Vec<curve::Row> = service
+            .sessions
+            .curve(rec.id)
+            .map_err(Failure::other)?
+            .into_iter()
+            .map(|(g, p)| {
+                let goal = rec
+                    .goals
+                    .get(g as usize)
+                    .map_or("?", |g| g.attacker.as_str());
+                (goal.to_string(), p)
+            })
+            .collect();
+        curve::write_csv(path, &rows).map_err(Failure::other)?;
+        eprintln!("curve: {} points to {}", rows.len(), path.display());
+    }
     if checked && !verified {
         return Err(Failure::other(anyhow!(
             "a proof failed the independent check"

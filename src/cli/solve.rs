@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cli::bench;
 use crate::cli::certificate::{check_prefix, make};
-use crate::cli::output::{CliResult, Failure, input};
+use crate::cli::output::{CliResult, Failure, check_output, input};
 use crate::cli::solve_report::{Question, Report};
 use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
@@ -102,8 +102,13 @@ pub struct SolveArgs {
 }
 
 fn memory_size(s: &str) -> Result<u64, String> {
-    fanorona::config::parse_bytes(s)
-        .ok_or_else(|| format!("'{s}' is not a size such as 512MiB or 2GiB"))
+    match fanorona::config::parse_bytes(s) {
+        None => Err(format!("'{s}' is not a size such as 512MiB or 2GiB")),
+        Some(b) if b < fanorona::config::MIN_SIZE => {
+            Err(format!("'{s}' is below the smallest limit, 1MiB"))
+        }
+        Some(b) => Ok(b),
+    }
 }
 
 /// With no target: a board whose proof takes about a second.
@@ -235,6 +240,9 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
     if let Some(prefix) = &args.certificate {
         check_prefix(prefix)?;
     }
+    if let Some(curve) = &args.curve {
+        check_output("--curve", curve)?;
+    }
     if args.repetition == RepetitionRule::Attacker && args.algo != Algo::DfPn {
         return Err(Failure::input(anyhow!(
             "--repetition attacker needs --algo dfpn"
@@ -352,26 +360,10 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
             certificates.push(made);
         }
     }
-    if let Some(path) = &args.curve {
-        let rows: Vec<_> = solution
-            .searches
-            .iter()
-            .flat_map(|s| {
-                s.curve
-                    .iter()
-                    .map(|p| (s.goal.attacker.name().to_string(), *p))
-            })
-            .collect();
-        fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
-    }
     let report = Report {
         position: pos,
         value: solution.value.map(|v| v.name().to_string()),
-        undecided: if args.goal.is_some() {
-            "not decided by this one question"
-        } else {
-            "unknown (a limit ran out)"
-        },
+        undecided: undecided_reason(&args, &solution),
         best_move: solution.best_move().map(|m| m.notation(pos.board())),
         questions: solution
             .searches
@@ -403,6 +395,20 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         moves: args.moves.then_some(move_values),
     };
     report.print(args.json);
+    // The curve after the result: a failure here cannot hide the value.
+    if let Some(path) = &args.curve {
+        let rows: Vec<_> = solution
+            .searches
+            .iter()
+            .flat_map(|s| {
+                s.curve
+                    .iter()
+                    .map(|p| (s.goal.attacker.name().to_string(), *p))
+            })
+            .collect();
+        fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
+        eprintln!("curve: {} points to {}", rows.len(), path.display());
+    }
     if let Some(e) = failure {
         return Err(e);
     }
@@ -412,6 +418,32 @@ pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// Why a solve ended without a value: the limit that stopped it, named with its flag.
+fn undecided_reason(args: &SolveArgs, solution: &Solution) -> String {
+    let open = solution
+        .searches
+        .iter()
+        .find(|s| s.outcome == Outcome::Unknown);
+    let by_nodes = match (args.nodes, open) {
+        (Some(n), Some(s)) => s.stats.nodes >= n,
+        _ => false,
+    };
+    match (open, by_nodes, args.memory) {
+        (None, _, _) if args.goal.is_some() => "not decided by this one question".to_string(),
+        (Some(s), true, _) => format!(
+            "unknown: {} stopped at --nodes {}",
+            s.goal,
+            args.nodes.unwrap_or(0)
+        ),
+        (Some(s), false, Some(m)) => format!(
+            "unknown: {} stopped when its tree or table reached --memory {} MiB",
+            s.goal,
+            m >> 20
+        ),
+        _ => "unknown: a limit stopped the search".to_string(),
+    }
 }
 
 /// `game_value`, or with `asked` only that question: a proof decides the value, a disproof

@@ -43,7 +43,7 @@ pub struct Report {
     /// "white", "black" or "draw"; `None` when undecided.
     pub value: Option<String>,
     /// Why there is no value (printed in its place).
-    pub undecided: &'static str,
+    pub undecided: String,
     pub best_move: Option<String>,
     pub questions: Vec<Question>,
     pub seconds: f64,

@@ -143,6 +143,9 @@ pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonE
     Ok(sessions)
 }
 
+/// How long a pause or stop waits for the worker's checkpoint before answering.
+const STOP_WAIT: Duration = Duration::from_secs(60);
+
 /// An error answered to a client.
 #[derive(Debug)]
 pub struct Refusal {
@@ -285,11 +288,21 @@ impl Service {
                 let rec = self.sessions.set_state(id, to)?;
                 // Under the lock, so the stop cannot reach a session the worker starts next.
                 let running = self.running.lock().expect("running lock");
-                if *running == Some(id) {
+                let active = *running == Some(id);
+                if active {
                     self.control.request_stop();
                 }
                 drop(running);
-                Ok(self.status_json(&rec))
+                // Answer once the worker has checkpointed and let go (the status says
+                // "pausing" or "stopping" if that takes longer than a client waits).
+                let waited = std::time::Instant::now();
+                while active
+                    && *self.running.lock().expect("running lock") == Some(id)
+                    && waited.elapsed() < STOP_WAIT
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
             }
             Request::Resume { id } => {
                 let rec = self.sessions.set_state(id, State::Running)?;
@@ -363,15 +376,37 @@ impl Service {
     pub fn status_json(&self, r: &SessionRecord) -> Value {
         let (nodes, seconds, rote_hits) = r.totals();
         let active = *self.running.lock().expect("running lock") == Some(r.id);
+        // What is true now, not only what is stored: a running session nobody solves waits
+        // (for the worker, or for a daemon), one told to pause may still be checkpointing.
+        let state = match (r.state, active) {
+            (State::Running, true) => "running",
+            (State::Running, false) if self.has_worker => "queued",
+            (State::Running, false) => "waiting",
+            (State::Paused, true) => "pausing",
+            (State::Stopped, true) => "stopping",
+            (s, _) => s.name(),
+        };
         let progress = active
             .then(|| self.control.progress.lock().expect("progress lock").clone())
             .flatten()
             .filter(|p| p.session == r.id);
+        let live: Vec<_> = if active {
+            self.control
+                .live
+                .lock()
+                .expect("live lock")
+                .iter()
+                .filter(|p| p.session == r.id)
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         json!({
             "id": r.id,
             "name": r.name,
             "root": r.root,
-            "state": r.state.name(),
+            "state": state,
             "value": r.value,
             "error": r.error,
             "active": active,
@@ -386,6 +421,7 @@ impl Service {
             "rote_hit_rate": rote_hits as f64 / nodes.max(1) as f64,
             "goals": r.goals,
             "progress": progress,
+            "live": live,
             "log": crate::session::log::log_path(&self.dir.logs(), r.id),
         })
     }

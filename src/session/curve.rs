@@ -26,8 +26,18 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> CurveError {
     }
 }
 
-/// The CSV header; `goal` names the attacker of the search the row belongs to.
+/// The CSV header; `goal` names the attacker of the search the row belongs to. A proof or
+/// disproof number that is infinite (the question decided the other way) is written `inf`.
 pub const CSV_HEADER: &str = "iteration,nodes,seconds,root_pn,root_dpn,goal";
+
+/// A proof or disproof number as text: `inf` for infinity.
+pub fn number(n: u64) -> String {
+    if n >= crate::search::INFINITE {
+        "inf".to_string()
+    } else {
+        n.to_string()
+    }
+}
 
 /// Writes `rows` as CSV (through a temporary file, so a failed write leaves no half file).
 pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), CurveError> {
@@ -37,7 +47,12 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), CurveError> {
     for (goal, p) in rows {
         text.push_str(&format!(
             "{},{},{:.6},{},{},{}\n",
-            p.iteration, p.nodes, p.seconds, p.pn, p.dn, goal
+            p.iteration,
+            p.nodes,
+            p.seconds,
+            number(p.pn),
+            number(p.dn),
+            goal
         ));
     }
     let tmp = path.with_extension("csv.tmp");

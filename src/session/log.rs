@@ -22,7 +22,10 @@ pub struct Progress {
     pub iteration: u64,
     pub nodes: u64,
     pub nodes_per_second: f64,
+    /// The root's proof and disproof numbers; infinity is written "inf".
+    #[serde(with = "proof_number")]
     pub root_pn: u64,
+    #[serde(with = "proof_number")]
     pub root_dpn: u64,
     pub first_level: u64,
     pub rote_hits: u64,
@@ -88,4 +91,36 @@ pub fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A proof or disproof number in JSON: a number, or "inf" for infinity.
+mod proof_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::search::INFINITE;
+
+    pub fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        if *n >= INFINITE {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_u64(*n)
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Number {
+        Finite(u64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        match Number::deserialize(d)? {
+            Number::Finite(n) => Ok(n),
+            Number::Text(t) if t == "inf" => Ok(INFINITE),
+            Number::Text(t) => Err(serde::de::Error::custom(format!(
+                "'{t}' is not a proof number"
+            ))),
+        }
+    }
 }

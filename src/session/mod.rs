@@ -213,9 +213,12 @@ impl Sessions {
                 State::Paused | State::Stopped => {
                     r.state == State::Running || r.state == State::Paused
                 }
-                State::Running => {
-                    matches!(r.state, State::Paused | State::Stopped | State::Running)
-                }
+                // A failed session is retried from its last checkpoint (its tables
+                // rebuilt, say); if the cause remains it fails again, saying why.
+                State::Running => matches!(
+                    r.state,
+                    State::Paused | State::Stopped | State::Running | State::Failed
+                ),
                 _ => false,
             };
             if !ok {
@@ -228,10 +231,13 @@ impl Sessions {
                         _ => "resume",
                     },
                     needs: match to {
-                        State::Running => "a paused or stopped session",
+                        State::Running => "a paused, stopped or failed session",
                         _ => "a running or paused session",
                     },
                 });
+            }
+            if to == State::Running {
+                r.error = None;
             }
             r.state = to;
             Ok(())

@@ -28,6 +28,8 @@ pub struct Control {
     stop: AtomicBool,
     /// The latest progress of the running session.
     pub progress: Mutex<Option<Progress>>,
+    /// The latest progress of each of its questions (both run at once on two threads).
+    pub live: Mutex<Vec<Progress>>,
     /// Time spent writing periodic checkpoints (the final one of a run not included).
     pub checkpoint_seconds: Mutex<f64>,
 }
@@ -44,6 +46,18 @@ impl Control {
 
     pub fn clear(&self) {
         self.stop.store(false, Ordering::SeqCst);
+        self.live.lock().expect("live lock").clear();
+    }
+
+    /// Records a question's latest progress.
+    pub fn report(&self, p: Progress) {
+        let mut live = self.live.lock().expect("live lock");
+        match live.iter_mut().find(|q| q.goal == p.goal) {
+            Some(q) => *q = p.clone(),
+            None => live.push(p.clone()),
+        }
+        drop(live);
+        *self.progress.lock().expect("progress lock") = Some(p);
     }
 }
 
@@ -356,7 +370,7 @@ fn solve_goal(
                 / (tree.stats.seconds - last_log_secs).max(1e-9);
             let p = progress(&tree, "progress", nps, checkpoints);
             log.write(&p);
-            *control.progress.lock().expect("progress lock") = Some(p);
+            control.report(p);
             (last_log, last_log_nodes, last_log_secs) =
                 (Instant::now(), tree.stats.nodes, tree.stats.seconds);
         }
@@ -466,7 +480,7 @@ fn solve_goal(
             .map(|m| format!(", {m}"))
             .unwrap_or_default()
     );
-    *control.progress.lock().expect("progress lock") = Some(p);
+    control.report(p);
     Ok(r)
 }
 
