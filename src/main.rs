@@ -10,6 +10,8 @@ use clap::error::ErrorKind;
 use cli::output::Failure;
 
 fn main() -> ExitCode {
+    // With --json anywhere, a failure is a JSON object on stdout too.
+    let json = std::env::args().any(|a| a == "--json");
     let parsed = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -21,27 +23,69 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            // One line: what is wrong. `--help` has the rest.
+            // One line: what is wrong, and the help of the command that was meant.
             let text = e.render().to_string();
             let first: Vec<&str> = text
                 .lines()
                 .take_while(|l| !l.trim().is_empty())
                 .map(str::trim)
                 .collect();
-            eprintln!("{} (see 'fanorona --help')", first.join(" "));
-            return ExitCode::from(2);
+            let message = format!(
+                "{} (see '{} --help')",
+                first.join(" ").trim_start_matches("error: "),
+                command_named()
+            );
+            return fail(&message, 2, json);
         }
     };
     match cli::run(parsed) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Other(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
+        Err(Failure::Input(e)) => fail(&chain(&e), 2, json),
+        Err(Failure::Other(e)) => fail(&chain(&e), 1, json),
         Err(Failure::Reported(code)) => ExitCode::from(code),
     }
+}
+
+/// Reports a failure: one line on stderr, or with --json one object on stdout.
+fn fail(message: &str, code: u8, json: bool) -> ExitCode {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"error": message, "exit_code": code})
+        );
+    } else {
+        eprintln!("error: {message}");
+    }
+    ExitCode::from(code)
+}
+
+/// An error and its causes on one line, each cause once: a message that already ends with
+/// its cause's text (an OS error quoted in it) does not get it again.
+fn chain(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// The command the arguments name ("fanorona db build"), for a pointer to its help.
+fn command_named() -> String {
+    let mut command = <cli::Cli as clap::CommandFactory>::command();
+    let mut words = vec!["fanorona".to_string()];
+    for arg in std::env::args().skip(1) {
+        let Some(sub) = command.find_subcommand(&arg).cloned() else {
+            continue;
+        };
+        words.push(sub.get_name().to_string());
+        command = sub;
+    }
+    words.join(" ")
 }

@@ -27,6 +27,7 @@ pub fn build_cmd(
     pieces: usize,
     threads: usize,
     distances: bool,
+    json: bool,
 ) -> CliResult {
     let board = board(board_text)?;
     let options = BuildOptions {
@@ -43,14 +44,29 @@ pub fn build_cmd(
         _ => Failure::input(e),
     })?;
     let built = reports.iter().filter(|r| r.built).count();
-    out!(
-        "{} slices of {} with 2 to {pieces} pieces under {}: {built} built, {} already there; {:.1} s",
-        reports.len(),
-        canonical_board(board),
-        dir.display(),
-        reports.len() - built,
-        start.elapsed().as_secs_f64()
-    );
+    let seconds = start.elapsed().as_secs_f64();
+    if json {
+        out!(
+            "{}",
+            json!({
+                "board": canonical_board(board).to_string(),
+                "pieces": pieces,
+                "db": dir,
+                "slices": reports.len(),
+                "built": built,
+                "already_there": reports.len() - built,
+                "seconds": seconds,
+            })
+        );
+    } else {
+        out!(
+            "{} slices of {} with 2 to {pieces} pieces under {}: {built} built, {} already there; {seconds:.1} s",
+            reports.len(),
+            canonical_board(board),
+            dir.display(),
+            reports.len() - built,
+        );
+    }
     Ok(())
 }
 

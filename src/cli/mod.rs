@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use fanorona::config::Config;
-use output::{CliResult, input};
+use output::{CliResult, Failure, input};
 
 #[derive(Parser)]
 #[command(
@@ -26,11 +26,12 @@ use output::{CliResult, input};
     about = "Fanorona on every board: rules, perft and more"
 )]
 pub struct Cli {
-    /// Settings file (default: config.toml in the current directory, if there is one).
+    /// Settings file (default: config.toml in the current directory, if there is one); read
+    /// by solve, verify, daemon, session, rote and db.
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Where sessions live: the store, the daemon's lock and socket, the progress logs
-    /// (default: data_dir of the config).
+    /// (default: data_dir of the config); read by solve, daemon, session and rote.
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -59,34 +60,49 @@ fn threads(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A position to work on: a position's text, or a board's start, then moves played.
+#[derive(clap::Args)]
+pub struct Target {
+    /// A position such as 'BBB/B.W/WWW w' (rows from the top, then w or b to move).
+    pub position: Option<String>,
+    /// The start of this board (RxC, such as 5x9) instead of a position; 5x9 by default.
+    #[arg(long, conflicts_with = "position")]
+    pub board: Option<String>,
+    /// Play these moves first, in the paper's notation (repeat the flag, or separate moves
+    /// by spaces): --play d3-e3A --play "e4-e3W ..."
+    #[arg(long, value_name = "MOVES")]
+    pub play: Vec<String>,
+}
+
+/// The output form every command offers.
+#[derive(clap::Args)]
+pub struct JsonFlag {
+    /// Print one JSON object (errors too, as {"error": ..., "exit_code": ...}).
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Draw a position (the board's start by default) with its legal moves.
     Show {
-        /// A position such as 'BBB/B.W/WWW w' (rows from the top, then w or b).
-        position: Option<String>,
-        /// Show the initial position of this board (RxC), such as 5x9.
-        #[arg(long, conflicts_with = "position")]
-        board: Option<String>,
-        /// Play these moves first, in the paper's notation (repeat the flag, or separate
-        /// moves by spaces): --play d3-e3A --play "e4-e3W ..."
-        #[arg(long)]
-        play: Vec<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// List the legal moves of a position, one per line, in the paper's notation.
     Moves {
-        position: String,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Count the move sequences of exactly N moves.
     Perft {
-        /// A position; the initial position of --board (5x9 by default) when absent.
-        position: Option<String>,
-        #[arg(long, conflicts_with = "position")]
-        board: Option<String>,
+        #[command(flatten)]
+        target: Target,
+        /// How many moves deep to count (a capture chain is one move).
         #[arg(long)]
         depth: u32,
         /// Print the count below each first move (on one thread).
@@ -95,8 +111,8 @@ pub enum Command {
         /// Worker threads (subtrees are shared among them).
         #[arg(long, default_value = "1", value_parser = threads)]
         threads: usize,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// The value of a board's start or of a position (White wins, Black wins or draw), its
     /// best move, and the work done; every proof re-checked independently.
@@ -108,19 +124,18 @@ pub enum Command {
         /// The certificate file (gzip when its name ends in .gz).
         certificate: PathBuf,
         /// The endgame tables its table leaves name (default: db_dir of the config).
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// Also write every table leaf's position and value (w, d, l for the side to
         /// move), tab-separated, one a line, to this file.
         #[arg(long, value_name = "FILE")]
         leaves: Option<PathBuf>,
-        /// One JSON object instead of the summary line.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
-    /// Solve sessions: start, list, status, pause, resume, stop, tail, curve.
+    /// Solve sessions: start, list, status, pause, resume, stop, tail, curve, certificate.
     Session {
         #[command(subcommand)]
         command: session::SessionCommand,
@@ -151,7 +166,7 @@ pub enum Command {
         store: bool,
         /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
         /// With --certificates: also 5x7 over the tables in DIR.
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.
         #[arg(long, default_value_t = 10_000_000, requires = "store")]
@@ -159,14 +174,23 @@ pub enum Command {
         /// With --store: seconds of each solve-rate run.
         #[arg(long, default_value_t = 5.0, requires = "store")]
         seconds: f64,
+        /// Worker threads of the perft workload.
         #[arg(long, default_value = "1", value_parser = threads)]
         threads: usize,
         /// Runs per board; the median time is reported.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
+}
+
+/// The tables' directory: `--db` everywhere (`--dir` still taken on the `db` commands).
+#[derive(clap::Args)]
+pub struct TablesDir {
+    /// Database directory (default: db_dir of the config).
+    #[arg(long, visible_alias = "dir", value_name = "DIR")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -179,14 +203,16 @@ pub enum DbCommand {
         /// Build slices up to this many pieces.
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
         pieces: u32,
-        /// Database directory (default: db_dir of the config).
-        #[arg(long)]
-        dir: Option<PathBuf>,
+        #[command(flatten)]
+        dir: TablesDir,
+        /// Worker threads (default: threads of the config).
         #[arg(long, value_parser = threads)]
         threads: Option<usize>,
         /// Also keep each position's distance to a capture or the end (1 byte a position).
         #[arg(long)]
         distances: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Win, draw and loss counts per slice in the paper's Table 3 convention.
     Stats(BoardTables),
@@ -197,14 +223,13 @@ pub enum DbCommand {
         /// A position such as '........./..B....../....W..../......B../......... w'.
         #[arg(required_unless_present = "batch", conflicts_with = "batch")]
         position: Option<String>,
-        /// Database directory (default: db_dir of the config).
-        #[arg(long)]
-        dir: Option<PathBuf>,
+        #[command(flatten)]
+        dir: TablesDir,
         /// Read positions from stdin and print one value a line (for outside checkers).
         #[arg(long, conflicts_with = "json")]
         batch: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Check every table: headers, checksums, and each entry against its successors.
     Verify(BoardTables),
@@ -213,19 +238,20 @@ pub enum DbCommand {
 /// The tables of one board: which board, where, how many threads, and the output form.
 #[derive(clap::Args)]
 pub struct BoardTables {
+    /// The board (RxC); a board and its transpose share tables.
     #[arg(long)]
     board: String,
-    /// Database directory (default: db_dir of the config).
-    #[arg(long)]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    dir: TablesDir,
+    /// Worker threads (default: threads of the config).
     #[arg(long, value_parser = threads)]
     threads: Option<usize>,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: JsonFlag,
 }
 
 fn run_db(command: DbCommand, config: &Config) -> CliResult {
-    let dir = |d: Option<PathBuf>| d.unwrap_or_else(|| config.db_dir.clone());
+    let dir = |d: TablesDir| d.db.unwrap_or_else(|| config.db_dir.clone());
     let threads = |t: Option<usize>| t.unwrap_or(config.threads);
     match command {
         DbCommand::Build {
@@ -234,22 +260,77 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             dir: d,
             threads: t,
             distances,
-        } => db::build_cmd(&dir(d), &board, pieces as usize, threads(t), distances),
-        DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.json),
+            out,
+        } => db::build_cmd(
+            &dir(d),
+            &board,
+            pieces as usize,
+            threads(t),
+            distances,
+            out.json,
+        ),
+        DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.out.json),
         DbCommand::Probe {
             position,
             dir: d,
             batch,
-            json,
+            out,
         } => match position {
-            Some(p) if !batch => db::probe(&dir(d), &p, json),
+            Some(p) if !batch => db::probe(&dir(d), &p, out.json),
             _ => db::probe_batch(&dir(d)),
         },
-        DbCommand::Verify(a) => db::verify(&dir(a.dir), &a.board, threads(a.threads), a.json),
+        DbCommand::Verify(a) => db::verify(&dir(a.dir), &a.board, threads(a.threads), a.out.json),
+    }
+}
+
+impl Command {
+    /// Whether the command reads the settings file and the data directory (the global
+    /// `--config` and `--data-dir`); the rules commands and the benchmarks do not.
+    fn settings_used(&self) -> (bool, bool) {
+        match self {
+            Command::Show { .. }
+            | Command::Moves { .. }
+            | Command::Perft { .. }
+            | Command::Bench { .. } => (false, false),
+            Command::Db { .. } | Command::Verify { .. } => (true, false),
+            _ => (true, true),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Show { .. } => "show",
+            Command::Moves { .. } => "moves",
+            Command::Perft { .. } => "perft",
+            Command::Solve(_) => "solve",
+            Command::Verify { .. } => "verify",
+            Command::Daemon => "daemon",
+            Command::Session { .. } => "session",
+            Command::Rote { .. } => "rote",
+            Command::Db { .. } => "db",
+            Command::Bench { .. } => "bench",
+        }
     }
 }
 
 pub fn run(cli: Cli) -> CliResult {
+    // A flag that would be ignored is refused: the user meant something by it.
+    let (config_used, data_used) = cli.command.settings_used();
+    let ignored = [
+        ("--config", cli.config.is_some() && !config_used),
+        ("--data-dir", cli.data_dir.is_some() && !data_used),
+    ];
+    if let Some((flag, _)) = ignored.iter().find(|(_, ignored)| *ignored) {
+        return Err(Failure::input(anyhow::anyhow!(
+            "{flag} has no effect on `fanorona {}`, which reads no {}",
+            cli.command.name(),
+            if *flag == "--config" {
+                "settings file"
+            } else {
+                "data directory"
+            }
+        )));
+    }
     let config = || load_config(cli.config.as_deref(), cli.data_dir.as_deref());
     match cli.command {
         Command::Db { command } => run_db(command, &config()?),
@@ -258,65 +339,58 @@ pub fn run(cli: Cli) -> CliResult {
             certificate,
             db,
             leaves,
-            json,
-        } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), json, &config()?),
+            out,
+        } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), out.json, &config()?),
         Command::Daemon => session::daemon(config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),
-        Command::Show {
-            position,
-            board,
-            play,
-            json,
-        } => rules::show(position.as_deref(), board.as_deref(), &play, json),
-        Command::Moves { position, json } => rules::moves(&position, json),
+        Command::Show { target, out } => rules::show(&target, out.json),
+        Command::Moves { target, out } => rules::moves(&target, out.json),
         Command::Perft {
-            position,
-            board,
+            target,
             depth,
             divide,
             threads,
-            json,
+            out,
         } => rules::perft(rules::PerftArgs {
-            position: position.as_deref(),
-            board: board.as_deref(),
+            target: &target,
             depth,
             divide,
             threads,
-            json,
+            json: out.json,
         }),
         Command::Bench {
             store: true,
             tree_nodes,
             seconds,
             repeat,
-            json,
+            out,
             ..
         } => bench_store::bench(
             tree_nodes.max(1),
             repeat as usize,
             seconds.clamp(0.1, 3600.0),
-            json,
+            out.json,
         ),
         Command::Bench {
             certificates: true,
             repeat,
             db,
-            json,
+            out,
             ..
-        } => bench_certificates::bench(repeat as usize, db.as_deref(), json),
+        } => bench_certificates::bench(repeat as usize, db.as_deref(), out.json),
         Command::Bench {
             solvers: true,
             repeat,
             db,
-            json,
+            out,
             ..
-        } => solve::bench(repeat as usize, db.as_deref(), json),
+        } => solve::bench(repeat as usize, db.as_deref(), out.json),
         Command::Bench {
             threads,
             repeat,
-            json,
+            out,
             ..
-        } => rules::bench(threads, repeat as usize, json),
+        } => rules::bench(threads, repeat as usize, out.json),
     }
 }

@@ -5,6 +5,7 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::json;
 
+use crate::cli::Target;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure, input};
 use crate::out;
@@ -28,14 +29,25 @@ fn notations(pos: &Position) -> Vec<String> {
         .collect()
 }
 
-pub fn show(position: Option<&str>, board: Option<&str>, play: &[String], json: bool) -> CliResult {
-    let mut pos = resolve_position(position, board)?;
-    for (i, text) in play.iter().flat_map(|p| p.split_whitespace()).enumerate() {
+/// The position of a `Target`: its text or board start, with `--play`'s moves played.
+pub fn resolve_target(target: &Target) -> Result<Position, Failure> {
+    let mut pos = resolve_position(target.position.as_deref(), target.board.as_deref())?;
+    for (i, text) in target
+        .play
+        .iter()
+        .flat_map(|p| p.split_whitespace())
+        .enumerate()
+    {
         let m = input(
             Move::parse(&pos, text).with_context(|| format!("move {} '{text}' in {pos}", i + 1)),
         )?;
         pos = m.apply(&pos);
     }
+    Ok(pos)
+}
+
+pub fn show(target: &Target, json: bool) -> CliResult {
+    let pos = resolve_target(target)?;
     let moves = notations(&pos);
     let lost = is_lost(&pos);
     if json {
@@ -61,8 +73,8 @@ pub fn show(position: Option<&str>, board: Option<&str>, play: &[String], json: 
     Ok(())
 }
 
-pub fn moves(position: &str, json: bool) -> CliResult {
-    let pos = resolve_position(Some(position), None)?;
+pub fn moves(target: &Target, json: bool) -> CliResult {
+    let pos = resolve_target(target)?;
     let moves = notations(&pos);
     if json {
         out!(
@@ -78,8 +90,7 @@ pub fn moves(position: &str, json: bool) -> CliResult {
 }
 
 pub struct PerftArgs<'a> {
-    pub position: Option<&'a str>,
-    pub board: Option<&'a str>,
+    pub target: &'a Target,
     pub depth: u32,
     pub divide: bool,
     pub threads: usize,
@@ -87,7 +98,7 @@ pub struct PerftArgs<'a> {
 }
 
 pub fn perft(args: PerftArgs<'_>) -> CliResult {
-    let pos = resolve_position(args.position, args.board)?;
+    let pos = resolve_target(args.target)?;
     let depth = args.depth;
     let start = Instant::now();
     let (nodes, parts) = if args.divide && depth >= 1 {

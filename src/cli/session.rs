@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use serde_json::Value;
 
+use crate::cli::JsonFlag;
 use crate::cli::output::{CliResult, Failure, check_output};
 use crate::out;
 use fanorona::config::{Config, LogFormat};
@@ -25,34 +26,38 @@ use fanorona::session::{Algo, State};
 pub enum SessionCommand {
     /// Start solving a board's start (RxC) or a position; prints the session's id.
     Start {
+        /// A board (RxC, such as 5x9: its start) or a position such as 'BBB/B.W/WWW w'.
         target: String,
         /// Endgame tables for the leaves (default: db_dir of the config, if it has the board).
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// pn2 (the paper's PN², default), pn2-dfpn (df-pn at the second level) or pn.
         #[arg(long, value_enum)]
         algo: Option<SessionAlgo>,
+        /// A name to know it by in `session list` (default: the board and a number).
         #[arg(long)]
         name: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Every session with its state.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
-    /// One session: state, value once solved, work done, live progress.
+    /// One session: state, value once solved, work done, live progress of each question.
     Status(Id),
-    /// Checkpoint and set a running session aside.
+    /// Checkpoint and set a running session aside; returns once it has stopped.
     Pause(Id),
-    /// Continue a paused or stopped session from its last checkpoint.
+    /// Continue a paused, stopped or failed session from its last checkpoint.
     Resume(Id),
-    /// Checkpoint and stop a session.
+    /// Checkpoint and stop a session; returns once it has stopped.
     Stop(Id),
     /// Print a session's progress log; --follow keeps printing as it grows.
     Tail {
+        /// The session's id (see `session list`).
         id: u64,
+        /// Keep printing new lines until the session is solved, fails, or stops.
         #[arg(long, short)]
         follow: bool,
         /// The log's JSON lines as written.
@@ -63,43 +68,49 @@ pub enum SessionCommand {
     /// PREFIX.black-wins.cert.gz): both questions of a solved one, the questions decided so
     /// far of one still running (that needs the store: not while a daemon runs).
     Certificate {
+        /// The session's id (see `session list`).
         id: u64,
         /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
         prefix: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Export the root's pn/dpn curve as CSV (and a PNG plot).
     Curve {
+        /// The session's id (see `session list`).
         id: u64,
-        #[arg(long)]
+        /// The CSV file to write: iteration, nodes, seconds, root_pn, root_dpn, goal.
+        #[arg(long, value_name = "FILE")]
         csv: PathBuf,
-        #[arg(long)]
+        /// Also draw the curve (log scale, one panel per question) into this PNG file.
+        #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
 }
 
 #[derive(clap::Args)]
 pub struct Id {
+    /// The session's id (see `session list`).
     pub id: u64,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 #[derive(clap::Subcommand)]
 pub enum RoteCommand {
     /// How many solved positions the rote store holds, and how often searches hit it.
     Stats {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Write every rote entry to FILE, one JSON object per line.
     Export {
+        /// The file to write (JSON lines: position, history, attacker, value, best move).
         file: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
 }
 
@@ -131,10 +142,16 @@ pub fn daemon(config: Config) -> CliResult {
     let flag = shutdown.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .map_err(|e| Failure::other(anyhow!("cannot handle signals: {e}")))?;
-    daemon::serve(config, shutdown).map_err(|e| match e {
-        DaemonError::Locked { .. } => Failure::input(e),
-        _ => Failure::other(e),
-    })
+    daemon::serve(config, shutdown).map_err(daemon_failure)
+}
+
+/// A daemon error as a failure: the user's (exit 2) or the machine's (exit 1).
+pub fn daemon_failure(e: DaemonError) -> Failure {
+    if e.is_user_error() {
+        Failure::input(e)
+    } else {
+        Failure::other(e)
+    }
 }
 
 /// A refusal as a failure: bad input (exit 2) or not.
@@ -177,7 +194,7 @@ fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
                 anyhow::Error::from,
             )));
         }
-        Err(e) => return Err(Failure::other(e)),
+        Err(e) => return Err(daemon_failure(e)),
     };
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir, false);
@@ -298,7 +315,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             db,
             algo,
             name,
-            json,
+            out: JsonFlag { json },
         } => {
             let algo = algo.map(|a| match a {
                 SessionAlgo::Pn => Algo::Pn,
@@ -326,7 +343,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             }
             Ok(())
         }
-        SessionCommand::List { json } => {
+        SessionCommand::List {
+            out: JsonFlag { json },
+        } => {
             let (v, _) = ask(config, Request::List)?;
             if json {
                 out!("{v}");
@@ -346,15 +365,22 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             }
             Ok(())
         }
-        SessionCommand::Status(a) => control(config, Request::Status { id: a.id }, a.json),
-        SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.json),
-        SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.json),
-        SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.json),
+        SessionCommand::Status(a) => control(config, Request::Status { id: a.id }, a.out.json),
+        SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.out.json),
+        SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.out.json),
+        SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.out.json),
         SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
-        SessionCommand::Certificate { id, prefix, json } => {
-            session_certificate(config, id, &prefix, json)
-        }
-        SessionCommand::Curve { id, csv, png, json } => {
+        SessionCommand::Certificate {
+            id,
+            prefix,
+            out: JsonFlag { json },
+        } => session_certificate(config, id, &prefix, json),
+        SessionCommand::Curve {
+            id,
+            csv,
+            png,
+            out: JsonFlag { json },
+        } => {
             check_output("--csv", &csv)?;
             if let Some(png) = &png {
                 check_output("--png", png)?;
@@ -541,7 +567,9 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
 
 pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
     match command {
-        RoteCommand::Stats { json } => {
+        RoteCommand::Stats {
+            out: JsonFlag { json },
+        } => {
             let (v, _) = ask(config, Request::RoteStats)?;
             if json {
                 out!("{v}");
@@ -564,7 +592,10 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
             }
             Ok(())
         }
-        RoteCommand::Export { file, json } => {
+        RoteCommand::Export {
+            file,
+            out: JsonFlag { json },
+        } => {
             check_output("export to", &file)?;
             let (v, _) = ask(config, Request::RoteExport)?;
             let entries = v.as_array().cloned().unwrap_or_default();
@@ -647,7 +678,7 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
                 "session {id} has no certificates under {} yet, and the daemon (process {pid}) holds the store: stop it (`kill -TERM {pid}`) and run this again",
                 kept.parent().map_or(dir.root.clone(), Path::to_path_buf).display()
             )),
-            e => Failure::other(e),
+            e => daemon_failure(e),
         })?;
         let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
         let rec = sessions.get(id).map_err(Failure::other)?;

@@ -83,7 +83,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
             );
             return Ok(None);
         }
-        Err(e) => return Err(Failure::other(e)),
+        Err(e) => return Err(crate::cli::session::daemon_failure(e)),
     };
     init_tracing(config);
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;

@@ -62,7 +62,7 @@ pub struct SolveArgs {
     /// A board (RxC, its initial position) or a position; 7x3 by default.
     pub target: Option<String>,
     /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// pn (Allis), pn2 (PN², as the paper), pn2-dfpn (PN² with df-pn at the second level)
     /// or dfpn (df-pn with a transposition table).
@@ -72,7 +72,7 @@ pub struct SolveArgs {
     #[arg(long)]
     pub moves: bool,
     /// Write the root's proof and disproof numbers after every iteration to this CSV.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub curve: Option<PathBuf>,
     /// Stop after creating this many nodes (per goal). Runs without the session store.
     #[arg(long)]
@@ -97,6 +97,11 @@ pub struct SolveArgs {
     /// PREFIX.black-wins.cert.gz, and verify it (`fanorona verify` reads it back).
     #[arg(long, value_name = "PREFIX")]
     pub certificate: Option<PathBuf>,
+    /// Threads of a solve run as a session: 2 searches both questions at once (default:
+    /// threads of the config). A run in memory asks one question at a time.
+    #[arg(long, value_parser = crate::cli::threads)]
+    pub threads: Option<usize>,
+    /// Print one JSON object (errors too, as {"error": ..., "exit_code": ...}).
     #[arg(long)]
     pub json: bool,
 }
@@ -236,6 +241,11 @@ fn search(
 }
 
 pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
+    let mut config = config.clone();
+    if let Some(t) = args.threads {
+        config.threads = t;
+    }
+    let config = &config;
     let pos = target(args.target.as_deref())?;
     if let Some(prefix) = &args.certificate {
         check_prefix(prefix)?;

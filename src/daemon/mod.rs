@@ -39,8 +39,21 @@ pub enum DaemonError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path} is not a directory: the data directory holds the store, the lock and the logs")]
+    NotADirectory { path: PathBuf },
     #[error(transparent)]
     Session(#[from] SessionError),
+}
+
+impl DaemonError {
+    /// Whether the user can mend it (another process holds the directory, or the path is
+    /// not a directory), as opposed to a failure of the machine.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            DaemonError::Locked { .. } | DaemonError::NotADirectory { .. }
+        )
+    }
 }
 
 /// The paths under a data directory.
@@ -81,6 +94,11 @@ pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
         path: dir.lock(),
         source,
     };
+    if dir.root.exists() && !dir.root.is_dir() {
+        return Err(DaemonError::NotADirectory {
+            path: dir.root.clone(),
+        });
+    }
     std::fs::create_dir_all(&dir.root).map_err(|source| DaemonError::Io {
         what: "cannot create",
         path: dir.root.clone(),
