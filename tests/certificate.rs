@@ -510,7 +510,7 @@ fn a_solved_session_has_certificates_for_both_questions() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr)
-            .contains("session 2 is running and has no question decided yet"),
+            .contains("session 2 is waiting for a daemon and has no question decided yet"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

@@ -665,7 +665,12 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     .collect();
     if goals.is_empty() {
         return Err(Failure::input(anyhow!(
-            "session {id} is {state} and has no question decided yet: no certificate to write"
+            "session {id} is {} and has no question decided yet: no certificate to write",
+            if state == "waiting" {
+                "waiting for a daemon"
+            } else {
+                &state
+            }
         )));
     }
     let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());

@@ -100,6 +100,7 @@ impl Report {
             "best_move": self.best_move,
             "nodes": self.nodes(),
             "deciding_nodes": self.deciding_nodes(),
+            "rote_hits": self.questions.iter().map(|q| q.rote_hits).sum::<Option<u64>>(),
             "seconds": self.seconds,
             "verified": self.verified == Some(true),
             "algorithm": self.algorithm,
