@@ -573,8 +573,15 @@ fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{msg:>22} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}")
+        ProgressStyle::with_template("{msg:>22} [{bar:30}] {percent:>3}% {rate:>14} eta {eta}")
             .expect("the template is valid")
+            // Whole positions a second: indicatif's own {per_sec} prints every decimal.
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}/s", indicatif::HumanCount(s.per_sec() as u64));
+                },
+            )
             .progress_chars("=> "),
     );
     bar.set_message(label.to_string());

@@ -82,8 +82,34 @@ fn label_font() -> bool {
     })
 }
 
+/// How a question's curve ends: its last point's outcome, in words.
+fn outcome(last: &CurvePoint) -> &'static str {
+    if last.pn == 0 {
+        "proven"
+    } else if last.dn == 0 {
+        "disproven"
+    } else {
+        "open"
+    }
+}
+
+/// The points of one number that a log scale can show: 0 (the decided end) and infinity
+/// (the other number there) are left out, so a line ends at its last finite value instead
+/// of dropping to the axis; the end is marked apart.
+fn plotted(points: &[&CurvePoint], number: fn(&CurvePoint) -> u64) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .filter(|p| (1..crate::search::INFINITE).contains(&number(p)))
+        .map(|p| (p.iteration.max(1) as f64, number(p) as f64))
+        .collect()
+}
+
+/// Width of the legend column right of each plot.
+const LEGEND_WIDTH: u32 = 200;
+
 /// Draws the root's pn (red) and dpn (blue) against the iteration, log scale, one panel per
-/// goal, as the paper's Figures 7–9.
+/// goal, as the paper's Figures 7–9: each panel titled with its question and how it ended,
+/// the legend beside the plot, the decided end marked.
 pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError> {
     if rows.is_empty() {
         return Err(CurveError::Empty);
@@ -95,7 +121,7 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
         }
     }
     let labels = label_font();
-    let root = BitMapBackend::new(path, (1000, 420 * goals.len() as u32)).into_drawing_area();
+    let root = BitMapBackend::new(path, (1100, 440 * goals.len() as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| write_err(path, e))?;
     let panels = root.split_evenly((goals.len(), 1));
     for (panel, goal) in panels.iter().zip(&goals) {
@@ -104,69 +130,115 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
             .filter(|(g, _)| g == goal)
             .map(|(_, p)| p)
             .collect();
-        // Proven or disproven ends at 0 and starts the other at "infinity": clip both to
-        // the finite range the plot can show.
-        let finite = |v: u64| v < crate::search::INFINITE;
-        let max_y = points
-            .iter()
-            .flat_map(|p| [p.pn, p.dn])
-            .filter(|&v| finite(v))
-            .max()
-            .unwrap_or(1)
-            .max(2) as f64;
-        let max_x = points.last().map_or(1, |p| p.iteration).max(2) as f64;
-        let mut chart = ChartBuilder::on(panel);
+        let last = **points.last().expect("each goal has a point");
+        let (pn, dn) = (plotted(&points, |p| p.pn), plotted(&points, |p| p.dn));
+        let max_y = pn.iter().chain(&dn).map(|&(_, y)| y).fold(2.0, f64::max);
+        let max_x = (last.iteration.max(2)) as f64;
+        let (plot, legend) = panel.split_horizontally(panel.dim_in_pixel().0 - LEGEND_WIDTH);
+        let ended = outcome(&last);
+        let mut chart = ChartBuilder::on(&plot);
         chart.margin(15);
         if labels {
+            let caption = match ended {
+                "open" => format!(
+                    "{title}: {goal} wins? open after {} iterations",
+                    last.iteration
+                ),
+                e => format!(
+                    "{title}: {goal} wins? {e} at iteration {} ({} nodes)",
+                    last.iteration, last.nodes
+                ),
+            };
             chart
-                .caption(format!("{title}: {goal} wins?"), ("sans-serif", 22))
-                .x_label_area_size(40)
-                .y_label_area_size(70);
+                .caption(caption, ("sans-serif", 24))
+                .x_label_area_size(50)
+                .y_label_area_size(80);
         }
         let mut chart = chart
-            .build_cartesian_2d(1f64..max_x, (1f64..max_y * 2.0).log_scale())
+            .build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())
             .map_err(|e| write_err(path, e))?;
         let mut mesh = chart.configure_mesh();
         if labels {
             mesh.x_desc("iteration")
-                .y_desc("root pn / dpn")
+                .y_desc("root proof / disproof number")
+                .axis_desc_style(("sans-serif", 18))
+                .label_style(("sans-serif", 15))
                 .x_label_formatter(&|v| format!("{v:.0}"))
                 .y_label_formatter(&|v| format!("{v:.0}"));
         } else {
             mesh.x_labels(0).y_labels(0);
         }
         mesh.draw().map_err(|e| write_err(path, e))?;
-        let series = |f: fn(&CurvePoint) -> u64| {
-            points
-                .iter()
-                .map(move |p| {
-                    (
-                        p.iteration.max(1) as f64,
-                        (f(p).clamp(1, max_y as u64)) as f64,
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
-        let pn = chart
-            .draw_series(LineSeries::new(series(|p| p.pn), &RED))
+        chart
+            .draw_series(LineSeries::new(pn, RED.stroke_width(2)))
             .map_err(|e| write_err(path, e))?;
-        if labels {
-            pn.label("proof number")
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
+        chart
+            .draw_series(LineSeries::new(dn, BLUE.stroke_width(2)))
+            .map_err(|e| write_err(path, e))?;
+        // The decided end: a dashed line at its iteration (the number that reached 0 has
+        // no point on a log scale).
+        if ended != "open" {
+            let x = last.iteration.max(1) as f64;
+            let dashes = (0..40).map(|i| {
+                let y = |k: f64| (max_y * 2.0).powf(k / 40.0);
+                PathElement::new([(x, y(i as f64)), (x, y(i as f64 + 0.5))], BLACK)
+            });
+            chart.draw_series(dashes).map_err(|e| write_err(path, e))?;
         }
-        let dn = chart
-            .draw_series(LineSeries::new(series(|p| p.dn), &BLUE))
-            .map_err(|e| write_err(path, e))?;
         if labels {
-            dn.label("disproof number")
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| write_err(path, e))?;
+            let font = ("sans-serif", 16).into_font();
+            let entries: [(&str, RGBColor); 2] = [("proof number", RED), ("disproof number", BLUE)];
+            for (i, (text, color)) in entries.iter().enumerate() {
+                let y = 80 + 28 * i as i32;
+                legend
+                    .draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))
+                    .map_err(|e| write_err(path, e))?;
+                legend
+                    .draw(&Text::new(*text, (48, y - 8), font.clone()))
+                    .map_err(|e| write_err(path, e))?;
+            }
+            if ended != "open" {
+                let y = 80 + 28 * 2;
+                legend
+                    .draw(&PathElement::new([(8, y), (16, y)], BLACK))
+                    .map_err(|e| write_err(path, e))?;
+                legend
+                    .draw(&PathElement::new([(24, y), (32, y)], BLACK))
+                    .map_err(|e| write_err(path, e))?;
+                legend
+                    .draw(&Text::new(ended, (48, y - 8), font.clone()))
+                    .map_err(|e| write_err(path, e))?;
+            }
         }
     }
     root.present().map_err(|e| write_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(iteration: u64, pn: u64, dn: u64) -> CurvePoint {
+        CurvePoint {
+            iteration,
+            nodes: iteration * 10,
+            seconds: 0.0,
+            pn,
+            dn,
+        }
+    }
+
+    #[test]
+    fn a_decided_end_is_not_drawn_as_a_drop_to_one() {
+        let inf = crate::search::INFINITE;
+        let points = [point(1, 3, 4), point(2, 2, 9), point(3, 0, inf)];
+        let refs: Vec<&CurvePoint> = points.iter().collect();
+        assert_eq!(plotted(&refs, |p| p.pn), vec![(1.0, 3.0), (2.0, 2.0)]);
+        assert_eq!(plotted(&refs, |p| p.dn), vec![(1.0, 4.0), (2.0, 9.0)]);
+        assert_eq!(outcome(&points[2]), "proven");
+        assert_eq!(outcome(&point(5, inf, 0)), "disproven");
+        assert_eq!(outcome(&points[1]), "open");
+        assert_eq!(number(inf), "inf");
+        assert_eq!(number(7), "7");
+    }
 }
