@@ -392,12 +392,13 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                     "session {id} has no curve points yet (it has not run an iteration): nothing written"
                 )));
             }
-            curve::write_csv(&csv, &rows).map_err(Failure::other)?;
+            // The plot first: it is the one that can fail on its own.
             if let Some(png) = &png {
                 let (status, _) = ask(config, Request::Status { id })?;
                 let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
                 curve::draw_png(png, &title, &rows).map_err(Failure::other)?;
             }
+            curve::write_csv(&csv, &rows).map_err(Failure::other)?;
             if json {
                 out!(
                     "{}",

@@ -120,11 +120,31 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
             goals.push(g);
         }
     }
+    // Drawn to a temporary file, renamed at the end: a failure leaves nothing half-written.
+    // Creating it here first turns an unwritable place into a plain OS error.
+    let tmp = path.with_extension("tmp.png");
+    std::fs::File::create(&tmp).map_err(|e| write_err(path, e))?;
+    let drawn = draw(&tmp, title, rows, &goals)
+        .map_err(|e| write_err(path, format!("the PNG encoder failed: {e}")))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(path, e)));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    drawn
+}
+
+/// Plots every goal's panel into `path`.
+fn draw(
+    path: &Path,
+    title: &str,
+    rows: &[Row],
+    goals: &[&str],
+) -> Result<(), Box<dyn std::error::Error>> {
     let labels = label_font();
     let root = BitMapBackend::new(path, (1100, 440 * goals.len() as u32)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| write_err(path, e))?;
+    root.fill(&WHITE)?;
     let panels = root.split_evenly((goals.len(), 1));
-    for (panel, goal) in panels.iter().zip(&goals) {
+    for (panel, goal) in panels.iter().zip(goals) {
         let points: Vec<&CurvePoint> = rows
             .iter()
             .filter(|(g, _)| g == goal)
@@ -156,7 +176,7 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
         }
         let mut chart = chart
             .build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())
-            .map_err(|e| write_err(path, e))?;
+            ?;
         let mut mesh = chart.configure_mesh();
         if labels {
             mesh.x_desc("iteration")
@@ -168,13 +188,13 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
         } else {
             mesh.x_labels(0).y_labels(0);
         }
-        mesh.draw().map_err(|e| write_err(path, e))?;
+        mesh.draw()?;
         chart
             .draw_series(LineSeries::new(pn, RED.stroke_width(2)))
-            .map_err(|e| write_err(path, e))?;
+            ?;
         chart
             .draw_series(LineSeries::new(dn, BLUE.stroke_width(2)))
-            .map_err(|e| write_err(path, e))?;
+            ?;
         // The decided end: a dashed line at its iteration (the number that reached 0 has
         // no point on a log scale).
         if ended != "open" {
@@ -183,7 +203,7 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
                 let y = |k: f64| (max_y * 2.0).powf(k / 40.0);
                 PathElement::new([(x, y(i as f64)), (x, y(i as f64 + 0.5))], BLACK)
             });
-            chart.draw_series(dashes).map_err(|e| write_err(path, e))?;
+            chart.draw_series(dashes)?;
         }
         if labels {
             let font = ("sans-serif", 16).into_font();
@@ -192,26 +212,27 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
                 let y = 80 + 28 * i as i32;
                 legend
                     .draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))
-                    .map_err(|e| write_err(path, e))?;
+                    ?;
                 legend
                     .draw(&Text::new(*text, (48, y - 8), font.clone()))
-                    .map_err(|e| write_err(path, e))?;
+                    ?;
             }
             if ended != "open" {
                 let y = 80 + 28 * 2;
                 legend
                     .draw(&PathElement::new([(8, y), (16, y)], BLACK))
-                    .map_err(|e| write_err(path, e))?;
+                    ?;
                 legend
                     .draw(&PathElement::new([(24, y), (32, y)], BLACK))
-                    .map_err(|e| write_err(path, e))?;
+                    ?;
                 legend
                     .draw(&Text::new(ended, (48, y - 8), font.clone()))
-                    .map_err(|e| write_err(path, e))?;
+                    ?;
             }
         }
     }
-    root.present().map_err(|e| write_err(path, e))
+    root.present()?;
+    Ok(())
 }
 
 #[cfg(test)]
