@@ -324,7 +324,7 @@ impl<'a> Checker<'a> {
                             Some((Held::Owned(Database::new(dir, board)), t.pieces))
                         } else {
                             unavailable = Some(format!(
-                                "a table leaf, and there are no tables of {tb} under {}: build them with `fanorona db build --board {tb} --pieces {} --dir {}`",
+                                "a table leaf, and there are no tables of {tb} under {}: build them with `fanorona db build --board {tb} --pieces {} --db {}`",
                                 dir.display(),
                                 t.pieces,
                                 dir.display()

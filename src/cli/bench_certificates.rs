@@ -86,7 +86,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
         let b: Board = "5x7".parse().expect("a supported board");
         if !board_dir(dir, b).is_dir() {
             return Err(Failure::input(anyhow!(
-                "no tables of 5x7 under {}: build them with `fanorona db build --board 5x7 --pieces 7 --dir {}`",
+                "no tables of 5x7 under {}: build them with `fanorona db build --board 5x7 --pieces 7 --db {}`",
                 dir.display(),
                 dir.display()
             )));

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use serde_json::json;
 
 use crate::cli::output::{CliResult, Failure, input};
@@ -178,27 +178,11 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     let pos = resolve_position(Some(position), None)?;
     let db = Database::new(dir, pos.board());
-    let material = Material {
-        a: pos.us().count_ones() as u8,
-        b: pos.them().count_ones() as u8,
-    };
-    // Name a damaged or missing table instead of answering nothing.
-    if material.a > 0 && material.b > 0 {
-        let file = db.slice(material).map_err(Failure::other)?;
-        if file.is_none() {
-            return Err(Failure::input(anyhow!(
-                "slice {material} of {} is not built under {}: run `fanorona db build --board {} --pieces {}`",
-                db.board(),
-                dir.display(),
-                db.board(),
-                material.pieces()
-            )));
-        }
-    }
-    let value = db
-        .probe(&pos)
-        .with_context(|| format!("no table answers for {pos}"))
-        .map_err(Failure::other)?;
+    // A damaged or missing table is named instead of answering nothing.
+    let value = db.lookup(&pos).map_err(|e| match e {
+        fanorona::egdb::probe::Unavailable::Damaged(_) => Failure::other(e),
+        _ => Failure::input(e),
+    })?;
     // Each move's value for the mover, and where there are distances, the plies it leaves.
     let distance = db.distance(&pos);
     let mut values = Vec::new();

@@ -37,10 +37,12 @@ pub enum BuildError {
     #[error(transparent)]
     File(#[from] FileError),
     #[error(
-        "slice {material} of {board} needs {slice} first, which is missing: build it with `fanorona db build --board {board} --pieces {pieces}`"
+        "slice {material} of {board} needs {slice} first, which is missing: build it with `fanorona db build --board {board} --pieces {pieces} --db {}`",
+        root.display()
     )]
     MissingSlice {
         board: Board,
+        root: std::path::PathBuf,
         material: Material,
         slice: Material,
         pieces: usize,
@@ -206,6 +208,7 @@ fn build_pair(
             if db.slice(target)?.is_none() {
                 return Err(BuildError::MissingSlice {
                     board,
+                    root: root.to_path_buf(),
                     material: s.material,
                     slice: target,
                     pieces: target.pieces(),

@@ -13,7 +13,7 @@ use crate::position::Position;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unavailable {
     #[error(
-        "slice {material} of {board} is not built under {}: build it with `fanorona db build --board {board} --pieces {} --dir {}`",
+        "slice {material} of {board} is not built under {}: build it with `fanorona db build --board {board} --pieces {} --db {}`",
         root.display(), material.pieces(), root.display()
     )]
     NotBuilt {
