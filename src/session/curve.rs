@@ -174,9 +174,8 @@ fn draw(
                 .x_label_area_size(50)
                 .y_label_area_size(80);
         }
-        let mut chart = chart
-            .build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())
-            ?;
+        let mut chart =
+            chart.build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())?;
         let mut mesh = chart.configure_mesh();
         if labels {
             mesh.x_desc("iteration")
@@ -189,12 +188,8 @@ fn draw(
             mesh.x_labels(0).y_labels(0);
         }
         mesh.draw()?;
-        chart
-            .draw_series(LineSeries::new(pn, RED.stroke_width(2)))
-            ?;
-        chart
-            .draw_series(LineSeries::new(dn, BLUE.stroke_width(2)))
-            ?;
+        chart.draw_series(LineSeries::new(pn, RED.stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(dn, BLUE.stroke_width(2)))?;
         // The decided end: a dashed line at its iteration (the number that reached 0 has
         // no point on a log scale).
         if ended != "open" {
@@ -210,24 +205,14 @@ fn draw(
             let entries: [(&str, RGBColor); 2] = [("proof number", RED), ("disproof number", BLUE)];
             for (i, (text, color)) in entries.iter().enumerate() {
                 let y = 80 + 28 * i as i32;
-                legend
-                    .draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))
-                    ?;
-                legend
-                    .draw(&Text::new(*text, (48, y - 8), font.clone()))
-                    ?;
+                legend.draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))?;
+                legend.draw(&Text::new(*text, (48, y - 8), font.clone()))?;
             }
             if ended != "open" {
                 let y = 80 + 28 * 2;
-                legend
-                    .draw(&PathElement::new([(8, y), (16, y)], BLACK))
-                    ?;
-                legend
-                    .draw(&PathElement::new([(24, y), (32, y)], BLACK))
-                    ?;
-                legend
-                    .draw(&Text::new(ended, (48, y - 8), font.clone()))
-                    ?;
+                legend.draw(&PathElement::new([(8, y), (16, y)], BLACK))?;
+                legend.draw(&PathElement::new([(24, y), (32, y)], BLACK))?;
+                legend.draw(&Text::new(ended, (48, y - 8), font.clone()))?;
             }
         }
     }
