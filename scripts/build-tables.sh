@@ -14,7 +14,7 @@ for spec in 3x9:7 5x7:8 5x5:9 5x9:7; do
     board=${spec%:*}
     pieces=${spec#*:}
     echo "== $board up to $pieces pieces"
-    /usr/bin/env time -f "%e s, max RSS %M KiB" $bin db build --board "$board" --pieces "$pieces" --dir "$dir"
-    $bin db verify --board "$board" --dir "$dir" | tail -1
+    /usr/bin/env time -f "%e s, max RSS %M KiB" $bin db build --board "$board" --pieces "$pieces" --db "$dir"
+    $bin db verify --board "$board" --db "$dir" | tail -1
 done
-$bin db stats --board 5x9 --dir "$dir"
+$bin db stats --board 5x9 --db "$dir"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a solve-session daemon (if none runs on the data directory), starts a session on the
 # 5x9 start over the 7-piece tables, and shows how to follow it and export its curve.
-# The tables must exist: `fanorona db build --board 5x9 --pieces 7 --dir DB` (about 11
+# The tables must exist: `fanorona db build --board 5x9 --pieces 7 --db DB` (about 11
 # minutes on 2 cores) or scripts/build-tables.sh.
 # Usage: scripts/daemon-5x9.sh [DB_DIR] [DATA_DIR]    (defaults: data/egdb, data)
 set -euo pipefail
@@ -12,7 +12,7 @@ cargo build --release --quiet
 bin=target/release/fanorona
 f=("$bin" --data-dir "$data")
 if [ ! -d "$db/5x9" ]; then
-    echo "no 5x9 tables under $db: build them with '$bin db build --board 5x9 --pieces 7 --dir $db'" >&2
+    echo "no 5x9 tables under $db: build them with '$bin db build --board 5x9 --pieces 7 --db $db'" >&2
     exit 2
 fi
 mkdir -p "$data"

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 dir=${1:-data/egdb}
 cargo build --release --quiet
 bin=target/release/fanorona
-$bin db build --board 5x9 --pieces 6 --dir "$dir"
-$bin db stats --board 5x9 --dir "$dir" | tee /dev/stderr > /tmp/fanorona-table3.$$
+$bin db build --board 5x9 --pieces 6 --db "$dir"
+$bin db stats --board 5x9 --db "$dir" | tee /dev/stderr > /tmp/fanorona-table3.$$
 rows=$(grep -cE '^ +[0-9]+-[0-9]+ ' /tmp/fanorona-table3.$$)
 same=$(grep -c ' same$' /tmp/fanorona-table3.$$ || true)
 rm -f /tmp/fanorona-table3.$$

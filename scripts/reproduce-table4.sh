@@ -38,7 +38,7 @@ while IFS=$'\t' read -r board winner db paper_nodes; do
         $bin verify "$cert" --db "$dir" > /dev/null || { verify=FAILED; status=1; }
         if [ "${OUTSIDE:-0}" = 1 ]; then
             python3 scripts/outside-checker/check_certificate.py "$cert" \
-                --probe "$bin db probe --batch --dir $dir" > /dev/null || { verify=FAILED; status=1; }
+                --probe "$bin db probe --batch --db $dir" > /dev/null || { verify=FAILED; status=1; }
         fi
     done
     [ "${OUTSIDE:-0}" = 1 ] && verify="$verify+outside"

@@ -26,7 +26,7 @@ EOF
 f() { "$bin" --config "$config" "$@"; }
 
 echo "== tables: 5x9 up to 7 pieces under $db (built slices are kept)"
-f db build --board 5x9 --pieces 7 --dir "$db" 2>&1 | tail -1
+f db build --board 5x9 --pieces 7 --db "$db" 2>&1 | tail -1
 
 echo "== daemon on $data"
 if python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$data/daemon.sock" 2> /dev/null; then
