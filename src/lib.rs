@@ -8,6 +8,7 @@ pub mod geometry;
 pub mod movegen;
 pub mod moves;
 pub mod perft;
+pub mod play;
 pub mod position;
 pub mod repetition;
 pub mod search;

@@ -32,7 +32,7 @@ struct Key {
 }
 
 /// A node's proof and disproof numbers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub pn: u64,
     pub dn: u64,
@@ -277,11 +277,23 @@ impl<'a> DfPn<'a> {
         // Raise the thresholds step by step so the curve has points, as PN's iterations do.
         let mut e = root;
         let mut step = 0u64;
+        // A threshold above the numbers: twice them, or infinity once they are that large.
+        let raise = |n: u64| {
+            if n >= INFINITE - 1 {
+                INFINITE
+            } else {
+                add(n, n.max(1))
+            }
+        };
         while e.pn != 0 && e.dn != 0 && !self.out_of_limits() {
             step += 1;
-            let th_pn = add(e.pn, e.pn.max(1));
-            let th_dn = add(e.dn, e.dn.max(1));
-            e = self.mid(key, th_pn, th_dn, &mut path);
+            let (before, nodes) = (e, self.stats.nodes);
+            e = self.mid(key, raise(e.pn), raise(e.dn), &mut path);
+            if e == before && self.stats.nodes == nodes {
+                // Nothing moved (which the thresholds above should rule out): stop rather
+                // than spin; the root stays undecided.
+                break;
+            }
             progress(&CurvePoint {
                 iteration: step,
                 nodes: self.stats.nodes,

@@ -23,9 +23,16 @@ pub use leaf::{Leaf, LeafEval};
 /// (pn INFINITE, dn 0) node. Sums saturate below it.
 pub const INFINITE: u64 = u64::MAX / 2;
 
+/// A sum of numbers: infinite if either is, else at most one below infinity. A sum of finite
+/// numbers must never reach INFINITE: a node would look decided (pn INFINITE, dn not 0)
+/// without being so, and no threshold could make the search go on there.
 #[inline]
 pub fn add(a: u64, b: u64) -> u64 {
-    a.saturating_add(b).min(INFINITE)
+    if a >= INFINITE || b >= INFINITE {
+        INFINITE
+    } else {
+        a.saturating_add(b).min(INFINITE - 1)
+    }
 }
 
 /// A node's numbers from its children's: at an OR node (the attacker to move) pn = min and

@@ -1,0 +1,247 @@
+//! One interface for every player: a game in, a move out, with what the player knows about
+//! the move's value; and the players by name and level.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::egdb::Database;
+use crate::moves::Move;
+use crate::play::game::Game;
+
+/// A move's value for the side that plays it, where it is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    Loss,
+    Draw,
+    Win,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Win => "win",
+            Verdict::Draw => "draw",
+            Verdict::Loss => "loss",
+        }
+    }
+
+    /// The same outcome seen by the other side.
+    pub fn flipped(self) -> Verdict {
+        match self {
+            Verdict::Win => Verdict::Loss,
+            Verdict::Draw => Verdict::Draw,
+            Verdict::Loss => Verdict::Win,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a known value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The move ends the game (the opponent has no move) or repeats a position (a draw).
+    Rules,
+    /// The endgame tables.
+    Tables,
+    /// A proof-number search within the player's budget.
+    Search,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Rules => "rules",
+            Source::Tables => "tables",
+            Source::Search => "search",
+        }
+    }
+}
+
+/// What a player says about one move.
+#[derive(Clone, Debug)]
+pub struct MoveInfo {
+    pub mv: Move,
+    /// The game-theoretic value for the mover, if known, and from where.
+    pub value: Option<(Verdict, Source)>,
+    /// Plies to the end or a capture under best play, where the tables keep distances.
+    pub distance: Option<u32>,
+    /// A heuristic score for the mover (-1 to 1; search scores beyond that are mates).
+    pub score: Option<f64>,
+}
+
+/// A player's decision.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub mv: Move,
+    /// What the player knows of the chosen move.
+    pub info: MoveInfo,
+    /// Work done: nodes searched or playouts run.
+    pub work: u64,
+}
+
+/// A player. `choose` is only called on a game that has not ended.
+pub trait Agent: Send {
+    /// Its name and settings, as a match reports them ("alphabeta:hard").
+    fn name(&self) -> String;
+
+    fn choose(&mut self, game: &Game) -> Choice;
+
+    /// Every legal move with what the player knows of it, best first (for hints). The
+    /// default knows only its own choice.
+    fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
+        let choice = self.choose(game);
+        vec![choice.info]
+    }
+}
+
+/// How strong a player is asked to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Easy,
+    Medium,
+    Hard,
+    Perfect,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [Level::Easy, Level::Medium, Level::Hard, Level::Perfect];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Easy => "easy",
+            Level::Medium => "medium",
+            Level::Hard => "hard",
+            Level::Perfect => "perfect",
+        }
+    }
+}
+
+/// The kinds of player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Random,
+    Minimax,
+    AlphaBeta,
+    Mcts,
+    Perfect,
+    Winimax,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::Random,
+        Kind::Minimax,
+        Kind::AlphaBeta,
+        Kind::Mcts,
+        Kind::Perfect,
+        Kind::Winimax,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Random => "random",
+            Kind::Minimax => "minimax",
+            Kind::AlphaBeta => "alphabeta",
+            Kind::Mcts => "mcts",
+            Kind::Perfect => "perfect",
+            Kind::Winimax => "winimax",
+        }
+    }
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error(
+        "unknown player '{0}': use random, minimax, alphabeta, mcts, perfect or winimax, with a level after a colon (alphabeta:hard)"
+    )]
+    Kind(String),
+    #[error("unknown level '{0}': use easy, medium, hard or perfect")]
+    Level(String),
+}
+
+/// A player named on the command line: `KIND[:LEVEL]`, such as `alphabeta:hard` or `mcts`.
+/// The level defaults to medium (perfect for perfect and winimax).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub kind: Kind,
+    pub level: Level,
+}
+
+impl std::str::FromStr for Spec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Spec, SpecError> {
+        let (kind, level) = s.split_once(':').unwrap_or((s, ""));
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == kind.trim())
+            .ok_or_else(|| SpecError::Kind(s.to_string()))?;
+        let level = match level.trim() {
+            "" if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
+            "" => Level::Medium,
+            l => Level::ALL
+                .into_iter()
+                .find(|x| x.name() == l)
+                .ok_or_else(|| SpecError::Level(l.to_string()))?,
+        };
+        Ok(Spec { kind, level })
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            Kind::Random | Kind::Perfect | Kind::Winimax => f.write_str(self.kind.name()),
+            k => write!(f, "{}:{}", k.name(), self.level.name()),
+        }
+    }
+}
+
+/// What players may use: the endgame tables, a time limit per move, and a seed.
+#[derive(Clone, Default)]
+pub struct Tools {
+    pub db: Option<Arc<Database>>,
+    /// A limit on each move's thinking time (the level's own budget otherwise).
+    pub move_time: Option<Duration>,
+    pub seed: u64,
+}
+
+/// A player of the given kind and level.
+pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
+    use crate::play::{alphabeta, mcts, perfect, random, winimax};
+    match spec.kind {
+        Kind::Random => Box::new(random::Random::new(tools.seed)),
+        Kind::Minimax => Box::new(alphabeta::AlphaBeta::minimax(spec.level, tools)),
+        Kind::AlphaBeta => Box::new(alphabeta::AlphaBeta::for_level(spec.level, tools)),
+        Kind::Mcts => Box::new(mcts::Mcts::for_level(spec.level, tools)),
+        Kind::Perfect => Box::new(perfect::Perfect::new(tools)),
+        Kind::Winimax => Box::new(winimax::Winimax::new(tools)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn players_are_named_kind_and_level() {
+        let s: Spec = "alphabeta:hard".parse().unwrap();
+        assert_eq!((s.kind, s.level), (Kind::AlphaBeta, Level::Hard));
+        assert_eq!(s.to_string(), "alphabeta:hard");
+        assert_eq!("mcts".parse::<Spec>().unwrap().level, Level::Medium);
+        assert_eq!("perfect".parse::<Spec>().unwrap().level, Level::Perfect);
+        assert!(matches!("chess".parse::<Spec>(), Err(SpecError::Kind(_))));
+        assert_eq!(
+            "mcts:insane".parse::<Spec>(),
+            Err(SpecError::Level("insane".into()))
+        );
+    }
+}

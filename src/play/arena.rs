@@ -1,0 +1,240 @@
+//! Games between two players, and matches of many games on several threads: colours
+//! alternated, every game seeded from the match's seed and its number (so a match replays
+//! exactly whatever the threads), and a summary with a confidence interval and an Elo
+//! difference.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::play::agent::{Agent, Spec, Tools, make};
+use crate::play::game::{End, Game};
+use crate::position::{Color, Position};
+
+/// A finished game and the time each side spent thinking.
+pub struct Played {
+    pub game: Game,
+    pub end: End,
+    /// Seconds of thinking by White and by Black.
+    pub seconds: [f64; 2],
+    /// Moves played by White and by Black.
+    pub moves: [u32; 2],
+}
+
+fn side(c: Color) -> usize {
+    match c {
+        Color::White => 0,
+        Color::Black => 1,
+    }
+}
+
+/// Plays `white` against `black` from `start` to the end (the rules' draws included).
+pub fn play_game(
+    white: &mut dyn Agent,
+    black: &mut dyn Agent,
+    start: Position,
+    max_plies: Option<usize>,
+) -> Played {
+    let mut game = Game::new(start, max_plies);
+    let (mut seconds, mut moves) = ([0.0; 2], [0; 2]);
+    while game.end().is_none() {
+        let mover = game.position().side_to_move();
+        let t = Instant::now();
+        let choice = match mover {
+            Color::White => white.choose(&game),
+            Color::Black => black.choose(&game),
+        };
+        seconds[side(mover)] += t.elapsed().as_secs_f64();
+        moves[side(mover)] += 1;
+        game.play(&choice.mv)
+            .expect("a player chooses among the legal moves");
+    }
+    let end = game.end().expect("the loop ends with the game");
+    Played {
+        game,
+        end,
+        seconds,
+        moves,
+    }
+}
+
+/// A match: A against B.
+pub struct MatchSpec {
+    pub a: Spec,
+    pub b: Spec,
+    pub start: Position,
+    pub games: usize,
+    pub threads: usize,
+    pub seed: u64,
+    pub max_plies: Option<usize>,
+    pub tools: Tools,
+}
+
+/// One game of a match, from A's side.
+#[derive(Clone, Debug)]
+pub struct GameRow {
+    pub index: usize,
+    pub a_white: bool,
+    pub end: End,
+    /// 1 for an A win, 0.5 for a draw, 0 for a loss.
+    pub a_score: f64,
+    pub plies: usize,
+    pub seconds: f64,
+    pub a_seconds_per_move: f64,
+    pub b_seconds_per_move: f64,
+    pub moves: String,
+}
+
+/// The seed of player `who` (0 for A, 1 for B) in game `index`.
+fn seed(base: u64, index: usize, who: u64) -> u64 {
+    base.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (index as u64) << 1 ^ who
+}
+
+/// Plays game `index` of the match: A is White in even games.
+pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
+    let tools = |who| Tools {
+        seed: seed(spec.seed, index, who),
+        ..spec.tools.clone()
+    };
+    let mut a = make(spec.a, &tools(0));
+    let mut b = make(spec.b, &tools(1));
+    let a_white = index % 2 == 0;
+    let t = Instant::now();
+    let played = if a_white {
+        play_game(a.as_mut(), b.as_mut(), spec.start, spec.max_plies)
+    } else {
+        play_game(b.as_mut(), a.as_mut(), spec.start, spec.max_plies)
+    };
+    let (ai, bi) = if a_white { (0, 1) } else { (1, 0) };
+    let a_color = if a_white { Color::White } else { Color::Black };
+    let per_move = |i: usize| played.seconds[i] / played.moves[i].max(1) as f64;
+    let board = spec.start.board();
+    GameRow {
+        index,
+        a_white,
+        end: played.end,
+        a_score: match played.end.winner() {
+            Some(c) if c == a_color => 1.0,
+            Some(_) => 0.0,
+            None => 0.5,
+        },
+        plies: played.game.plies(),
+        seconds: t.elapsed().as_secs_f64(),
+        a_seconds_per_move: per_move(ai),
+        b_seconds_per_move: per_move(bi),
+        moves: played
+            .game
+            .moves()
+            .iter()
+            .map(|m| m.notation(board))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Plays the whole match on `spec.threads` threads; `progress` sees each finished game.
+pub fn run_match(spec: &MatchSpec, progress: &(dyn Fn(&GameRow) + Sync)) -> Vec<GameRow> {
+    let next = AtomicUsize::new(0);
+    let rows = Mutex::new(Vec::with_capacity(spec.games));
+    std::thread::scope(|s| {
+        for _ in 0..spec.threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= spec.games {
+                        break;
+                    }
+                    let row = match_game(spec, i);
+                    progress(&row);
+                    rows.lock().expect("rows lock").push(row);
+                }
+            });
+        }
+    });
+    let mut rows = rows.into_inner().expect("rows lock");
+    rows.sort_by_key(|r| r.index);
+    rows
+}
+
+/// A match's result from A's side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub games: usize,
+    pub wins: usize,
+    pub draws: usize,
+    pub losses: usize,
+    /// Mean score (win 1, draw 0.5) and its 95% confidence interval.
+    pub score: f64,
+    pub score_low: f64,
+    pub score_high: f64,
+    /// A's Elo advantage, with the interval the score's gives (clamped where the score is 0
+    /// or 1, whose Elo difference is unbounded).
+    pub elo: f64,
+    pub elo_low: f64,
+    pub elo_high: f64,
+}
+
+/// The Elo difference a score implies (the score clamped to half a game from 0 or 1).
+fn elo(score: f64, games: usize) -> f64 {
+    let eps = 0.5 / games.max(1) as f64;
+    let s = score.clamp(eps, 1.0 - eps);
+    -400.0 * (1.0 / s - 1.0).log10()
+}
+
+pub fn summarise(rows: &[GameRow]) -> Summary {
+    let n = rows.len();
+    let wins = rows.iter().filter(|r| r.a_score == 1.0).count();
+    let draws = rows.iter().filter(|r| r.a_score == 0.5).count();
+    let score = rows.iter().map(|r| r.a_score).sum::<f64>() / n.max(1) as f64;
+    let var = rows
+        .iter()
+        .map(|r| (r.a_score - score).powi(2))
+        .sum::<f64>()
+        / (n.max(2) - 1) as f64;
+    let half = 1.96 * (var / n.max(1) as f64).sqrt();
+    let (low, high) = ((score - half).max(0.0), (score + half).min(1.0));
+    Summary {
+        games: n,
+        wins,
+        draws,
+        losses: n - wins - draws,
+        score,
+        score_low: low,
+        score_high: high,
+        elo: elo(score, n),
+        elo_low: elo(low, n),
+        elo_high: elo(high, n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(a_score: f64) -> GameRow {
+        GameRow {
+            index: 0,
+            a_white: true,
+            end: End::Repetition,
+            a_score,
+            plies: 0,
+            seconds: 0.0,
+            a_seconds_per_move: 0.0,
+            b_seconds_per_move: 0.0,
+            moves: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_summary_counts_scores_and_elo() {
+        let rows: Vec<GameRow> = [1.0, 1.0, 1.0, 0.5, 0.0].map(row).to_vec();
+        let s = summarise(&rows);
+        assert_eq!((s.wins, s.draws, s.losses), (3, 1, 1));
+        assert!((s.score - 0.7).abs() < 1e-12);
+        // 0.7 is about +147 Elo.
+        assert!((s.elo - 147.2).abs() < 0.5, "{}", s.elo);
+        assert!(s.score_low < 0.7 && s.score_high > 0.7);
+        let even = summarise(&[1.0, 0.0].map(row));
+        assert!(even.elo.abs() < 1e-9);
+    }
+}

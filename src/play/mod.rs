@@ -1,0 +1,19 @@
+//! Playing: players (random, minimax, alpha-beta, MCTS, perfect play, WINIMAX) behind one
+//! interface, games with the rules' draws in play, game records, and matches. It uses the
+//! rules, the tables and the searches; nothing below it uses it (it sits beside the
+//! session layer).
+
+pub mod agent;
+pub mod alphabeta;
+pub mod arena;
+pub mod eval;
+pub mod game;
+pub mod mcts;
+pub mod perfect;
+pub mod random;
+pub mod record;
+pub mod rng;
+pub mod winimax;
+
+pub use agent::{Agent, Choice, Kind, Level, MoveInfo, Source, Spec, Tools, Verdict, make};
+pub use game::{End, Game, GameError};

@@ -1,0 +1,211 @@
+//! The perfect player: it never plays a move that lowers the position's value. Each move's
+//! value comes from the rules (a move that leaves the opponent without a move wins; one that
+//! repeats a position of the game draws), the endgame tables, or df-pn within a node budget.
+//! Winning, it takes the quickest win it can see: an immediate one, then the fewest plies
+//! the tables' distances give (where they were built with `--distances`), else a capture,
+//! else the win whose proof took the fewest nodes; losing, the longest defence. Drawing, it
+//! keeps the draw (WINIMAX chooses among such moves with more care).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::egdb::{Database, Wdl};
+use crate::moves::legal_moves;
+use crate::play::agent::{Agent, Choice, MoveInfo, Source, Tools, Verdict};
+use crate::play::eval;
+use crate::play::game::Game;
+use crate::play::rng::Rng;
+use crate::position::Position;
+use crate::search::dfpn::DfPn;
+use crate::search::{LeafEval, Limits, Value, game_value};
+
+/// Nodes each df-pn question may create per move considered, by default.
+pub const DEFAULT_BUDGET: u64 = 300_000;
+
+/// Undecided entries df-pn keeps (decided ones are always kept).
+const TABLE: usize = 1 << 20;
+
+/// The most a df-pn table may take while valuing one move.
+const MEMORY: u64 = 256 << 20;
+
+/// A move with its value and how hard its value was to find.
+#[derive(Clone, Debug)]
+pub struct Valued {
+    pub info: MoveInfo,
+    /// Search nodes its value took (0 for the rules and the tables).
+    pub effort: u64,
+    /// Pieces captured by the move.
+    pub captures: u32,
+}
+
+/// The value for the side to move in `game` of every legal move, as far as the rules, the
+/// tables and df-pn within `budget` nodes per question (and `time` in all) can tell.
+pub fn move_values(
+    game: &Game,
+    db: Option<&Database>,
+    budget: u64,
+    time: Option<Duration>,
+) -> Vec<Valued> {
+    let pos = *game.position();
+    let moves = legal_moves(&pos);
+    let per_move = time.map(|t| t / moves.len().max(1) as u32);
+    moves
+        .into_iter()
+        .map(|mv| {
+            let child = mv.apply(&pos);
+            let (value, distance, effort) = child_value(game, &child, db, budget, per_move);
+            Valued {
+                info: MoveInfo {
+                    mv,
+                    value,
+                    distance,
+                    score: Some(-eval::score(&child)),
+                },
+                effort,
+                captures: pos.piece_count() - child.piece_count(),
+            }
+        })
+        .collect()
+}
+
+/// The value for the side that moved into `child`, its distance where the tables keep one,
+/// and the search nodes it took.
+pub fn child_value(
+    game: &Game,
+    child: &Position,
+    db: Option<&Database>,
+    budget: u64,
+    time: Option<Duration>,
+) -> (Option<(Verdict, Source)>, Option<u32>, u64) {
+    if crate::movegen::is_lost(child) {
+        return (Some((Verdict::Win, Source::Rules)), Some(0), 0);
+    }
+    if game.occurred(child) {
+        return (Some((Verdict::Draw, Source::Rules)), None, 0);
+    }
+    if let Some(db) = db
+        && let Ok(v) = db.lookup(child)
+    {
+        let verdict = match v {
+            Wdl::Win => Verdict::Loss,
+            Wdl::Draw => Verdict::Draw,
+            Wdl::Loss => Verdict::Win,
+        };
+        return (Some((verdict, Source::Tables)), db.distance(child), 0);
+    }
+    let leaf = LeafEval { db };
+    let limits = Limits {
+        nodes: Some(budget),
+        time,
+        memory: Some(MEMORY),
+    };
+    let solution = game_value(child, |goal| {
+        DfPn::new(goal, leaf, limits, TABLE).result(child, |_| {})
+    });
+    let mover = child.side_to_move().opponent();
+    let verdict = solution.value.map(|v| match v {
+        Value::Win(c) if c == mover => Verdict::Win,
+        Value::Win(_) => Verdict::Loss,
+        Value::Draw => Verdict::Draw,
+    });
+    (verdict.map(|v| (v, Source::Search)), None, solution.nodes())
+}
+
+/// Best first: wins (the quickest first), draws, moves of unknown value (by the
+/// evaluation), losses (the longest first).
+pub fn rank(moves: &mut [Valued]) {
+    fn key(v: &Valued) -> (u8, i64, i64) {
+        let verdict = v.info.value.map(|(x, _)| x);
+        let score = (v.info.score.unwrap_or(0.0) * 1e6) as i64;
+        match verdict {
+            Some(Verdict::Win) => (
+                0,
+                v.info.distance.map_or(i64::MAX / 2, |d| d as i64),
+                // Without distances: a capture, the largest first, then the smallest proof.
+                -(v.captures as i64) * (1 << 40) + v.effort as i64,
+            ),
+            Some(Verdict::Draw) => (1, -score, 0),
+            None => (2, -score, 0),
+            Some(Verdict::Loss) => (
+                3,
+                -(v.info.distance.map_or(0, |d| d as i64)),
+                -(v.effort as i64),
+            ),
+        }
+    }
+    moves.sort_by_key(key);
+}
+
+pub struct Perfect {
+    db: Option<Arc<Database>>,
+    pub budget: u64,
+    time: Option<Duration>,
+    rng: Rng,
+}
+
+impl Perfect {
+    pub fn new(tools: &Tools) -> Perfect {
+        Perfect {
+            db: tools.db.clone(),
+            budget: DEFAULT_BUDGET,
+            time: tools.move_time,
+            rng: Rng::new(tools.seed),
+        }
+    }
+
+    /// Every move valued and ranked, best first.
+    pub fn ranked(&self, game: &Game) -> Vec<Valued> {
+        let mut v = move_values(game, self.db.as_deref(), self.budget, self.time);
+        rank(&mut v);
+        v
+    }
+
+    pub fn db(&self) -> Option<&Database> {
+        self.db.as_deref()
+    }
+
+    /// Among the best moves of equal standing, one at random (draws: any draw).
+    fn pick(&mut self, ranked: &[Valued]) -> usize {
+        let best = &ranked[0];
+        let equal = |v: &Valued| match best.info.value.map(|x| x.0) {
+            Some(Verdict::Draw) => v.info.value.map(|x| x.0) == Some(Verdict::Draw),
+            _ => false,
+        };
+        let n = ranked.iter().take_while(|v| equal(v)).count();
+        if n > 1 { self.rng.below(n) } else { 0 }
+    }
+}
+
+/// The choice for a ranked list: its `i`-th move.
+pub fn choice(ranked: &[Valued], i: usize) -> Choice {
+    let work = ranked.iter().map(|v| v.effort).sum();
+    Choice {
+        mv: ranked[i].info.mv,
+        info: ranked[i].info.clone(),
+        work,
+    }
+}
+
+impl Agent for Perfect {
+    fn name(&self) -> String {
+        format!(
+            "perfect ({}, df-pn {} nodes a question)",
+            if self.db.is_some() {
+                "tables"
+            } else {
+                "no tables"
+            },
+            self.budget
+        )
+    }
+
+    fn choose(&mut self, game: &Game) -> Choice {
+        let ranked = self.ranked(game);
+        let i = self.pick(&ranked);
+        choice(&ranked, i)
+    }
+
+    fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
+        self.ranked(game).into_iter().map(|v| v.info).collect()
+    }
+}
