@@ -122,6 +122,44 @@ impl<'a> PnTree<'a> {
         }
     }
 
+    /// Mends numbers that look decided without being so (pn infinite with dn not 0, or the
+    /// reverse), which df-pn's second level could leave on leaves before its sums stopped
+    /// below infinity: such a leaf gets its first numbers again (from its mobility), and
+    /// every expanded node is recomputed from its children. Returns the nodes changed.
+    pub fn repair_saturated(&mut self) -> Vec<usize> {
+        let bad = |n: &Node| {
+            (n.pn >= INFINITE && n.dn != 0) || (n.dn >= INFINITE && n.pn != 0)
+        };
+        let mut changed = Vec::new();
+        for i in 0..self.nodes.len() {
+            let n = self.nodes[i];
+            if !n.expanded && n.leaf == Leaf::Open && !n.repetition && !n.rote && bad(&n) {
+                let moves = crate::movegen::count_moves(&n.pos).clamp(1, 1000);
+                (self.nodes[i].pn, self.nodes[i].dn) =
+                    if n.pos.side_to_move() == self.goal.attacker {
+                        (1, moves)
+                    } else {
+                        (moves, 1)
+                    };
+                changed.push(i);
+            }
+        }
+        if changed.is_empty() && !self.nodes.iter().any(bad) {
+            return changed;
+        }
+        // Children come after their parents: recompute from the last node back.
+        for i in (0..self.nodes.len()).rev() {
+            let before = (self.nodes[i].pn, self.nodes[i].dn);
+            self.set_numbers(i);
+            if (self.nodes[i].pn, self.nodes[i].dn) != before {
+                changed.push(i);
+            }
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
     /// Bytes the tree's nodes take, with its second-level df-pn table if it has one.
     pub fn bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
@@ -549,4 +587,37 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(self::created(&children));
     tree.attach(n, children);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::Color;
+
+    #[test]
+    fn numbers_that_look_decided_without_being_so_are_mended() {
+        let root = Position::initial("5x5".parse().unwrap());
+        let goal = Goal {
+            attacker: Color::White,
+        };
+        let mut tree = PnTree::new(root, goal, LeafEval::rules_only(), Vec::new());
+        tree.expand(0);
+        tree.update_ancestors(0);
+        let good = tree.clone_numbers();
+        // A leaf as an old second level could leave it: pn infinite, dn 7.
+        let leaf = tree.nodes[0].first as usize;
+        (tree.nodes[leaf].pn, tree.nodes[leaf].dn) = (INFINITE, 7);
+        tree.update_ancestors(leaf);
+        assert_ne!(tree.clone_numbers(), good);
+        let changed = tree.repair_saturated();
+        assert!(changed.contains(&leaf) && changed.contains(&0), "{changed:?}");
+        assert_eq!(tree.clone_numbers(), good);
+        assert!(tree.repair_saturated().is_empty());
+    }
+
+    impl PnTree<'_> {
+        fn clone_numbers(&self) -> Vec<(u64, u64)> {
+            self.nodes.iter().map(|n| (n.pn, n.dn)).collect()
+        }
+    }
 }

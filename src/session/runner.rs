@@ -300,6 +300,18 @@ fn solve_goal(
         Algo::Pn2DfPn => Level::Pn2DfPn,
     };
     let mut pending = Pending::default();
+    if resumed {
+        let mended = tree.repair_saturated();
+        if !mended.is_empty() {
+            tracing::warn!(
+                "session {id}: {goal}: {} first-level nodes had numbers that looked decided without being so; mended",
+                mended.len()
+            );
+            for i in mended {
+                pending.chunks.insert((i / CHUNK) as u32);
+            }
+        }
+    }
     if !resumed {
         pending.chunks.insert(0);
         note_decided(&tree, 0, &mut pending);
