@@ -186,16 +186,27 @@ fn status_shows_both_questions_live_and_readers_reach_a_running_solve() {
     drop(daemon);
 
     // A solve in this process holds the store; other commands still read it.
-    let mut solve = Command::new(BIN)
-        .arg("--config")
-        .arg(&data.config)
-        .arg("--data-dir")
-        .arg(&data.dir)
-        .args(["solve", "9x5"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    // Killed when the test ends, whatever happens in it.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut solve = Reaped(
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .arg("--data-dir")
+            .arg(&data.dir)
+            .args(["solve", "9x5"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let solve_pid = solve.0.id();
     let deadline = Instant::now() + Duration::from_secs(30);
     let list = loop {
         let o = data.cmd(&["session", "list", "--json"]);
@@ -209,7 +220,13 @@ fn status_shows_both_questions_live_and_readers_reach_a_running_solve() {
                 break v;
             }
         }
-        assert!(Instant::now() < deadline, "{}", stderr(&o));
+        assert!(
+            Instant::now() < deadline,
+            "{} {} (solve: {:?})",
+            stdout(&o),
+            stderr(&o),
+            solve.0.try_wait()
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     let running = list
@@ -225,12 +242,12 @@ fn status_shows_both_questions_live_and_readers_reach_a_running_solve() {
     );
     assert!(
         Command::new("kill")
-            .args(["-INT", &solve.id().to_string()])
+            .args(["-INT", &solve_pid.to_string()])
             .status()
             .unwrap()
             .success()
     );
-    solve.wait().unwrap();
+    solve.0.wait().unwrap();
 }
 
 #[test]

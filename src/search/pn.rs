@@ -127,20 +127,18 @@ impl<'a> PnTree<'a> {
     /// below infinity: such a leaf gets its first numbers again (from its mobility), and
     /// every expanded node is recomputed from its children. Returns the nodes changed.
     pub fn repair_saturated(&mut self) -> Vec<usize> {
-        let bad = |n: &Node| {
-            (n.pn >= INFINITE && n.dn != 0) || (n.dn >= INFINITE && n.pn != 0)
-        };
+        let bad = |n: &Node| (n.pn >= INFINITE && n.dn != 0) || (n.dn >= INFINITE && n.pn != 0);
         let mut changed = Vec::new();
         for i in 0..self.nodes.len() {
             let n = self.nodes[i];
             if !n.expanded && n.leaf == Leaf::Open && !n.repetition && !n.rote && bad(&n) {
                 let moves = crate::movegen::count_moves(&n.pos).clamp(1, 1000);
-                (self.nodes[i].pn, self.nodes[i].dn) =
-                    if n.pos.side_to_move() == self.goal.attacker {
-                        (1, moves)
-                    } else {
-                        (moves, 1)
-                    };
+                (self.nodes[i].pn, self.nodes[i].dn) = if n.pos.side_to_move() == self.goal.attacker
+                {
+                    (1, moves)
+                } else {
+                    (moves, 1)
+                };
                 changed.push(i);
             }
         }
@@ -610,7 +608,10 @@ mod tests {
         tree.update_ancestors(leaf);
         assert_ne!(tree.clone_numbers(), good);
         let changed = tree.repair_saturated();
-        assert!(changed.contains(&leaf) && changed.contains(&0), "{changed:?}");
+        assert!(
+            changed.contains(&leaf) && changed.contains(&0),
+            "{changed:?}"
+        );
         assert_eq!(tree.clone_numbers(), good);
         assert!(tree.repair_saturated().is_empty());
     }
