@@ -6,11 +6,13 @@ pub mod bench_store;
 pub mod certificate;
 pub mod db;
 pub mod output;
+pub mod play;
 pub mod rules;
 pub mod session;
 pub mod session_solve;
 pub mod solve;
 pub mod solve_report;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 
@@ -68,6 +70,9 @@ pub struct Target {
     /// The start of this board (RxC, such as 5x9) instead of a position; 5x9 by default.
     #[arg(long, conflicts_with = "position")]
     pub board: Option<String>,
+    /// Start from the end of this game record (as `fanorona play --save` writes it).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "board"])]
+    pub record: Option<PathBuf>,
     /// Play these moves first, in the paper's notation (repeat the flag, or separate moves
     /// by spaces): --play d3-e3A --play "e4-e3W ..."
     #[arg(long, value_name = "MOVES")]
@@ -117,6 +122,15 @@ pub enum Command {
     /// The value of a board's start or of a position (White wins, Black wins or draw), its
     /// best move, and the work done; every proof re-checked independently.
     Solve(solve::SolveArgs),
+    /// Play a game in the terminal: a person against a player, or two players.
+    Play(play::PlayArgs),
+    /// Play many games between two players, both colours, on several threads, and report
+    /// the score with its confidence interval and the Elo difference.
+    Match(play::MatchArgs),
+    /// The game measured as the paper's Section 3: alpha-beta games, their length and
+    /// branching factor, with virtual databases (Table 1), captures and branching by pieces
+    /// on the board (Figures 4 and 5, as CSV and PNG).
+    Stats(stats::StatsArgs),
     /// Check a proof certificate (format 1) with the rules and the tables alone: prints one
     /// summary line, or the first error with its line; exit 0 (it holds), 1 (it is wrong)
     /// or 2 (it cannot be read).
@@ -292,7 +306,11 @@ impl Command {
             | Command::Moves { .. }
             | Command::Perft { .. }
             | Command::Bench { .. } => (false, false),
-            Command::Db { .. } | Command::Verify { .. } => (true, false),
+            Command::Db { .. }
+            | Command::Verify { .. }
+            | Command::Play(_)
+            | Command::Match(_)
+            | Command::Stats(_) => (true, false),
             _ => (true, true),
         }
     }
@@ -303,6 +321,9 @@ impl Command {
             Command::Moves { .. } => "moves",
             Command::Perft { .. } => "perft",
             Command::Solve(_) => "solve",
+            Command::Play(_) => "play",
+            Command::Match(_) => "match",
+            Command::Stats(_) => "stats",
             Command::Verify { .. } => "verify",
             Command::Daemon => "daemon",
             Command::Session { .. } => "session",
@@ -335,6 +356,9 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Db { command } => run_db(command, &config()?),
         Command::Solve(args) => solve::solve(args, &config()?),
+        Command::Play(args) => play::play(args, &config()?),
+        Command::Match(args) => play::match_cmd(args, &config()?),
+        Command::Stats(args) => stats::stats(args, &config()?),
         Command::Verify {
             certificate,
             db,

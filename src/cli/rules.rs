@@ -31,7 +31,17 @@ fn notations(pos: &Position) -> Vec<String> {
 
 /// The position of a `Target`: its text or board start, with `--play`'s moves played.
 pub fn resolve_target(target: &Target) -> Result<Position, Failure> {
-    let mut pos = resolve_position(target.position.as_deref(), target.board.as_deref())?;
+    let mut pos = match &target.record {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Failure::input(anyhow::anyhow!("cannot read {}: {e}", path.display()))
+            })?;
+            let (game, _) = fanorona::play::record::parse(&text)
+                .map_err(|e| Failure::input(anyhow::anyhow!("{}: {e}", path.display())))?;
+            *game.position()
+        }
+        None => resolve_position(target.position.as_deref(), target.board.as_deref())?,
+    };
     for (i, text) in target
         .play
         .iter()

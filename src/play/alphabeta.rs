@@ -40,6 +40,8 @@ pub struct Settings {
     /// Each leaf's score gets a uniform random amount in [-noise, noise] (the paper's
     /// "random factor"; 0 for none).
     pub noise: f64,
+    /// Stones alone (the paper's material), instead of Teixeira and Aslani's points.
+    pub material_only: bool,
 }
 
 pub struct AlphaBeta {
@@ -72,6 +74,7 @@ impl AlphaBeta {
                 time: tools.move_time.or(time),
                 prune: true,
                 noise: 0.0,
+                material_only: false,
             },
             tools.seed,
         )
@@ -90,6 +93,7 @@ impl AlphaBeta {
                 time: tools.move_time,
                 prune: false,
                 noise: 0.0,
+                material_only: false,
             },
             tools.seed,
         )
@@ -118,7 +122,11 @@ impl AlphaBeta {
     }
 
     fn leaf(&mut self, pos: &Position) -> f64 {
-        let s = eval::score(pos);
+        let s = if self.settings.material_only {
+            eval::material(pos)
+        } else {
+            eval::score(pos)
+        };
         if self.settings.noise > 0.0 {
             s + (self.rng.unit() * 2.0 - 1.0) * self.settings.noise
         } else {

@@ -41,6 +41,15 @@ pub fn score(pos: &Position) -> f64 {
     (mine - theirs) / (mine + theirs)
 }
 
+/// Stones alone: (mine - theirs) / (mine + theirs) for the side to move.
+pub fn material(pos: &Position) -> f64 {
+    let (mine, theirs) = (pos.us().count_ones() as f64, pos.them().count_ones() as f64);
+    if mine + theirs == 0.0 {
+        return 0.0;
+    }
+    (mine - theirs) / (mine + theirs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

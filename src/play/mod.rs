@@ -13,6 +13,7 @@ pub mod perfect;
 pub mod random;
 pub mod record;
 pub mod rng;
+pub mod stats;
 pub mod winimax;
 
 pub use agent::{Agent, Choice, Kind, Level, MoveInfo, Source, Spec, Tools, Verdict, make};

@@ -1,0 +1,502 @@
+//! `fanorona play` (a game in the terminal: a person against a player, or two players) and
+//! `fanorona match` (many games between two players, with statistics).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure, check_output, input};
+use crate::out;
+use fanorona::egdb::Database;
+use fanorona::egdb::file::board_dir;
+use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
+use fanorona::play::perfect::{move_values, rank};
+use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
+use fanorona::{Board, Position, diagram, legal_moves};
+
+/// A player on the command line: a person, or a player by kind and level.
+fn spec(text: &str) -> Result<Option<Spec>, Failure> {
+    if text == "human" {
+        return Ok(None);
+    }
+    input(text.parse::<Spec>()).map(Some)
+}
+
+/// The whole tables of `board` for players that use them: those under `db` (which must be
+/// whole), else those under the config's db_dir if it has the board; none otherwise.
+fn tables(
+    db: Option<&Path>,
+    default: &Path,
+    board: Board,
+    needed_by: &[Spec],
+) -> Result<Option<Arc<Database>>, Failure> {
+    let wants = needed_by
+        .iter()
+        .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax));
+    let dir = match db {
+        Some(d) => d,
+        None if wants && board_dir(default, board).is_dir() => default,
+        None => return Ok(None),
+    };
+    crate::cli::solve::open_tables(dir, board).map(|d| Some(Arc::new(d)))
+}
+
+/// Perfect play on a board whose start no search within its budget can value wins nothing:
+/// say which tables to build.
+fn warn_without_tables(specs: &[Spec], db: Option<&Database>, board: Board) {
+    let big = board.size() > 21;
+    if db.is_none()
+        && big
+        && specs
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax))
+    {
+        eprintln!(
+            "note: perfect play on {board} without tables values few moves; build them with `fanorona db build --board {board} --pieces {} --db DIR` and pass --db DIR",
+            if board.size() > 35 { 7 } else { 8 }
+        );
+    }
+}
+
+#[derive(clap::Args)]
+pub struct PlayArgs {
+    /// A board (RxC, its start) or a position; 5x9 by default.
+    pub target: Option<String>,
+    /// Who plays White: human, or a player (random, minimax, alphabeta, mcts, perfect,
+    /// winimax; a level after a colon: easy, medium, hard, perfect).
+    #[arg(long, default_value = "human")]
+    pub white: String,
+    /// Who plays Black (as --white).
+    #[arg(long, default_value = "alphabeta")]
+    pub black: String,
+    /// Endgame tables for perfect play and hints (default: db_dir of the config, if it has
+    /// the board).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Continue the game in this record instead of starting one.
+    #[arg(long, value_name = "FILE", conflicts_with = "target")]
+    pub load: Option<PathBuf>,
+    /// Write the game's record here after every move.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Plies after which the game is drawn (0: no cap).
+    #[arg(long, default_value_t = 200)]
+    pub max_plies: usize,
+    /// Thinking time a move for players with a time budget (seconds; default: the level's).
+    #[arg(long, value_name = "SECONDS")]
+    pub move_time: Option<f64>,
+    /// Seed of the players' random choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
+    match seconds {
+        None => Ok(None),
+        Some(s) if s > 0.0 && s < 86_400.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(Failure::input(anyhow!(
+            "--move-time {s}: give seconds between 0 and 86400"
+        ))),
+    }
+}
+
+fn start(target: Option<&str>) -> Result<Position, Failure> {
+    match target {
+        None => Ok(Position::initial(Board::STANDARD)),
+        Some(t) => fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e))),
+    }
+}
+
+/// The game so far as a record file, written whole (through a temporary file).
+fn save(path: &Path, game: &Game, tags: &[(String, String)]) -> Result<(), Failure> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, record::write(game, tags))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+}
+
+fn show_position(game: &Game) {
+    let pos = game.position();
+    out!("{}", diagram::draw(pos).trim_end());
+    out!("{pos}");
+}
+
+/// The moves, numbered, in notation.
+fn numbered(game: &Game) -> Vec<String> {
+    let board = game.position().board();
+    legal_moves(game.position())
+        .iter()
+        .map(|m| m.notation(board))
+        .collect()
+}
+
+/// Every move with what perfect play's sources know of it (tables, search within a small
+/// budget), best first, and the alpha-beta score where nothing is known.
+fn hint(game: &Game, db: Option<&Database>) {
+    let mut values = move_values(game, db, 50_000, Some(Duration::from_secs(3)));
+    rank(&mut values);
+    let board = game.position().board();
+    for (i, v) in values.iter().enumerate() {
+        let what = match v.info.value {
+            Some((verdict, source)) => format!(
+                "{verdict} ({}{})",
+                source.name(),
+                v.info
+                    .distance
+                    .map(|d| format!(", {d} plies to a capture or the end"))
+                    .unwrap_or_default()
+            ),
+            None => format!("unknown (evaluation {:+.3})", v.info.score.unwrap_or(0.0)),
+        };
+        out!(
+            "  {}{}: {what}",
+            v.info.mv.notation(board),
+            if i == 0 { " (best)" } else { "" }
+        );
+    }
+}
+
+pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
+    let white = spec(&args.white)?;
+    let black = spec(&args.black)?;
+    let cap = (args.max_plies > 0).then_some(args.max_plies);
+    let (mut game, mut tags) = match &args.load {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(anyhow!("cannot read {}: {e}", path.display())))?;
+            let (mut g, tags) = record::parse(&text)
+                .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
+            if cap.is_some() {
+                g.max_plies = cap;
+            }
+            (g, tags)
+        }
+        None => (Game::new(start(args.target.as_deref())?, cap), Vec::new()),
+    };
+    if let Some(p) = &args.save {
+        check_output("--save", p)?;
+    }
+    let board = game.position().board();
+    let specs: Vec<Spec> = [white, black].into_iter().flatten().collect();
+    let db = tables(args.db.as_deref(), &config.db_dir, board, &specs)?;
+    warn_without_tables(&specs, db.as_deref(), board);
+    let tools = |seed| Tools {
+        db: db.clone(),
+        move_time: None,
+        seed,
+    };
+    let move_time = duration(args.move_time)?;
+    let mut agents: [Option<Box<dyn Agent>>; 2] = [
+        white.map(|s| {
+            make(
+                s,
+                &Tools {
+                    move_time,
+                    ..tools(args.seed)
+                },
+            )
+        }),
+        black.map(|s| {
+            make(
+                s,
+                &Tools {
+                    move_time,
+                    ..tools(args.seed + 1)
+                },
+            )
+        }),
+    ];
+    let name = |s: Option<Spec>| s.map_or("human".to_string(), |s| s.to_string());
+    tags.retain(|(k, _)| k != "White" && k != "Black");
+    tags.push(("White".into(), name(white)));
+    tags.push(("Black".into(), name(black)));
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let interactive = std::io::stdin().is_terminal();
+    show_position(&game);
+    while game.end().is_none() {
+        let mover = game.position().side_to_move();
+        let slot = match mover {
+            fanorona::Color::White => 0,
+            fanorona::Color::Black => 1,
+        };
+        if let Some(agent) = agents[slot].as_mut() {
+            let choice = agent.choose(&game);
+            let what = choice
+                .info
+                .value
+                .map(|(v, s)| format!(" ({v} for {mover}, {})", s.name()))
+                .unwrap_or_default();
+            out!(
+                "{} {mover} plays {}{what}",
+                game.plies() + 1,
+                choice.mv.notation(board)
+            );
+            game.play(&choice.mv)
+                .map_err(|e| Failure::other(anyhow!("a player chose an illegal move: {e}")))?;
+        } else {
+            let moves = numbered(&game);
+            out!(
+                "{mover} to move: {}",
+                moves
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| format!("{}) {m}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            );
+            if interactive {
+                print!("move, number, hint, undo, resign, save FILE or quit> ");
+                let _ = std::io::stdout().flush();
+            }
+            let Some(line) = lines.next() else {
+                out!("(input ended: the game is left unfinished)");
+                break;
+            };
+            let line = line.map_err(|e| Failure::other(anyhow!("reading a move: {e}")))?;
+            let word = line.trim();
+            match word.split_whitespace().next().unwrap_or("") {
+                "" => continue,
+                "quit" => {
+                    out!("left unfinished");
+                    break;
+                }
+                "hint" => {
+                    hint(&game, db.as_deref());
+                    continue;
+                }
+                "resign" => game.resign(),
+                "undo" => {
+                    // Back to this side's previous turn: the other side's reply too, if a
+                    // player made it.
+                    let other = 1 - slot;
+                    let steps = if agents[other].is_some() { 2 } else { 1 };
+                    if game.plies() < steps {
+                        out!("nothing to undo");
+                        continue;
+                    }
+                    for _ in 0..steps {
+                        game.undo();
+                    }
+                }
+                "save" => {
+                    let Some(file) = word.split_whitespace().nth(1) else {
+                        out!("save needs a file: save game.txt");
+                        continue;
+                    };
+                    match check_output("save", Path::new(file))
+                        .and_then(|()| save(Path::new(file), &game, &tags))
+                    {
+                        Ok(()) => out!("saved to {file}"),
+                        Err(Failure::Input(e) | Failure::Other(e)) => out!("not saved: {e:#}"),
+                        Err(Failure::Reported(_)) => {}
+                    }
+                    continue;
+                }
+                _ => {
+                    // A number from the list, or a move in notation.
+                    let chosen = match word.parse::<usize>() {
+                        Ok(n) if (1..=moves.len()).contains(&n) => game.play_text(&moves[n - 1]),
+                        Ok(n) => {
+                            out!("{n} is not in the list (1 to {})", moves.len());
+                            continue;
+                        }
+                        Err(_) => game.play_text(word),
+                    };
+                    if let Err(e) = chosen {
+                        out!("not played: {e}");
+                        continue;
+                    }
+                }
+            }
+        }
+        if let Some(p) = &args.save {
+            save(p, &game, &tags)?;
+        }
+        if game.end().is_none() {
+            show_position(&game);
+        }
+    }
+    if let Some(end) = game.end() {
+        show_position(&game);
+        out!("{end} after {} plies", game.plies());
+    }
+    if let Some(p) = &args.save {
+        save(p, &game, &tags)?;
+        out!("record in {}", p.display());
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct MatchArgs {
+    /// Player A (random, minimax, alphabeta, mcts, perfect, winimax; a level after a
+    /// colon: easy, medium, hard, perfect).
+    pub a: String,
+    /// Player B.
+    pub b: String,
+    /// The board whose start every game begins from (RxC), or a position.
+    #[arg(long, default_value = "5x9")]
+    pub board: String,
+    #[arg(long, default_value_t = 100)]
+    /// Games to play; A is White in the even-numbered ones.
+    pub games: usize,
+    /// Games played at once (default: threads of the config).
+    #[arg(long, value_parser = crate::cli::threads)]
+    pub threads: Option<usize>,
+    /// Seed of the match (each game's players are seeded from it and the game's number).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Plies after which a game is drawn (0: no cap).
+    #[arg(long, default_value_t = 200)]
+    pub max_plies: usize,
+    /// Thinking time a move for players with a time budget (seconds).
+    #[arg(long, value_name = "SECONDS")]
+    pub move_time: Option<f64>,
+    /// Endgame tables for perfect play (default: db_dir of the config, if it has the board).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Write one row a game: index, A's colour, result, termination, plies, seconds, time
+    /// a move for A and B, moves.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResult {
+    let a = input(args.a.parse::<Spec>())?;
+    let b = input(args.b.parse::<Spec>())?;
+    if args.games == 0 {
+        return Err(Failure::input(anyhow!("--games 0: a match needs a game")));
+    }
+    if let Some(p) = &args.csv {
+        check_output("--csv", p)?;
+    }
+    let start = start(Some(&args.board))?;
+    let db = tables(args.db.as_deref(), &config.db_dir, start.board(), &[a, b])?;
+    warn_without_tables(&[a, b], db.as_deref(), start.board());
+    let spec = MatchSpec {
+        a,
+        b,
+        start,
+        games: args.games,
+        threads: args.threads.unwrap_or(config.threads),
+        seed: args.seed,
+        max_plies: (args.max_plies > 0).then_some(args.max_plies),
+        tools: Tools {
+            db,
+            move_time: duration(args.move_time)?,
+            seed: 0,
+        },
+    };
+    let bar = if std::io::stderr().is_terminal() && !args.json {
+        let bar = indicatif::ProgressBar::new(args.games as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {pos}/{len} games, eta {eta}",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.set_message(format!("{a} vs {b}"));
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let t = std::time::Instant::now();
+    let rows = run_match(&spec, &|_| bar.inc(1));
+    bar.finish_and_clear();
+    let seconds = t.elapsed().as_secs_f64();
+    let s = summarise(&rows);
+    if let Some(p) = &args.csv {
+        write_csv(p, &rows, a, b, &spec)?;
+    }
+    let mean = |f: fn(&GameRow) -> f64| rows.iter().map(f).sum::<f64>() / rows.len() as f64;
+    let plies = mean(|r| r.plies as f64);
+    let (a_time, b_time) = (
+        mean(|r| r.a_seconds_per_move),
+        mean(|r| r.b_seconds_per_move),
+    );
+    if args.json {
+        out!(
+            "{}",
+            json!({
+                "a": a.to_string(), "b": b.to_string(), "board": start.board().to_string(),
+                "start": start.to_string(), "games": s.games, "wins": s.wins, "draws": s.draws,
+                "losses": s.losses, "score": s.score, "score_low": s.score_low,
+                "score_high": s.score_high, "elo": s.elo, "elo_low": s.elo_low,
+                "elo_high": s.elo_high, "mean_plies": plies,
+                "a_seconds_per_move": a_time, "b_seconds_per_move": b_time,
+                "seconds": seconds, "threads": spec.threads, "seed": spec.seed,
+            })
+        );
+    } else {
+        out!(
+            "{a} vs {b} on {}, {} games: {} wins, {} draws, {} losses for {a}",
+            start.board(),
+            s.games,
+            s.wins,
+            s.draws,
+            s.losses
+        );
+        out!(
+            "score {:.3} (95% interval {:.3} to {:.3}), Elo {:+.0} ({:+.0} to {:+.0})",
+            s.score,
+            s.score_low,
+            s.score_high,
+            s.elo,
+            s.elo_low,
+            s.elo_high
+        );
+        out!(
+            "{plies:.1} plies a game; {:.4} s a move for {a}, {:.4} s for {b}; {seconds:.1} s on {} threads",
+            a_time,
+            b_time,
+            spec.threads
+        );
+    }
+    Ok(())
+}
+
+fn write_csv(
+    path: &Path,
+    rows: &[GameRow],
+    a: Spec,
+    b: Spec,
+    spec: &MatchSpec,
+) -> Result<(), Failure> {
+    let mut text = String::from(
+        "game,a,b,board,a_colour,result,termination,winner,plies,seconds,a_seconds_per_move,b_seconds_per_move,seed,moves\n",
+    );
+    for r in rows {
+        let winner = match r.a_score {
+            1.0 => "a",
+            0.0 => "b",
+            _ => "draw",
+        };
+        text.push_str(&format!(
+            "{},{a},{b},{},{},{},{},{winner},{},{:.4},{:.6},{:.6},{},{}\n",
+            r.index,
+            spec.start.board(),
+            if r.a_white { "white" } else { "black" },
+            r.end.result(),
+            r.end.termination(),
+            r.plies,
+            r.seconds,
+            r.a_seconds_per_move,
+            r.b_seconds_per_move,
+            spec.seed,
+            r.moves
+        ));
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+}

@@ -1,0 +1,232 @@
+//! `fanorona stats`: the paper's Section 3 measured again (Table 1, Figures 4 and 5).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use plotters::prelude::*;
+use serde_json::json;
+
+use crate::cli::output::{CliResult, Failure};
+use crate::out;
+use fanorona::Position;
+use fanorona::play::stats::{GameStats, StatsSpec, measure};
+
+#[derive(clap::Args)]
+pub struct StatsArgs {
+    /// The board whose start the games begin from (RxC).
+    #[arg(long, default_value = "5x9")]
+    pub board: String,
+    /// Games to play.
+    #[arg(long, default_value_t = 10_000)]
+    pub games: usize,
+    /// Plies each alpha-beta player searches.
+    #[arg(long, default_value_t = 4)]
+    pub depth: u32,
+    /// The random factor: each leaf's material score (from -1 to 1) gets a uniform amount
+    /// in [-noise, noise] (0.2 gives the paper's branching factor; see README).
+    #[arg(long, default_value_t = 0.2)]
+    pub noise: f64,
+    /// Games played at once (default: threads of the config).
+    #[arg(long, value_parser = crate::cli::threads)]
+    pub threads: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    /// Seed of the players' random factors.
+    pub seed: u64,
+    /// Plies after which a game is drawn.
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: usize,
+    /// Where to write table1.csv, figure4-captures.{csv,png} and figure5-branching.{csv,png}.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The paper's Table 1 without a database: 43.81 plies, 11.19 moves.
+const PAPER_LENGTH: f64 = 43.81;
+const PAPER_BRANCHING: f64 = 11.19;
+
+pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
+    let board = args
+        .board
+        .parse()
+        .map_err(|e| Failure::input(anyhow!("--board: {e}")))?;
+    if !args.out.is_dir() {
+        return Err(Failure::input(anyhow!(
+            "--out {}: not a directory",
+            args.out.display()
+        )));
+    }
+    if args.games == 0 || !(0.0..=1.0).contains(&args.noise) || args.depth == 0 {
+        return Err(Failure::input(anyhow!(
+            "give --games of at least 1, --depth of at least 1 and --noise from 0 to 1"
+        )));
+    }
+    let spec = StatsSpec {
+        start: Position::initial(board),
+        games: args.games,
+        depth: args.depth,
+        noise: args.noise,
+        threads: args.threads.unwrap_or(config.threads),
+        seed: args.seed,
+        max_plies: args.max_plies.max(1),
+    };
+    let bar = if std::io::stderr().is_terminal() && !args.json {
+        let bar = indicatif::ProgressBar::new(args.games as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("games [{bar:30}] {pos}/{len}, eta {eta}")
+                .expect("the template is valid")
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let t = std::time::Instant::now();
+    let s = measure(&spec, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let seconds = t.elapsed().as_secs_f64();
+    write_outputs(&args.out, &s, &board.to_string())?;
+    let none = s.cuts[0];
+    if args.json {
+        out!(
+            "{}",
+            json!({
+                "board": board.to_string(), "games": s.games, "draws": s.draws,
+                "depth": spec.depth, "noise": spec.noise, "seed": spec.seed,
+                "mean_length": none.mean_length, "mean_branching": none.mean_branching,
+                "paper": {"mean_length": PAPER_LENGTH, "mean_branching": PAPER_BRANCHING},
+                "virtual_databases": s.cuts.iter().skip(1).map(|c| json!({
+                    "pieces": c.k, "mean_length": c.mean_length,
+                    "mean_branching": c.mean_branching, "games_cut": c.games_cut,
+                })).collect::<Vec<_>>(),
+                "seconds": seconds,
+            })
+        );
+    } else {
+        out!(
+            "{} games on {board} ({} drawn), {}-ply alpha-beta on material with noise {}: {:.2} plies a game, {:.2} moves a position (the paper: {PAPER_LENGTH} and {PAPER_BRANCHING})",
+            s.games,
+            s.draws,
+            spec.depth,
+            spec.noise,
+            none.mean_length,
+            none.mean_branching
+        );
+        out!("virtual database   plies   branching   games cut");
+        for c in s.cuts.iter().skip(1) {
+            out!(
+                "{:>2} pieces        {:>7.2}   {:>9.2}   {:>9}",
+                c.k,
+                c.mean_length,
+                c.mean_branching,
+                c.games_cut
+            );
+        }
+        out!(
+            "table1.csv, figure4-captures.{{csv,png}}, figure5-branching.{{csv,png}} in {}; {seconds:.1} s",
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text)
+        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+}
+
+fn write_outputs(dir: &Path, s: &GameStats, board: &str) -> Result<(), Failure> {
+    let mut t1 = String::from("pieces_in_database,mean_length,mean_branching,games_cut\n");
+    for c in &s.cuts {
+        t1.push_str(&format!(
+            "{},{:.4},{:.4},{}\n",
+            c.k, c.mean_length, c.mean_branching, c.games_cut
+        ));
+    }
+    write(&dir.join("table1.csv"), &t1)?;
+    let mut f4 = String::from("pieces,positions,capture_positions,capture_percent\n");
+    let mut f5 = String::from("pieces,positions,mean_branching\n");
+    let mut captures = Vec::new();
+    let mut branching = Vec::new();
+    for r in &s.by_pieces {
+        let pct = 100.0 * r.capture_positions as f64 / r.positions as f64;
+        let b = r.moves as f64 / r.positions as f64;
+        f4.push_str(&format!(
+            "{},{},{},{pct:.3}\n",
+            r.pieces, r.positions, r.capture_positions
+        ));
+        f5.push_str(&format!("{},{},{b:.4}\n", r.pieces, r.positions));
+        captures.push((r.pieces as f64, pct));
+        branching.push((r.pieces as f64, b));
+    }
+    write(&dir.join("figure4-captures.csv"), &f4)?;
+    write(&dir.join("figure5-branching.csv"), &f5)?;
+    let paika: Vec<(f64, f64)> = captures.iter().map(|&(x, y)| (x, 100.0 - y)).collect();
+    plot(
+        &dir.join("figure4-captures.png"),
+        &format!("{board}: capture and paika positions by pieces on the board"),
+        "% of positions",
+        &[("capture", &captures, RED), ("paika", &paika, BLUE)],
+    )?;
+    plot(
+        &dir.join("figure5-branching.png"),
+        &format!("{board}: branching factor by pieces on the board"),
+        "legal moves",
+        &[("branching factor", &branching, BLUE)],
+    )
+}
+
+type Series<'a> = (&'a str, &'a [(f64, f64)], RGBColor);
+
+/// A line chart against the pieces on the board (most pieces on the left, as a game goes).
+fn plot(path: &Path, title: &str, y_label: &str, series: &[Series<'_>]) -> Result<(), Failure> {
+    let fail =
+        |e: &dyn std::fmt::Display| Failure::other(anyhow!("cannot draw {}: {e}", path.display()));
+    fanorona::session::curve::ensure_font();
+    let max_x = series
+        .iter()
+        .flat_map(|(_, p, _)| p.iter().map(|&(x, _)| x))
+        .fold(2.0, f64::max);
+    let max_y = series
+        .iter()
+        .flat_map(|(_, p, _)| p.iter().map(|&(_, y)| y))
+        .fold(1.0, f64::max);
+    let root = BitMapBackend::new(path, (1000, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(15)
+        .caption(title, ("sans-serif", 22))
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((max_x + 1.0)..1.0, 0.0..max_y * 1.05)
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("pieces on the board")
+        .y_desc(y_label)
+        .axis_desc_style(("sans-serif", 18))
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    for &(name, points, color) in series {
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))
+}
