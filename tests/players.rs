@@ -9,7 +9,7 @@ fn beats_random(spec: &str, board: &str, games: usize) -> f64 {
     let m = MatchSpec {
         a: spec.parse().unwrap(),
         b: "random".parse().unwrap(),
-        start: Position::initial(board.parse().unwrap()),
+        starts: vec![Position::initial(board.parse().unwrap())],
         games,
         threads: 2,
         seed: 1,

@@ -1,6 +1,7 @@
 //! The command-line interface: arguments, dispatch and output.
 
 pub mod bench;
+pub mod bench_agents;
 pub mod bench_certificates;
 pub mod bench_store;
 pub mod certificate;
@@ -174,12 +175,17 @@ pub enum Command {
         /// them (nodes a second); with --db DIR also 5x7 over its tables.
         #[arg(long, conflicts_with_all = ["store", "solvers"])]
         certificates: bool,
+        /// Benchmark the players: alpha-beta nodes and MCTS playouts a second; with --db DIR
+        /// also perfect play's moves from 5x9 table positions.
+        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates"])]
+        agents: bool,
         /// Benchmark the session store: resuming a large first-level tree, its size on
         /// disk, and the solve rate with checkpoints every second against none.
         #[arg(long)]
         store: bool,
         /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
-        /// With --certificates: also 5x7 over the tables in DIR.
+        /// With --certificates: also 5x7 over the tables in DIR. With --agents: also perfect
+        /// play over the 5x9 tables in DIR.
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.
@@ -396,6 +402,13 @@ pub fn run(cli: Cli) -> CliResult {
             seconds.clamp(0.1, 3600.0),
             out.json,
         ),
+        Command::Bench {
+            agents: true,
+            repeat,
+            db,
+            out,
+            ..
+        } => bench_agents::bench(repeat as usize, db.as_deref(), out.json),
         Command::Bench {
             certificates: true,
             repeat,

@@ -38,6 +38,8 @@ fn tables(
         .iter()
         .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax));
     let dir = match db {
+        // Only perfect play and WINIMAX read tables.
+        Some(_) if !wants => return Ok(None),
         Some(d) => d,
         None if wants && board_dir(default, board).is_dir() => default,
         None => return Ok(None),
@@ -342,6 +344,10 @@ pub struct MatchArgs {
     /// The board whose start every game begins from (RxC), or a position.
     #[arg(long, default_value = "5x9")]
     pub board: String,
+    /// Start the games from these positions instead (one a line; each played with both
+    /// colours, in turn).
+    #[arg(long, value_name = "FILE", conflicts_with = "board")]
+    pub starts: Option<PathBuf>,
     #[arg(long, default_value_t = 100)]
     /// Games to play; A is White in the even-numbered ones.
     pub games: usize,
@@ -378,13 +384,17 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     if let Some(p) = &args.csv {
         check_output("--csv", p)?;
     }
-    let start = start(Some(&args.board))?;
+    let starts = match &args.starts {
+        Some(path) => read_starts(path)?,
+        None => vec![start(Some(&args.board))?],
+    };
+    let start = starts[0];
     let db = tables(args.db.as_deref(), &config.db_dir, start.board(), &[a, b])?;
     warn_without_tables(&[a, b], db.as_deref(), start.board());
     let spec = MatchSpec {
         a,
         b,
-        start,
+        starts,
         games: args.games,
         threads: args.threads.unwrap_or(config.threads),
         seed: args.seed,
@@ -428,7 +438,7 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             "{}",
             json!({
                 "a": a.to_string(), "b": b.to_string(), "board": start.board().to_string(),
-                "start": start.to_string(), "games": s.games, "wins": s.wins, "draws": s.draws,
+                "start": start.to_string(), "starts": spec.starts.len(), "games": s.games, "wins": s.wins, "draws": s.draws,
                 "losses": s.losses, "score": s.score, "score_low": s.score_low,
                 "score_high": s.score_high, "elo": s.elo, "elo_low": s.elo_low,
                 "elo_high": s.elo_high, "mean_plies": plies,
@@ -464,6 +474,43 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     Ok(())
 }
 
+/// Starting positions, one a line (blank lines and `#` comments skipped), all on one board.
+fn read_starts(path: &Path) -> Result<Vec<Position>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::input(anyhow!("cannot read {}: {e}", path.display())))?;
+    let mut starts: Vec<Position> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let pos: Position = line
+            .parse()
+            .map_err(|e| Failure::input(anyhow!("{} line {}: {e}", path.display(), i + 1)))?;
+        if starts.first().is_some_and(|s| s.board() != pos.board()) {
+            return Err(Failure::input(anyhow!(
+                "{} line {}: a {} position among {} ones",
+                path.display(),
+                i + 1,
+                pos.board(),
+                starts[0].board()
+            )));
+        }
+        if fanorona::movegen::is_lost(&pos) {
+            return Err(Failure::input(anyhow!(
+                "{} line {}: the game is already over there",
+                path.display(),
+                i + 1
+            )));
+        }
+        starts.push(pos);
+    }
+    if starts.is_empty() {
+        return Err(Failure::input(anyhow!("{}: no positions", path.display())));
+    }
+    Ok(starts)
+}
+
 fn write_csv(
     path: &Path,
     rows: &[GameRow],
@@ -471,6 +518,7 @@ fn write_csv(
     b: Spec,
     spec: &MatchSpec,
 ) -> Result<(), Failure> {
+    let start_board = spec.starts[0].board();
     let mut text = String::from(
         "game,a,b,board,a_colour,result,termination,winner,plies,seconds,a_seconds_per_move,b_seconds_per_move,seed,moves\n",
     );
@@ -483,7 +531,7 @@ fn write_csv(
         text.push_str(&format!(
             "{},{a},{b},{},{},{},{},{winner},{},{:.4},{:.6},{:.6},{},{}\n",
             r.index,
-            spec.start.board(),
+            start_board,
             if r.a_white { "white" } else { "black" },
             r.end.result(),
             r.end.termination(),

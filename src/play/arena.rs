@@ -62,7 +62,9 @@ pub fn play_game(
 pub struct MatchSpec {
     pub a: Spec,
     pub b: Spec,
-    pub start: Position,
+    /// The starting positions: game `i` starts from `starts[(i / 2) % len]`, so each is
+    /// played once with each colour.
+    pub starts: Vec<Position>,
     pub games: usize,
     pub threads: usize,
     pub seed: u64,
@@ -100,15 +102,16 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
     let mut b = make(spec.b, &tools(1));
     let a_white = index % 2 == 0;
     let t = Instant::now();
+    let start = spec.starts[(index / 2) % spec.starts.len()];
     let played = if a_white {
-        play_game(a.as_mut(), b.as_mut(), spec.start, spec.max_plies)
+        play_game(a.as_mut(), b.as_mut(), start, spec.max_plies)
     } else {
-        play_game(b.as_mut(), a.as_mut(), spec.start, spec.max_plies)
+        play_game(b.as_mut(), a.as_mut(), start, spec.max_plies)
     };
     let (ai, bi) = if a_white { (0, 1) } else { (1, 0) };
     let a_color = if a_white { Color::White } else { Color::Black };
     let per_move = |i: usize| played.seconds[i] / played.moves[i].max(1) as f64;
-    let board = spec.start.board();
+    let board = start.board();
     GameRow {
         index,
         a_white,
