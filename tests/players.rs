@@ -99,3 +99,67 @@ fn perfect_play_never_lowers_the_value() {
     }
     assert!(checked > 3);
 }
+
+/// Over thousands of 5x9 table positions (up to 4 pieces), perfect play's move always keeps
+/// the value the tables give the position.
+#[test]
+fn perfect_play_keeps_the_tables_value_on_5x9() {
+    use fanorona::egdb::{BuildOptions, Database, Wdl, build};
+    use fanorona::play::Verdict;
+    let dir = tempfile::tempdir().unwrap();
+    let board = Board::STANDARD;
+    let options = BuildOptions {
+        threads: 2,
+        progress: false,
+        distances: false,
+    };
+    build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
+    let db = std::sync::Arc::new(Database::open_whole(dir.path(), board).unwrap());
+    let tools = Tools {
+        db: Some(db.clone()),
+        ..Tools::default()
+    };
+    let mut perfect = make("perfect".parse().unwrap(), &tools);
+    let mut rng = fanorona::play::rng::Rng::new(5);
+    let mut checked = 0;
+    while checked < 3000 {
+        // A random position of 2 to 4 pieces, either side to move.
+        let pieces = 2 + rng.below(3);
+        let mut cells: Vec<u8> = (0..45).collect();
+        for i in 0..pieces {
+            let j = i + rng.below(45 - i);
+            cells.swap(i, j);
+        }
+        let whites = 1 + rng.below(pieces - 1);
+        let (mut w, mut b) = (0u64, 0u64);
+        for (i, &c) in cells[..pieces].iter().enumerate() {
+            if i < whites {
+                w |= 1 << c;
+            } else {
+                b |= 1 << c;
+            }
+        }
+        let side = if rng.below(2) == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let pos = Position::from_parts(board, w, b, side);
+        if fanorona::movegen::is_lost(&pos) {
+            continue;
+        }
+        let want = match db.lookup(&pos).unwrap() {
+            Wdl::Win => Verdict::Win,
+            Wdl::Draw => Verdict::Draw,
+            Wdl::Loss => Verdict::Loss,
+        };
+        let choice = perfect.choose(&Game::new(pos, None));
+        assert_eq!(
+            choice.info.value.map(|v| v.0),
+            Some(want),
+            "{pos}: played {}",
+            choice.mv.notation(board)
+        );
+        checked += 1;
+    }
+}

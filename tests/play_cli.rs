@@ -1,0 +1,170 @@
+//! `fanorona play`, `match` and `show --record` as a user meets them, bad input included.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::{BIN, stderr};
+
+fn run_with(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_person_plays_with_hints_undo_and_bad_moves_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.txt");
+    let o = run_with(
+        &[
+            "play",
+            "3x3",
+            "--black",
+            "perfect",
+            "--save",
+            record.to_str().unwrap(),
+        ],
+        "hint\n9\nzz\n3\nundo\n3\nresign\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("  c1-b2A (best): win (search)"), "{text}");
+    assert!(text.contains("9 is not in the list (1 to 4)"), "{text}");
+    assert!(text.contains("not played: malformed move 'zz'"), "{text}");
+    assert!(text.contains("black wins (white resigned)"), "{text}");
+    // The record reads back, and show draws where it ended.
+    let saved = std::fs::read_to_string(&record).unwrap();
+    assert!(saved.contains("[Result \"0-1\"]") && saved.contains("[Termination \"resignation\"]"));
+    let o = Command::new(BIN)
+        .args(["show", "--record", record.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A damaged record is refused with its line.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, saved.replace("1. c1-b2A", "1. c1-c3A")).unwrap();
+    let o = run_with(&["play", "--load", bad.to_str().unwrap()], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 9: move 1 'c1-c3A'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn two_players_play_and_bad_players_are_named() {
+    let o = run_with(
+        &["play", "3x3", "--white", "perfect", "--black", "random"],
+        "",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("white wins"), "{}", stdout(&o));
+    for (args, says) in [
+        (
+            &["match", "chess", "random"][..],
+            "unknown player 'chess': use random, minimax, alphabeta, mcts, perfect or winimax",
+        ),
+        (
+            &["match", "mcts:insane", "random"],
+            "unknown level 'insane': use easy, medium, hard or perfect",
+        ),
+        (
+            &["match", "random", "random", "--games", "0"],
+            "a match needs a game",
+        ),
+        (&["play", "--white", "robot"], "unknown player 'robot'"),
+    ] {
+        let o = run_with(args, "");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    // Perfect play pointed at tables that are not there: which to build.
+    let empty = tempfile::tempdir().unwrap();
+    let o = run_with(
+        &[
+            "match",
+            "perfect",
+            "random",
+            "--board",
+            "5x5",
+            "--db",
+            empty.path().to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("fanorona db build --board 5x5"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_match_alternates_colours_and_writes_a_row_a_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let o = run_with(
+        &[
+            "match",
+            "alphabeta:easy",
+            "random",
+            "--board",
+            "5x5",
+            "--games",
+            "10",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--json",
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["games"], 10);
+    let total =
+        v["wins"].as_u64().unwrap() + v["draws"].as_u64().unwrap() + v["losses"].as_u64().unwrap();
+    assert_eq!(total, 10);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 10);
+    assert!(
+        rows[0].contains(",white,") && rows[1].contains(",black,"),
+        "{text}"
+    );
+    // The same seed replays the same games.
+    let again = run_with(
+        &[
+            "match",
+            "alphabeta:easy",
+            "random",
+            "--board",
+            "5x5",
+            "--games",
+            "10",
+            "--json",
+        ],
+        "",
+    );
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["wins"], w["wins"]);
+    assert_eq!(v["mean_plies"], w["mean_plies"]);
+}
