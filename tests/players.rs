@@ -2,7 +2,7 @@
 //! must and never gives up a value, and WINIMAX keeps the draw.
 
 use fanorona::play::arena::{MatchSpec, run_match, summarise};
-use fanorona::play::{Agent, Game, Spec, Tools, make};
+use fanorona::play::{Game, Spec, Tools, make};
 use fanorona::{Board, Color, Position};
 
 fn beats_random(spec: &str, board: &str, games: usize) -> f64 {

@@ -3,8 +3,6 @@
 //! exactly whatever the threads), and a summary with a confidence interval and an Elo
 //! difference.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::play::agent::{Agent, Spec, Tools, make};
@@ -100,7 +98,7 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
     };
     let mut a = make(spec.a, &tools(0));
     let mut b = make(spec.b, &tools(1));
-    let a_white = index % 2 == 0;
+    let a_white = index.is_multiple_of(2);
     let t = Instant::now();
     let start = spec.starts[(index / 2) % spec.starts.len()];
     let played = if a_white {
@@ -137,26 +135,7 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
 
 /// Plays the whole match on `spec.threads` threads; `progress` sees each finished game.
 pub fn run_match(spec: &MatchSpec, progress: &(dyn Fn(&GameRow) + Sync)) -> Vec<GameRow> {
-    let next = AtomicUsize::new(0);
-    let rows = Mutex::new(Vec::with_capacity(spec.games));
-    std::thread::scope(|s| {
-        for _ in 0..spec.threads.max(1) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= spec.games {
-                        break;
-                    }
-                    let row = match_game(spec, i);
-                    progress(&row);
-                    rows.lock().expect("rows lock").push(row);
-                }
-            });
-        }
-    });
-    let mut rows = rows.into_inner().expect("rows lock");
-    rows.sort_by_key(|r| r.index);
-    rows
+    crate::play::pool::run_numbered(spec.games, spec.threads, |i| match_game(spec, i), progress)
 }
 
 /// A match's result from A's side.

@@ -10,6 +10,7 @@ pub mod eval;
 pub mod game;
 pub mod mcts;
 pub mod perfect;
+pub mod pool;
 pub mod random;
 pub mod record;
 pub mod rng;

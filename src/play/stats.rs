@@ -4,9 +4,6 @@
 //! by pieces on the board (Figures 4 and 5); and the same averages with a "virtual
 //! database" of k pieces, where a game ends as soon as k or fewer pieces are left (Table 1).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use crate::movegen::{count_moves, has_capture};
 use crate::play::agent::Agent;
 use crate::play::alphabeta::{AlphaBeta, Settings};
@@ -101,25 +98,10 @@ fn play_one(spec: &StatsSpec, index: usize) -> (Vec<Visit>, bool) {
 
 /// Plays the games on `spec.threads` threads; `progress` sees each finished game.
 pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
-    let next = AtomicUsize::new(0);
-    let games = Mutex::new(Vec::with_capacity(spec.games));
-    std::thread::scope(|s| {
-        for _ in 0..spec.threads.max(1) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= spec.games {
-                        break;
-                    }
-                    let g = play_one(spec, i);
-                    progress();
-                    games.lock().expect("games lock").push((i, g));
-                }
-            });
-        }
-    });
-    let mut games = games.into_inner().expect("games lock");
-    games.sort_by_key(|(i, _)| *i);
+    let games =
+        crate::play::pool::run_numbered(spec.games, spec.threads, |i| play_one(spec, i), &|_| {
+            progress()
+        });
     let max_pieces = spec.start.piece_count();
     let mut by_pieces: Vec<PiecesRow> = (0..=max_pieces)
         .map(|p| PiecesRow {
@@ -127,7 +109,7 @@ pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
             ..PiecesRow::default()
         })
         .collect();
-    for (_, (visits, _)) in &games {
+    for (visits, _) in &games {
         for v in visits {
             let row = &mut by_pieces[v.pieces as usize];
             row.positions += 1;
@@ -140,7 +122,7 @@ pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
         .chain(2..=10)
         .map(|k| {
             let (mut plies, mut moves, mut positions, mut cut) = (0u64, 0u64, 0u64, 0);
-            for (_, (visits, _)) in &games {
+            for (visits, _) in &games {
                 // A k-piece database ends the game at the first position with k or fewer.
                 let end = visits
                     .iter()
@@ -163,7 +145,7 @@ pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
         .collect();
     GameStats {
         games: games.len(),
-        draws: games.iter().filter(|(_, (_, d))| *d).count(),
+        draws: games.iter().filter(|(_, d)| *d).count(),
         by_pieces,
         cuts,
     }

@@ -1,0 +1,35 @@
+//! Independent jobs numbered 0..n on a few threads, each thread taking the next number: games
+//! of a match, games of the statistics.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Runs `work(i)` for every `i` in `0..n` on `threads` threads; `done` sees each result as it
+/// comes. The results come back in the order of `i`, whatever the threads did.
+pub fn run_numbered<T: Send>(
+    n: usize,
+    threads: usize,
+    work: impl Fn(usize) -> T + Sync,
+    done: &(dyn Fn(&T) + Sync),
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(n));
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let r = work(i);
+                    done(&r);
+                    results.lock().expect("results lock").push((i, r));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("results lock");
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
