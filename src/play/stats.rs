@@ -174,7 +174,7 @@ mod tests {
         assert!((none.mean_length * 6.0 - positions as f64).abs() < 1e-9);
         let moves: u64 = s.by_pieces.iter().map(|r| r.moves).sum();
         assert!((none.mean_branching - moves as f64 / positions as f64).abs() < 1e-9);
-        // A database only shortens games.
+        // A database only shortens games, the more pieces it holds the more.
         assert!(
             s.cuts
                 .windows(2)
