@@ -179,7 +179,7 @@ mod tests {
             s.cuts
                 .windows(2)
                 .skip(1)
-                .all(|w| w[0].mean_length <= w[1].mean_length)
+                .all(|w| w[0].mean_length >= w[1].mean_length)
         );
         assert!(s.cuts.iter().all(|c| c.mean_length <= none.mean_length));
         // Every game starts with the full board, where the side to move must capture.
