@@ -170,19 +170,27 @@ fn write_outputs(dir: &Path, s: &GameStats, board: &str) -> Result<(), Failure> 
         &format!("{board}: capture and paika positions by pieces on the board"),
         "% of positions",
         &[("capture", &captures, RED), ("paika", &paika, BLUE)],
+        SeriesLabelPosition::MiddleLeft,
     )?;
     plot(
         &dir.join("figure5-branching.png"),
         &format!("{board}: branching factor by pieces on the board"),
         "legal moves",
         &[("branching factor", &branching, BLUE)],
+        SeriesLabelPosition::UpperRight,
     )
 }
 
 type Series<'a> = (&'a str, &'a [(f64, f64)], RGBColor);
 
 /// A line chart against the pieces on the board (most pieces on the left, as a game goes).
-fn plot(path: &Path, title: &str, y_label: &str, series: &[Series<'_>]) -> Result<(), Failure> {
+fn plot(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &[Series<'_>],
+    legend: SeriesLabelPosition,
+) -> Result<(), Failure> {
     let fail =
         |e: &dyn std::fmt::Display| Failure::other(anyhow!("cannot draw {}: {e}", path.display()));
     fanorona::session::curve::ensure_font();
@@ -209,6 +217,8 @@ fn plot(path: &Path, title: &str, y_label: &str, series: &[Series<'_>]) -> Resul
         .y_desc(y_label)
         .axis_desc_style(("sans-serif", 18))
         .label_style(("sans-serif", 15))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(|e| fail(&e))?;
     for &(name, points, color) in series {
@@ -223,7 +233,7 @@ fn plot(path: &Path, title: &str, y_label: &str, series: &[Series<'_>]) -> Resul
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend)
         .background_style(WHITE)
         .border_style(BLACK)
         .draw()
