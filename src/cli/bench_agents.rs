@@ -69,7 +69,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                     playouts: 20_000,
                     time: None,
                     c: mcts::DEFAULT_C,
-                    biased: true,
+                    rollout: mcts::Rollout::Captures,
                 },
                 1,
             );

@@ -15,6 +15,7 @@ use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::perfect::{move_values, rank};
+use fanorona::play::mcts::Rollout;
 use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
 use fanorona::{Board, Position, diagram, legal_moves};
 
@@ -88,12 +89,46 @@ pub struct PlayArgs {
     /// Plies after which the game is drawn (0: no cap).
     #[arg(long, default_value_t = 200)]
     pub max_plies: usize,
-    /// Thinking time a move for players with a time budget (seconds; default: the level's).
-    #[arg(long, value_name = "SECONDS")]
-    pub move_time: Option<f64>,
+    #[command(flatten)]
+    pub options: PlayerOptions,
     /// Seed of the players' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// Settings of the players that have them.
+#[derive(clap::Args)]
+pub struct PlayerOptions {
+    /// Thinking time a move for players with a time budget (seconds; default: the level's).
+    #[arg(long, value_name = "SECONDS")]
+    pub move_time: Option<f64>,
+    /// MCTS's exploration constant (default: sqrt 2, 1.414).
+    #[arg(long, value_name = "C")]
+    pub mcts_c: Option<f64>,
+    /// MCTS's rollouts: random, captures or evaluation (default: random when easy,
+    /// captures above).
+    #[arg(long, value_name = "KIND")]
+    pub mcts_rollouts: Option<Rollout>,
+}
+
+impl PlayerOptions {
+    /// The tools for players with these settings, the tables and a seed.
+    fn tools(&self, db: Option<Arc<Database>>, seed: u64) -> Result<Tools, Failure> {
+        if let Some(c) = self.mcts_c
+            && !(c >= 0.0 && c <= 100.0)
+        {
+            return Err(Failure::input(anyhow!(
+                "--mcts-c {c}: give a constant from 0 to 100"
+            )));
+        }
+        Ok(Tools {
+            db,
+            move_time: duration(self.move_time)?,
+            seed,
+            mcts_c: self.mcts_c,
+            mcts_rollout: self.mcts_rollouts,
+        })
+    }
 }
 
 fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
@@ -186,31 +221,15 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     let specs: Vec<Spec> = [white, black].into_iter().flatten().collect();
     let db = tables(args.db.as_deref(), &config.db_dir, board, &specs)?;
     warn_without_tables(&specs, db.as_deref(), board);
-    let tools = |seed| Tools {
-        db: db.clone(),
-        move_time: None,
-        seed,
-    };
-    let move_time = duration(args.move_time)?;
     let mut agents: [Option<Box<dyn Agent>>; 2] = [
-        white.map(|s| {
-            make(
-                s,
-                &Tools {
-                    move_time,
-                    ..tools(args.seed)
-                },
-            )
-        }),
-        black.map(|s| {
-            make(
-                s,
-                &Tools {
-                    move_time,
-                    ..tools(args.seed + 1)
-                },
-            )
-        }),
+        match white {
+            Some(s) => Some(make(s, &args.options.tools(db.clone(), args.seed)?)),
+            None => None,
+        },
+        match black {
+            Some(s) => Some(make(s, &args.options.tools(db.clone(), args.seed + 1)?)),
+            None => None,
+        },
     ];
     let name = |s: Option<Spec>| s.map_or("human".to_string(), |s| s.to_string());
     tags.retain(|(k, _)| k != "White" && k != "Black");
@@ -360,9 +379,8 @@ pub struct MatchArgs {
     /// Plies after which a game is drawn (0: no cap).
     #[arg(long, default_value_t = 200)]
     pub max_plies: usize,
-    /// Thinking time a move for players with a time budget (seconds).
-    #[arg(long, value_name = "SECONDS")]
-    pub move_time: Option<f64>,
+    #[command(flatten)]
+    pub options: PlayerOptions,
     /// Endgame tables for perfect play (default: db_dir of the config, if it has the board).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
@@ -399,11 +417,7 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         threads: args.threads.unwrap_or(config.threads),
         seed: args.seed,
         max_plies: (args.max_plies > 0).then_some(args.max_plies),
-        tools: Tools {
-            db,
-            move_time: duration(args.move_time)?,
-            seed: 0,
-        },
+        tools: args.options.tools(db, 0)?,
     };
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = indicatif::ProgressBar::new(args.games as u64);

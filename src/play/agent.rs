@@ -212,6 +212,10 @@ pub struct Tools {
     /// A limit on each move's thinking time (the level's own budget otherwise).
     pub move_time: Option<Duration>,
     pub seed: u64,
+    /// MCTS's exploration constant (sqrt 2 by default).
+    pub mcts_c: Option<f64>,
+    /// MCTS's rollouts (by level by default).
+    pub mcts_rollout: Option<crate::play::mcts::Rollout>,
 }
 
 /// A player of the given kind and level.

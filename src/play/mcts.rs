@@ -1,8 +1,8 @@
 //! The MCTS player: UCT (Kocsis and Szepesvári 2006) with MCTS-Solver (Winands, Björnsson
 //! and Saito 2008): a won or lost position is proven inside the tree and backed up, so a
-//! proven win is played and a proven loss avoided. Rollouts play random moves (or, biased,
-//! a capture where there is one, the largest most often) to the end of the game or a cap,
-//! where the evaluation decides.
+//! proven win is played and a proven loss avoided. Rollouts play random moves, or moves
+//! biased to captures (the largest most often), or to the evaluation (the best-evaluated
+//! move most often), to the end of the game or a cap, where the evaluation decides.
 
 use std::time::{Duration, Instant};
 
@@ -35,11 +35,42 @@ struct Node {
     repeated: bool,
 }
 
+/// How rollouts choose their moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rollout {
+    Random,
+    /// A capture 9 times in 10 where there is one, the largest.
+    Captures,
+    /// The move after which the evaluation is best for the mover, 8 times in 10.
+    Evaluation,
+}
+
+impl Rollout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rollout::Random => "random",
+            Rollout::Captures => "captures",
+            Rollout::Evaluation => "evaluation",
+        }
+    }
+}
+
+impl std::str::FromStr for Rollout {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Rollout, String> {
+        [Rollout::Random, Rollout::Captures, Rollout::Evaluation]
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a rollout: use random, captures or evaluation"))
+    }
+}
+
 pub struct Settings {
     pub playouts: u64,
     pub time: Option<Duration>,
     pub c: f64,
-    pub biased: bool,
+    pub rollout: Rollout,
 }
 
 pub struct Mcts {
@@ -52,19 +83,22 @@ pub struct Mcts {
 
 impl Mcts {
     /// MCTS at a level: easy 300 playouts a move, medium 3000, hard 30000 within 1 second
-    /// (or the tools' move time), rollouts biased to captures from medium on.
+    /// (or the tools' move time), rollouts biased to captures from medium on (the tools may
+    /// set the rollouts and the exploration constant).
     pub fn for_level(level: Level, tools: &Tools) -> Mcts {
-        let (playouts, time, biased) = match level {
-            Level::Easy => (300, None, false),
-            Level::Medium => (3_000, None, true),
-            Level::Hard | Level::Perfect => (30_000, Some(Duration::from_secs(1)), true),
+        let (playouts, time, rollout) = match level {
+            Level::Easy => (300, None, Rollout::Random),
+            Level::Medium => (3_000, None, Rollout::Captures),
+            Level::Hard | Level::Perfect => {
+                (30_000, Some(Duration::from_secs(1)), Rollout::Captures)
+            }
         };
         Mcts::new(
             Settings {
                 playouts,
                 time: tools.move_time.or(time),
-                c: DEFAULT_C,
-                biased,
+                c: tools.mcts_c.unwrap_or(DEFAULT_C),
+                rollout: tools.mcts_rollout.unwrap_or(rollout),
             },
             tools.seed,
         )
@@ -161,22 +195,30 @@ impl Mcts {
                 reward = Some(0.0);
                 break;
             }
-            let next = if self.settings.biased {
-                let least = buffer.iter().map(Position::piece_count).min().unwrap_or(0);
-                let captures = buffer.iter().filter(|c| c.piece_count() == least).count();
-                if least < p.piece_count() && self.rng.unit() < 0.9 {
-                    // The largest captures first: one of them at random.
-                    let k = self.rng.below(captures);
+            let next = match self.settings.rollout {
+                Rollout::Captures => {
+                    let least = buffer.iter().map(Position::piece_count).min().unwrap_or(0);
+                    if least < p.piece_count() && self.rng.unit() < 0.9 {
+                        // The largest captures: one of them at random.
+                        let captures = buffer.iter().filter(|c| c.piece_count() == least).count();
+                        let k = self.rng.below(captures);
+                        *buffer
+                            .iter()
+                            .filter(|c| c.piece_count() == least)
+                            .nth(k)
+                            .expect("k is below their count")
+                    } else {
+                        buffer[self.rng.below(buffer.len())]
+                    }
+                }
+                Rollout::Evaluation if self.rng.unit() < 0.8 => {
+                    // The child whose side to move (the opponent) stands worst.
                     *buffer
                         .iter()
-                        .filter(|c| c.piece_count() == least)
-                        .nth(k)
-                        .expect("k is below their count")
-                } else {
-                    buffer[self.rng.below(buffer.len())]
+                        .min_by(|a, b| eval::score(a).total_cmp(&eval::score(b)))
+                        .expect("there are moves")
                 }
-            } else {
-                buffer[self.rng.below(buffer.len())]
+                _ => buffer[self.rng.below(buffer.len())],
             };
             p = next;
             flip = !flip;
@@ -248,18 +290,14 @@ impl Mcts {
 impl Agent for Mcts {
     fn name(&self) -> String {
         format!(
-            "mcts ({} playouts{}, c {:.2}, {} rollouts)",
+            "mcts ({} playouts{}, c {:.2}, rollouts {})",
             self.settings.playouts,
             self.settings
                 .time
                 .map(|t| format!(" or {t:?}"))
                 .unwrap_or_default(),
             self.settings.c,
-            if self.settings.biased {
-                "capture-biased"
-            } else {
-                "random"
-            }
+            self.settings.rollout.name()
         )
     }
 
