@@ -168,3 +168,19 @@ fn a_match_alternates_colours_and_writes_a_row_a_game() {
     assert_eq!(v["wins"], w["wins"]);
     assert_eq!(v["mean_plies"], w["mean_plies"]);
 }
+
+#[test]
+fn perfect_play_reads_what_sessions_solved_from_the_rote_store() {
+    let data = common::Data::new("log_level = \"warn\"\n");
+    assert!(data.cmd(&["solve", "7x3"]).status.success());
+    let o = data.cmd(&[
+        "play", "7x3", "--white", "perfect", "--black", "random", "--rote",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 white plays c3-b4A (win for white, rote store)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("white wins"), "{}", stdout(&o));
+}

@@ -312,11 +312,7 @@ impl Command {
             | Command::Moves { .. }
             | Command::Perft { .. }
             | Command::Bench { .. } => (false, false),
-            Command::Db { .. }
-            | Command::Verify { .. }
-            | Command::Play(_)
-            | Command::Match(_)
-            | Command::Stats(_) => (true, false),
+            Command::Db { .. } | Command::Verify { .. } | Command::Stats(_) => (true, false),
             _ => (true, true),
         }
     }

@@ -11,12 +11,14 @@ use serde_json::json;
 
 use crate::cli::output::{CliResult, Failure, check_output, input};
 use crate::out;
+use fanorona::daemon::protocol::Request;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
-use fanorona::play::perfect::{move_values, rank};
 use fanorona::play::mcts::Rollout;
+use fanorona::play::perfect::{move_values, rank};
 use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
+use fanorona::search::rote::{RoteEntry, RoteKey, RoteTable};
 use fanorona::{Board, Position, diagram, legal_moves};
 
 /// A player on the command line: a person, or a player by kind and level.
@@ -109,11 +111,20 @@ pub struct PlayerOptions {
     /// captures above).
     #[arg(long, value_name = "KIND")]
     pub mcts_rollouts: Option<Rollout>,
+    /// Perfect play and WINIMAX also consult the rote store of the data directory (the
+    /// positions solved sessions learned).
+    #[arg(long)]
+    pub rote: bool,
 }
 
 impl PlayerOptions {
     /// The tools for players with these settings, the tables and a seed.
-    fn tools(&self, db: Option<Arc<Database>>, seed: u64) -> Result<Tools, Failure> {
+    fn tools(
+        &self,
+        db: Option<Arc<Database>>,
+        rote: Option<Arc<RoteTable>>,
+        seed: u64,
+    ) -> Result<Tools, Failure> {
         if let Some(c) = self.mcts_c
             && !(c >= 0.0 && c <= 100.0)
         {
@@ -127,7 +138,51 @@ impl PlayerOptions {
             seed,
             mcts_c: self.mcts_c,
             mcts_rollout: self.mcts_rollouts,
+            rote,
         })
+    }
+
+    /// The rote store's entries for `board` (and its transpose), if asked for.
+    fn load_rote(
+        &self,
+        config: &fanorona::config::Config,
+        board: Board,
+    ) -> Result<Option<Arc<RoteTable>>, Failure> {
+        if !self.rote {
+            return Ok(None);
+        }
+        let (v, _) = crate::cli::session::ask(config, Request::RoteExport)?;
+        let mut table = RoteTable::new();
+        for e in v.as_array().into_iter().flatten() {
+            let parsed = (|| {
+                let pos: Position = e["position"].as_str()?.parse().ok()?;
+                let history = u64::from_str_radix(e["history"].as_str()?, 16).ok()?;
+                let attacker = match e["attacker"].as_str()? {
+                    "white" => fanorona::Color::White,
+                    _ => fanorona::Color::Black,
+                };
+                Some((pos, history, attacker, e["attacker_wins"].as_bool()?))
+            })();
+            let Some((pos, history, attacker, proven)) = parsed else {
+                continue;
+            };
+            if pos.board() != board {
+                continue;
+            }
+            table.insert(
+                RoteKey {
+                    pos,
+                    history,
+                    attacker,
+                },
+                RoteEntry {
+                    proven,
+                    best_move: None,
+                },
+            );
+        }
+        eprintln!("rote store: {} entries for {board}", table.len());
+        Ok(Some(Arc::new(table)))
     }
 }
 
@@ -221,13 +276,22 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     let specs: Vec<Spec> = [white, black].into_iter().flatten().collect();
     let db = tables(args.db.as_deref(), &config.db_dir, board, &specs)?;
     warn_without_tables(&specs, db.as_deref(), board);
+    let rote = args.options.load_rote(config, board)?;
     let mut agents: [Option<Box<dyn Agent>>; 2] = [
         match white {
-            Some(s) => Some(make(s, &args.options.tools(db.clone(), args.seed)?)),
+            Some(s) => Some(make(
+                s,
+                &args.options.tools(db.clone(), rote.clone(), args.seed)?,
+            )),
             None => None,
         },
         match black {
-            Some(s) => Some(make(s, &args.options.tools(db.clone(), args.seed + 1)?)),
+            Some(s) => Some(make(
+                s,
+                &args
+                    .options
+                    .tools(db.clone(), rote.clone(), args.seed + 1)?,
+            )),
             None => None,
         },
     ];
@@ -417,7 +481,9 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         threads: args.threads.unwrap_or(config.threads),
         seed: args.seed,
         max_plies: (args.max_plies > 0).then_some(args.max_plies),
-        tools: args.options.tools(db, 0)?,
+        tools: args
+            .options
+            .tools(db, args.options.load_rote(config, start.board())?, 0)?,
     };
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = indicatif::ProgressBar::new(args.games as u64);

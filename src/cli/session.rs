@@ -164,7 +164,7 @@ fn refused(message: String, bad_input: bool) -> Failure {
 }
 
 /// Sends `request` to the daemon, or, with none running, answers it here.
-fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
+pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
     let dir = DataDir::new(&config.data_dir);
     match call(&dir.socket(), request.clone()) {
         Ok(v) => return Ok((v, true)),

@@ -51,6 +51,8 @@ pub enum Source {
     Rules,
     /// The endgame tables.
     Tables,
+    /// The rote store of positions solved by earlier searches.
+    Rote,
     /// A proof-number search within the player's budget.
     Search,
 }
@@ -60,6 +62,7 @@ impl Source {
         match self {
             Source::Rules => "rules",
             Source::Tables => "tables",
+            Source::Rote => "rote store",
             Source::Search => "search",
         }
     }
@@ -216,6 +219,8 @@ pub struct Tools {
     pub mcts_c: Option<f64>,
     /// MCTS's rollouts (by level by default).
     pub mcts_rollout: Option<crate::play::mcts::Rollout>,
+    /// Positions solved by earlier searches (the sessions' rote store), for perfect play.
+    pub rote: Option<Arc<crate::search::rote::RoteTable>>,
 }
 
 /// A player of the given kind and level.

@@ -16,7 +16,9 @@ use crate::play::eval;
 use crate::play::game::Game;
 use crate::play::rng::Rng;
 use crate::position::Position;
+use crate::repetition::since_capture_of;
 use crate::search::dfpn::DfPn;
+use crate::search::rote::{Rote, RoteKey, RoteTable};
 use crate::search::{LeafEval, Limits, Value, game_value};
 
 /// Nodes each df-pn question may create per move considered, by default.
@@ -46,6 +48,23 @@ pub fn move_values(
     budget: u64,
     time: Option<Duration>,
 ) -> Vec<Valued> {
+    move_values_with(game, Sources { db, rote: None }, budget, time)
+}
+
+/// Where values come from besides the rules and df-pn.
+#[derive(Clone, Copy, Default)]
+pub struct Sources<'a> {
+    pub db: Option<&'a Database>,
+    pub rote: Option<&'a RoteTable>,
+}
+
+/// `move_values`, also consulting the rote store.
+pub fn move_values_with(
+    game: &Game,
+    sources: Sources<'_>,
+    budget: u64,
+    time: Option<Duration>,
+) -> Vec<Valued> {
     let pos = *game.position();
     let moves = legal_moves(&pos);
     let per_move = time.map(|t| t / moves.len().max(1) as u32);
@@ -53,7 +72,8 @@ pub fn move_values(
         .into_iter()
         .map(|mv| {
             let child = mv.apply(&pos);
-            let (value, distance, effort) = child_value(game, &child, db, budget, per_move);
+            let (value, distance, effort) =
+                child_value_with(game, &child, sources, budget, per_move);
             Valued {
                 info: MoveInfo {
                     mv,
@@ -77,6 +97,42 @@ pub fn child_value(
     budget: u64,
     time: Option<Duration>,
 ) -> (Option<(Verdict, Source)>, Option<u32>, u64) {
+    child_value_with(game, child, Sources { db, rote: None }, budget, time)
+}
+
+/// What the rote store knows of `child`, reached from the game's position, for the side that
+/// moved into it.
+fn rote_value(game: &Game, child: &Position, rote: &RoteTable) -> Option<Verdict> {
+    // Keyed by the positions since the last capture before `child` (none after a capture).
+    let history = if child.piece_count() < game.position().piece_count() {
+        0
+    } else {
+        since_capture_of(game.positions())
+    };
+    let mover = child.side_to_move().opponent();
+    let key = |attacker| RoteKey {
+        pos: *child,
+        history,
+        attacker,
+    };
+    match rote.lookup(&key(mover))? {
+        true => Some(Verdict::Win),
+        false => match rote.lookup(&key(mover.opponent()))? {
+            true => Some(Verdict::Loss),
+            false => Some(Verdict::Draw),
+        },
+    }
+}
+
+/// `child_value`, also consulting the rote store.
+pub fn child_value_with(
+    game: &Game,
+    child: &Position,
+    sources: Sources<'_>,
+    budget: u64,
+    time: Option<Duration>,
+) -> (Option<(Verdict, Source)>, Option<u32>, u64) {
+    let db = sources.db;
     if crate::movegen::is_lost(child) {
         return (Some((Verdict::Win, Source::Rules)), Some(0), 0);
     }
@@ -92,6 +148,11 @@ pub fn child_value(
             Wdl::Loss => Verdict::Win,
         };
         return (Some((verdict, Source::Tables)), db.distance(child), 0);
+    }
+    if let Some(rote) = sources.rote
+        && let Some(v) = rote_value(game, child, rote)
+    {
+        return (Some((v, Source::Rote)), None, 0);
     }
     let leaf = LeafEval { db };
     let limits = Limits {
@@ -138,6 +199,7 @@ pub fn rank(moves: &mut [Valued]) {
 
 pub struct Perfect {
     db: Option<Arc<Database>>,
+    rote: Option<Arc<RoteTable>>,
     pub budget: u64,
     time: Option<Duration>,
     rng: Rng,
@@ -147,6 +209,7 @@ impl Perfect {
     pub fn new(tools: &Tools) -> Perfect {
         Perfect {
             db: tools.db.clone(),
+            rote: tools.rote.clone(),
             budget: DEFAULT_BUDGET,
             time: tools.move_time,
             rng: Rng::new(tools.seed),
@@ -155,9 +218,17 @@ impl Perfect {
 
     /// Every move valued and ranked, best first.
     pub fn ranked(&self, game: &Game) -> Vec<Valued> {
-        let mut v = move_values(game, self.db.as_deref(), self.budget, self.time);
+        let mut v = move_values_with(game, self.sources(), self.budget, self.time);
         rank(&mut v);
         v
+    }
+
+    /// The tables and the rote store, as this player has them.
+    pub fn sources(&self) -> Sources<'_> {
+        Sources {
+            db: self.db.as_deref(),
+            rote: self.rote.as_deref(),
+        }
     }
 
     pub fn db(&self) -> Option<&Database> {

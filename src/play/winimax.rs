@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use crate::egdb::Database;
 use crate::moves::legal_moves;
 use crate::play::agent::{Agent, Choice, MoveInfo, Tools, Verdict};
 use crate::play::game::Game;
-use crate::play::perfect::{self, Perfect, child_value, choice, move_values, rank};
+use crate::play::perfect::{
+    self, Perfect, Sources, child_value_with, choice, move_values_with, rank,
+};
 
 /// Opponent replies looked at by default.
 pub const DEFAULT_DEPTH: u32 = 1;
@@ -36,7 +37,7 @@ impl Winimax {
     /// The chance that a uniform opponent, to move in `game`, goes wrong within `depth`
     /// replies (the side that just moved keeps the draw in between); with the search nodes
     /// spent.
-    fn trap(&self, game: &Game, depth: u32, db: Option<&Database>) -> (f64, u64) {
+    fn trap(&self, game: &Game, depth: u32, sources: Sources<'_>) -> (f64, u64) {
         let pos = *game.position();
         let replies = legal_moves(&pos);
         if replies.is_empty() {
@@ -45,7 +46,8 @@ impl Winimax {
         let (mut sum, mut work) = (0.0, 0);
         for r in &replies {
             let child = r.apply(&pos);
-            let (value, _, effort) = child_value(game, &child, db, self.inner_budget, None);
+            let (value, _, effort) =
+                child_value_with(game, &child, sources, self.inner_budget, None);
             work += effort;
             match value.map(|v| v.0) {
                 // The reply loses for the opponent.
@@ -55,7 +57,7 @@ impl Winimax {
                     if after.play(r).is_err() || after.end().is_some() {
                         continue;
                     }
-                    let ours = move_values(&after, db, self.inner_budget, None);
+                    let ours = move_values_with(&after, sources, self.inner_budget, None);
                     let mut best: f64 = 0.0;
                     for m in ours
                         .iter()
@@ -63,7 +65,7 @@ impl Winimax {
                     {
                         let mut next = after.clone();
                         if next.play(&m.info.mv).is_ok() && next.end().is_none() {
-                            let (p, w) = self.trap(&next, depth - 1, db);
+                            let (p, w) = self.trap(&next, depth - 1, sources);
                             work += w;
                             best = best.max(p);
                         }
@@ -91,7 +93,7 @@ impl Agent for Winimax {
         if ranked[0].info.value.map(|x| x.0) != Some(Verdict::Draw) || draws.len() < 2 {
             return choice(&ranked, 0);
         }
-        let db = self.inner.db();
+        let sources = self.inner.sources();
         let mut best = (f64::NEG_INFINITY, draws[0]);
         let mut work: u64 = ranked.iter().map(|v| v.effort).sum();
         for &i in &draws {
@@ -99,7 +101,7 @@ impl Agent for Winimax {
             if after.play(&ranked[i].info.mv).is_err() || after.end().is_some() {
                 continue;
             }
-            let (p, w) = self.trap(&after, self.depth, db);
+            let (p, w) = self.trap(&after, self.depth, sources);
             work += w;
             if p > best.0 {
                 best = (p, i);
@@ -112,7 +114,7 @@ impl Agent for Winimax {
     }
 
     fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
-        let mut v = move_values(game, self.inner.db(), self.inner.budget, self.time);
+        let mut v = move_values_with(game, self.inner.sources(), self.inner.budget, self.time);
         rank(&mut v);
         v.into_iter().map(|x| x.info).collect()
     }
