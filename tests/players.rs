@@ -44,7 +44,14 @@ fn every_player_beats_random() {
 #[test]
 fn perfect_play_wins_the_white_boards_as_white() {
     for board in ["3x3", "3x5", "5x3", "3x7", "7x3"] {
-        for black in ["random", "alphabeta:medium", "mcts:easy", "perfect"] {
+        for black in [
+            "random",
+            "minimax:easy",
+            "alphabeta:medium",
+            "mcts:easy",
+            "perfect",
+            "winimax",
+        ] {
             for seed in 0..2 {
                 let tools = |s| Tools {
                     seed: s,
