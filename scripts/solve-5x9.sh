@@ -37,12 +37,12 @@ else
     echo "started (log: $data/daemon.log)"
 fi
 
-start=$(f show --board 5x9 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["position"])')
+start=$("$bin" show --board 5x9 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["position"])')
 names=("5x9 start")
 positions=("$start")
 for m in f2-e3A d3-e3A e2-e3A d3-e3W d2-e3A; do
     names+=("5x9 $m")
-    positions+=("$(f show --board 5x9 --play "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["position"])')")
+    positions+=("$("$bin" show --board 5x9 --play "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["position"])')")
 done
 
 echo "== sessions"
