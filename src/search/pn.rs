@@ -69,6 +69,8 @@ pub struct PnTree<'a> {
     pub second_level_budget: Option<u64>,
     /// PN² with df-pn at the second level: its table, kept across iterations.
     dfpn: Option<Box<DfPn<'a>>>,
+    /// The second table, for the second of two leaves expanded at once (`iterate_pair`).
+    dfpn2: Option<Box<DfPn<'a>>>,
 }
 
 impl<'a> PnTree<'a> {
@@ -94,6 +96,7 @@ impl<'a> PnTree<'a> {
             rote,
             second_level_budget: None,
             dfpn: None,
+            dfpn2: None,
         };
         let repeated = crate::repetition::occurred_before(&t.history, &root);
         let node = t.evaluated(root, NO_PARENT, repeated);
@@ -119,6 +122,7 @@ impl<'a> PnTree<'a> {
             rote,
             second_level_budget: None,
             dfpn: None,
+            dfpn2: None,
         }
     }
 
@@ -162,6 +166,7 @@ impl<'a> PnTree<'a> {
     pub fn bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
             + self.dfpn.as_ref().map_or(0, |d| d.bytes())
+            + self.dfpn2.as_ref().map_or(0, |d| d.bytes())
     }
 
     /// The game before the root, oldest first.
@@ -552,25 +557,40 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
         return;
     }
     let (pos, history, budget) = tree.second_level_start(n);
-    let mut dfpn = tree.dfpn.take().unwrap_or_else(|| {
-        Box::new(DfPn::new(
-            tree.goal,
-            tree.leaf,
-            Limits::none(),
-            DFPN_SECOND_LEVEL_TABLE,
-        ))
-    });
+    let mut dfpn = tree.dfpn.take().unwrap_or_else(|| second_level_table(tree));
     let before = dfpn.stats;
     let entries = dfpn.second_level(&pos, &history, budget);
+    attach_dfpn(tree, n, &pos, &entries, before, dfpn.stats);
+    tree.dfpn = Some(dfpn);
+}
+
+fn second_level_table<'a>(tree: &PnTree<'a>) -> Box<DfPn<'a>> {
+    Box::new(DfPn::new(
+        tree.goal,
+        tree.leaf,
+        Limits::none(),
+        DFPN_SECOND_LEVEL_TABLE,
+    ))
+}
+
+/// Gives leaf `n` (at `pos`) its children, with the numbers a df-pn search left them
+/// (`entries`, in `successors` order); `before` and `after` are that search's counts.
+fn attach_dfpn(
+    tree: &mut PnTree<'_>,
+    n: usize,
+    pos: &Position,
+    entries: &[crate::search::dfpn::Entry],
+    before: Stats,
+    after: Stats,
+) {
     // df-pn counted the nodes it created, the leaf's new children among them; `attach` below
     // counts all the children, so as many are taken off here.
-    let created = dfpn.stats.nodes - before.nodes;
-    tree.stats.db_hits += dfpn.stats.db_hits - before.db_hits;
-    tree.stats.repetitions += dfpn.stats.repetitions - before.repetitions;
-    tree.dfpn = Some(dfpn);
+    let created = after.nodes - before.nodes;
+    tree.stats.db_hits += after.db_hits - before.db_hits;
+    tree.stats.repetitions += after.repetitions - before.repetitions;
     // The children's leaf kinds, without counting their table hits and repetitions again.
     let counted = (tree.stats.db_hits, tree.stats.repetitions);
-    let children: Vec<Node> = successors(&pos)
+    let children: Vec<Node> = successors(pos)
         .into_iter()
         .zip(entries)
         .map(|(c, e)| {
@@ -585,6 +605,61 @@ pub(crate) fn expand_by_dfpn(tree: &mut PnTree<'_>, n: usize) {
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(self::created(&children));
     tree.attach(n, children);
+}
+
+/// Two iterations of PN² with df-pn at once, on two threads (job-level proof-number
+/// search, Wu et al.): the most-proving leaf is chosen, then taken out of the choice by
+/// virtual numbers (both near infinity, so neither a proof nor a disproof is sought there)
+/// while a second leaf is chosen; each gets its own df-pn search and table, in parallel;
+/// then both are attached. Returns the leaves expanded (one when no second leaf can be
+/// chosen, or the rote store decided one).
+pub fn iterate_pair(tree: &mut PnTree<'_>) -> Vec<usize> {
+    let n1 = tree.select_most_proving();
+    if tree.decide_by_rote(n1) {
+        tree.update_ancestors(n1);
+        tree.stats.iterations += 1;
+        return vec![n1];
+    }
+    let saved = (tree.nodes[n1].pn, tree.nodes[n1].dn);
+    (tree.nodes[n1].pn, tree.nodes[n1].dn) = (INFINITE - 1, INFINITE - 1);
+    tree.update_ancestors(n1);
+    let n2 = tree.select_most_proving();
+    (tree.nodes[n1].pn, tree.nodes[n1].dn) = saved;
+    tree.update_ancestors(n1);
+    if n2 == n1 || tree.nodes[n2].expanded || tree.decided() {
+        return vec![iterate(tree, Level::Pn2DfPn)];
+    }
+    if tree.decide_by_rote(n2) {
+        tree.update_ancestors(n2);
+        expand_by_dfpn(tree, n1);
+        tree.update_ancestors(n1);
+        tree.stats.iterations += 2;
+        return vec![n1, n2];
+    }
+    let (p1, h1, b1) = tree.second_level_start(n1);
+    let (p2, h2, b2) = tree.second_level_start(n2);
+    let mut d1 = tree.dfpn.take().unwrap_or_else(|| second_level_table(tree));
+    let mut d2 = tree
+        .dfpn2
+        .take()
+        .unwrap_or_else(|| second_level_table(tree));
+    let (s1, s2) = (d1.stats, d2.stats);
+    let (e1, e2) = std::thread::scope(|s| {
+        let other = s.spawn(|| d2.second_level(&p2, &h2, b2));
+        let e1 = d1.second_level(&p1, &h1, b1);
+        (
+            e1,
+            other.join().expect("a second-level search does not panic"),
+        )
+    });
+    attach_dfpn(tree, n1, &p1, &e1, s1, d1.stats);
+    attach_dfpn(tree, n2, &p2, &e2, s2, d2.stats);
+    tree.dfpn = Some(d1);
+    tree.dfpn2 = Some(d2);
+    tree.update_ancestors(n1);
+    tree.update_ancestors(n2);
+    tree.stats.iterations += 2;
+    vec![n1, n2]
 }
 
 #[cfg(test)]
@@ -614,6 +689,30 @@ mod tests {
         );
         assert_eq!(tree.clone_numbers(), good);
         assert!(tree.repair_saturated().is_empty());
+    }
+
+    #[test]
+    fn two_leaves_at_a_time_reach_the_same_answers_with_checked_proofs() {
+        for board in ["3x7", "7x3", "5x3", "3x5"] {
+            let root = Position::initial(board.parse().unwrap());
+            for attacker in [Color::White, Color::Black] {
+                let goal = Goal { attacker };
+                let leaf = LeafEval::rules_only();
+                let single = solve(&root, goal, leaf, Level::Pn2DfPn, Limits::none(), |_| {});
+                let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+                let mut pairs = 0;
+                while !tree.decided() {
+                    pairs += usize::from(iterate_pair(&mut tree).len() == 2);
+                }
+                assert_eq!(tree.outcome(), single.outcome, "{board} {goal}");
+                assert!(pairs > 0 || tree.stats.iterations < 3, "{board} {goal}");
+                let proof = crate::search::proof::extract(&tree, leaf).expect("a solution tree");
+                assert!(
+                    crate::search::proof::check(&proof, None).is_ok(),
+                    "{board} {goal}"
+                );
+            }
+        }
     }
 
     impl PnTree<'_> {

@@ -8,12 +8,12 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::egdb::Database;
 use crate::position::{Color, Position};
-use crate::search::pn::{Level, PnTree, iterate};
+use crate::search::pn::{Level, PnTree, iterate, iterate_pair};
 use crate::search::proof::{check, extract_kept};
 use crate::search::rote::{RoteEntry, RoteTable};
 use crate::search::{CurvePoint, Goal, Leaf, LeafEval, Outcome, Stats};
@@ -113,6 +113,7 @@ pub fn run(
     }
     // Set when a search decided the value or failed: the other search stops.
     let halt = AtomicBool::new(false);
+    let running = AtomicUsize::new(0);
     loop {
         let rec = sessions.get(id)?;
         if rec.state != State::Running || control.stop_requested() {
@@ -123,6 +124,7 @@ pub fn run(
         let open: Vec<usize> = (0..rec.goals.len())
             .filter(|&g| rec.goals[g].outcome == "open")
             .collect();
+        running.store(open.len(), Ordering::SeqCst);
         let solve = |g: usize| -> Result<SessionRecord, SessionError> {
             // Each search has its own copy of the rote table (it learns as it checkpoints).
             let rote = RefCell::new(sessions.rote_table(root.board())?);
@@ -130,11 +132,13 @@ pub fn run(
             let stop = Stop {
                 control,
                 halt: &halt,
+                running: &running,
             };
             // Set `halt` on an error, and on a panic too (the guard's drop runs while it
             // unwinds), so the other search stops at once.
             let guard = HaltGuard(&halt);
             let r = solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log);
+            running.fetch_sub(1, Ordering::SeqCst);
             if r.is_ok() {
                 std::mem::forget(guard);
             }
@@ -181,6 +185,8 @@ impl Drop for HaltGuard<'_> {
 struct Stop<'a> {
     control: &'a Control,
     halt: &'a AtomicBool,
+    /// Searches of this session still running: one alone may use two threads.
+    running: &'a AtomicUsize,
 }
 
 impl Stop<'_> {
@@ -354,14 +360,26 @@ fn solve_goal(
     let mut failed_checkpoint = false;
     while !tree.decided() && !stop.now() {
         let before = tree.nodes.len();
-        let n = iterate(&mut tree, level);
+        // With two threads and this question alone (the other decided), PN² with df-pn
+        // expands two leaves at a time, one a thread.
+        let expanded = if level == Level::Pn2DfPn
+            && rec.settings.threads >= 2
+            && stop.running.load(Ordering::Relaxed) == 1
+        {
+            iterate_pair(&mut tree)
+        } else {
+            vec![iterate(&mut tree, level)]
+        };
         tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
-        // The nodes changed: the path from `n` to the root, and the new children.
-        let mut i = n as u32;
-        while i != u32::MAX {
-            pending.chunks.insert(i / CHUNK as u32);
-            note_decided(&tree, i as usize, &mut pending);
-            i = tree.nodes[i as usize].parent;
+        // The nodes changed: the paths from the expanded leaves to the root, and the new
+        // children.
+        for n in expanded {
+            let mut i = n as u32;
+            while i != u32::MAX {
+                pending.chunks.insert(i / CHUNK as u32);
+                note_decided(&tree, i as usize, &mut pending);
+                i = tree.nodes[i as usize].parent;
+            }
         }
         for c in before..tree.nodes.len() {
             pending.chunks.insert((c / CHUNK) as u32);
