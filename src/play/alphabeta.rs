@@ -280,6 +280,13 @@ impl AlphaBeta {
     /// The best move after the deepest search finished in time, with its score.
     fn search(&mut self, game: &Game) -> (Move, f64, u64) {
         let moves = legal_moves(game.position());
+        self.best_of(game, &moves)
+    }
+
+    /// `search` among `moves` only (some of the legal moves, none empty): the best, its
+    /// score, and the nodes searched.
+    pub fn best_of(&mut self, game: &Game, moves: &[Move]) -> (Move, f64, u64) {
+        let moves = moves.to_vec();
         let start = self.nodes;
         self.stopped = false;
         self.deadline = self.settings.time.map(|t| Instant::now() + t);

@@ -4,7 +4,8 @@
 //! Winning, it takes the quickest win it can see: an immediate one, then the fewest plies
 //! the tables' distances give (where they were built with `--distances`), else a capture,
 //! else the win whose proof took the fewest nodes; losing, the longest defence. Drawing, it
-//! keeps the draw (WINIMAX chooses among such moves with more care).
+//! keeps the draw (WINIMAX chooses among such moves with more care). Where no move's value
+//! is known (a 5x9 opening beyond its budget), alpha-beta chooses among them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use crate::egdb::{Database, Wdl};
 use crate::moves::legal_moves;
 use crate::play::agent::{Agent, Choice, MoveInfo, Source, Tools, Verdict};
+use crate::play::alphabeta::AlphaBeta;
 use crate::play::eval;
 use crate::play::game::Game;
 use crate::play::rng::Rng;
@@ -198,6 +200,8 @@ pub fn rank(moves: &mut [Valued]) {
 }
 
 pub struct Perfect {
+    /// Where no value is known: alpha-beta (medium: 4 plies) among the unknown moves.
+    fallback: AlphaBeta,
     db: Option<Arc<Database>>,
     rote: Option<Arc<RoteTable>>,
     pub budget: u64,
@@ -208,6 +212,7 @@ pub struct Perfect {
 impl Perfect {
     pub fn new(tools: &Tools) -> Perfect {
         Perfect {
+            fallback: AlphaBeta::for_level(crate::play::Level::Medium, tools),
             db: tools.db.clone(),
             rote: tools.rote.clone(),
             budget: DEFAULT_BUDGET,
@@ -272,6 +277,24 @@ impl Agent for Perfect {
 
     fn choose(&mut self, game: &Game) -> Choice {
         let ranked = self.ranked(game);
+        if ranked[0].info.value.is_none() {
+            // Nothing better is known, and the value of the best moves is not: alpha-beta
+            // chooses among those of unknown value (never a move known to lose).
+            let unknown: Vec<_> = ranked
+                .iter()
+                .filter(|v| v.info.value.is_none())
+                .map(|v| v.info.mv)
+                .collect();
+            let (mv, score, nodes) = self.fallback.best_of(game, &unknown);
+            let i = ranked
+                .iter()
+                .position(|v| v.info.mv == mv)
+                .expect("the move is among the ranked ones");
+            let mut c = choice(&ranked, i);
+            c.info.score = Some(score);
+            c.work += nodes;
+            return c;
+        }
         let i = self.pick(&ranked);
         choice(&ranked, i)
     }
