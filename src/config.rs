@@ -34,6 +34,7 @@ struct RawConfig {
     second_level: Option<Spanned<String>>,
     store_cache: Option<Spanned<String>>,
     verify: Option<bool>,
+    pairs: Option<bool>,
 }
 
 /// How the readable log on stderr is written.
@@ -61,6 +62,9 @@ pub struct Config {
     pub store_cache: u64,
     /// Re-check every decided proof independently.
     pub verify: bool,
+    /// New sessions expand two first-level leaves at a time when one question is left
+    /// (PN² with df-pn, two threads).
+    pub pairs: bool,
 }
 
 impl Config {
@@ -76,6 +80,7 @@ impl Config {
             second_level: SecondLevel::TreeSize,
             store_cache: 256 << 20,
             verify: true,
+            pairs: false,
         }
     }
 
@@ -190,6 +195,9 @@ impl Config {
         if let Some(v) = raw.verify {
             c.verify = v;
         }
+        if let Some(v) = raw.pairs {
+            c.pairs = v;
+        }
         Ok(c)
     }
 }
@@ -223,7 +231,7 @@ fn expected(key: &str) -> Option<&'static str> {
         "log_format" => "\"text\" or \"json\"",
         "second_level" => "\"tree-size\" or a node count in quotes, such as \"1000000\"",
         "store_cache" => "a size of at least 1MiB in quotes, such as \"256MiB\"",
-        "verify" => "true or false",
+        "verify" | "pairs" => "true or false",
         _ => return None,
     })
 }

@@ -18,6 +18,7 @@ fn settings() -> Settings {
         checkpoint_ms: 20,
         verify: true,
         threads: 1,
+        pairs: false,
     }
 }
 

@@ -63,6 +63,7 @@ fn new_session(sessions: &Sessions, root: &Position, checkpoint_ms: u64) -> Resu
         checkpoint_ms,
         verify: false,
         threads: 1,
+        pairs: false,
     };
     Ok(sessions
         .create(root, None, settings)

@@ -245,6 +245,7 @@ pub fn session_settings(
         checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
         verify: config.verify,
         threads: config.threads.min(2),
+        pairs: config.pairs,
     })
 }
 

@@ -110,6 +110,10 @@ pub struct Settings {
     /// after the other. (Records of format 1 written before this key mean 1.)
     #[serde(default = "one")]
     pub threads: usize,
+    /// With PN² and df-pn, two threads and one question left: expand two first-level leaves
+    /// at a time (see `pn::iterate_pair`). Off unless asked for: it has not paid yet.
+    #[serde(default)]
+    pub pairs: bool,
 }
 
 fn one() -> usize {

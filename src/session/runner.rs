@@ -363,6 +363,7 @@ fn solve_goal(
         // With two threads and this question alone (the other decided), PN² with df-pn
         // expands two leaves at a time, one a thread.
         let expanded = if level == Level::Pn2DfPn
+            && rec.settings.pairs
             && rec.settings.threads >= 2
             && stop.running.load(Ordering::Relaxed) == 1
         {
