@@ -200,7 +200,8 @@ pub fn rank(moves: &mut [Valued]) {
 }
 
 pub struct Perfect {
-    /// Where no value is known: alpha-beta (medium: 4 plies) among the unknown moves.
+    /// Where no value is known: alpha-beta (hard: deepening within the move time, 1 s by
+    /// default) among the unknown moves.
     fallback: AlphaBeta,
     db: Option<Arc<Database>>,
     rote: Option<Arc<RoteTable>>,
@@ -212,7 +213,7 @@ pub struct Perfect {
 impl Perfect {
     pub fn new(tools: &Tools) -> Perfect {
         Perfect {
-            fallback: AlphaBeta::for_level(crate::play::Level::Medium, tools),
+            fallback: AlphaBeta::for_level(crate::play::Level::Hard, tools),
             db: tools.db.clone(),
             rote: tools.rote.clone(),
             budget: DEFAULT_BUDGET,
@@ -277,9 +278,20 @@ impl Agent for Perfect {
 
     fn choose(&mut self, game: &Game) -> Choice {
         let ranked = self.ranked(game);
+        self.decide(game, &ranked)
+    }
+
+    fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
+        self.ranked(game).into_iter().map(|v| v.info).collect()
+    }
+}
+
+impl Perfect {
+    /// The move perfect play makes from its ranked moves.
+    pub fn decide(&mut self, game: &Game, ranked: &[Valued]) -> Choice {
         if ranked[0].info.value.is_none() {
             // Nothing better is known, and the value of the best moves is not: alpha-beta
-            // chooses among those of unknown value (never a move known to lose).
+            // (hard) chooses among those of unknown value (never a move known to lose).
             let unknown: Vec<_> = ranked
                 .iter()
                 .filter(|v| v.info.value.is_none())
@@ -290,16 +302,12 @@ impl Agent for Perfect {
                 .iter()
                 .position(|v| v.info.mv == mv)
                 .expect("the move is among the ranked ones");
-            let mut c = choice(&ranked, i);
+            let mut c = choice(ranked, i);
             c.info.score = Some(score);
             c.work += nodes;
             return c;
         }
-        let i = self.pick(&ranked);
-        choice(&ranked, i)
-    }
-
-    fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
-        self.ranked(game).into_iter().map(|v| v.info).collect()
+        let i = self.pick(ranked);
+        choice(ranked, i)
     }
 }

@@ -91,7 +91,7 @@ impl Agent for Winimax {
             .collect();
         // Not a draw, or one way to keep it: perfect play decides.
         if ranked[0].info.value.map(|x| x.0) != Some(Verdict::Draw) || draws.len() < 2 {
-            return choice(&ranked, 0);
+            return self.inner.decide(game, &ranked);
         }
         let sources = self.inner.sources();
         let mut best = (f64::NEG_INFINITY, draws[0]);
