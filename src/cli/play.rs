@@ -126,7 +126,7 @@ impl PlayerOptions {
         seed: u64,
     ) -> Result<Tools, Failure> {
         if let Some(c) = self.mcts_c
-            && !(c >= 0.0 && c <= 100.0)
+            && !(0.0..=100.0).contains(&c)
         {
             return Err(Failure::input(anyhow!(
                 "--mcts-c {c}: give a constant from 0 to 100"
