@@ -141,6 +141,15 @@ pub fn child_value_with(
     if game.occurred(child) {
         return (Some((Verdict::Draw, Source::Rules)), None, 0);
     }
+    // A win the opponent can answer by repeating a position of the game is a draw in play:
+    // the tables, the rote store and df-pn know nothing of the game's past.
+    let in_play = |v: Verdict, source: Source| {
+        if v == Verdict::Win && opponent_can_repeat(game, child) {
+            (Verdict::Draw, Source::Rules)
+        } else {
+            (v, source)
+        }
+    };
     if let Some(db) = db
         && let Ok(v) = db.lookup(child)
     {
@@ -149,12 +158,12 @@ pub fn child_value_with(
             Wdl::Draw => Verdict::Draw,
             Wdl::Loss => Verdict::Win,
         };
-        return (Some((verdict, Source::Tables)), db.distance(child), 0);
+        return (Some(in_play(verdict, Source::Tables)), db.distance(child), 0);
     }
     if let Some(rote) = sources.rote
         && let Some(v) = rote_value(game, child, rote)
     {
-        return (Some((v, Source::Rote)), None, 0);
+        return (Some(in_play(v, Source::Rote)), None, 0);
     }
     let leaf = LeafEval { db };
     let limits = Limits {
@@ -171,7 +180,22 @@ pub fn child_value_with(
         Value::Win(_) => Verdict::Loss,
         Value::Draw => Verdict::Draw,
     });
-    (verdict.map(|v| (v, Source::Search)), None, solution.nodes())
+    (
+        verdict.map(|v| in_play(v, Source::Search)),
+        None,
+        solution.nodes(),
+    )
+}
+
+/// Whether the side to move at `child` (reached from the game's position) has a move back
+/// to a position the game has already had: the game would end there, drawn.
+fn opponent_can_repeat(game: &Game, child: &Position) -> bool {
+    let mut found = false;
+    crate::movegen::for_each_child(child, |c| {
+        // A capture makes a position the game never had (pieces do not come back).
+        found |= c.piece_count() == child.piece_count() && game.occurred(&c);
+    });
+    found
 }
 
 /// Best first: wins (the quickest first), draws, moves of unknown value (by the
