@@ -158,7 +158,11 @@ pub fn child_value_with(
             Wdl::Draw => Verdict::Draw,
             Wdl::Loss => Verdict::Win,
         };
-        return (Some(in_play(verdict, Source::Tables)), db.distance(child), 0);
+        return (
+            Some(in_play(verdict, Source::Tables)),
+            db.distance(child),
+            0,
+        );
     }
     if let Some(rote) = sources.rote
         && let Some(v) = rote_value(game, child, rote)
