@@ -26,15 +26,16 @@ use output::{CliResult, Failure, input};
 #[command(
     name = "fanorona",
     version,
-    about = "Fanorona on every board: rules, perft and more"
+    about = "Fanorona on every board: rules, endgame tables, proofs, solve sessions and players"
 )]
 pub struct Cli {
     /// Settings file (default: config.toml in the current directory, if there is one); read
-    /// by solve, verify, daemon, session, rote and db.
+    /// by every command but show, moves, perft and bench.
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Where sessions live: the store, the daemon's lock and socket, the progress logs
-    /// (default: data_dir of the config); read by solve, daemon, session and rote.
+    /// (default: data_dir of the config); read by solve, daemon, session, rote, play and
+    /// match.
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -166,7 +167,7 @@ pub enum Command {
         command: DbCommand,
     },
     /// A fixed perft workload: its total count is a signature of the rules; prints the speed.
-    /// With --solvers: a fixed proof-search workload instead (nodes and nodes per second).
+    /// With --solvers, --certificates, --agents or --store: those workloads instead.
     Bench {
         /// Benchmark the proof-number solvers instead of move generation.
         #[arg(long, conflicts_with = "store")]
