@@ -36,10 +36,12 @@ fn tables(
     default: &Path,
     board: Board,
     needed_by: &[Spec],
+    hints: bool,
 ) -> Result<Option<Arc<Database>>, Failure> {
-    let wants = needed_by
-        .iter()
-        .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax));
+    let wants = hints
+        || needed_by
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax));
     let dir = match db {
         // Only perfect play and WINIMAX read tables.
         Some(_) if !wants => return Ok(None),
@@ -274,7 +276,9 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     }
     let board = game.position().board();
     let specs: Vec<Spec> = [white, black].into_iter().flatten().collect();
-    let db = tables(args.db.as_deref(), &config.db_dir, board, &specs)?;
+    // A person gets hints, which read the tables too.
+    let human = white.is_none() || black.is_none();
+    let db = tables(args.db.as_deref(), &config.db_dir, board, &specs, human)?;
     warn_without_tables(&specs, db.as_deref(), board);
     let rote = args.options.load_rote(config, board)?;
     let mut agents: [Option<Box<dyn Agent>>; 2] = [
@@ -290,7 +294,7 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
                 s,
                 &args
                     .options
-                    .tools(db.clone(), rote.clone(), args.seed + 1)?,
+                    .tools(db.clone(), rote.clone(), args.seed.wrapping_add(1))?,
             )),
             None => None,
         },
@@ -471,7 +475,13 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         None => vec![start(Some(&args.board))?],
     };
     let start = starts[0];
-    let db = tables(args.db.as_deref(), &config.db_dir, start.board(), &[a, b])?;
+    let db = tables(
+        args.db.as_deref(),
+        &config.db_dir,
+        start.board(),
+        &[a, b],
+        false,
+    )?;
     warn_without_tables(&[a, b], db.as_deref(), start.board());
     let spec = MatchSpec {
         a,

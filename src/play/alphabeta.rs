@@ -28,8 +28,10 @@ struct Entry {
     /// 0 exact, 1 lower bound, 2 upper bound.
     bound: u8,
     /// Index of the best child among the sorted successors, plus one (0: none).
-    best: u8,
-    score: f32,
+    best: u16,
+    /// For a won or lost end, the plies from this node (not from the root), so the entry
+    /// holds wherever the node is met.
+    score: f64,
 }
 
 /// The settings of a level.
@@ -183,7 +185,7 @@ impl AlphaBeta {
             if e.key == key {
                 first = (e.best > 0).then(|| e.best as usize - 1);
                 if e.depth as u32 >= depth {
-                    let s = e.score as f64;
+                    let s = from_table(e.score, ply);
                     let usable = match e.bound {
                         0 => true,
                         1 => s >= beta,
@@ -197,7 +199,7 @@ impl AlphaBeta {
             }
         }
         // The table's move, then captures (fewer pieces left first), then the rest.
-        let mut order: Vec<u8> = (0..children.len() as u8).collect();
+        let mut order: Vec<u16> = (0..children.len() as u16).collect();
         order.sort_by_key(|&i| {
             (
                 Some(i as usize) != first,
@@ -240,7 +242,7 @@ impl AlphaBeta {
                 depth: depth.min(255) as u8,
                 bound,
                 best: best_index + 1,
-                score: best as f32,
+                score: to_table(best, ply),
             };
         }
         self.buffers[ply] = children;
@@ -309,6 +311,28 @@ impl AlphaBeta {
             }
         }
         (best.0, best.1, self.nodes - start)
+    }
+}
+
+/// A score as the table keeps it: a forced end counted in plies from the node.
+fn to_table(score: f64, ply: usize) -> f64 {
+    if score >= MATE - 100.0 {
+        score + ply as f64
+    } else if score <= -(MATE - 100.0) {
+        score - ply as f64
+    } else {
+        score
+    }
+}
+
+/// A table score back at `ply` from the root.
+fn from_table(score: f64, ply: usize) -> f64 {
+    if score >= MATE - 100.0 {
+        score - ply as f64
+    } else if score <= -(MATE - 100.0) {
+        score + ply as f64
+    } else {
+        score
     }
 }
 

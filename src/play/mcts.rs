@@ -124,7 +124,8 @@ impl Mcts {
         successors_into(&pos, &mut buffer);
         let lost = buffer.is_empty();
         self.buffer = buffer;
-        let repeated = parent != u32::MAX && game.occurred(&pos);
+        // A repetition of the game, or of the tree's own path to this node, is a draw.
+        let repeated = parent != u32::MAX && (game.occurred(&pos) || self.on_path(parent, &pos));
         self.nodes.push(Node {
             pos,
             parent,
@@ -138,6 +139,23 @@ impl Mcts {
             repeated,
         });
         (self.nodes.len() - 1) as u32
+    }
+
+    /// Whether `pos` is `from` or one of its ancestors (only positions with as many pieces
+    /// can be equal).
+    fn on_path(&self, from: u32, pos: &Position) -> bool {
+        let mut at = from;
+        while at != u32::MAX {
+            let node = &self.nodes[at as usize];
+            if node.pos.piece_count() != pos.piece_count() {
+                return false;
+            }
+            if node.pos == *pos {
+                return true;
+            }
+            at = node.parent;
+        }
+        false
     }
 
     fn expand(&mut self, n: u32, game: &Game) {

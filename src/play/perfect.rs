@@ -205,22 +205,25 @@ fn opponent_can_repeat(game: &Game, child: &Position) -> bool {
 /// Best first: wins (the quickest first), draws, moves of unknown value (by the
 /// evaluation), losses (the longest first).
 pub fn rank(moves: &mut [Valued]) {
-    fn key(v: &Valued) -> (u8, i64, i64) {
+    fn key(v: &Valued) -> (u8, i64, i64, i64) {
         let verdict = v.info.value.map(|(x, _)| x);
         let score = (v.info.score.unwrap_or(0.0) * 1e6) as i64;
         match verdict {
             Some(Verdict::Win) => (
                 0,
                 v.info.distance.map_or(i64::MAX / 2, |d| d as i64),
-                // Without distances: a capture, the largest first, then the smallest proof.
+                // Without distances: a capture, the largest first, then the smallest proof,
+                // then the best evaluation (so a table win makes headway).
                 -(v.captures as i64) * (1 << 40) + v.effort as i64,
+                -score,
             ),
-            Some(Verdict::Draw) => (1, -score, 0),
-            None => (2, -score, 0),
+            Some(Verdict::Draw) => (1, -score, 0, 0),
+            None => (2, -score, 0, 0),
             Some(Verdict::Loss) => (
                 3,
                 -(v.info.distance.map_or(0, |d| d as i64)),
                 -(v.effort as i64),
+                -score,
             ),
         }
     }
