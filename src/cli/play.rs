@@ -16,7 +16,7 @@ use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::mcts::Rollout;
-use fanorona::play::perfect::{move_values, rank};
+use fanorona::play::perfect::{Sources, move_values, rank};
 use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
 use fanorona::search::rote::{RoteEntry, RoteKey, RoteTable};
 use fanorona::{Board, Position, diagram, legal_moves};
@@ -231,7 +231,8 @@ fn numbered(game: &Game) -> Vec<String> {
 /// Every move with what perfect play's sources know of it (tables, search within a small
 /// budget), best first, and the alpha-beta score where nothing is known.
 fn hint(game: &Game, db: Option<&Database>) {
-    let mut values = move_values(game, db, 50_000, Some(Duration::from_secs(3)));
+    let sources = Sources { db, rote: None };
+    let mut values = move_values(game, sources, 50_000, Some(Duration::from_secs(3)));
     rank(&mut values);
     let board = game.position().board();
     for (i, v) in values.iter().enumerate() {

@@ -193,7 +193,7 @@ fn plot(
 ) -> Result<(), Failure> {
     let fail =
         |e: &dyn std::fmt::Display| Failure::other(anyhow!("cannot draw {}: {e}", path.display()));
-    fanorona::session::curve::ensure_font();
+    fanorona::session::curve::label_font();
     let max_x = series
         .iter()
         .flat_map(|(_, p, _)| p.iter().map(|&(x, _)| x))

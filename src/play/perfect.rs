@@ -42,17 +42,6 @@ pub struct Valued {
     pub captures: u32,
 }
 
-/// The value for the side to move in `game` of every legal move, as far as the rules, the
-/// tables and df-pn within `budget` nodes per question (and `time` in all) can tell.
-pub fn move_values(
-    game: &Game,
-    db: Option<&Database>,
-    budget: u64,
-    time: Option<Duration>,
-) -> Vec<Valued> {
-    move_values_with(game, Sources { db, rote: None }, budget, time)
-}
-
 /// Where values come from besides the rules and df-pn.
 #[derive(Clone, Copy, Default)]
 pub struct Sources<'a> {
@@ -60,8 +49,10 @@ pub struct Sources<'a> {
     pub rote: Option<&'a RoteTable>,
 }
 
-/// `move_values`, also consulting the rote store.
-pub fn move_values_with(
+/// The value for the side to move in `game` of every legal move, as far as the rules, the
+/// tables, the rote store and df-pn within `budget` nodes per question (and `time` in all)
+/// can tell.
+pub fn move_values(
     game: &Game,
     sources: Sources<'_>,
     budget: u64,
@@ -74,8 +65,7 @@ pub fn move_values_with(
         .into_iter()
         .map(|mv| {
             let child = mv.apply(&pos);
-            let (value, distance, effort) =
-                child_value_with(game, &child, sources, budget, per_move);
+            let (value, distance, effort) = child_value(game, &child, sources, budget, per_move);
             Valued {
                 info: MoveInfo {
                     mv,
@@ -88,18 +78,6 @@ pub fn move_values_with(
             }
         })
         .collect()
-}
-
-/// The value for the side that moved into `child`, its distance where the tables keep one,
-/// and the search nodes it took.
-pub fn child_value(
-    game: &Game,
-    child: &Position,
-    db: Option<&Database>,
-    budget: u64,
-    time: Option<Duration>,
-) -> (Option<(Verdict, Source)>, Option<u32>, u64) {
-    child_value_with(game, child, Sources { db, rote: None }, budget, time)
 }
 
 /// What the rote store knows of `child`, reached from the game's position, for the side that
@@ -126,8 +104,9 @@ fn rote_value(game: &Game, child: &Position, rote: &RoteTable) -> Option<Verdict
     }
 }
 
-/// `child_value`, also consulting the rote store.
-pub fn child_value_with(
+/// The value for the side that moved into `child`, its distance where the tables keep one,
+/// and the search nodes it took.
+pub fn child_value(
     game: &Game,
     child: &Position,
     sources: Sources<'_>,
@@ -255,7 +234,7 @@ impl Perfect {
 
     /// Every move valued and ranked, best first.
     pub fn ranked(&self, game: &Game) -> Vec<Valued> {
-        let mut v = move_values_with(game, self.sources(), self.budget, self.time);
+        let mut v = move_values(game, self.sources(), self.budget, self.time);
         rank(&mut v);
         v
     }
@@ -266,10 +245,6 @@ impl Perfect {
             db: self.db.as_deref(),
             rote: self.rote.as_deref(),
         }
-    }
-
-    pub fn db(&self) -> Option<&Database> {
-        self.db.as_deref()
     }
 
     /// Among the best moves of equal standing, one at random (draws: any draw).

@@ -9,9 +9,7 @@ use std::time::Duration;
 use crate::moves::legal_moves;
 use crate::play::agent::{Agent, Choice, MoveInfo, Tools, Verdict};
 use crate::play::game::Game;
-use crate::play::perfect::{
-    self, Perfect, Sources, child_value_with, choice, move_values_with, rank,
-};
+use crate::play::perfect::{self, Perfect, Sources, child_value, choice, move_values, rank};
 
 /// Opponent replies looked at by default.
 pub const DEFAULT_DEPTH: u32 = 1;
@@ -46,8 +44,7 @@ impl Winimax {
         let (mut sum, mut work) = (0.0, 0);
         for r in &replies {
             let child = r.apply(&pos);
-            let (value, _, effort) =
-                child_value_with(game, &child, sources, self.inner_budget, None);
+            let (value, _, effort) = child_value(game, &child, sources, self.inner_budget, None);
             work += effort;
             match value.map(|v| v.0) {
                 // The reply loses for the opponent.
@@ -57,7 +54,7 @@ impl Winimax {
                     if after.play(r).is_err() || after.end().is_some() {
                         continue;
                     }
-                    let ours = move_values_with(&after, sources, self.inner_budget, None);
+                    let ours = move_values(&after, sources, self.inner_budget, None);
                     let mut best: f64 = 0.0;
                     for m in ours
                         .iter()
@@ -114,7 +111,7 @@ impl Agent for Winimax {
     }
 
     fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
-        let mut v = move_values_with(game, self.inner.sources(), self.inner.budget, self.time);
+        let mut v = move_values(game, self.inner.sources(), self.inner.budget, self.time);
         rank(&mut v);
         v.into_iter().map(|x| x.info).collect()
     }

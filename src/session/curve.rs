@@ -62,13 +62,9 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), CurveError> {
         .map_err(|e| write_err(path, e))
 }
 
-/// Registers the labels' font for other plots; whether there is one.
-pub fn ensure_font() -> bool {
-    label_font()
-}
-
-/// A TrueType font for the labels, if the system has one (labels are left out otherwise).
-fn label_font() -> bool {
+/// A TrueType font for the labels, registered as "sans-serif" if the system has one (labels
+/// are left out otherwise); other plots call it too.
+pub fn label_font() -> bool {
     static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FOUND.get_or_init(|| {
         const CANDIDATES: [&str; 4] = [
