@@ -52,6 +52,18 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Writes `bytes` to `path` whole: to `path.tmp` first, then renamed over it, so a failure
+/// leaves no half-written file.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Failure::other(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })
+}
+
 /// Writes one line to stdout. A closed pipe (`fanorona moves ... | head -1`) ends the
 /// program quietly, as it does for other command-line tools.
 pub fn emit(args: fmt::Arguments<'_>) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure, check_output, input};
+use crate::cli::output::{CliResult, Failure, check_output, input, write_atomically};
 use crate::out;
 use fanorona::daemon::protocol::Request;
 use fanorona::egdb::Database;
@@ -207,10 +207,7 @@ fn start(target: Option<&str>) -> Result<Position, Failure> {
 
 /// The game so far as a record file, written whole (through a temporary file).
 fn save(path: &Path, game: &Game, tags: &[(String, String)]) -> Result<(), Failure> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, record::write(game, tags))
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+    write_atomically(path, record::write(game, tags).as_bytes())
 }
 
 fn show_position(game: &Game) {
@@ -634,8 +631,5 @@ fn write_csv(
             r.moves
         ));
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+    write_atomically(path, text.as_bytes())
 }

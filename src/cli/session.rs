@@ -605,7 +605,7 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
                 text.push_str(&e.to_string());
                 text.push('\n');
             }
-            write_atomically(&file, text.as_bytes()).map_err(Failure::other)?;
+            crate::cli::output::write_atomically(&file, text.as_bytes())?;
             if json {
                 out!(
                     "{}",
@@ -617,12 +617,6 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
             Ok(())
         }
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Whether `state` leaves a session for later work (not solved, not failed).

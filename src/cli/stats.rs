@@ -134,8 +134,7 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text)
-        .map_err(|e| Failure::other(anyhow!("cannot write {}: {e}", path.display())))
+    crate::cli::output::write_atomically(path, text.as_bytes())
 }
 
 fn write_outputs(dir: &Path, s: &GameStats, board: &str) -> Result<(), Failure> {
