@@ -20,3 +20,4 @@ pub use position::{Color, Position, PositionError};
 pub mod certificate;
 pub mod daemon;
 pub mod session;
+pub mod web;

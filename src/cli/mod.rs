@@ -151,6 +151,21 @@ pub enum Command {
     },
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
+    /// Serve the web app: play and analyse on every board, watch and steer solve sessions
+    /// (through the data directory's daemon). Prints the address to open.
+    Serve {
+        /// Address to listen on; another than localhost needs --token.
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+        bind: std::net::SocketAddr,
+        /// A secret every request must carry (the printed address includes it); needed to
+        /// listen beyond localhost. At least 16 characters.
+        #[arg(long, value_name = "SECRET")]
+        token: Option<String>,
+        /// The endgame tables (default: db_dir of the config); boards without tables there
+        /// are played and analysed without them.
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
+    },
     /// Solve sessions: start, list, status, pause, resume, stop, tail, curve, certificate.
     Session {
         #[command(subcommand)]
@@ -329,6 +344,7 @@ impl Command {
             Command::Stats(_) => "stats",
             Command::Verify { .. } => "verify",
             Command::Daemon => "daemon",
+            Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
             Command::Rote { .. } => "rote",
             Command::Db { .. } => "db",
@@ -369,6 +385,7 @@ pub fn run(cli: Cli) -> CliResult {
             out,
         } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), out.json, &config()?),
         Command::Daemon => session::daemon(config()?),
+        Command::Serve { bind, token, db } => serve(bind, token, db, &config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),
         Command::Show { target, out } => rules::show(&target, out.json),
@@ -427,4 +444,31 @@ pub fn run(cli: Cli) -> CliResult {
             ..
         } => rules::bench(threads, repeat as usize, out.json),
     }
+}
+
+/// `fanorona serve`: runs until stopped.
+fn serve(
+    bind: std::net::SocketAddr,
+    token: Option<String>,
+    db: Option<PathBuf>,
+    config: &Config,
+) -> CliResult {
+    let options = fanorona::web::Options {
+        bind,
+        db_dir: db.unwrap_or_else(|| config.db_dir.clone()),
+        data_dir: config.data_dir.clone(),
+        token: token.clone(),
+    };
+    fanorona::web::serve(options, |addr| {
+        let query = token.map(|t| format!("?token={t}")).unwrap_or_default();
+        crate::out!("serving on http://{addr}/{query}");
+        // Whoever started us (a script, a test) reads the address at once.
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    })
+    .map_err(|e| match e {
+        fanorona::web::WebError::NeedsToken(_)
+        | fanorona::web::WebError::ShortToken
+        | fanorona::web::WebError::Bind { .. } => Failure::input(e),
+        other => Failure::other(other),
+    })
 }

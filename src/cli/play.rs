@@ -18,7 +18,7 @@ use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::mcts::Rollout;
 use fanorona::play::perfect::{Sources, move_values, rank};
 use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
-use fanorona::search::rote::{RoteEntry, RoteKey, RoteTable};
+use fanorona::search::rote::RoteTable;
 use fanorona::{Board, Position, diagram, legal_moves};
 
 /// A player on the command line: a person, or a player by kind and level.
@@ -154,35 +154,7 @@ impl PlayerOptions {
             return Ok(None);
         }
         let (v, _) = crate::cli::session::ask(config, Request::RoteExport)?;
-        let mut table = RoteTable::new();
-        for e in v.as_array().into_iter().flatten() {
-            let parsed = (|| {
-                let pos: Position = e["position"].as_str()?.parse().ok()?;
-                let history = u64::from_str_radix(e["history"].as_str()?, 16).ok()?;
-                let attacker = match e["attacker"].as_str()? {
-                    "white" => fanorona::Color::White,
-                    _ => fanorona::Color::Black,
-                };
-                Some((pos, history, attacker, e["attacker_wins"].as_bool()?))
-            })();
-            let Some((pos, history, attacker, proven)) = parsed else {
-                continue;
-            };
-            if pos.board() != board {
-                continue;
-            }
-            table.insert(
-                RoteKey {
-                    pos,
-                    history,
-                    attacker,
-                },
-                RoteEntry {
-                    proven,
-                    best_move: None,
-                },
-            );
-        }
+        let table = fanorona::daemon::rote_from_export(&v, board);
         eprintln!("rote store: {} entries for {board}", table.len());
         Ok(Some(Arc::new(table)))
     }
@@ -228,7 +200,11 @@ fn numbered(game: &Game) -> Vec<String> {
 /// Every move with what perfect play's sources know of it (tables, search within a small
 /// budget), best first, and the alpha-beta score where nothing is known.
 fn hint(game: &Game, db: Option<&Database>) {
-    let sources = Sources { db, rote: None };
+    let sources = Sources {
+        db,
+        rote: None,
+        ignore_history: false,
+    };
     let mut values = move_values(game, sources, 50_000, Some(Duration::from_secs(3)));
     rank(&mut values);
     let board = game.position().board();

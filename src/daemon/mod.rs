@@ -674,3 +674,40 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
     tracing::info!("daemon: stopped");
     Ok(())
 }
+
+/// The entries of `board` in a `RoteExport` answer, as a table players can consult (entries
+/// that do not read are left out: the store is only a shortcut).
+pub fn rote_from_export(v: &Value, board: crate::Board) -> crate::search::rote::RoteTable {
+    use crate::search::rote::{RoteEntry, RoteKey, RoteTable};
+    let mut table = RoteTable::new();
+    for e in v.as_array().into_iter().flatten() {
+        let parsed = (|| {
+            let pos: Position = e["position"].as_str()?.parse().ok()?;
+            let history = u64::from_str_radix(e["history"].as_str()?, 16).ok()?;
+            let attacker = match e["attacker"].as_str()? {
+                "white" => crate::Color::White,
+                "black" => crate::Color::Black,
+                _ => return None,
+            };
+            Some((pos, history, attacker, e["attacker_wins"].as_bool()?))
+        })();
+        let Some((pos, history, attacker, proven)) = parsed else {
+            continue;
+        };
+        if pos.board() != board {
+            continue;
+        }
+        table.insert(
+            RoteKey {
+                pos,
+                history,
+                attacker,
+            },
+            RoteEntry {
+                proven,
+                best_move: None,
+            },
+        );
+    }
+    table
+}

@@ -47,6 +47,9 @@ pub struct Valued {
 pub struct Sources<'a> {
     pub db: Option<&'a Database>,
     pub rote: Option<&'a RoteTable>,
+    /// Value a position on its own, as the tables and proofs do, instead of a game in play:
+    /// no draw by repeating the game's earlier positions (for analysis of a set-up position).
+    pub ignore_history: bool,
 }
 
 /// The value for the side to move in `game` of every legal move, as far as the rules, the
@@ -117,13 +120,13 @@ pub fn child_value(
     if crate::movegen::is_lost(child) {
         return (Some((Verdict::Win, Source::Rules)), Some(0), 0);
     }
-    if game.occurred(child) {
+    if !sources.ignore_history && game.occurred(child) {
         return (Some((Verdict::Draw, Source::Rules)), None, 0);
     }
     // A win the opponent can answer by repeating a position of the game is a draw in play:
     // the tables, the rote store and df-pn know nothing of the game's past.
     let in_play = |v: Verdict, source: Source| {
-        if v == Verdict::Win && opponent_can_repeat(game, child) {
+        if v == Verdict::Win && !sources.ignore_history && opponent_can_repeat(game, child) {
             (Verdict::Draw, Source::Rules)
         } else {
             (v, source)
@@ -244,6 +247,7 @@ impl Perfect {
         Sources {
             db: self.db.as_deref(),
             rote: self.rote.as_deref(),
+            ignore_history: false,
         }
     }
 

@@ -41,6 +41,16 @@ pub fn number(n: u64) -> String {
 
 /// Writes `rows` as CSV (through a temporary file, so a failed write leaves no half file).
 pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), CurveError> {
+    let text = csv_text(rows);
+    let tmp = path.with_extension("csv.tmp");
+    std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| write_err(path, e))
+}
+
+/// `rows` as CSV text, header first.
+pub fn csv_text(rows: &[Row]) -> String {
     let mut text = String::with_capacity(rows.len() * 48);
     text.push_str(CSV_HEADER);
     text.push('\n');
@@ -55,11 +65,7 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), CurveError> {
             goal
         ));
     }
-    let tmp = path.with_extension("csv.tmp");
-    std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|_| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| write_err(path, e))
+    text
 }
 
 /// A TrueType font for the labels, registered as "sans-serif" if the system has one (labels

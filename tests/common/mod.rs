@@ -6,3 +6,4 @@ pub mod simple_rules;
 
 #[allow(unused_imports)]
 pub use data::*;
+pub mod browser;

@@ -1,0 +1,309 @@
+//! Games and analysis, in this process. The API keeps no games: each request carries the
+//! start and the moves played, so any number of tabs play at once and a restart loses
+//! nothing the page holds.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{ApiError, AppState, blocking, view};
+use crate::geometry::Board;
+use crate::play::agent::{Kind, Level, Spec, Tools, Verdict, make};
+use crate::play::game::Game;
+use crate::play::perfect::{Sources, move_values, rank};
+use crate::play::record;
+use crate::position::Position;
+
+/// The longest game the API replays (plies), and the longest text it reads.
+const MAX_PLIES: usize = 2000;
+
+/// Nodes df-pn may spend on each question of each move an analysis values, and the time of
+/// the whole analysis.
+const ANALYSIS_BUDGET: u64 = 50_000;
+const ANALYSIS_TIME: Duration = Duration::from_secs(3);
+
+/// A request body as `T`, or a 400 that says what is wrong with it.
+pub fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad request: {e}")))
+}
+
+/// A game: where it started (a board such as `5x9`, or a position) and the moves played.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GameText {
+    /// A board (`RxC`, its start) or a position; 5x9 when left out.
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub moves: Vec<String>,
+}
+
+impl GameText {
+    /// The game replayed, every move checked.
+    pub fn replay(&self) -> Result<Game, ApiError> {
+        let start = match self.start.as_deref().map(str::trim) {
+            None | Some("") => Position::initial(Board::STANDARD),
+            Some(t) => crate::daemon::parse_target(t).map_err(ApiError::bad)?,
+        };
+        if self.moves.len() > MAX_PLIES {
+            return Err(ApiError::bad(format!(
+                "{} moves: a game here has at most {MAX_PLIES}",
+                self.moves.len()
+            )));
+        }
+        let mut game = Game::new(start, None);
+        for (i, m) in self.moves.iter().enumerate() {
+            game.play_text(m.trim())
+                .map_err(|e| ApiError::bad(format!("move {} '{}': {e}", i + 1, m.trim())))?;
+        }
+        Ok(game)
+    }
+}
+
+/// What the page shows of a game: the board, the pieces, the legal moves step by step, the
+/// moves so far and how it ended.
+pub fn game_json(game: &Game, tags: &[(String, String)]) -> Value {
+    let pos = game.position();
+    let board = pos.board();
+    let end = game.end();
+    // Moves played, in notation, with the side that played each.
+    let mut history = Vec::new();
+    for (i, m) in game.moves().iter().enumerate() {
+        let before = &game.positions()[i];
+        history.push(json!({
+            "notation": m.notation(board),
+            "side": before.side_to_move().name(),
+        }));
+    }
+    json!({
+        "board": view::board(board),
+        "start": game.start().to_string(),
+        "position": pos.to_string(),
+        "side": pos.side_to_move().name(),
+        "cells": view::cells(pos),
+        "moves": if end.is_some() { Vec::new() } else { view::moves(pos) },
+        "history": history,
+        "end": end.map(|e| json!({
+            "result": e.result(),
+            "winner": e.winner().map(|c| c.name()),
+            "termination": e.termination(),
+            "text": e.to_string(),
+        })),
+        "record": record::write(game, tags),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GameRequest {
+    #[serde(flatten)]
+    game: GameText,
+    /// The players' names for the record (`human`, `perfect`, `alphabeta:hard`).
+    #[serde(default)]
+    white: Option<String>,
+    #[serde(default)]
+    black: Option<String>,
+}
+
+/// POST /api/game: the state of a game given its start and moves.
+pub async fn game(body: Bytes) -> Result<Json<Value>, ApiError> {
+    let req: GameRequest = parse_body(&body)?;
+    let game = req.game.replay()?;
+    let mut tags = Vec::new();
+    for (tag, name) in [("White", &req.white), ("Black", &req.black)] {
+        if let Some(n) = name {
+            player_name(n)?;
+            tags.push((tag.to_string(), n.clone()));
+        }
+    }
+    Ok(Json(game_json(&game, &tags)))
+}
+
+/// `human` or a player's name (`KIND[:LEVEL]`), checked.
+fn player_name(name: &str) -> Result<Option<Spec>, ApiError> {
+    if name == "human" {
+        return Ok(None);
+    }
+    name.parse::<Spec>()
+        .map(Some)
+        .map_err(|e| ApiError::bad(e.to_string()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentRequest {
+    #[serde(flatten)]
+    game: GameText,
+    /// Who moves: `KIND[:LEVEL]`.
+    player: String,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// POST /api/agent: the move a player chooses in the game, with what it knows of it.
+pub async fn agent(
+    State(state): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let req: AgentRequest = parse_body(&body)?;
+    let game = req.game.replay()?;
+    let spec = player_name(&req.player)?
+        .ok_or_else(|| ApiError::bad("a person does not move through the API: name a player"))?;
+    if let Some(end) = game.end() {
+        return Err(ApiError::bad(format!("the game is over: {end}")));
+    }
+    let _permit = state.thinkers.acquire().await.map_err(|_| ApiError {
+        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        message: "the server is shutting down".into(),
+    })?;
+    let board = game.position().board();
+    let reads_tables = matches!(spec.kind, Kind::Perfect | Kind::Winimax);
+    let db = if reads_tables { state.tables(board) } else { None };
+    let rote = if reads_tables { state.rote(board) } else { None };
+    let seed = req.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    blocking(move || {
+        let tools = Tools {
+            db,
+            rote,
+            seed,
+            ..Tools::default()
+        };
+        let mut player = make(spec, &tools);
+        let started = Instant::now();
+        let choice = player.choose(&game);
+        let board = game.position().board();
+        Ok(Json(json!({
+            "player": spec.to_string(),
+            "move": choice.mv.notation(board),
+            "value": choice.info.value.map(|(v, _)| v.name()),
+            "source": choice.info.value.map(|(_, s)| s.name()),
+            "work": choice.work,
+            "seconds": started.elapsed().as_secs_f64(),
+        })))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyseRequest {
+    #[serde(flatten)]
+    game: GameText,
+}
+
+/// POST /api/analyse: every legal move, best first, with its value for the side to move
+/// where the tables (with distances), the rote store or a small search know it, and where
+/// the value came from. A position set up on its own (no moves) is valued as the tables and
+/// proofs value it; after moves, as a game in play (repeating one of its positions draws).
+pub async fn analyse(
+    State(state): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let req: AnalyseRequest = parse_body(&body)?;
+    let game = req.game.replay()?;
+    let board = game.position().board();
+    let _permit = state.thinkers.acquire().await.map_err(|_| ApiError {
+        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        message: "the server is shutting down".into(),
+    })?;
+    let db = state.tables(board);
+    let rote = state.rote(board);
+    let in_play = !req.game.moves.is_empty();
+    blocking(move || {
+        let pos = *game.position();
+        let sources = Sources {
+            db: db.as_deref(),
+            rote: rote.as_deref(),
+            ignore_history: !in_play,
+        };
+        let ended = game.end();
+        let mut values = if ended.is_some() {
+            Vec::new()
+        } else {
+            move_values(&game, sources, ANALYSIS_BUDGET, Some(ANALYSIS_TIME))
+        };
+        rank(&mut values);
+        let moves: Vec<Value> = values
+            .iter()
+            .map(|v| {
+                json!({
+                    "notation": v.info.mv.notation(board),
+                    "value": v.info.value.map_or("unknown", |(x, _)| x.name()),
+                    "source": v.info.value.map(|(_, s)| s.name()),
+                    "distance": v.info.distance,
+                    "score": v.info.score,
+                    "after": v.info.mv.apply(&pos).to_string(),
+                })
+            })
+            .collect();
+        let known: Vec<Verdict> = values
+            .iter()
+            .filter_map(|v| v.info.value.map(|(x, _)| x))
+            .collect();
+        // The position's value: the best move's, when it is known to be the best.
+        let value = if let Some(e) = ended {
+            match e.winner() {
+                Some(w) if w == pos.side_to_move() => "win",
+                Some(_) => "loss",
+                None => "draw",
+            }
+        } else if known.contains(&Verdict::Win) {
+            "win"
+        } else if known.len() == values.len() {
+            known.iter().max().map_or("loss", |v| v.name())
+        } else if known.contains(&Verdict::Draw) {
+            "at least a draw"
+        } else {
+            "unknown"
+        };
+        let tables = db.as_ref().map(|d| json!({"pieces": d.max_pieces()}));
+        let mut state = game_json(&game, &[]);
+        state["analysis"] = json!({
+            "value": value,
+            "moves": moves,
+            "tables": tables,
+            "rote": rote.as_ref().map(|r| r.len()),
+            "in_play": in_play,
+        });
+        Ok(Json(state))
+    })
+    .await
+}
+
+/// GET /api/info: the boards, the players and their levels, and where values come from.
+pub async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let boards: Vec<Value> = Board::all()
+        .map(|b| {
+            json!({
+                "name": b.to_string(),
+                "start": Position::initial(b).to_string(),
+                "tables": crate::egdb::file::board_dir(&state.options.db_dir, b).is_dir(),
+            })
+        })
+        .collect();
+    let players: Vec<Value> = Kind::ALL
+        .iter()
+        .map(|k| {
+            let levels: Vec<&str> = match k {
+                Kind::Random | Kind::Perfect | Kind::Winimax => Vec::new(),
+                _ => Level::ALL.iter().map(|l| l.name()).collect(),
+            };
+            json!({"kind": k.name(), "levels": levels})
+        })
+        .collect();
+    Json(json!({
+        "boards": boards,
+        "players": players,
+        "token": state.options.token.is_some(),
+    }))
+}

@@ -1,0 +1,706 @@
+// The Fanorona web app: play, analysis and solve sessions. The server knows the rules; the
+// page only walks the legal moves it is given, step by step.
+'use strict';
+
+const TOKEN = new URLSearchParams(location.search).get('token');
+
+async function api(method, path, body) {
+  const opts = { method, headers: {} };
+  if (TOKEN) opts.headers['x-token'] = TOKEN;
+  if (body !== undefined) {
+    opts.headers['content-type'] = 'application/json';
+    opts.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, opts);
+  let data;
+  try { data = await r.json(); } catch (_) { data = { error: r.status + ' ' + r.statusText }; }
+  if (!r.ok) {
+    const e = new Error(data.error || r.statusText);
+    e.status = r.status;
+    throw e;
+  }
+  return data;
+}
+
+function withToken(url) {
+  return TOKEN ? url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(TOKEN) : url;
+}
+
+// --- small DOM helpers -------------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function sv(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+function valueClass(v) {
+  if (v === 'win') return 'v-win';
+  if (v === 'loss') return 'v-loss';
+  if (v === 'draw' || v === 'at least a draw') return 'v-draw';
+  return 'v-unknown';
+}
+
+function fmtNumber(n) {
+  if (n === null || n === undefined) return '-';
+  if (typeof n === 'string') return n;
+  return n.toLocaleString('en-US');
+}
+
+function fmtRate(r) {
+  if (!r) return '-';
+  if (r >= 1e6) return (r / 1e6).toFixed(2) + ' M/s';
+  if (r >= 1e3) return (r / 1e3).toFixed(1) + ' k/s';
+  return r.toFixed(0) + '/s';
+}
+
+// Timers of the page shown; cleared when another page is shown.
+let timers = [];
+function every(ms, f) { timers.push(setInterval(f, ms)); }
+// Bumped on every page change and new game: late answers of an older one are dropped.
+let generation = 0;
+
+// --- the board ---------------------------------------------------------------------------
+
+const GAP = 64, MARGIN = 40;
+
+// Draws `board` with the pieces `cells` into a new SVG. `marks` maps a point index to
+// classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks.
+function drawBoard(board, cells, marks, onPoint) {
+  const w = MARGIN * 2 + GAP * (board.cols - 1), h = MARGIN * 2 + GAP * (board.rows - 1);
+  const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board' });
+  const xy = p => [MARGIN + p.col * GAP, MARGIN + (board.rows - 1 - p.row) * GAP];
+  for (const [a, b] of board.lines) {
+    const [x1, y1] = xy(board.points[a]), [x2, y2] = xy(board.points[b]);
+    svg.append(sv('line', { class: 'edge', x1, y1, x2, y2 }));
+  }
+  for (let c = 0; c < board.cols; c++) {
+    const t = sv('text', { class: 'coord', x: MARGIN + c * GAP - 4, y: h - 8 });
+    t.textContent = String.fromCharCode(97 + c);
+    svg.append(t);
+  }
+  for (let r = 0; r < board.rows; r++) {
+    const t = sv('text', { class: 'coord', x: 6, y: MARGIN + (board.rows - 1 - r) * GAP + 4 });
+    t.textContent = String(r + 1);
+    svg.append(t);
+  }
+  for (const p of board.points) {
+    const [x, y] = xy(p);
+    const m = marks.get(p.index) || [];
+    const g = sv('g', { class: 'pt ' + m.join(' '), 'data-point': p.name, 'data-index': p.index });
+    g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
+    const c = cells[p.index];
+    if (c === 'W' || c === 'B') {
+      const cls = ['piece', c];
+      if (m.includes('taken')) cls.push('taken');
+      if (m.includes('moving')) cls.push('moving');
+      g.append(sv('circle', { class: cls.join(' '), cx: x, cy: y, r: 19 }));
+    }
+    if (m.includes('movable')) g.append(sv('circle', { class: 'ring movable', cx: x, cy: y, r: 24 }));
+    if (m.includes('selected')) g.append(sv('circle', { class: 'ring selected', cx: x, cy: y, r: 24 }));
+    if (m.includes('last')) g.append(sv('circle', { class: 'ring last', cx: x, cy: y, r: 26 }));
+    if (m.includes('target')) g.append(sv('circle', { class: 'dot target', cx: x, cy: y, r: 9 }));
+    if (m.includes('trail')) g.append(sv('circle', { class: 'dot trail', cx: x, cy: y, r: 7 }));
+    if (onPoint) g.addEventListener('click', () => onPoint(p.index));
+    svg.append(g);
+  }
+  return svg;
+}
+
+function mark(marks, p, cls) {
+  if (!marks.has(p)) marks.set(p, []);
+  marks.get(p).push(cls);
+}
+
+// --- move entry: a piece, then each step, with a choice where a step can approach or
+// withdraw, and a stop wherever the chain may end ------------------------------------------
+
+// The legal moves that begin with the steps chosen so far.
+function candidates(moves, sel) {
+  return moves.filter(m => m.from === sel.from &&
+    sel.steps.every((s, i) => m.path.length > i && m.path[i] === s.to && m.kinds[i] === s.kind));
+}
+
+// The cells and marks of the board while a move is being entered.
+function entryView(state, sel) {
+  const cells = state.cells.split('');
+  const marks = new Map();
+  const moves = state.moves;
+  if (!sel) {
+    for (const f of new Set(moves.map(m => m.from))) mark(marks, f, 'movable');
+    return { cells, marks };
+  }
+  const cands = candidates(moves, sel);
+  const k = sel.steps.length;
+  let at = sel.from;
+  if (k > 0) {
+    const m = cands[0];
+    const piece = cells[sel.from];
+    cells[sel.from] = '.';
+    for (let i = 0; i < k; i++) {
+      mark(marks, at, 'trail');
+      for (const c of m.captures[i]) mark(marks, c, 'taken');
+      at = m.path[i];
+    }
+    cells[at] = piece;
+    mark(marks, at, 'moving');
+  }
+  mark(marks, at, 'selected');
+  for (const m of cands) if (m.path.length > k) mark(marks, m.path[k], 'target');
+  return { cells, marks };
+}
+
+// --- Play ---------------------------------------------------------------------------------
+
+let INFO = null;
+async function info() {
+  if (!INFO) INFO = await api('GET', '/api/info');
+  return INFO;
+}
+
+function playerOptions(selected) {
+  const opts = [el('option', { value: 'human', selected: selected === 'human' }, 'human')];
+  for (const p of INFO.players) {
+    const names = p.levels.length ? p.levels.map(l => p.kind + ':' + l) : [p.kind];
+    for (const n of names) opts.push(el('option', { value: n, selected: selected === n }, n));
+  }
+  return opts;
+}
+
+const play = { start: '5x9', moves: [], white: 'human', black: 'alphabeta:medium', state: null, sel: null, thinking: false, error: '', note: '', choice: null };
+
+async function showPlay() {
+  await info();
+  const main = document.getElementById('main');
+  const boardSel = el('select', { id: 'play-board' },
+    INFO.boards.map(b => el('option', { value: b.name, selected: b.name === play.start }, b.name)));
+  const whiteSel = el('select', { id: 'play-white' }, playerOptions(play.white));
+  const blackSel = el('select', { id: 'play-black' }, playerOptions(play.black));
+  const startInput = el('input', { type: 'text', id: 'play-start', placeholder: 'or a position to start from (rows from the top, then w or b)' });
+  const newGame = () => {
+    play.start = startInput.value.trim() || boardSel.value;
+    play.white = whiteSel.value;
+    play.black = blackSel.value;
+    play.moves = [];
+    play.sel = null;
+    play.note = '';
+    refreshGame();
+  };
+  main.replaceChildren(el('div', { class: 'columns' },
+    el('div', { class: 'panel' },
+      el('div', { id: 'board-holder' }),
+      el('div', { class: 'status', id: 'status' }),
+      el('div', { id: 'choice-holder' }),
+      el('div', {},
+        el('button', { id: 'stop-chain', disabled: true, onclick: () => stopChain() }, 'Stop here'),
+        el('button', { id: 'cancel-move', onclick: () => { play.sel = null; play.choice = null; renderGame(); } }, 'Cancel move'),
+        el('button', { id: 'undo', onclick: () => undo() }, 'Undo'),
+        el('button', { id: 'resign-hint', onclick: () => hint() }, 'Hint')),
+      el('div', { class: 'error', id: 'error' }),
+      el('div', { class: 'note', id: 'note' })),
+    el('div', { class: 'panel controls' },
+      el('h3', {}, 'New game'),
+      el('label', {}, 'Board ', boardSel),
+      el('label', {}, 'White ', whiteSel),
+      el('label', {}, 'Black ', blackSel),
+      startInput,
+      el('div', {}, el('button', { id: 'new-game', onclick: newGame }, 'New game')),
+      el('h3', {}, 'Moves'),
+      el('ol', { class: 'history', id: 'history' }),
+      el('h3', {}, 'Position'),
+      el('input', { type: 'text', id: 'position', readonly: true }),
+      el('div', {},
+        el('button', { id: 'copy-position', onclick: () => copyText(document.getElementById('position').value) }, 'Copy position'),
+        el('button', { id: 'analyse-position', onclick: () => { analysis.position = document.getElementById('position').value; location.hash = '#/analyse'; } }, 'Analyse it'),
+        el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record')))));
+  await refreshGame();
+}
+
+function copyText(t) {
+  if (navigator.clipboard) navigator.clipboard.writeText(t).catch(() => {});
+}
+
+function downloadRecord() {
+  if (!play.state) return;
+  const blob = new Blob([play.state.record], { type: 'text/plain' });
+  const a = el('a', { href: URL.createObjectURL(blob), download: 'fanorona-game.txt' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+function playerToMove() {
+  return play.state && (play.state.side === 'white' ? play.white : play.black);
+}
+
+async function refreshGame() {
+  const gen = ++generation;
+  try {
+    const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, white: play.white, black: play.black });
+    if (gen !== generation) return;
+    play.state = s;
+    play.error = '';
+  } catch (e) {
+    if (gen !== generation) return;
+    play.error = e.message;
+  }
+  play.sel = null;
+  play.choice = null;
+  renderGame();
+  const who = playerToMove();
+  if (play.state && !play.state.end && who && who !== 'human') agentMove(gen, who);
+}
+
+async function agentMove(gen, who) {
+  play.thinking = true;
+  renderGame();
+  try {
+    const r = await api('POST', '/api/agent', { start: play.start, moves: play.moves, player: who });
+    if (gen !== generation) return;
+    play.thinking = false;
+    play.note = `${who} played ${r.move}` + (r.value ? ` (${r.value}, from the ${r.source})` : '') +
+      ` in ${r.seconds.toFixed(2)} s`;
+    play.moves.push(r.move);
+    refreshGame();
+  } catch (e) {
+    if (gen !== generation) return;
+    play.thinking = false;
+    play.error = e.message;
+    renderGame();
+  }
+}
+
+function renderGame() {
+  const s = play.state;
+  const holder = document.getElementById('board-holder');
+  if (!holder || !s) {
+    const err = document.getElementById('error');
+    if (err) err.textContent = play.error;
+    return;
+  }
+  const human = playerToMove() === 'human' && !s.end && !play.thinking;
+  const { cells, marks } = human ? entryView(s, play.sel) : { cells: s.cells.split(''), marks: new Map() };
+  if (s.history.length && !play.sel) {
+    // The last move's end point.
+    const last = s.history[s.history.length - 1].notation.split('-').pop().replace(/[AW]$/, '');
+    const p = s.board.points.find(q => q.name === last);
+    if (p) mark(marks, p.index, 'last');
+  }
+  holder.replaceChildren(drawBoard(s.board, cells, marks, human ? clickPoint : null));
+  let status;
+  if (s.end) status = 'Game over: ' + s.end.text + ' (' + s.end.result + ')';
+  else if (play.thinking) status = `${s.side} (${playerToMove()}) is thinking…`;
+  else status = `${s.side} to move` + (human ? ' (you)' : '');
+  document.getElementById('status').textContent = status;
+  document.getElementById('status').dataset.over = s.end ? 'yes' : 'no';
+  document.getElementById('error').textContent = play.error;
+  document.getElementById('note').textContent = play.note;
+  document.getElementById('position').value = s.position;
+  const stop = document.getElementById('stop-chain');
+  const exact = play.sel && play.sel.steps.length > 0 &&
+    candidates(s.moves, play.sel).find(m => m.path.length === play.sel.steps.length);
+  stop.disabled = !exact || !!play.choice;
+  const hist = document.getElementById('history');
+  hist.replaceChildren();
+  for (let i = 0; i < s.history.length; i += 2) {
+    const pair = s.history.slice(i, i + 2).map(h => h.notation).join('  ');
+    hist.append(el('li', {}, pair));
+  }
+  const ch = document.getElementById('choice-holder');
+  ch.replaceChildren();
+  if (play.choice) {
+    const { to, options } = play.choice;
+    const name = s.board.points[to].name;
+    ch.append(el('div', { class: 'choice', id: 'capture-choice' },
+      `Capture at ${name} by `,
+      options.map(o => el('button', {
+        id: 'choose-' + (o.kind === 'A' ? 'approach' : 'withdrawal'),
+        onclick: () => { play.choice = null; commitStep(to, o.kind); },
+      }, (o.kind === 'A' ? 'approach' : 'withdrawal') + ' (takes ' + o.taken.map(p => s.board.points[p].name).join(' ') + ')'))));
+  }
+}
+
+function clickPoint(p) {
+  const s = play.state;
+  play.error = '';
+  if (play.choice) return;
+  const froms = new Set(s.moves.map(m => m.from));
+  if (!play.sel || play.sel.steps.length === 0) {
+    if (play.sel && p === play.sel.from) { play.sel = null; renderGame(); return; }
+    if (froms.has(p)) { play.sel = { from: p, steps: [] }; renderGame(); return; }
+    if (!play.sel) { play.error = 'that piece cannot move: the ringed ones can'; renderGame(); return; }
+  }
+  const k = play.sel.steps.length;
+  const opts = candidates(s.moves, play.sel).filter(m => m.path.length > k && m.path[k] === p);
+  if (!opts.length) { play.error = 'not a legal step: the dots show where the piece can go'; renderGame(); return; }
+  const kinds = [...new Set(opts.map(m => m.kinds[k]))];
+  if (kinds.length > 1) {
+    play.choice = { to: p, options: kinds.map(kind => ({ kind, taken: opts.find(m => m.kinds[k] === kind).captures[k] })) };
+    renderGame();
+    return;
+  }
+  commitStep(p, kinds[0]);
+}
+
+function commitStep(to, kind) {
+  play.sel.steps.push({ to, kind });
+  const k = play.sel.steps.length;
+  const cands = candidates(play.state.moves, play.sel);
+  const exact = cands.find(m => m.path.length === k);
+  const longer = cands.some(m => m.path.length > k);
+  if (!longer && exact) { playMove(exact.notation); return; }
+  renderGame();
+}
+
+function stopChain() {
+  if (!play.sel) return;
+  const exact = candidates(play.state.moves, play.sel).find(m => m.path.length === play.sel.steps.length);
+  if (exact) playMove(exact.notation);
+}
+
+function playMove(notation) {
+  play.moves.push(notation);
+  play.sel = null;
+  play.note = '';
+  refreshGame();
+}
+
+function undo() {
+  if (!play.moves.length) return;
+  const humans = [play.white, play.black].filter(p => p === 'human').length;
+  play.moves.pop();
+  // Back to a position where a person moves (against a player, its reply goes too).
+  if (humans === 1) {
+    const startSide = play.state.start.trim().endsWith('b') ? 'black' : 'white';
+    const humanSide = play.white === 'human' ? 'white' : 'black';
+    const sideAt = n => (n % 2 === 0) === (startSide === 'white') ? 'white' : 'black';
+    while (play.moves.length && sideAt(play.moves.length) !== humanSide) play.moves.pop();
+  }
+  play.thinking = false;
+  play.note = '';
+  refreshGame();
+}
+
+async function hint() {
+  if (!play.state || play.state.end) return;
+  document.getElementById('note').textContent = 'valuing every move…';
+  try {
+    const a = await api('POST', '/api/analyse', { start: play.start, moves: play.moves });
+    const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${m.value}${m.source ? ', ' + m.source : ''})`);
+    play.note = 'best: ' + best.join(', ');
+  } catch (e) {
+    play.note = e.message;
+  }
+  renderGame();
+}
+
+// --- Analysis -----------------------------------------------------------------------------
+
+const analysis = { position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
+
+async function showAnalyse() {
+  await info();
+  if (!analysis.position) analysis.position = INFO.boards.find(b => b.name === '5x9').start;
+  const main = document.getElementById('main');
+  const boardSel = el('select', { id: 'analyse-board' },
+    el('option', { value: '' }, 'start of a board…'),
+    INFO.boards.map(b => el('option', { value: b.start }, b.name)));
+  boardSel.addEventListener('change', () => { if (boardSel.value) { analysis.position = boardSel.value; runAnalysis(); } });
+  main.replaceChildren(el('div', { class: 'columns' },
+    el('div', { class: 'panel' },
+      el('div', { id: 'board-holder' }),
+      el('div', { class: 'status', id: 'analysis-value' }),
+      el('div', { class: 'error', id: 'error' }),
+      el('div', { class: 'note', id: 'note' })),
+    el('div', { class: 'panel controls' },
+      el('h3', {}, 'Position'),
+      el('textarea', { id: 'analyse-position', rows: 2 }),
+      el('div', {},
+        el('button', { id: 'analyse', onclick: () => { analysis.position = document.getElementById('analyse-position').value.trim(); runAnalysis(); } }, 'Analyse'),
+        el('button', { id: 'edit', onclick: toggleEdit }, 'Set up pieces'),
+        el('button', { id: 'solve-session', onclick: solveAsSession }, 'Solve as a session'),
+        boardSel),
+      el('p', { class: 'note', id: 'edit-note' }),
+      el('h3', {}, 'Moves, best first'),
+      el('table', { id: 'analysis-moves' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'), el('th', {}, 'plies'), el('th', {}, 'score'))),
+        el('tbody', {})))));
+  document.getElementById('analyse-position').value = analysis.position;
+  await runAnalysis();
+}
+
+async function runAnalysis() {
+  const gen = ++generation;
+  const pos = analysis.position;
+  document.getElementById('analyse-position').value = pos;
+  document.getElementById('error').textContent = '';
+  document.getElementById('note').textContent = 'valuing every move…';
+  try {
+    const a = await api('POST', '/api/analyse', { start: pos });
+    if (gen !== generation) return;
+    analysis.state = a;
+    analysis.editing = false;
+    renderAnalysis();
+    document.getElementById('note').textContent = a.analysis.tables
+      ? `tables of ${a.board.name} up to ${a.analysis.tables.pieces} pieces` + (a.analysis.rote !== null ? `; rote store ${a.analysis.rote} entries` : '; rote store: no daemon')
+      : `no tables for ${a.board.name}` + (a.analysis.rote !== null ? `; rote store ${a.analysis.rote} entries` : '');
+  } catch (e) {
+    if (gen !== generation) return;
+    document.getElementById('error').textContent = e.message;
+    document.getElementById('note').textContent = '';
+  }
+}
+
+function renderAnalysis() {
+  const a = analysis.state;
+  if (!a) return;
+  const holder = document.getElementById('board-holder');
+  const cells = analysis.editing ? analysis.cells : a.cells.split('');
+  holder.replaceChildren(drawBoard(a.board, cells, new Map(), analysis.editing ? editPoint : null));
+  const v = a.analysis.value;
+  const val = document.getElementById('analysis-value');
+  val.textContent = analysis.editing ? 'setting up: click a point to cycle empty, White, Black' : `${a.side} to move: ${v}`;
+  val.className = 'status ' + valueClass(v);
+  const body = document.querySelector('#analysis-moves tbody');
+  body.replaceChildren();
+  for (const m of a.analysis.moves) {
+    body.append(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => { analysis.position = m.after; runAnalysis(); } },
+      el('td', {}, m.notation),
+      el('td', { class: 'value ' + valueClass(m.value) }, m.value),
+      el('td', { class: 'source' }, m.source || '-'),
+      el('td', { class: 'num' }, m.distance === null ? '' : m.distance),
+      el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3))));
+  }
+  if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
+}
+
+function toggleEdit() {
+  const a = analysis.state;
+  if (!a) return;
+  if (!analysis.editing) {
+    analysis.editing = true;
+    analysis.cells = a.cells.split('');
+    analysis.side = a.side === 'white' ? 'w' : 'b';
+    document.getElementById('edit').textContent = 'Done: analyse';
+    document.getElementById('edit-note').replaceChildren('Side to move: ',
+      el('select', { id: 'edit-side', onchange: e => { analysis.side = e.target.value; } },
+        el('option', { value: 'w', selected: analysis.side === 'w' }, 'White'),
+        el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black')));
+    renderAnalysis();
+  } else {
+    const b = a.board;
+    const rows = [];
+    for (let r = b.rows - 1; r >= 0; r--) {
+      let row = '';
+      for (let c = 0; c < b.cols; c++) row += analysis.cells[r * b.cols + c];
+      rows.push(row);
+    }
+    analysis.position = rows.join('/') + ' ' + analysis.side;
+    document.getElementById('edit').textContent = 'Set up pieces';
+    document.getElementById('edit-note').replaceChildren();
+    runAnalysis();
+  }
+}
+
+function editPoint(p) {
+  const next = { '.': 'W', 'W': 'B', 'B': '.' };
+  analysis.cells[p] = next[analysis.cells[p]];
+  renderAnalysis();
+}
+
+async function solveAsSession() {
+  const pos = document.getElementById('analyse-position').value.trim();
+  try {
+    const r = await api('POST', '/api/sessions', { target: pos });
+    location.hash = '#/session/' + r.id;
+  } catch (e) {
+    document.getElementById('error').textContent = e.message;
+  }
+}
+
+// --- Sessions -----------------------------------------------------------------------------
+
+async function showSessions() {
+  const main = document.getElementById('main');
+  main.replaceChildren(el('h2', {}, 'Solve sessions'),
+    el('div', { class: 'error', id: 'error' }),
+    el('table', { id: 'sessions' },
+      el('thead', {}, el('tr', {}, ['id', 'name', 'state', 'value', 'nodes', 'speed', 'root'].map(h => el('th', {}, h)))),
+      el('tbody', {})),
+    el('p', { class: 'note' }, 'Start one from the analysis page ("Solve as a session"), or with `fanorona session start`.'));
+  const gen = generation;
+  const load = async () => {
+    try {
+      const list = await api('GET', '/api/sessions');
+      if (gen !== generation) return;
+      document.getElementById('error').textContent = '';
+      const body = document.querySelector('#sessions tbody');
+      body.replaceChildren();
+      for (const s of list) {
+        const rate = (s.live || []).reduce((t, p) => t + (p.nodes_per_second || 0), 0);
+        body.append(el('tr', { class: 'clickable', 'data-session': s.id, onclick: () => { location.hash = '#/session/' + s.id; } },
+          el('td', {}, s.id), el('td', {}, s.name), el('td', { class: 'state-' + s.state }, s.state),
+          el('td', {}, s.value || '-'), el('td', { class: 'num' }, fmtNumber(s.nodes)),
+          el('td', { class: 'num' }, fmtRate(rate)), el('td', {}, s.root)));
+      }
+      if (!list.length) body.append(el('tr', {}, el('td', { colspan: 7 }, 'no sessions yet')));
+    } catch (e) {
+      if (gen !== generation) return;
+      document.getElementById('error').textContent = e.message;
+    }
+  };
+  await load();
+  every(2000, load);
+}
+
+const session = { id: null, logFrom: 0, lines: [] };
+
+async function showSession(id) {
+  session.id = id;
+  session.logFrom = 0;
+  session.lines = [];
+  const main = document.getElementById('main');
+  const act = a => async () => {
+    document.getElementById('error').textContent = a + '…';
+    try {
+      await api('POST', `/api/sessions/${id}/${a}`, {});
+      document.getElementById('error').textContent = '';
+      refreshSession();
+    } catch (e) { document.getElementById('error').textContent = e.message; }
+  };
+  main.replaceChildren(
+    el('h2', { id: 'session-title' }, 'Session ' + id),
+    el('div', { id: 'session-info' }),
+    el('div', {},
+      el('button', { id: 'pause', onclick: act('pause') }, 'Pause'),
+      el('button', { id: 'resume', onclick: act('resume') }, 'Resume'),
+      el('button', { id: 'stop', onclick: act('stop') }, 'Stop'),
+      el('a', { href: withToken(`/api/sessions/${id}/curve.csv`), id: 'csv', download: true }, 'curve CSV'), ' · ',
+      el('a', { href: withToken(`/api/sessions/${id}/curve.png`), id: 'png', download: true }, 'curve PNG')),
+    el('div', { class: 'error', id: 'error' }),
+    el('div', { id: 'chart-holder' }),
+    el('p', { class: 'note', id: 'curve-count' }),
+    el('h3', {}, 'Progress log'),
+    el('pre', { class: 'log', id: 'log' }));
+  await refreshSession();
+  every(2000, refreshSession);
+}
+
+function progressLine(p) {
+  const n = v => (v === 'inf' ? 'inf' : fmtNumber(v));
+  const t = new Date(p.time * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  return `${t} ${p.event.padStart(10)} ${p.goal} wins? it ${p.iteration} nodes ${fmtNumber(p.nodes)} (${fmtRate(p.nodes_per_second)}) pn ${n(p.root_pn)} dpn ${n(p.root_dpn)} first ${p.first_level}` +
+    (p.message ? ' | ' + p.message : '');
+}
+
+async function refreshSession() {
+  const id = session.id, gen = generation;
+  try {
+    const c = await api('GET', `/api/sessions/${id}/curve`);
+    if (gen !== generation) return;
+    const s = c.status;
+    const goals = (s.goals || []).map(g => `${g.attacker} wins? ${g.outcome || 'open'}`).join('; ');
+    const rate = (s.live || []).reduce((t, p) => t + (p.nodes_per_second || 0), 0);
+    document.getElementById('session-title').textContent = `Session ${id}: ${s.name}`;
+    document.getElementById('session-info').replaceChildren(
+      el('div', {}, 'state: ', el('span', { id: 'session-state', class: 'state-' + s.state }, s.state),
+        ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(s.nodes)} · ${fmtRate(rate)} · ${s.algo}`),
+      el('div', { class: 'note' }, `${s.root} · ${goals}`));
+    document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite));
+    const count = document.getElementById('curve-count');
+    count.textContent = `${c.total} points`;
+    count.dataset.points = c.total;
+    document.getElementById('error').textContent = '';
+    const l = await api('GET', `/api/sessions/${id}/log?from=${session.logFrom}`);
+    if (gen !== generation) return;
+    session.logFrom = l.next;
+    if (l.lines.length) {
+      session.lines.push(...l.lines.map(progressLine));
+      session.lines = session.lines.slice(-300);
+      const pre = document.getElementById('log');
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      pre.textContent = session.lines.join('\n');
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    }
+  } catch (e) {
+    if (gen !== generation) return;
+    document.getElementById('error').textContent = e.message;
+  }
+}
+
+// The root's pn (red) and dpn (blue) against the iteration, log scale, one panel a question
+// (the paper's Figures 7 to 9).
+function drawChart(points, infinite) {
+  const goals = [...new Set(points.map(p => p.goal))];
+  const W = 760, H = 230, L = 60, R = 20, T = 24, B = 30;
+  const holder = el('div', { id: 'chart' });
+  if (!points.length) { holder.append(el('p', { class: 'note' }, 'no curve points yet')); return holder; }
+  for (const g of goals) {
+    const ps = points.filter(p => p.goal === g);
+    const finite = v => v > 0 && v < infinite;
+    const ys = ps.flatMap(p => [p.pn, p.dpn]).filter(finite);
+    const maxX = Math.max(1, ...ps.map(p => p.iteration));
+    const maxY = Math.max(10, ...ys);
+    const lx = i => L + (W - L - R) * (i / maxX);
+    const ly = v => T + (H - T - B) * (1 - Math.log10(Math.max(1, v)) / Math.log10(maxY));
+    const svg = sv('svg', { class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, 'data-goal': g });
+    for (let d = 1; d <= maxY; d *= 10) {
+      svg.append(sv('line', { class: 'grid', x1: L, x2: W - R, y1: ly(d), y2: ly(d) }));
+      const t = sv('text', { x: 4, y: ly(d) + 4 });
+      t.textContent = d >= 1e6 ? d.toExponential(0) : String(d);
+      svg.append(t);
+    }
+    const title = sv('text', { x: L, y: 16 });
+    const last = ps[ps.length - 1];
+    const ended = last.pn === 0 || last.pn >= infinite ? (last.pn === 0 ? ' proven' : ' disproven') : '';
+    title.textContent = `${g} wins?${ended} — pn (red), dpn (blue), ${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
+    svg.append(title);
+    const xl = sv('text', { x: W - R - 60, y: H - 8 });
+    xl.textContent = 'iteration';
+    svg.append(xl);
+    for (const [key, cls] of [['pn', 'pn'], ['dpn', 'dpn']]) {
+      const pts = ps.filter(p => finite(p[key])).map(p => `${lx(p.iteration).toFixed(1)},${ly(p[key]).toFixed(1)}`);
+      if (pts.length) svg.append(sv('polyline', { class: cls, points: pts.join(' ') }));
+    }
+    holder.append(svg);
+  }
+  return holder;
+}
+
+// --- routing ------------------------------------------------------------------------------
+
+async function route() {
+  for (const t of timers) clearInterval(t);
+  timers = [];
+  generation++;
+  const h = location.hash || '#/play';
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', h.startsWith(a.getAttribute('href')));
+  try {
+    let m;
+    if (h.startsWith('#/analyse')) await showAnalyse();
+    else if (h.startsWith('#/sessions')) await showSessions();
+    else if ((m = h.match(/^#\/session\/(\d+)/))) await showSession(Number(m[1]));
+    else await showPlay();
+  } catch (e) {
+    document.getElementById('main').replaceChildren(el('div', { class: 'error', id: 'error' }, e.message));
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,348 @@
+//! `fanorona serve`: a local web app to play, analyse and watch solve sessions. One process:
+//! the pages are built into the binary, games and analysis run here, sessions are read and
+//! steered through the daemon's socket. It calls the library; nothing below calls it.
+//!
+//! Safety: it listens on localhost unless told otherwise, and then only with a token that
+//! every request must carry; without a token it answers only requests addressed to a local
+//! host name (a page elsewhere cannot reach it by DNS rebinding). A POST must be JSON, which a
+//! page of another origin cannot send without a preflight we never grant. No request names
+//! a file: sessions by number, tables by board.
+
+mod api;
+mod sessions;
+pub mod view;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use thiserror::Error;
+
+use crate::egdb::Database;
+use crate::geometry::Board;
+use crate::search::rote::RoteTable;
+
+#[derive(Debug, Error)]
+pub enum WebError {
+    #[error("--bind {0}: the server would be reachable from other machines; give --token SECRET (at least 16 characters) so only those who know it can use it")]
+    NeedsToken(SocketAddr),
+    #[error("--token: give at least 16 characters")]
+    ShortToken,
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the web server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How `serve` is set up.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub bind: SocketAddr,
+    pub token: Option<String>,
+    /// The endgame tables' root (boards without tables there are played without them).
+    pub db_dir: PathBuf,
+    /// The data directory whose daemon the sessions pages talk to.
+    pub data_dir: PathBuf,
+}
+
+/// An error answered to the page: a status and one line saying why.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(json!({"error": self.message}))).into_response()
+    }
+}
+
+/// What the handlers share.
+pub struct AppState {
+    pub options: Options,
+    /// Opened tables by board (`None`: not built for that board).
+    tables: Mutex<HashMap<Board, Option<Arc<Database>>>>,
+    /// The daemon's rote store by board, and when it was read.
+    rote: Mutex<HashMap<Board, (Instant, Option<Arc<RoteTable>>)>>,
+    /// Players and analyses think on at most this many threads at once; more requests wait.
+    thinkers: tokio::sync::Semaphore,
+    curves: sessions::CurveCache,
+}
+
+impl AppState {
+    pub fn new(options: Options) -> AppState {
+        AppState {
+            options,
+            tables: Mutex::new(HashMap::new()),
+            rote: Mutex::new(HashMap::new()),
+            thinkers: tokio::sync::Semaphore::new(2),
+            curves: sessions::CurveCache::default(),
+        }
+    }
+
+    /// The tables of `board` under the db directory, if they are built and whole.
+    pub fn tables(&self, board: Board) -> Option<Arc<Database>> {
+        let mut t = self.tables.lock().expect("tables lock");
+        t.entry(board)
+            .or_insert_with(|| {
+                let dir = &self.options.db_dir;
+                if !crate::egdb::file::board_dir(dir, board).is_dir() {
+                    return None;
+                }
+                match Database::open_whole(dir, board) {
+                    Ok(db) => Some(Arc::new(db)),
+                    Err(e) => {
+                        tracing::warn!("tables of {board} not used: {e}");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// The rote store's entries of `board`, read from the daemon at most every two minutes
+    /// (none when no daemon runs).
+    pub fn rote(&self, board: Board) -> Option<Arc<RoteTable>> {
+        let mut r = self.rote.lock().expect("rote lock");
+        if let Some((when, table)) = r.get(&board)
+            && when.elapsed() < Duration::from_secs(120)
+        {
+            return table.clone();
+        }
+        let socket = crate::daemon::DataDir::new(&self.options.data_dir).socket();
+        let table = crate::daemon::protocol::call(&socket, crate::daemon::protocol::Request::RoteExport)
+            .ok()
+            .map(|v| Arc::new(crate::daemon::rote_from_export(&v, board)));
+        r.insert(board, (Instant::now(), table.clone()));
+        table
+    }
+}
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/style.css");
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(kind)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The app's routes.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX) }))
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { asset("text/css; charset=utf-8", STYLE) }),
+        )
+        .route("/api/info", get(api::info))
+        .route("/api/game", post(api::game))
+        .route("/api/agent", post(api::agent))
+        .route("/api/analyse", post(api::analyse))
+        .route("/api/sessions", get(sessions::list).post(sessions::start))
+        .route("/api/sessions/{id}", get(sessions::status))
+        .route("/api/sessions/{id}/curve", get(sessions::curve))
+        .route("/api/sessions/{id}/curve.csv", get(sessions::curve_csv))
+        .route("/api/sessions/{id}/curve.png", get(sessions::curve_png))
+        .route("/api/sessions/{id}/log", get(sessions::log))
+        .route("/api/sessions/{id}/{action}", post(sessions::control))
+        .fallback(|| async {
+            ApiError {
+                status: StatusCode::NOT_FOUND,
+                message: "no such page".into(),
+            }
+        })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// Refuses requests without the token (when one is set), requests addressed to another host
+/// name (without a token), and POSTs that are not JSON.
+async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let refuse = |status, message: &str| ApiError {
+        status,
+        message: message.to_string(),
+    };
+    let headers = request.headers();
+    // The pages themselves hold nothing secret; the API needs the token.
+    let api = request.uri().path().starts_with("/api/");
+    match &state.options.token {
+        Some(_) if !api => {}
+        Some(token) => {
+            if !carries_token(headers, request.uri().query(), token) {
+                return refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "this server needs its token: open the address `fanorona serve` printed (it ends in ?token=...)",
+                )
+                .into_response();
+            }
+        }
+        None => {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("");
+            if !is_local_host(host) {
+                return refuse(
+                    StatusCode::FORBIDDEN,
+                    "this server answers only localhost addresses",
+                )
+                .into_response();
+            }
+        }
+    }
+    if request.method() == axum::http::Method::POST {
+        let json = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|c| c.starts_with("application/json"));
+        if !json {
+            return refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the request as JSON (Content-Type: application/json)",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether the request carries `token` in the `x-token` header or the `token` query key.
+fn carries_token(headers: &HeaderMap, query: Option<&str>, token: &str) -> bool {
+    let header_ok = headers
+        .get("x-token")
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()));
+    let query_ok = query.into_iter().flat_map(|q| q.split('&')).any(|kv| {
+        kv.strip_prefix("token=")
+            .is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()))
+    });
+    header_ok || query_ok
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `localhost`, `127.x.x.x` or `[::1]`, with or without a port.
+fn is_local_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    name == "localhost"
+        || name == "::1"
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback())
+}
+
+/// Runs the server until the process is stopped. `ready` is told the address it listens on
+/// (with the port chosen, when 0 was asked).
+pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), WebError> {
+    if let Some(t) = &options.token
+        && t.len() < 16
+    {
+        return Err(WebError::ShortToken);
+    }
+    if !options.bind.ip().is_loopback() && options.token.is_none() {
+        return Err(WebError::NeedsToken(options.bind));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let addr = options.bind;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| WebError::Bind { addr, source })?;
+        ready(listener.local_addr()?);
+        let app = router(Arc::new(AppState::new(options)));
+        axum::serve(listener, app).await?;
+        Ok(())
+    })
+}
+
+/// Runs blocking work (a search, a socket call) off the server's threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("the work failed: {e}"),
+    })?
+}
+
+/// A download: `bytes` as `kind`, saved as `name`.
+fn download(kind: &'static str, name: String, bytes: Vec<u8>) -> Response {
+    let disposition = format!("attachment; filename=\"{name}\"");
+    let mut r = Response::new(Body::from(bytes));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_hosts_are_told_apart() {
+        for h in ["localhost", "localhost:8080", "127.0.0.1:80", "[::1]:8080", "127.1.2.3"] {
+            assert!(is_local_host(h), "{h}");
+        }
+        for h in ["example.com", "evil.localhost.example:80", "10.0.0.1:8080", "", "[::2]"] {
+            assert!(!is_local_host(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn the_token_is_found_in_a_header_or_the_query() {
+        let token = "0123456789abcdef";
+        let mut h = HeaderMap::new();
+        assert!(!carries_token(&h, None, token));
+        assert!(carries_token(&h, Some("a=1&token=0123456789abcdef"), token));
+        assert!(!carries_token(&h, Some("token=0123456789abcdeX"), token));
+        h.insert("x-token", HeaderValue::from_static("0123456789abcdef"));
+        assert!(carries_token(&h, None, token));
+    }
+}

@@ -1,0 +1,452 @@
+//! The sessions pages' API: the daemon's answers passed through its socket, and the live
+//! curve (the checkpointed points, then the progress log's once-a-second points after them),
+//! read incrementally so a page watching costs the solve next to nothing.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::api::parse_body;
+use super::{ApiError, AppState, blocking, download};
+use crate::daemon::DataDir;
+use crate::daemon::protocol::{ClientError, Request, call};
+use crate::search::CurvePoint;
+use crate::session::curve::{self, Row};
+use crate::session::log::{Progress, log_path};
+
+/// Points per question the live curve sends at most (evenly thinned, the last kept).
+const CURVE_POINTS: usize = 1500;
+
+/// The most of a log the page gets at once.
+const LOG_CHUNK: u64 = 64 << 10;
+
+/// Asks the daemon, off the server's threads; its refusals become 404 (an unknown session),
+/// 400 (a request it cannot do) or 503 (no daemon runs: the message says how to start one).
+async fn ask(state: &AppState, request: Request) -> Result<Value, ApiError> {
+    let dir = state.options.data_dir.clone();
+    blocking(move || {
+        let socket = DataDir::new(&dir).socket();
+        call(&socket, request).map_err(|e| match e {
+            ClientError::NoDaemon(_) => ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "no daemon runs on {}: start one with `fanorona --data-dir {} daemon`",
+                    dir.display(),
+                    dir.display()
+                ),
+            },
+            ClientError::Refused { message, bad_input } => ApiError {
+                status: if message.starts_with("no session ") {
+                    StatusCode::NOT_FOUND
+                } else if bad_input {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::BAD_GATEWAY
+                },
+                message,
+            },
+            other => ApiError {
+                status: StatusCode::BAD_GATEWAY,
+                message: other.to_string(),
+            },
+        })
+    })
+    .await
+}
+
+/// A session number from the path.
+fn session_id(text: &str) -> Result<u64, ApiError> {
+    text.parse()
+        .map_err(|_| ApiError::bad(format!("'{text}' is not a session number")))
+}
+
+/// GET /api/sessions
+pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    ask(&state, Request::List).await.map(Json)
+}
+
+/// GET /api/sessions/{id}
+pub async fn status(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&id)?;
+    ask(&state, Request::Status { id }).await.map(Json)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// A board (`RxC`) or a position.
+    target: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// POST /api/sessions: a new session on a position, over the server's tables where they
+/// hold its board.
+pub async fn start(
+    State(state): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let req: StartRequest = parse_body(&body)?;
+    let pos = crate::daemon::parse_target(req.target.trim()).map_err(ApiError::bad)?;
+    let db = crate::egdb::file::board_dir(&state.options.db_dir, pos.board())
+        .is_dir()
+        .then(|| std::path::absolute(&state.options.db_dir).unwrap_or(state.options.db_dir.clone()));
+    ask(
+        &state,
+        Request::Start {
+            target: pos.to_string(),
+            db,
+            algo: None,
+            name: req.name,
+        },
+    )
+    .await
+    .map(Json)
+}
+
+/// POST /api/sessions/{id}/pause|resume|stop
+pub async fn control(
+    State(state): State<Arc<AppState>>,
+    Path((id, action)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&id)?;
+    let request = match action.as_str() {
+        "pause" => Request::Pause { id },
+        "resume" => Request::Resume { id },
+        "stop" => Request::Stop { id },
+        other => {
+            return Err(ApiError {
+                status: StatusCode::NOT_FOUND,
+                message: format!("no action '{other}': pause, resume or stop"),
+            });
+        }
+    };
+    ask(&state, request).await.map(Json)
+}
+
+/// One session's curve as the server keeps it between polls.
+#[derive(Default)]
+struct Cached {
+    /// The checkpoint count the stored points were read at.
+    checkpoints: Option<u64>,
+    stored: Vec<Row>,
+    /// How far the progress log has been read, and the points found in it.
+    log_offset: u64,
+    logged: Vec<Row>,
+}
+
+#[derive(Default)]
+pub struct CurveCache(Mutex<HashMap<u64, Cached>>);
+
+/// The stored curve's rows from a `Curve` answer.
+fn rows(v: &Value) -> Vec<Row> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let n = |k: &str| p[k].as_u64().unwrap_or(0);
+            (
+                p["goal"].as_str().unwrap_or("?").to_string(),
+                CurvePoint {
+                    iteration: n("iteration"),
+                    nodes: n("nodes"),
+                    seconds: p["seconds"].as_f64().unwrap_or(0.0),
+                    pn: n("root_pn"),
+                    dn: n("root_dpn"),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Reads the log lines written since `offset` (whole lines only), returning them and the new
+/// offset. On a first read of a long log, only its last `LOG_CHUNK` bytes.
+fn read_log(path: &std::path::Path, offset: u64, tail_only: bool) -> (Vec<Progress>, u64) {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return (Vec::new(), offset);
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let mut from = offset.min(len);
+    if tail_only && offset == 0 && len > LOG_CHUNK {
+        from = len - LOG_CHUNK;
+    }
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return (Vec::new(), offset);
+    }
+    let mut text = Vec::new();
+    if f.take(len - from).read_to_end(&mut text).is_err() {
+        return (Vec::new(), offset);
+    }
+    // Only whole lines; a partial first line after a jump is skipped.
+    let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut start = 0;
+    if from != offset {
+        start = text.iter().position(|&b| b == b'\n').map_or(end, |i| i + 1).min(end);
+    }
+    let lines = String::from_utf8_lossy(&text[start..end])
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Progress>(l).ok())
+        .collect();
+    (lines, from + end as u64)
+}
+
+/// Every `step`-th point of each goal, and each goal's last.
+fn thin(rows: &[Row], most: usize) -> Vec<&Row> {
+    let mut by_goal: Vec<(&str, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        match by_goal.iter_mut().find(|(g, _)| *g == r.0) {
+            Some((_, v)) => v.push(r),
+            None => by_goal.push((&r.0, vec![r])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, v) in by_goal {
+        let step = v.len().div_ceil(most).max(1);
+        for (i, r) in v.iter().enumerate() {
+            if i % step == 0 || i + 1 == v.len() {
+                out.push(*r);
+            }
+        }
+    }
+    out
+}
+
+/// The stored points, then the log's points after each goal's last stored iteration.
+fn merged(c: &Cached) -> Vec<Row> {
+    let mut out = c.stored.clone();
+    let mut last: HashMap<&str, u64> = HashMap::new();
+    for (g, p) in &c.stored {
+        let l = last.entry(g).or_default();
+        *l = (*l).max(p.iteration);
+    }
+    for r in &c.logged {
+        let l = last.entry(&r.0).or_default();
+        if r.1.iteration > *l {
+            *l = r.1.iteration;
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// The curve now: re-reads the stored points when a checkpoint was written since, and the
+/// log's new lines.
+async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row>), ApiError> {
+    let status = ask(state, Request::Status { id }).await?;
+    let checkpoints = status["checkpoints"].as_u64();
+    let stale = {
+        let c = state.curves.0.lock().expect("curve lock");
+        c.get(&id).is_none_or(|c| c.checkpoints != checkpoints)
+    };
+    if stale {
+        let stored = rows(&ask(state, Request::Curve { id }).await?);
+        let mut c = state.curves.0.lock().expect("curve lock");
+        let e = c.entry(id).or_default();
+        e.checkpoints = checkpoints;
+        e.stored = stored;
+    }
+    let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
+    let offset = {
+        let c = state.curves.0.lock().expect("curve lock");
+        c.get(&id).map_or(0, |c| c.log_offset)
+    };
+    let (lines, next) = read_log(&path, offset, false);
+    let mut c = state.curves.0.lock().expect("curve lock");
+    let e = c.entry(id).or_default();
+    e.log_offset = next;
+    for p in lines {
+        if p.iteration > 0 && matches!(p.event.as_str(), "progress" | "checkpoint" | "goal") {
+            e.logged.push((
+                p.goal.clone(),
+                CurvePoint {
+                    iteration: p.iteration,
+                    nodes: p.nodes,
+                    seconds: p.seconds,
+                    pn: p.root_pn,
+                    dn: p.root_dpn,
+                },
+            ));
+        }
+    }
+    Ok((status, merged(e)))
+}
+
+/// GET /api/sessions/{id}/curve: the root's pn and dpn per question, thinned to at most
+/// 1500 points each, with the session's status.
+pub async fn curve(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&id)?;
+    let (status, rows) = current_curve(&state, id).await?;
+    let points: Vec<Value> = thin(&rows, CURVE_POINTS)
+        .into_iter()
+        .map(|(g, p)| {
+            json!({
+                "goal": g,
+                "iteration": p.iteration,
+                "nodes": p.nodes,
+                "seconds": p.seconds,
+                "pn": p.pn.min(crate::search::INFINITE),
+                "dpn": p.dn.min(crate::search::INFINITE),
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "status": status,
+        "total": rows.len(),
+        "infinite": crate::search::INFINITE,
+        "points": points,
+    })))
+}
+
+/// GET /api/sessions/{id}/curve.csv: the stored curve (every iteration) and the live points
+/// after it.
+pub async fn curve_csv(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = session_id(&id)?;
+    let (_, rows) = current_curve(&state, id).await?;
+    Ok(download(
+        "text/csv; charset=utf-8",
+        format!("session-{id}-curve.csv"),
+        curve::csv_text(&rows).into_bytes(),
+    ))
+}
+
+/// GET /api/sessions/{id}/curve.png: the curve drawn as `fanorona session curve --png` does.
+pub async fn curve_png(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = session_id(&id)?;
+    let (status, rows) = current_curve(&state, id).await?;
+    if rows.is_empty() {
+        return Err(ApiError {
+            status: StatusCode::NOT_FOUND,
+            message: format!("session {id} has no curve points yet"),
+        });
+    }
+    let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
+    let bytes = blocking(move || {
+        let dir = tempfile_dir()?;
+        let path = dir.join("curve.png");
+        let drawn = curve::draw_png(&path, &title, &rows)
+            .map_err(|e| ApiError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                message: e.to_string(),
+            })
+            .and_then(|()| {
+                std::fs::read(&path).map_err(|e| ApiError {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    message: format!("cannot read the plot back: {e}"),
+                })
+            });
+        let _ = std::fs::remove_dir_all(&dir);
+        drawn
+    })
+    .await?;
+    Ok(download("image/png", format!("session-{id}-curve.png"), bytes))
+}
+
+/// A fresh private directory for one plot.
+fn tempfile_dir() -> Result<std::path::PathBuf, ApiError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "fanorona-serve-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("cannot make a temporary directory: {e}"),
+    })?;
+    Ok(dir)
+}
+
+#[derive(Deserialize)]
+pub struct LogQuery {
+    #[serde(default)]
+    from: Option<u64>,
+}
+
+/// GET /api/sessions/{id}/log?from=OFFSET: the progress log's lines since OFFSET (the end of
+/// a long log on the first call), and the offset to ask from next.
+pub async fn log(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<LogQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&id)?;
+    let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
+    if !path.exists() {
+        // Unknown, or not started yet: the daemon says which.
+        ask(&state, Request::Status { id }).await?;
+    }
+    let from = q.from.unwrap_or(0);
+    let (lines, next) = blocking(move || Ok(read_log(&path, from, true))).await?;
+    Ok(Json(json!({"lines": lines, "next": next})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(goal: &str, iteration: u64) -> Row {
+        (
+            goal.to_string(),
+            CurvePoint {
+                iteration,
+                nodes: iteration * 10,
+                seconds: 0.0,
+                pn: 1,
+                dn: 1,
+            },
+        )
+    }
+
+    #[test]
+    fn log_points_continue_the_stored_curve() {
+        let c = Cached {
+            stored: vec![row("white", 1), row("white", 2), row("black", 1)],
+            logged: vec![row("white", 2), row("white", 5), row("black", 3), row("white", 4)],
+            ..Cached::default()
+        };
+        let its: Vec<(String, u64)> = merged(&c)
+            .into_iter()
+            .map(|(g, p)| (g, p.iteration))
+            .collect();
+        assert_eq!(
+            its,
+            vec![
+                ("white".into(), 1),
+                ("white".into(), 2),
+                ("black".into(), 1),
+                ("white".into(), 5),
+                ("black".into(), 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn thinning_keeps_each_goals_ends() {
+        let rows: Vec<Row> = (1..=10_000).map(|i| row("white", i)).collect();
+        let t = thin(&rows, 1500);
+        assert!(t.len() <= 1501, "{}", t.len());
+        assert_eq!(t[0].1.iteration, 1);
+        assert_eq!(t.last().unwrap().1.iteration, 10_000);
+    }
+}

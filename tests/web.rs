@@ -1,0 +1,363 @@
+//! `fanorona serve` in a real browser (headless chromium through chromedriver) and through
+//! its API: a game by clicks, a capture chain with a choice and an early stop, the analysis
+//! of a table position against `db probe`, a session's curve growing on the page; and the
+//! refusals of bad requests.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::browser::{Browser, Server, http, http_raw, screenshot_path};
+use common::{BIN, Data};
+use serde_json::{Value, json};
+
+fn data() -> Data {
+    Data::new("log_level = \"warn\"\n")
+}
+
+/// 5x9 tables up to 4 pieces with distances, built under the data's temporary directory.
+fn tables_5x9(data: &Data) -> std::path::PathBuf {
+    let db = data.tmp.path().join("egdb");
+    let o = Command::new(BIN)
+        .args(["db", "build", "--board", "5x9", "--pieces", "4", "--distances", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    db
+}
+
+fn serve(data: &Data, db: Option<&std::path::Path>) -> Server {
+    let db_arg = db.map(|d| d.display().to_string());
+    let mut args = Vec::new();
+    if let Some(d) = &db_arg {
+        args.extend(["--db", d.as_str()]);
+    }
+    Server::start(&data.config, &data.dir, &args)
+}
+
+#[test]
+fn a_3x3_game_by_clicks_as_black_is_lost_to_perfect_play() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-board", "3x3");
+    b.select("#play-white", "perfect");
+    b.select("#play-black", "human");
+    b.click_css("#new-game");
+    // Black's moves by clicks: a ringed piece, then a dot, taking approach where asked,
+    // until the game is over (White replies through the server).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut clicks = 0;
+    loop {
+        assert!(Instant::now() < deadline, "the game did not end");
+        if b.eval("return document.getElementById('status').dataset.over === 'yes'") == json!(true)
+        {
+            break;
+        }
+        if let Some(c) = b.all("#choose-approach").into_iter().next() {
+            b.click(&c);
+        } else if let Some(t) = b.all("g.pt.target").into_iter().next() {
+            b.click(&t);
+        } else if let Some(m) = b.all("g.pt.movable").into_iter().next() {
+            b.click(&m);
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        clicks += 1;
+    }
+    assert!(clicks >= 2, "Black made no move");
+    let status = b.text("#status");
+    assert!(status.contains("white wins"), "{status}");
+    assert!(status.contains("1-0"), "{status}");
+    // The record the page offers ends the same way, every move Black's or perfect play's.
+    let record = b.eval("return play.state.record");
+    let record = record.as_str().unwrap();
+    assert!(record.contains("[White \"perfect\"]"), "{record}");
+    assert!(record.contains("[Result \"1-0\"]"), "{record}");
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-play-3x3.png"));
+}
+
+#[test]
+fn a_5x9_capture_chain_with_approach_or_withdrawal_and_an_early_stop() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    // White's e3 can take at d3 by approach (then on to d4 and c3) or by withdrawal.
+    let start = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
+    b.select("#play-white", "human");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", start);
+    b.click_css("#new-game");
+    b.wait("g.pt.movable[data-point='e3']", 10);
+    b.click_css("g.pt[data-point='e3']");
+    b.click_css("g.pt.target[data-point='d3']");
+    // Both captures are offered, each naming what it takes.
+    let choice = b.text("#capture-choice");
+    assert!(choice.contains("approach (takes c3)"), "{choice}");
+    assert!(choice.contains("withdrawal (takes f3"), "{choice}");
+    b.click_css("#choose-approach");
+    // The chain goes on: d4 is the next step, and the move may stop here.
+    b.wait("g.pt.target[data-point='d4']", 10);
+    assert_eq!(
+        b.eval("return document.getElementById('stop-chain').disabled"),
+        json!(false)
+    );
+    b.click_css("g.pt.target[data-point='d4']");
+    // c3 would take more; stop early instead.
+    b.wait("g.pt.target[data-point='c3']", 10);
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-chain-5x9.png"));
+    b.click_css("#stop-chain");
+    b.wait_until(
+        "the move in the list",
+        "return document.getElementById('history').textContent.includes('e3-d3A-d4A')",
+        10,
+    );
+    assert!(!b.text("#history").contains("c3W"));
+    // The position shown is the rules' position after that move.
+    let o = Command::new(BIN)
+        .args(["show", start, "--play", "e3-d3A-d4A", "--json"])
+        .output()
+        .unwrap();
+    let shown: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let page = b.eval("return document.getElementById('position').value");
+    assert_eq!(page, shown["position"]);
+    assert_eq!(b.text("#status"), "black to move (you)");
+}
+
+#[test]
+fn the_analysis_page_lists_a_5x9_table_position_as_db_probe_does() {
+    let data = data();
+    let db = tables_5x9(&data);
+    let server = serve(&data, Some(&db));
+    let pos = "........./..B....../..W.W..../......B../......... b";
+    let o = Command::new(BIN)
+        .args(["db", "probe", pos, "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let probe: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let b = Browser::start();
+    b.open(&server.url("#/analyse"));
+    b.wait("#analyse-position", 10);
+    b.type_into("#analyse-position", pos);
+    b.click_css("#analyse");
+    b.wait_until(
+        "the analysis",
+        &format!(
+            "return document.querySelectorAll('#analysis-moves tbody tr[data-move]').length === {}",
+            probe["moves"].as_array().unwrap().len()
+        ),
+        30,
+    );
+    let rows = b.eval(
+        "return [...document.querySelectorAll('#analysis-moves tbody tr')].map(r =>
+            [r.dataset.move, r.querySelector('.value').textContent, r.querySelector('.source').textContent,
+             r.querySelectorAll('td')[3].textContent])",
+    );
+    let rows = rows.as_array().unwrap();
+    for m in probe["moves"].as_array().unwrap() {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == m["move"])
+            .unwrap_or_else(|| panic!("{} not listed: {rows:?}", m["move"]));
+        assert_eq!(row[1], m["value"], "{row:?} against {m}");
+        // From the tables, or from the rules where the move ends the game.
+        assert!(row[2] == "tables" || row[2] == "rules", "{row:?}");
+        // Plies to a capture or the end after the move, where the value is won or lost.
+        if m["value"] != "draw" {
+            assert_eq!(row[3], m["plies_after"].to_string(), "{row:?} against {m}");
+        }
+    }
+    // Best first: the position's value is the first move's, as probe says.
+    assert_eq!(rows[0][1], probe["value"], "{rows:?}");
+    let value = b.text("#analysis-value");
+    assert_eq!(
+        value,
+        format!("black to move: {}", probe["value"].as_str().unwrap())
+    );
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-analysis-5x9.png"));
+}
+
+#[test]
+fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
+    let data = data();
+    let db = tables_5x9(&data);
+    let _daemon = data.daemon();
+    let started = data.json(&[
+        "session",
+        "start",
+        "5x9",
+        "--db",
+        db.to_str().unwrap(),
+        "--name",
+        "5x9 watched",
+        "--json",
+    ]);
+    let id = started["id"].as_u64().unwrap();
+    data.wait_for(id, "the session to run", |s| s["state"] == "running");
+    let server = serve(&data, Some(&db));
+    let b = Browser::start();
+    b.open(&server.url(&format!("#/session/{id}")));
+    b.wait("#curve-count[data-points]", 20);
+    let points = |b: &Browser| {
+        b.eval("return Number(document.getElementById('curve-count').dataset.points)")
+            .as_u64()
+            .unwrap()
+    };
+    let first = points(&b);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while points(&b) < first + 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the curve stayed at {} points",
+            points(&b)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(b.text("#session-state").contains("running"));
+    assert!(!b.all("#chart svg.chart polyline.pn").is_empty());
+    assert!(b.text("#log").contains("white wins?"));
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-session.png"));
+    // Paused from the page, it says so.
+    b.click_css("#pause");
+    b.wait_until(
+        "the pause",
+        "const s = document.getElementById('session-state'); return !!s && s.textContent === 'paused'",
+        60,
+    );
+}
+
+/// POST `body` to the API of `server`.
+fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
+    http(server.port, "POST", path, Some(&body))
+}
+
+#[test]
+fn bad_requests_are_refused_with_the_reason() {
+    let data = data();
+    let server = serve(&data, None);
+    let (s, v) = post(&server, "/api/game", json!({"start": "BBB/B.W/WW w"}));
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().contains("bad position"), "{v}");
+    let (s, v) = post(
+        &server,
+        "/api/game",
+        json!({"start": "3x3", "moves": ["c1-b2A", "a1-a2"]}),
+    );
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().starts_with("move 2 'a1-a2'"), "{v}");
+    let (s, v) = post(&server, "/api/game", json!({"start": "4x4"}));
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = post(&server, "/api/game", json!({"moves": "d3-e3A"}));
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().starts_with("bad request"), "{v}");
+    let (s, v) = post(&server, "/api/agent", json!({"start": "3x3", "player": "chess"}));
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().contains("unknown player"), "{v}");
+    // A game that is over gets no move.
+    let (s, v) = post(
+        &server,
+        "/api/agent",
+        json!({"start": "WW./.../... b", "player": "random"}),
+    );
+    assert_eq!(s, 400, "{v}");
+    // Not JSON: refused before anything runs (a page elsewhere cannot post a form here).
+    let (s, _) = http_raw(
+        server.port,
+        "POST",
+        "/api/game",
+        None,
+        &[("Content-Type", "text/plain")],
+    );
+    assert_eq!(s, 415);
+    // Another host name: refused (DNS rebinding).
+    let (s, _) = http_raw(server.port, "GET", "/api/info", None, &[("Host", "evil.example")]);
+    assert!(s == 403 || s == 400, "{s}");
+    // Sessions: an unknown one is 404 only when a daemon answers; without one, 503 says how
+    // to start it.
+    let (s, v) = http(server.port, "GET", "/api/sessions", None);
+    assert_eq!(s, 503);
+    assert!(v["error"].as_str().unwrap().contains("fanorona"), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("daemon"), "{v}");
+    let _daemon = data.daemon();
+    let (s, v) = http(server.port, "GET", "/api/sessions/42", None);
+    assert_eq!(s, 404, "{v}");
+    let (s, _) = http(server.port, "GET", "/api/sessions/x/curve", None);
+    assert_eq!(s, 400);
+    let (s, _) = http(server.port, "GET", "/api/no/such", None);
+    assert_eq!(s, 404);
+    let (s, v) = post(&server, "/api/sessions", json!({"target": "BBB/B.W/WWW"}));
+    assert_eq!(s, 400, "{v}");
+    // No request names a file: the tables and the data directory are the server's own.
+    let (s, v) = post(
+        &server,
+        "/api/sessions",
+        json!({"target": "3x3", "db": "/etc"}),
+    );
+    assert_eq!(s, 400, "{v}");
+}
+
+#[test]
+fn beyond_localhost_only_with_a_token() {
+    let data = data();
+    let o = Command::new(BIN)
+        .arg("--config")
+        .arg(&data.config)
+        .args(["serve", "--bind", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--token"));
+    let token = "a-secret-of-16-chars";
+    let server = Server::start(&data.config, &data.dir, &["--token", token]);
+    let (s, _) = http(server.port, "GET", "/api/info", None);
+    assert_eq!(s, 401);
+    let (s, _) = http(server.port, "GET", &format!("/api/info?token={token}"), None);
+    assert_eq!(s, 200);
+    let (s, _) = http_raw(server.port, "GET", "/api/info", None, &[("x-token", token)]);
+    assert_eq!(s, 200);
+    // The page itself loads without it (it holds no secret), and takes it from its address.
+    let (s, page) = http_raw(server.port, "GET", "/", None, &[]);
+    assert_eq!(s, 200);
+    assert!(String::from_utf8_lossy(&page).contains("app.js"));
+}
+
+#[test]
+fn many_tabs_play_at_once() {
+    // Eight games at once, each its own: the API keeps no game, so none sees another's.
+    let data = data();
+    let server = serve(&data, None);
+    let port = server.port;
+    let games: Vec<_> = (0..8)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut moves: Vec<String> = Vec::new();
+                for _ in 0..6 {
+                    let body = json!({"start": "5x5", "moves": moves, "player": "random", "seed": i});
+                    let (s, v) = http(port, "POST", "/api/agent", Some(&body));
+                    if s == 400 && v["error"].as_str().unwrap().contains("over") {
+                        break;
+                    }
+                    assert_eq!(s, 200, "{v}");
+                    moves.push(v["move"].as_str().unwrap().to_string());
+                }
+                let (s, v) = http(port, "POST", "/api/game", Some(&json!({"start": "5x5", "moves": moves})));
+                assert_eq!(s, 200, "{v}");
+                (moves.len(), v["history"].as_array().unwrap().len())
+            })
+        })
+        .collect();
+    for g in games {
+        let (played, listed) = g.join().unwrap();
+        assert_eq!(played, listed);
+        assert!(played > 0);
+    }
+}
