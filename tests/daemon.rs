@@ -181,7 +181,8 @@ fn sigterm_writes_a_final_checkpoint() {
 
 #[test]
 fn pause_resume_stop_and_the_faults_a_user_meets() {
-    let data = Data::new("log_level = \"warn\"\n");
+    // One thread: the second session waits (with two, the spare worker could take it).
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
     let daemon = data.daemon();
     // A second daemon on the same data directory names the holder.
     let o = data.cmd(&["daemon"]);
@@ -328,4 +329,54 @@ fn a_second_solve_is_answered_by_the_rote_store() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // Its proof is the rote entry itself, taken as given rather than re-solved.
     assert_eq!(s["goals"][0]["rote_leaves"], 1, "{s}");
+}
+
+#[test]
+fn the_spare_worker_solves_the_next_session_on_the_idle_thread() {
+    // Two sessions made with one thread ask one question at a time; a daemon with two threads
+    // runs the first on its worker and, since that searches one question alone, the second on
+    // the spare worker; when the first needs both threads again, the spare hands its back.
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\ncheckpoint_interval = \"1h\"\n");
+    let a = data.json(&["session", "start", "5x9", "--name", "first", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    let b = data.json(&["session", "start", "5x9", "--name", "second", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    std::fs::write(
+        &data.config,
+        "log_level = \"warn\"\nthreads = 2\ncheckpoint_interval = \"1h\"\n",
+    )
+    .unwrap();
+    let daemon = data.daemon();
+    data.wait_for(a, "the first on the worker", |s| s["state"] == "running");
+    let s = data.wait_for(b, "the second on the spare", |s| {
+        s["state"] == "running" && s["live"].as_array().is_some_and(|l| !l.is_empty())
+    });
+    assert_eq!(
+        s["live"].as_array().unwrap().len(),
+        1,
+        "one question at a time: {s}"
+    );
+    // Both solve at once: each one's nodes grow.
+    let nodes = |id: u64| -> u64 { data.status(id)["live"][0]["nodes"].as_u64().unwrap_or(0) };
+    let (na, nb) = (nodes(a), nodes(b));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(nodes(a) > na && nodes(b) > nb, "both must progress");
+    // A third session with both questions open: once the first is paused, the worker takes
+    // the third (two searches), and the spare lets the second go, checkpointed.
+    let c = data.json(&["session", "start", "5x9", "--name", "third", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.json(&["session", "pause", &a.to_string(), "--json"]);
+    let s = data.wait_for(b, "the spare to hand its thread back", |s| {
+        s["state"] == "queued"
+    });
+    assert!(checkpoints(&s) >= 1, "handing back checkpoints: {s}");
+    let s = data.wait_for(c, "the third on both threads", |s| {
+        s["live"].as_array().is_some_and(|l| l.len() == 2)
+    });
+    assert_eq!(s["state"], "running");
+    // Shutdown checkpoints whatever runs.
+    assert!(daemon.sigterm().success());
 }

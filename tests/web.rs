@@ -20,7 +20,16 @@ fn data() -> Data {
 fn tables_5x9(data: &Data) -> std::path::PathBuf {
     let db = data.tmp.path().join("egdb");
     let o = Command::new(BIN)
-        .args(["db", "build", "--board", "5x9", "--pieces", "4", "--distances", "--db"])
+        .args([
+            "db",
+            "build",
+            "--board",
+            "5x9",
+            "--pieces",
+            "4",
+            "--distances",
+            "--db",
+        ])
         .arg(&db)
         .output()
         .unwrap();
@@ -253,15 +262,28 @@ fn bad_requests_are_refused_with_the_reason() {
         json!({"start": "3x3", "moves": ["c1-b2A", "a1-a2"]}),
     );
     assert_eq!(s, 400);
-    assert!(v["error"].as_str().unwrap().starts_with("move 2 'a1-a2'"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().starts_with("move 2 'a1-a2'"),
+        "{v}"
+    );
     let (s, v) = post(&server, "/api/game", json!({"start": "4x4"}));
     assert_eq!(s, 400, "{v}");
     let (s, v) = post(&server, "/api/game", json!({"moves": "d3-e3A"}));
     assert_eq!(s, 400);
-    assert!(v["error"].as_str().unwrap().starts_with("bad request"), "{v}");
-    let (s, v) = post(&server, "/api/agent", json!({"start": "3x3", "player": "chess"}));
+    assert!(
+        v["error"].as_str().unwrap().starts_with("bad request"),
+        "{v}"
+    );
+    let (s, v) = post(
+        &server,
+        "/api/agent",
+        json!({"start": "3x3", "player": "chess"}),
+    );
     assert_eq!(s, 400);
-    assert!(v["error"].as_str().unwrap().contains("unknown player"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("unknown player"),
+        "{v}"
+    );
     // A game that is over gets no move.
     let (s, v) = post(
         &server,
@@ -279,7 +301,13 @@ fn bad_requests_are_refused_with_the_reason() {
     );
     assert_eq!(s, 415);
     // Another host name: refused (DNS rebinding).
-    let (s, _) = http_raw(server.port, "GET", "/api/info", None, &[("Host", "evil.example")]);
+    let (s, _) = http_raw(
+        server.port,
+        "GET",
+        "/api/info",
+        None,
+        &[("Host", "evil.example")],
+    );
     assert!(s == 403 || s == 400, "{s}");
     // Sessions: an unknown one is 404 only when a daemon answers; without one, 503 says how
     // to start it.
@@ -320,7 +348,12 @@ fn beyond_localhost_only_with_a_token() {
     let server = Server::start(&data.config, &data.dir, &["--token", token]);
     let (s, _) = http(server.port, "GET", "/api/info", None);
     assert_eq!(s, 401);
-    let (s, _) = http(server.port, "GET", &format!("/api/info?token={token}"), None);
+    let (s, _) = http(
+        server.port,
+        "GET",
+        &format!("/api/info?token={token}"),
+        None,
+    );
     assert_eq!(s, 200);
     let (s, _) = http_raw(server.port, "GET", "/api/info", None, &[("x-token", token)]);
     assert_eq!(s, 200);
@@ -341,7 +374,8 @@ fn many_tabs_play_at_once() {
             std::thread::spawn(move || {
                 let mut moves: Vec<String> = Vec::new();
                 for _ in 0..6 {
-                    let body = json!({"start": "5x5", "moves": moves, "player": "random", "seed": i});
+                    let body =
+                        json!({"start": "5x5", "moves": moves, "player": "random", "seed": i});
                     let (s, v) = http(port, "POST", "/api/agent", Some(&body));
                     if s == 400 && v["error"].as_str().unwrap().contains("over") {
                         break;
@@ -349,7 +383,12 @@ fn many_tabs_play_at_once() {
                     assert_eq!(s, 200, "{v}");
                     moves.push(v["move"].as_str().unwrap().to_string());
                 }
-                let (s, v) = http(port, "POST", "/api/game", Some(&json!({"start": "5x5", "moves": moves})));
+                let (s, v) = http(
+                    port,
+                    "POST",
+                    "/api/game",
+                    Some(&json!({"start": "5x5", "moves": moves})),
+                );
                 assert_eq!(s, 200, "{v}");
                 (moves.len(), v["history"].as_array().unwrap().len())
             })

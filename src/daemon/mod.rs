@@ -201,6 +201,18 @@ pub struct Service {
     woken: crossbeam_channel::Receiver<()>,
     /// Whether a worker runs sessions here (false for a command run without a daemon).
     pub has_worker: bool,
+    /// The second worker: with two threads, while the first searches one question alone,
+    /// it solves the next session on the idle core, one question at a time.
+    pub spare: Slot,
+    /// Held while a worker chooses its next session.
+    claiming: Mutex<()>,
+}
+
+/// A worker's session and its control.
+#[derive(Default)]
+pub struct Slot {
+    pub running: Mutex<Option<u64>>,
+    pub control: Control,
 }
 
 /// A board (RxC, its start) or a position.
@@ -261,7 +273,19 @@ impl Service {
             wake,
             woken,
             has_worker,
+            spare: Slot::default(),
+            claiming: Mutex::new(()),
         }
+    }
+
+    /// The worker solving session `id`, if one is: its session and its control.
+    fn slot_of(&self, id: u64) -> Option<(&Mutex<Option<u64>>, &Control)> {
+        [
+            (&self.running, &self.control),
+            (&self.spare.running, &self.spare.control),
+        ]
+        .into_iter()
+        .find(|(running, _)| *running.lock().expect("running lock") == Some(id))
     }
 
     fn wake(&self) {
@@ -306,17 +330,24 @@ impl Service {
                 };
                 let rec = self.sessions.set_state(id, to)?;
                 // Under the lock, so the stop cannot reach a session the worker starts next.
-                let running = self.running.lock().expect("running lock");
-                let active = *running == Some(id);
-                if active {
-                    self.control.request_stop();
-                }
-                drop(running);
+                let slot = [
+                    (&self.running, &self.control),
+                    (&self.spare.running, &self.spare.control),
+                ]
+                .into_iter()
+                .find(|(running, control)| {
+                    let running = running.lock().expect("running lock");
+                    let active = *running == Some(id);
+                    if active {
+                        control.request_stop();
+                    }
+                    active
+                });
                 // Answer once the worker has checkpointed and let go (the status says
                 // "pausing" or "stopping" if that takes longer than a client waits).
                 let waited = std::time::Instant::now();
-                while active
-                    && *self.running.lock().expect("running lock") == Some(id)
+                while let Some((running, _)) = slot
+                    && *running.lock().expect("running lock") == Some(id)
                     && waited.elapsed() < STOP_WAIT
                 {
                     std::thread::sleep(Duration::from_millis(20));
@@ -394,7 +425,8 @@ impl Service {
     /// A session's status: its record, its totals and, while it runs, its live progress.
     pub fn status_json(&self, r: &SessionRecord) -> Value {
         let (nodes, seconds, rote_hits) = r.totals();
-        let active = *self.running.lock().expect("running lock") == Some(r.id);
+        let slot = self.slot_of(r.id);
+        let active = slot.is_some();
         // What is true now, not only what is stored: a running session nobody solves waits
         // (for the worker, or for a daemon), one told to pause may still be checkpointing.
         let state = match (r.state, active) {
@@ -405,12 +437,11 @@ impl Service {
             (State::Stopped, true) => "stopping",
             (s, _) => s.name(),
         };
-        let progress = active
-            .then(|| self.control.progress.lock().expect("progress lock").clone())
-            .flatten()
+        let progress = slot
+            .and_then(|(_, control)| control.progress.lock().expect("progress lock").clone())
             .filter(|p| p.session == r.id);
-        let live: Vec<_> = if active {
-            self.control
+        let live: Vec<_> = if let Some((_, control)) = slot {
+            control
                 .live
                 .lock()
                 .expect("live lock")
@@ -449,55 +480,118 @@ impl Service {
     pub fn work(&self, shutdown: &AtomicBool) {
         let mut reported = std::collections::HashSet::new();
         while !shutdown.load(Ordering::SeqCst) {
-            let next = match self.sessions.list_readable() {
-                Ok((list, damaged)) => {
-                    for id in damaged {
-                        if reported.insert(id) {
-                            tracing::error!("session {id}: its record is damaged; skipped");
-                        }
-                    }
-                    list.into_iter().find(|r| r.state == State::Running)
-                }
-                Err(e) => {
-                    tracing::error!("cannot list sessions: {e}");
-                    None
-                }
-            };
-            let Some(rec) = next else {
+            let Some(id) = self.claim(
+                &self.running,
+                &self.control,
+                &self.spare.running,
+                &mut reported,
+            ) else {
                 let _ = self.woken.recv_timeout(Duration::from_millis(500));
                 continue;
             };
-            {
-                let mut running = self.running.lock().expect("running lock");
-                self.control.clear();
-                *running = Some(rec.id);
-            }
             if shutdown.load(Ordering::SeqCst) {
                 self.control.request_stop();
             }
-            let result =
-                runner::run_guarded(&self.sessions, rec.id, &self.control, &self.dir.logs());
+            let result = runner::run_guarded(&self.sessions, id, &self.control, &self.dir.logs());
             *self.running.lock().expect("running lock") = None;
-            if let Ok(r) = &result
-                && r.state == State::Solved
-            {
-                // Logged inside; the session stays solved whatever happens here.
-                let _ = self.write_certificates(r);
+            self.finished(id, result, &self.control);
+        }
+    }
+
+    /// The spare worker: while the first worker searches a single question (the other one
+    /// decided, or a session with one question), it solves the next running session on the
+    /// idle thread, one question at a time, and hands the thread back (checkpointing) when
+    /// the first worker needs both.
+    pub fn work_spare(&self, shutdown: &AtomicBool) {
+        let mut reported = std::collections::HashSet::new();
+        let main_busy = || self.control.searches.load(Ordering::SeqCst) >= 2;
+        while !shutdown.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(500));
+            if main_busy() {
+                continue;
             }
-            match result {
-                Ok(r) if r.state == State::Running && !self.control.stop_requested() => {
-                    // Ran out without finishing: back off before trying again.
-                    std::thread::sleep(Duration::from_secs(1));
+            let Some(id) = self.claim(
+                &self.spare.running,
+                &self.spare.control,
+                &self.running,
+                &mut reported,
+            ) else {
+                continue;
+            };
+            self.spare.control.max_searches.store(1, Ordering::SeqCst);
+            tracing::info!("session {id}: solved by the spare worker, on the idle thread");
+            let result = std::thread::scope(|s| {
+                let run = s.spawn(|| {
+                    runner::run_guarded(&self.sessions, id, &self.spare.control, &self.dir.logs())
+                });
+                while !run.is_finished() {
+                    if shutdown.load(Ordering::SeqCst) || main_busy() {
+                        self.spare.control.request_stop();
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
                 }
-                Ok(_) => {}
-                // A damaged record or a bug: `run_guarded` marked the session failed.
-                Err(
-                    SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_),
-                ) => {}
-                Err(e) => {
-                    tracing::error!("session {}: {e}; retrying in 5 s", rec.id);
-                    std::thread::sleep(Duration::from_secs(5));
+                run.join().unwrap_or_else(|_| {
+                    Err(SessionError::Internal("the spare worker panicked".into()))
+                })
+            });
+            *self.spare.running.lock().expect("running lock") = None;
+            self.finished(id, result, &self.spare.control);
+        }
+    }
+
+    /// Takes the oldest running session that `other` does not hold for the worker of
+    /// `running` (one worker claims at a time, so two never take the same session).
+    fn claim(
+        &self,
+        running: &Mutex<Option<u64>>,
+        control: &Control,
+        other: &Mutex<Option<u64>>,
+        reported: &mut std::collections::HashSet<u64>,
+    ) -> Option<u64> {
+        let _claiming = self.claiming.lock().expect("claim lock");
+        let held = *other.lock().expect("running lock");
+        let rec = match self.sessions.list_readable() {
+            Ok((list, damaged)) => {
+                for id in damaged {
+                    if reported.insert(id) {
+                        tracing::error!("session {id}: its record is damaged; skipped");
+                    }
                 }
+                list.into_iter()
+                    .find(|r| r.state == State::Running && Some(r.id) != held)?
+            }
+            Err(e) => {
+                tracing::error!("cannot list sessions: {e}");
+                return None;
+            }
+        };
+        let mut running = running.lock().expect("running lock");
+        control.clear();
+        *running = Some(rec.id);
+        Some(rec.id)
+    }
+
+    /// After a worker's run of session `id`: the certificates of a solved session, a pause
+    /// before retrying one that could not go on.
+    fn finished(&self, id: u64, result: Result<SessionRecord, SessionError>, control: &Control) {
+        if let Ok(r) = &result
+            && r.state == State::Solved
+        {
+            // Logged inside; the session stays solved whatever happens here.
+            let _ = self.write_certificates(r);
+        }
+        match result {
+            Ok(r) if r.state == State::Running && !control.stop_requested() => {
+                // Ran out without finishing: back off before trying again.
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Ok(_) => {}
+            // A damaged record or a bug: `run_guarded` marked the session failed.
+            Err(SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)) => {
+            }
+            Err(e) => {
+                tracing::error!("session {id}: {e}; retrying in 5 s");
+                std::thread::sleep(Duration::from_secs(5));
             }
         }
     }
@@ -661,13 +755,16 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
     );
     std::thread::scope(|s| {
         let worker = s.spawn(|| service.work(&shutdown));
+        let spare =
+            (service.config.threads >= 2).then(|| s.spawn(|| service.work_spare(&shutdown)));
         s.spawn(|| answer(&service, &listener, &shutdown));
         while !shutdown.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        tracing::info!("daemon: shutting down, checkpointing the running session");
-        while !worker.is_finished() {
+        tracing::info!("daemon: shutting down, checkpointing the running sessions");
+        while !worker.is_finished() || spare.as_ref().is_some_and(|h| !h.is_finished()) {
             service.control.request_stop();
+            service.spare.control.request_stop();
             std::thread::sleep(Duration::from_millis(20));
         }
     });

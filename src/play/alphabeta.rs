@@ -154,7 +154,8 @@ impl AlphaBeta {
         beta: f64,
     ) -> f64 {
         self.nodes += 1;
-        if self.nodes & 1023 == 0
+        // A 5x9 node takes about 2 µs: the clock is read every half millisecond or so.
+        if self.nodes & 255 == 0
             && let Some(d) = self.deadline
             && Instant::now() >= d
         {
@@ -291,7 +292,8 @@ impl AlphaBeta {
         let moves = moves.to_vec();
         let start = self.nodes;
         self.stopped = false;
-        self.deadline = self.settings.time.map(|t| Instant::now() + t);
+        // 1% of the time is kept for answering, so the move arrives within the budget.
+        self.deadline = self.settings.time.map(|t| Instant::now() + t.mul_f64(0.99));
         let mut best = (moves[0], 0.0);
         for depth in 1..=self.settings.depth.max(1) {
             let Some(scores) = self.root_scores(game, &moves, depth) else {

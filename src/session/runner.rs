@@ -32,6 +32,10 @@ pub struct Control {
     pub live: Mutex<Vec<Progress>>,
     /// Time spent writing periodic checkpoints (the final one of a run not included).
     pub checkpoint_seconds: Mutex<f64>,
+    /// The session's questions being searched now (each on a thread of its own).
+    pub searches: AtomicUsize,
+    /// At most this many questions searched at once (0: as many as are open).
+    pub max_searches: AtomicUsize,
 }
 
 impl Control {
@@ -46,6 +50,7 @@ impl Control {
 
     pub fn clear(&self) {
         self.stop.store(false, Ordering::SeqCst);
+        self.searches.store(0, Ordering::SeqCst);
         self.live.lock().expect("live lock").clear();
     }
 
@@ -113,7 +118,7 @@ pub fn run(
     }
     // Set when a search decided the value or failed: the other search stops.
     let halt = AtomicBool::new(false);
-    let running = AtomicUsize::new(0);
+    let running = &control.searches;
     loop {
         let rec = sessions.get(id)?;
         if rec.state != State::Running || control.stop_requested() {
@@ -121,8 +126,13 @@ pub fn run(
         }
         // A search returns only when its goal is decided or it must stop, so each round
         // either ends the session or makes progress.
+        let most = match control.max_searches.load(Ordering::SeqCst) {
+            0 => usize::MAX,
+            n => n,
+        };
         let open: Vec<usize> = (0..rec.goals.len())
             .filter(|&g| rec.goals[g].outcome == "open")
+            .take(most)
             .collect();
         running.store(open.len(), Ordering::SeqCst);
         let solve = |g: usize| -> Result<SessionRecord, SessionError> {
@@ -132,7 +142,7 @@ pub fn run(
             let stop = Stop {
                 control,
                 halt: &halt,
-                running: &running,
+                running,
             };
             // Set `halt` on an error, and on a panic too (the guard's drop runs while it
             // unwinds), so the other search stops at once.

@@ -164,8 +164,16 @@ pub async fn agent(
     })?;
     let board = game.position().board();
     let reads_tables = matches!(spec.kind, Kind::Perfect | Kind::Winimax);
-    let db = if reads_tables { state.tables(board) } else { None };
-    let rote = if reads_tables { state.rote(board) } else { None };
+    let db = if reads_tables {
+        state.tables(board)
+    } else {
+        None
+    };
+    let rote = if reads_tables {
+        state.rote(board)
+    } else {
+        None
+    };
     let seed = req.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -34,7 +34,9 @@ use crate::search::rote::RoteTable;
 
 #[derive(Debug, Error)]
 pub enum WebError {
-    #[error("--bind {0}: the server would be reachable from other machines; give --token SECRET (at least 16 characters) so only those who know it can use it")]
+    #[error(
+        "--bind {0}: the server would be reachable from other machines; give --token SECRET (at least 16 characters) so only those who know it can use it"
+    )]
     NeedsToken(SocketAddr),
     #[error("--token: give at least 16 characters")]
     ShortToken,
@@ -81,13 +83,16 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A board's rote entries as last read from the daemon (none without one), and when.
+type RoteRead = (Instant, Option<Arc<RoteTable>>);
+
 /// What the handlers share.
 pub struct AppState {
     pub options: Options,
     /// Opened tables by board (`None`: not built for that board).
     tables: Mutex<HashMap<Board, Option<Arc<Database>>>>,
     /// The daemon's rote store by board, and when it was read.
-    rote: Mutex<HashMap<Board, (Instant, Option<Arc<RoteTable>>)>>,
+    rote: Mutex<HashMap<Board, RoteRead>>,
     /// Players and analyses think on at most this many threads at once; more requests wait.
     thinkers: tokio::sync::Semaphore,
     curves: sessions::CurveCache,
@@ -134,9 +139,10 @@ impl AppState {
             return table.clone();
         }
         let socket = crate::daemon::DataDir::new(&self.options.data_dir).socket();
-        let table = crate::daemon::protocol::call(&socket, crate::daemon::protocol::Request::RoteExport)
-            .ok()
-            .map(|v| Arc::new(crate::daemon::rote_from_export(&v, board)));
+        let table =
+            crate::daemon::protocol::call(&socket, crate::daemon::protocol::Request::RoteExport)
+                .ok()
+                .map(|v| Arc::new(crate::daemon::rote_from_export(&v, board)));
         r.insert(board, (Instant::now(), table.clone()));
         table
     }
@@ -160,7 +166,10 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
 /// The app's routes.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX) }))
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
+        )
         .route(
             "/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
@@ -303,10 +312,12 @@ pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        message: format!("the work failed: {e}"),
-    })?
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: format!("the work failed: {e}"),
+        })?
 }
 
 /// A download: `bytes` as `kind`, saved as `name`.
@@ -327,10 +338,22 @@ mod tests {
 
     #[test]
     fn local_hosts_are_told_apart() {
-        for h in ["localhost", "localhost:8080", "127.0.0.1:80", "[::1]:8080", "127.1.2.3"] {
+        for h in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:80",
+            "[::1]:8080",
+            "127.1.2.3",
+        ] {
             assert!(is_local_host(h), "{h}");
         }
-        for h in ["example.com", "evil.localhost.example:80", "10.0.0.1:8080", "", "[::2]"] {
+        for h in [
+            "example.com",
+            "evil.localhost.example:80",
+            "10.0.0.1:8080",
+            "",
+            "[::2]",
+        ] {
             assert!(!is_local_host(h), "{h}");
         }
     }

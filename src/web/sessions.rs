@@ -101,7 +101,9 @@ pub async fn start(
     let pos = crate::daemon::parse_target(req.target.trim()).map_err(ApiError::bad)?;
     let db = crate::egdb::file::board_dir(&state.options.db_dir, pos.board())
         .is_dir()
-        .then(|| std::path::absolute(&state.options.db_dir).unwrap_or(state.options.db_dir.clone()));
+        .then(|| {
+            std::path::absolute(&state.options.db_dir).unwrap_or(state.options.db_dir.clone())
+        });
     ask(
         &state,
         Request::Start {
@@ -192,7 +194,11 @@ fn read_log(path: &std::path::Path, offset: u64, tail_only: bool) -> (Vec<Progre
     let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut start = 0;
     if from != offset {
-        start = text.iter().position(|&b| b == b'\n').map_or(end, |i| i + 1).min(end);
+        start = text
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(end, |i| i + 1)
+            .min(end);
     }
     let lines = String::from_utf8_lossy(&text[start..end])
         .lines()
@@ -358,7 +364,11 @@ pub async fn curve_png(
         drawn
     })
     .await?;
-    Ok(download("image/png", format!("session-{id}-curve.png"), bytes))
+    Ok(download(
+        "image/png",
+        format!("session-{id}-curve.png"),
+        bytes,
+    ))
 }
 
 /// A fresh private directory for one plot.
@@ -422,7 +432,12 @@ mod tests {
     fn log_points_continue_the_stored_curve() {
         let c = Cached {
             stored: vec![row("white", 1), row("white", 2), row("black", 1)],
-            logged: vec![row("white", 2), row("white", 5), row("black", 3), row("white", 4)],
+            logged: vec![
+                row("white", 2),
+                row("white", 5),
+                row("black", 3),
+                row("white", 4),
+            ],
             ..Cached::default()
         };
         let its: Vec<(String, u64)> = merged(&c)

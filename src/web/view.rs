@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::geometry::{Board, NONE, points};
-use crate::moves::{Move, legal_moves};
 use crate::movegen::Capture;
+use crate::moves::{Move, legal_moves};
 use crate::position::Position;
 
 #[derive(Serialize)]
@@ -87,10 +87,7 @@ pub struct MoveView {
 
 /// Every legal move of `pos`, step by step.
 pub fn moves(pos: &Position) -> Vec<MoveView> {
-    legal_moves(pos)
-        .iter()
-        .map(|m| move_view(pos, m))
-        .collect()
+    legal_moves(pos).iter().map(|m| move_view(pos, m)).collect()
 }
 
 pub fn move_view(pos: &Position, m: &Move) -> MoveView {
@@ -164,7 +161,12 @@ mod tests {
                 let mut all = 0u64;
                 for s in &steps {
                     for &p in s {
-                        assert_eq!(all & (1 << p), 0, "{} takes {p} twice", m.notation(pos.board()));
+                        assert_eq!(
+                            all & (1 << p),
+                            0,
+                            "{} takes {p} twice",
+                            m.notation(pos.board())
+                        );
                         all |= 1 << p;
                     }
                     assert_eq!(s.is_empty(), !m.is_capture(), "{}", m.notation(pos.board()));

@@ -30,7 +30,10 @@ fn free_port() -> u16 {
 /// body as JSON (Null when it is not JSON).
 pub fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let (status, bytes) = http_raw(port, method, path, body, &[]);
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 /// One HTTP/1.1 exchange with extra headers; the status and the raw body.
@@ -253,7 +256,11 @@ impl Browser {
 
     /// A real click (the browser's pointer on the element's centre).
     pub fn click(&self, element: &str) {
-        self.call("POST", &format!("/element/{element}/click"), Some(json!({})));
+        self.call(
+            "POST",
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        );
     }
 
     pub fn click_css(&self, css: &str) {
@@ -274,7 +281,11 @@ impl Browser {
         let script = format!(
             "const s = document.querySelector({css:?}); s.value = {value:?}; s.dispatchEvent(new Event('change')); return s.value;"
         );
-        assert_eq!(self.eval(&script), Value::from(value), "{css} has no {value}");
+        assert_eq!(
+            self.eval(&script),
+            Value::from(value),
+            "{css} has no {value}"
+        );
     }
 
     pub fn type_into(&self, css: &str, text: &str) {

@@ -617,10 +617,15 @@ async function refreshSession() {
     const s = c.status;
     const goals = (s.goals || []).map(g => `${g.attacker} wins? ${g.outcome || 'open'}`).join('; ');
     const rate = (s.live || []).reduce((t, p) => t + (p.nodes_per_second || 0), 0);
+    // Nodes now: each question's live count where it runs, else its checkpointed one.
+    const nodes = (s.goals || []).reduce((t, g) => {
+      const l = (s.live || []).find(p => p.goal === g.attacker);
+      return t + (l ? l.nodes : g.nodes || 0);
+    }, 0);
     document.getElementById('session-title').textContent = `Session ${id}: ${s.name}`;
     document.getElementById('session-info').replaceChildren(
       el('div', {}, 'state: ', el('span', { id: 'session-state', class: 'state-' + s.state }, s.state),
-        ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(s.nodes)} · ${fmtRate(rate)} · ${s.algo}`),
+        ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(nodes)} · ${fmtRate(rate)} · ${s.algo}`),
       el('div', { class: 'note' }, `${s.root} · ${goals}`));
     document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite));
     const count = document.getElementById('curve-count');
@@ -671,9 +676,11 @@ function drawChart(points, infinite) {
     const ended = last.pn === 0 || last.pn >= infinite ? (last.pn === 0 ? ' proven' : ' disproven') : '';
     title.textContent = `${g} wins?${ended} — pn (red), dpn (blue), ${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
     svg.append(title);
-    const xl = sv('text', { x: W - R - 60, y: H - 8 });
-    xl.textContent = 'iteration';
-    svg.append(xl);
+    for (const [x, anchor, label] of [[L, 'start', '0'], [W - R, 'end', fmtNumber(maxX)], [(L + W - R) / 2, 'middle', 'iteration']]) {
+      const t = sv('text', { x, y: H - 8, 'text-anchor': anchor });
+      t.textContent = label;
+      svg.append(t);
+    }
     for (const [key, cls] of [['pn', 'pn'], ['dpn', 'dpn']]) {
       const pts = ps.filter(p => finite(p[key])).map(p => `${lx(p.iteration).toFixed(1)},${ly(p[key]).toFixed(1)}`);
       if (pts.length) svg.append(sv('polyline', { class: cls, points: pts.join(' ') }));
