@@ -17,7 +17,6 @@ use crate::out;
 use fanorona::config::{Config, LogFormat};
 use fanorona::daemon::protocol::{ClientError, Request, call};
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
-use fanorona::search::CurvePoint;
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
 use fanorona::session::{Algo, State};
@@ -386,7 +385,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 check_output("--png", png)?;
             }
             let (v, _) = ask(config, Request::Curve { id })?;
-            let rows = curve_rows(&v);
+            let rows = fanorona::daemon::protocol::curve_rows(&v);
             if rows.is_empty() {
                 return Err(Failure::input(anyhow!(
                     "session {id} has no curve points yet (it has not run an iteration): nothing written"
@@ -413,27 +412,6 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             Ok(())
         }
     }
-}
-
-/// The curve rows of a `Curve` answer.
-fn curve_rows(v: &Value) -> Vec<curve::Row> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            let n = |k: &str| p[k].as_u64().unwrap_or(0);
-            (
-                p["goal"].as_str().unwrap_or("?").to_string(),
-                CurvePoint {
-                    iteration: n("iteration"),
-                    nodes: n("nodes"),
-                    seconds: p["seconds"].as_f64().unwrap_or(0.0),
-                    pn: n("root_pn"),
-                    dn: n("root_dpn"),
-                },
-            )
-        })
-        .collect()
 }
 
 fn control(config: &Config, request: Request, json: bool) -> CliResult {

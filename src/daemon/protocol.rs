@@ -117,3 +117,24 @@ pub fn call(socket: &Path, request: Request) -> Result<serde_json::Value, Client
         })
     }
 }
+
+/// The curve rows of a `Curve` answer (goal's attacker, point), in order.
+pub fn curve_rows(v: &serde_json::Value) -> Vec<crate::session::curve::Row> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let n = |k: &str| p[k].as_u64().unwrap_or(0);
+            (
+                p["goal"].as_str().unwrap_or("?").to_string(),
+                crate::search::CurvePoint {
+                    iteration: n("iteration"),
+                    nodes: n("nodes"),
+                    seconds: p["seconds"].as_f64().unwrap_or(0.0),
+                    pn: n("root_pn"),
+                    dn: n("root_dpn"),
+                },
+            )
+        })
+        .collect()
+}

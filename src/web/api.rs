@@ -158,10 +158,7 @@ pub async fn agent(
     if let Some(end) = game.end() {
         return Err(ApiError::bad(format!("the game is over: {end}")));
     }
-    let _permit = state.thinkers.acquire().await.map_err(|_| ApiError {
-        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        message: "the server is shutting down".into(),
-    })?;
+    let _permit = state.think().await?;
     let board = game.position().board();
     let reads_tables = matches!(spec.kind, Kind::Perfect | Kind::Winimax);
     let db = if reads_tables {
@@ -220,10 +217,7 @@ pub async fn analyse(
     let req: AnalyseRequest = parse_body(&body)?;
     let game = req.game.replay()?;
     let board = game.position().board();
-    let _permit = state.thinkers.acquire().await.map_err(|_| ApiError {
-        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        message: "the server is shutting down".into(),
-    })?;
+    let _permit = state.think().await?;
     let db = state.tables(board);
     let rote = state.rote(board);
     let in_play = !req.game.moves.is_empty();

@@ -109,6 +109,14 @@ impl AppState {
         }
     }
 
+    /// A turn to think (a player's move, an analysis): at most two at once, more wait.
+    pub async fn think(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
+        self.thinkers.acquire().await.map_err(|_| ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "the server is shutting down".into(),
+        })
+    }
+
     /// The tables of `board` under the db directory, if they are built and whole.
     pub fn tables(&self, board: Board) -> Option<Arc<Database>> {
         let mut t = self.tables.lock().expect("tables lock");

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::api::parse_body;
 use super::{ApiError, AppState, blocking, download};
 use crate::daemon::DataDir;
-use crate::daemon::protocol::{ClientError, Request, call};
+use crate::daemon::protocol::{ClientError, Request, call, curve_rows};
 use crate::search::CurvePoint;
 use crate::session::curve::{self, Row};
 use crate::session::log::{Progress, log_path};
@@ -151,27 +151,6 @@ struct Cached {
 #[derive(Default)]
 pub struct CurveCache(Mutex<HashMap<u64, Cached>>);
 
-/// The stored curve's rows from a `Curve` answer.
-fn rows(v: &Value) -> Vec<Row> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            let n = |k: &str| p[k].as_u64().unwrap_or(0);
-            (
-                p["goal"].as_str().unwrap_or("?").to_string(),
-                CurvePoint {
-                    iteration: n("iteration"),
-                    nodes: n("nodes"),
-                    seconds: p["seconds"].as_f64().unwrap_or(0.0),
-                    pn: n("root_pn"),
-                    dn: n("root_dpn"),
-                },
-            )
-        })
-        .collect()
-}
-
 /// Reads the log lines written since `offset` (whole lines only), returning them and the new
 /// offset. On a first read of a long log, only its last `LOG_CHUNK` bytes.
 fn read_log(path: &std::path::Path, offset: u64, tail_only: bool) -> (Vec<Progress>, u64) {
@@ -256,7 +235,7 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row
         c.get(&id).is_none_or(|c| c.checkpoints != checkpoints)
     };
     if stale {
-        let stored = rows(&ask(state, Request::Curve { id }).await?);
+        let stored = curve_rows(&ask(state, Request::Curve { id }).await?);
         let mut c = state.curves.0.lock().expect("curve lock");
         let e = c.entry(id).or_default();
         e.checkpoints = checkpoints;
