@@ -1,7 +1,8 @@
 //! Stores written by earlier builds stay readable: `tests/data/store-v1` is a store of format
 //! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5` before
-//! format 2), upgraded on open by the steps of `migrations/`. A change of the stored layout
-//! must bump the format and add a step, or this test fails.
+//! format 2) and `tests/data/store-v2` one of format 2 (the same, made before format 3, both
+//! questions searched), upgraded on open by the steps of `migrations/`. A change of the
+//! stored layout must bump the format and add a step, or these tests fail.
 
 use std::path::Path;
 
@@ -57,5 +58,71 @@ fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entrie
     assert!(
         rote.iter()
             .any(|(k, e)| k.pos.to_string() == s.root && e.proven && e.best_move.is_some())
+    );
+}
+
+#[test]
+fn a_format_2_store_is_upgraded_to_rkyv_node_chunks_and_keeps_its_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/data/store-v2"), tmp.path());
+    let dir = DataDir::new(tmp.path());
+    let sessions = open_sessions(&dir, &Config::defaults()).unwrap();
+    use fanorona::session::store::Table;
+    let format = sessions
+        .store()
+        .get(Table::Meta, b"format")
+        .unwrap()
+        .unwrap();
+    assert_eq!(format, fanorona::session::format::FORMAT.to_be_bytes());
+    // Every chunk now an archive (its version byte), and the tree as it was: the same
+    // numbers as the format 1 store of the same solve.
+    let mut versions = Vec::new();
+    sessions
+        .store()
+        .scan(Table::Nodes, &[], &mut |_, v| versions.push(v[0]))
+        .unwrap();
+    assert!(!versions.is_empty());
+    assert!(
+        versions
+            .iter()
+            .all(|&v| v == fanorona::session::codec::NODES_VERSION),
+        "{versions:?}"
+    );
+    let s = sessions.get(1).unwrap();
+    assert_eq!(s.state, State::Solved);
+    assert_eq!(s.value.as_deref(), Some("white"));
+    assert_eq!(s.settings.threads, 2);
+    let g = &s.goals[0];
+    assert_eq!((g.nodes, g.iterations, g.first_level), (1689, 30, 125));
+    let tree = sessions
+        .load_tree(1, 0, "3x5".parse().unwrap(), 125)
+        .unwrap();
+    assert_eq!(tree.len(), 125);
+    assert_eq!(tree[0].pn, 0, "the root is proven");
+    assert_eq!(tree[0].pos.to_string(), s.root);
+    // The same tree as the format 1 fixture's (both were made by the same search).
+    let tmp1 = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/data/store-v1"), tmp1.path());
+    let old = open_sessions(&DataDir::new(tmp1.path()), &Config::defaults()).unwrap();
+    let tree1 = old.load_tree(1, 0, "3x5".parse().unwrap(), 125).unwrap();
+    for (a, b) in tree.iter().zip(&tree1) {
+        assert_eq!(
+            (
+                a.pos, a.pn, a.dn, a.parent, a.first, a.count, a.expanded, a.since
+            ),
+            (
+                b.pos, b.pn, b.dn, b.parent, b.first, b.count, b.expanded, b.since
+            )
+        );
+    }
+    // Opened again: nothing more to upgrade, the same tree.
+    drop(sessions);
+    let again = open_sessions(&dir, &Config::defaults()).unwrap();
+    assert_eq!(
+        again
+            .load_tree(1, 0, "3x5".parse().unwrap(), 125)
+            .unwrap()
+            .len(),
+        125
     );
 }

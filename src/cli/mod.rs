@@ -204,6 +204,11 @@ pub enum Command {
         /// play over the 5x9 tables in DIR.
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
+        /// With --store: instead of a synthetic tree, time resuming (and rewriting) every
+        /// first-level tree of the sessions in this data directory (give a copy: an older
+        /// store is upgraded first, and the upgrade timed).
+        #[arg(long, value_name = "DATA_DIR", requires = "store")]
+        from: Option<PathBuf>,
         /// With --store: nodes in the first-level tree to resume.
         #[arg(long, default_value_t = 10_000_000, requires = "store")]
         tree_nodes: usize,
@@ -403,6 +408,13 @@ pub fn run(cli: Cli) -> CliResult {
             threads,
             json: out.json,
         }),
+        Command::Bench {
+            store: true,
+            from: Some(dir),
+            repeat,
+            out,
+            ..
+        } => bench_store::resume_from(&dir, repeat as usize, out.json),
         Command::Bench {
             store: true,
             tree_nodes,

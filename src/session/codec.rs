@@ -1,8 +1,9 @@
 //! How records are written in the store: fixed-width big-endian keys (so range scans come
 //! out in order) and values that start with a version byte.
 //!
-//! Nodes, curve points and rote entries are written field by field; session records, small
-//! and read by people debugging a store, as JSON after the version byte.
+//! First-level nodes are rkyv archives of their records (checked by bytecheck when read);
+//! curve points and rote entries are written field by field; session records, small and read
+//! by people debugging a store, as JSON after the version byte.
 
 use crate::position::{Color, Position};
 use crate::search::CurvePoint;
@@ -18,8 +19,74 @@ pub const VALUE_VERSION: u8 = 1;
 /// First-level nodes per stored chunk: a checkpoint rewrites the chunks it changed.
 pub const CHUNK: usize = 1024;
 
-/// Bytes of one node in a chunk.
+/// The version byte of node chunks this build writes: an rkyv archive of the chunk's
+/// `NodeRecord`s. Version 1, the fixed-width layout of format 2 stores, is read only by the
+/// upgrade to format 3.
+pub const NODES_VERSION: u8 = 2;
+
+/// Bytes of one node in a version 1 chunk.
 const NODE_BYTES: usize = 54;
+
+/// A first-level node as stored: the position's fields, the numbers, the links, and the
+/// flags (leaf kind in bits 0-1, expanded 2, repetition 3, rote 4).
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+struct NodeRecord {
+    white: u64,
+    black: u64,
+    pn: u64,
+    dn: u64,
+    since: u64,
+    parent: u32,
+    first: u32,
+    count: u32,
+    side: u8,
+    flags: u8,
+}
+
+fn node_flags(n: &Node) -> u8 {
+    let leaf = match n.leaf {
+        Leaf::Open => 0,
+        Leaf::Proven => 1,
+        Leaf::Disproven => 2,
+    };
+    leaf | (n.expanded as u8) << 2 | (n.repetition as u8) << 3 | (n.rote as u8) << 4
+}
+
+/// A node from its stored fields, refusing a position off the board and an unknown leaf kind.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn node_of(
+    board: Board,
+    side: u8,
+    white: Bitboard,
+    black: Bitboard,
+    numbers: (u64, u64),
+    links: (u32, u32, u32),
+    flags: u8,
+    since: u64,
+) -> Result<Node, DecodeError> {
+    const W: &str = "node chunk";
+    let pos = position(board, color_of(side, W)?, white, black, W)?;
+    let leaf = match flags & 3 {
+        0 => Leaf::Open,
+        1 => Leaf::Proven,
+        2 => Leaf::Disproven,
+        _ => return Err(damaged(W, "leaf kind 3")),
+    };
+    Ok(Node {
+        pos,
+        pn: numbers.0,
+        dn: numbers.1,
+        parent: links.0,
+        first: links.1,
+        count: links.2,
+        expanded: flags & 4 != 0,
+        leaf,
+        repetition: flags & 8 != 0,
+        rote: flags & 16 != 0,
+        since,
+    })
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("damaged {what} record: {why}")]
@@ -146,61 +213,115 @@ pub fn chunk_key(id: u64, goal: u8, chunk: u32) -> Vec<u8> {
 }
 
 pub fn encode_chunk(nodes: &[Node]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(1 + nodes.len() * NODE_BYTES);
-    v.push(VALUE_VERSION);
-    for n in nodes {
-        v.push(color_byte(n.pos.side_to_move()));
-        v.extend(n.pos.white().to_be_bytes());
-        v.extend(n.pos.black().to_be_bytes());
-        v.extend(n.pn.to_be_bytes());
-        v.extend(n.dn.to_be_bytes());
-        v.extend(n.parent.to_be_bytes());
-        v.extend(n.first.to_be_bytes());
-        v.extend(n.count.to_be_bytes());
-        let leaf = match n.leaf {
-            Leaf::Open => 0,
-            Leaf::Proven => 1,
-            Leaf::Disproven => 2,
-        };
-        v.push(leaf | (n.expanded as u8) << 2 | (n.repetition as u8) << 3 | (n.rote as u8) << 4);
-        v.extend(n.since.to_be_bytes());
-    }
+    let records: Vec<NodeRecord> = nodes
+        .iter()
+        .map(|n| NodeRecord {
+            white: n.pos.white(),
+            black: n.pos.black(),
+            pn: n.pn,
+            dn: n.dn,
+            since: n.since,
+            parent: n.parent,
+            first: n.first,
+            count: n.count,
+            side: color_byte(n.pos.side_to_move()),
+            flags: node_flags(n),
+        })
+        .collect();
+    let archive =
+        rkyv::to_bytes::<rkyv::rancor::Error>(&records).expect("node records always serialise");
+    let mut v = Vec::with_capacity(ARCHIVE_AT + archive.len());
+    v.push(NODES_VERSION);
+    v.resize(ARCHIVE_AT, 0);
+    v.extend_from_slice(&archive);
     v
 }
 
-/// Appends the nodes of a chunk of `board` to `out`.
+/// Where a chunk's archive starts: after the version byte and padding, 8 bytes in, so that a
+/// value the store hands out 8-byte aligned is read in place.
+const ARCHIVE_AT: usize = 8;
+
+/// Appends the nodes of a chunk of `board` to `out`, the archive checked first.
 pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<(), DecodeError> {
+    const W: &str = "node chunk";
+    match bytes.first() {
+        Some(&NODES_VERSION) => {}
+        Some(v) => {
+            return Err(damaged(
+                W,
+                format!("value version {v} is not {NODES_VERSION}"),
+            ));
+        }
+        None => return Err(damaged(W, "empty value")),
+    }
+    let Some(archive) = bytes.get(ARCHIVE_AT..) else {
+        return Err(damaged(W, "too short"));
+    };
+    // Read in place when the store's bytes are aligned for the records, else from a copy.
+    thread_local! {
+        static ALIGNED: std::cell::RefCell<rkyv::util::AlignedVec<16>> =
+            std::cell::RefCell::new(rkyv::util::AlignedVec::new());
+    }
+    if (archive.as_ptr() as usize).is_multiple_of(std::mem::align_of::<ArchivedNodeRecord>()) {
+        return decode_archive(archive, board, out);
+    }
+    ALIGNED.with_borrow_mut(|aligned| {
+        aligned.clear();
+        aligned.extend_from_slice(archive);
+        decode_archive(aligned, board, out)
+    })
+}
+
+/// The records of a chunk archive (aligned), checked, appended to `out` as nodes.
+fn decode_archive(archive: &[u8], board: Board, out: &mut Vec<Node>) -> Result<(), DecodeError> {
+    const W: &str = "node chunk";
+    let records = rkyv::access::<rkyv::Archived<Vec<NodeRecord>>, rkyv::rancor::Error>(archive)
+        .map_err(|e| damaged(W, format!("not a chunk archive: {e}")))?;
+    out.reserve(records.len());
+    for r in records.iter() {
+        out.push(node_of(
+            board,
+            r.side,
+            r.white.to_native(),
+            r.black.to_native(),
+            (r.pn.to_native(), r.dn.to_native()),
+            (
+                r.parent.to_native(),
+                r.first.to_native(),
+                r.count.to_native(),
+            ),
+            r.flags,
+            r.since.to_native(),
+        )?);
+    }
+    Ok(())
+}
+
+/// Appends the nodes of a version 1 chunk (fixed-width fields: side u8, white, black, pn, dn
+/// u64, parent, first, count u32, flags u8, since u64, big-endian) to `out`: format 2 stores,
+/// read by the upgrade to format 3.
+pub fn decode_chunk_v1(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<(), DecodeError> {
     const W: &str = "node chunk";
     let mut r = Reader::versioned(bytes, W)?;
     if r.bytes.len() % NODE_BYTES != 0 {
         return Err(damaged(W, format!("{} bytes of nodes", r.bytes.len())));
     }
     while !r.bytes.is_empty() {
-        let side = color_of(r.u8()?, W)?;
+        let side = r.u8()?;
         let (white, black) = (r.u64()?, r.u64()?);
-        let pos = position(board, side, white, black, W)?;
-        let (pn, dn) = (r.u64()?, r.u64()?);
-        let (parent, first, count) = (r.u32()?, r.u32()?, r.u32()?);
+        let numbers = (r.u64()?, r.u64()?);
+        let links = (r.u32()?, r.u32()?, r.u32()?);
         let flags = r.u8()?;
-        let leaf = match flags & 3 {
-            0 => Leaf::Open,
-            1 => Leaf::Proven,
-            2 => Leaf::Disproven,
-            _ => return Err(damaged(W, "leaf kind 3")),
-        };
-        out.push(Node {
-            pos,
-            pn,
-            dn,
-            parent,
-            first,
-            count,
-            expanded: flags & 4 != 0,
-            leaf,
-            repetition: flags & 8 != 0,
-            rote: flags & 16 != 0,
-            since: r.u64()?,
-        });
+        out.push(node_of(
+            board,
+            side,
+            white,
+            black,
+            numbers,
+            links,
+            flags,
+            r.u64()?,
+        )?);
     }
     Ok(())
 }
@@ -377,6 +498,14 @@ mod tests {
             .to_string();
         assert!(err.contains("version 9"), "{err}");
         assert!(decode_chunk(&bytes[..bytes.len() - 3], pos.board(), &mut Vec::new()).is_err());
+        // A garbled archive (its length beyond its bytes) is refused by the check, not read.
+        let mut garbled = bytes.clone();
+        let n = garbled.len();
+        garbled[n - 1] ^= 0x7f;
+        let err = decode_chunk(&garbled, pos.board(), &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a chunk archive"), "{err}");
         let mut bad = rote_key(&key);
         bad[0] = 11;
         assert!(decode_rote(&bad, &encode_rote(&e, pos.board())).is_err());

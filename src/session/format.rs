@@ -5,8 +5,9 @@ use crate::session::store::{Store, Table, Write};
 use crate::session::{SessionError, codec};
 
 /// The format this build writes. Its layout is described in `migrations/0001-initial.md`
-/// and the changes since in `migrations/0002-session-threads.md`.
-pub const FORMAT: u32 = 2;
+/// and the changes since in `migrations/0002-session-threads.md` and
+/// `migrations/0003-rkyv-nodes.md`.
+pub const FORMAT: u32 = 3;
 
 /// The rules the stored values were found under.
 pub const RULES: &str = "fanorona-1 (../shared/RULES.md: repetition is a draw on its path)";
@@ -20,11 +21,62 @@ pub struct Migration {
 }
 
 /// Every upgrade step, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    from: 1,
-    describe: "session records gain threads, rote_leaves and the pn2-dfpn algorithm",
-    run: sessions_rewritten,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        from: 1,
+        describe: "session records gain threads, rote_leaves and the pn2-dfpn algorithm",
+        run: sessions_rewritten,
+    },
+    Migration {
+        from: 2,
+        describe: "first-level node chunks become rkyv archives",
+        run: nodes_archived,
+    },
+];
+
+/// Format 2 to 3: every node chunk read in the fixed-width layout (its board from its
+/// session's root) and written again as an rkyv archive.
+fn nodes_archived(store: &dyn Store) -> Result<Vec<Write>, SessionError> {
+    let mut boards = std::collections::HashMap::new();
+    let mut bad: Option<SessionError> = None;
+    store.scan(
+        Table::Sessions,
+        &[],
+        &mut |k, v| match codec::decode_session(v).map(|r| r.root.parse::<crate::Position>()) {
+            Ok(Ok(root)) => {
+                boards.insert(k.to_vec(), root.board());
+            }
+            Ok(Err(e)) => {
+                bad = Some(SessionError::Damaged(format!("a session's root: {e}")));
+            }
+            Err(e) => bad = Some(e.into()),
+        },
+    )?;
+    let mut writes = Vec::new();
+    let mut nodes = Vec::with_capacity(codec::CHUNK);
+    store.scan(Table::Nodes, &[], &mut |k, v| {
+        if bad.is_some() {
+            return;
+        }
+        let Some(&board) = k.get(..8).and_then(|id| boards.get(id)) else {
+            bad = Some(SessionError::Damaged("node chunks of no session".into()));
+            return;
+        };
+        nodes.clear();
+        match codec::decode_chunk_v1(v, board, &mut nodes) {
+            Ok(()) => writes.push(Write::put(
+                Table::Nodes,
+                k.to_vec(),
+                codec::encode_chunk(&nodes),
+            )),
+            Err(e) => bad = Some(e.into()),
+        }
+    })?;
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(writes),
+    }
+}
 
 /// Format 1 to 2: every session record read (the new fields take their defaults: one
 /// thread, no rote leaves) and written again whole, so no record of format 2 lacks them.
