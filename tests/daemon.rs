@@ -363,20 +363,24 @@ fn the_spare_worker_solves_the_next_session_on_the_idle_thread() {
     let (na, nb) = (nodes(a), nodes(b));
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(nodes(a) > na && nodes(b) > nb, "both must progress");
-    // A third session with both questions open: once the first is paused, the worker takes
-    // the third (two searches), and the spare lets the second go, checkpointed.
+    // Sessions keep their age order: with the first paused, the worker takes the second back
+    // from the spare (checkpointed there, resumed here), and the spare takes a third, one
+    // question at a time although it was made to ask both at once.
     let c = data.json(&["session", "start", "5x9", "--name", "third", "--json"])["id"]
         .as_u64()
         .unwrap();
     data.json(&["session", "pause", &a.to_string(), "--json"]);
-    let s = data.wait_for(b, "the spare to hand its thread back", |s| {
-        s["state"] == "queued"
+    let s = data.wait_for(c, "the third on the spare", |s| {
+        s["state"] == "running" && s["live"].as_array().is_some_and(|l| l.len() == 1)
     });
-    assert!(checkpoints(&s) >= 1, "handing back checkpoints: {s}");
-    let s = data.wait_for(c, "the third on both threads", |s| {
-        s["live"].as_array().is_some_and(|l| l.len() == 2)
+    assert_eq!(s["goals"].as_array().unwrap().len(), 2, "{s}");
+    let s = data.wait_for(b, "the second on the worker", |s| s["state"] == "running");
+    assert!(checkpoints(&s) >= 1, "handing over checkpoints: {s}");
+    // With the second paused too, the worker wants the third and both threads for it.
+    data.json(&["session", "pause", &b.to_string(), "--json"]);
+    data.wait_for(c, "the third on both threads", |s| {
+        s["state"] == "running" && s["live"].as_array().is_some_and(|l| l.len() == 2)
     });
-    assert_eq!(s["state"], "running");
     // Shutdown checkpoints whatever runs.
     assert!(daemon.sigterm().success());
 }

@@ -344,6 +344,17 @@ fn beyond_localhost_only_with_a_token() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--token"));
+    // A token must be long, and travel in an address as it is.
+    for bad in ["short", "sixteen+chars/with=signs"] {
+        let o = Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .args(["serve", "--bind", "0.0.0.0:0", "--token", bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--token"), "{bad}");
+    }
     let token = "a-secret-of-16-chars";
     let server = Server::start(&data.config, &data.dir, &["--token", token]);
     let (s, _) = http(server.port, "GET", "/api/info", None);

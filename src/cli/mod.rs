@@ -158,7 +158,7 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
         bind: std::net::SocketAddr,
         /// A secret every request must carry (the printed address includes it); needed to
-        /// listen beyond localhost. At least 16 characters.
+        /// listen beyond localhost. At least 16 letters, digits, '-' or '_'.
         #[arg(long, value_name = "SECRET")]
         token: Option<String>,
         /// The endgame tables (default: db_dir of the config); boards without tables there
@@ -479,7 +479,7 @@ fn serve(
     })
     .map_err(|e| match e {
         fanorona::web::WebError::NeedsToken(_)
-        | fanorona::web::WebError::ShortToken
+        | fanorona::web::WebError::BadToken
         | fanorona::web::WebError::Bind { .. } => Failure::input(e),
         other => Failure::other(other),
     })

@@ -206,6 +206,8 @@ pub struct Service {
     pub spare: Slot,
     /// Held while a worker chooses its next session.
     claiming: Mutex<()>,
+    /// The worker wants the session the spare worker holds.
+    handover: AtomicBool,
 }
 
 /// A worker's session and its control.
@@ -275,6 +277,7 @@ impl Service {
             has_worker,
             spare: Slot::default(),
             claiming: Mutex::new(()),
+            handover: AtomicBool::new(false),
         }
     }
 
@@ -480,12 +483,7 @@ impl Service {
     pub fn work(&self, shutdown: &AtomicBool) {
         let mut reported = std::collections::HashSet::new();
         while !shutdown.load(Ordering::SeqCst) {
-            let Some(id) = self.claim(
-                &self.running,
-                &self.control,
-                &self.spare.running,
-                &mut reported,
-            ) else {
+            let Some(id) = self.claim(false, &mut reported) else {
                 let _ = self.woken.recv_timeout(Duration::from_millis(500));
                 continue;
             };
@@ -498,34 +496,32 @@ impl Service {
         }
     }
 
-    /// The spare worker: while the first worker searches a single question (the other one
+    /// Whether the worker needs the spare's thread: it searches two questions, or one on two
+    /// threads, or is starting a session, or wants the spare's session.
+    fn worker_needs_both(&self) -> bool {
+        self.control.searches.load(Ordering::SeqCst) >= 2
+            || self.control.pairing.load(Ordering::SeqCst)
+            || self.handover.load(Ordering::SeqCst)
+    }
+
+    /// The spare worker: while the worker searches a single question (the other one
     /// decided, or a session with one question), it solves the next running session on the
     /// idle thread, one question at a time, and hands the thread back (checkpointing) when
-    /// the first worker needs both.
+    /// the worker needs both or wants that session.
     pub fn work_spare(&self, shutdown: &AtomicBool) {
         let mut reported = std::collections::HashSet::new();
-        let main_busy = || self.control.searches.load(Ordering::SeqCst) >= 2;
         while !shutdown.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(500));
-            if main_busy() {
-                continue;
-            }
-            let Some(id) = self.claim(
-                &self.spare.running,
-                &self.spare.control,
-                &self.running,
-                &mut reported,
-            ) else {
+            let Some(id) = self.claim(true, &mut reported) else {
                 continue;
             };
-            self.spare.control.max_searches.store(1, Ordering::SeqCst);
             tracing::info!("session {id}: solved by the spare worker, on the idle thread");
             let result = std::thread::scope(|s| {
                 let run = s.spawn(|| {
                     runner::run_guarded(&self.sessions, id, &self.spare.control, &self.dir.logs())
                 });
                 while !run.is_finished() {
-                    if shutdown.load(Ordering::SeqCst) || main_busy() {
+                    if shutdown.load(Ordering::SeqCst) || self.worker_needs_both() {
                         self.spare.control.request_stop();
                     }
                     std::thread::sleep(Duration::from_millis(100));
@@ -539,17 +535,28 @@ impl Service {
         }
     }
 
-    /// Takes the oldest running session that `other` does not hold for the worker of
-    /// `running` (one worker claims at a time, so two never take the same session).
-    fn claim(
-        &self,
-        running: &Mutex<Option<u64>>,
-        control: &Control,
-        other: &Mutex<Option<u64>>,
-        reported: &mut std::collections::HashSet<u64>,
-    ) -> Option<u64> {
+    /// The next session for the worker (`spare` false) or the spare worker, marked as
+    /// theirs; one claims at a time, so the two never take the same session.
+    ///
+    /// The worker takes the oldest running session; if the spare holds it, the worker asks
+    /// for it back (`handover`) and waits. The spare takes the oldest running session the
+    /// worker does not hold, and only while the worker is solving a session with a single
+    /// search on one thread.
+    fn claim(&self, spare: bool, reported: &mut std::collections::HashSet<u64>) -> Option<u64> {
         let _claiming = self.claiming.lock().expect("claim lock");
+        let (mine, other, control) = if spare {
+            (&self.spare.running, &self.running, &self.spare.control)
+        } else {
+            (&self.running, &self.spare.running, &self.control)
+        };
         let held = *other.lock().expect("running lock");
+        if spare
+            && (held.is_none()
+                || self.control.searches.load(Ordering::SeqCst) != 1
+                || self.worker_needs_both())
+        {
+            return None;
+        }
         let rec = match self.sessions.list_readable() {
             Ok((list, damaged)) => {
                 for id in damaged {
@@ -557,16 +564,29 @@ impl Service {
                         tracing::error!("session {id}: its record is damaged; skipped");
                     }
                 }
-                list.into_iter()
-                    .find(|r| r.state == State::Running && Some(r.id) != held)?
+                let oldest = list
+                    .into_iter()
+                    .find(|r| r.state == State::Running && (!spare || Some(r.id) != held))?;
+                if !spare && Some(oldest.id) == held {
+                    self.handover.store(true, Ordering::SeqCst);
+                    return None;
+                }
+                oldest
             }
             Err(e) => {
                 tracing::error!("cannot list sessions: {e}");
                 return None;
             }
         };
-        let mut running = running.lock().expect("running lock");
+        let mut running = mine.lock().expect("running lock");
         control.clear();
+        if spare {
+            control.max_searches.store(1, Ordering::SeqCst);
+        } else {
+            // Both threads are the worker's until its search says how many it uses.
+            control.searches.store(2, Ordering::SeqCst);
+            self.handover.store(false, Ordering::SeqCst);
+        }
         *running = Some(rec.id);
         Some(rec.id)
     }

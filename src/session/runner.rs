@@ -34,8 +34,11 @@ pub struct Control {
     pub checkpoint_seconds: Mutex<f64>,
     /// The session's questions being searched now (each on a thread of its own).
     pub searches: AtomicUsize,
-    /// At most this many questions searched at once (0: as many as are open).
+    /// At most this many questions searched at once (0: as many as are open); a worker
+    /// limited to one also never expands two leaves at a time.
     pub max_searches: AtomicUsize,
+    /// A question alone expanding two leaves at a time (on two threads).
+    pub pairing: AtomicBool,
 }
 
 impl Control {
@@ -51,6 +54,7 @@ impl Control {
     pub fn clear(&self) {
         self.stop.store(false, Ordering::SeqCst);
         self.searches.store(0, Ordering::SeqCst);
+        self.pairing.store(false, Ordering::SeqCst);
         self.live.lock().expect("live lock").clear();
     }
 
@@ -372,11 +376,13 @@ fn solve_goal(
         let before = tree.nodes.len();
         // With two threads and this question alone (the other decided), PN² with df-pn
         // expands two leaves at a time, one a thread.
-        let expanded = if level == Level::Pn2DfPn
+        let pair = level == Level::Pn2DfPn
             && rec.settings.pairs
             && rec.settings.threads >= 2
             && stop.running.load(Ordering::Relaxed) == 1
-        {
+            && stop.control.max_searches.load(Ordering::Relaxed) != 1;
+        stop.control.pairing.store(pair, Ordering::Relaxed);
+        let expanded = if pair {
             iterate_pair(&mut tree)
         } else {
             vec![iterate(&mut tree, level)]

@@ -158,25 +158,21 @@ pub async fn agent(
     if let Some(end) = game.end() {
         return Err(ApiError::bad(format!("the game is over: {end}")));
     }
-    let _permit = state.think().await?;
+    let permit = state.think().await?;
     let board = game.position().board();
     let reads_tables = matches!(spec.kind, Kind::Perfect | Kind::Winimax);
-    let db = if reads_tables {
-        state.tables(board)
-    } else {
-        None
-    };
-    let rote = if reads_tables {
-        state.rote(board)
-    } else {
-        None
-    };
     let seed = req.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
     blocking(move || {
+        let _permit = permit;
+        let (db, rote) = if reads_tables {
+            (state.tables(board), state.rote(board))
+        } else {
+            (None, None)
+        };
         let tools = Tools {
             db,
             rote,
@@ -217,11 +213,12 @@ pub async fn analyse(
     let req: AnalyseRequest = parse_body(&body)?;
     let game = req.game.replay()?;
     let board = game.position().board();
-    let _permit = state.think().await?;
-    let db = state.tables(board);
-    let rote = state.rote(board);
+    let permit = state.think().await?;
     let in_play = !req.game.moves.is_empty();
     blocking(move || {
+        let _permit = permit;
+        let db = state.tables(board);
+        let rote = state.rote(board);
         let pos = *game.position();
         let sources = Sources {
             db: db.as_deref(),

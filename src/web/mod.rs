@@ -38,8 +38,8 @@ pub enum WebError {
         "--bind {0}: the server would be reachable from other machines; give --token SECRET (at least 16 characters) so only those who know it can use it"
     )]
     NeedsToken(SocketAddr),
-    #[error("--token: give at least 16 characters")]
-    ShortToken,
+    #[error("--token: give at least 16 characters, each a letter, a digit, '-' or '_'")]
+    BadToken,
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -94,7 +94,8 @@ pub struct AppState {
     /// The daemon's rote store by board, and when it was read.
     rote: Mutex<HashMap<Board, RoteRead>>,
     /// Players and analyses think on at most this many threads at once; more requests wait.
-    thinkers: tokio::sync::Semaphore,
+    /// A turn is held by the thinking itself, so a closed tab does not free it early.
+    thinkers: Arc<tokio::sync::Semaphore>,
     curves: sessions::CurveCache,
 }
 
@@ -104,20 +105,25 @@ impl AppState {
             options,
             tables: Mutex::new(HashMap::new()),
             rote: Mutex::new(HashMap::new()),
-            thinkers: tokio::sync::Semaphore::new(2),
+            thinkers: Arc::new(tokio::sync::Semaphore::new(2)),
             curves: sessions::CurveCache::default(),
         }
     }
 
     /// A turn to think (a player's move, an analysis): at most two at once, more wait.
-    pub async fn think(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
-        self.thinkers.acquire().await.map_err(|_| ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            message: "the server is shutting down".into(),
-        })
+    pub async fn think(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.thinkers
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: "the server is shutting down".into(),
+            })
     }
 
-    /// The tables of `board` under the db directory, if they are built and whole.
+    /// The tables of `board` under the db directory, if they are built and whole (opened,
+    /// and checked, once; call off the server's threads).
     pub fn tables(&self, board: Board) -> Option<Arc<Database>> {
         let mut t = self.tables.lock().expect("tables lock");
         t.entry(board)
@@ -292,10 +298,14 @@ fn is_local_host(host: &str) -> bool {
 /// Runs the server until the process is stopped. `ready` is told the address it listens on
 /// (with the port chosen, when 0 was asked).
 pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), WebError> {
+    // Characters an address carries as they are, so the printed address works everywhere.
     if let Some(t) = &options.token
-        && t.len() < 16
+        && (t.len() < 16
+            || !t
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
     {
-        return Err(WebError::ShortToken);
+        return Err(WebError::BadToken);
     }
     if !options.bind.ip().is_loopback() && options.token.is_none() {
         return Err(WebError::NeedsToken(options.bind));

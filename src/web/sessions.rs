@@ -246,11 +246,17 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row
         let c = state.curves.0.lock().expect("curve lock");
         c.get(&id).map_or(0, |c| c.log_offset)
     };
-    let (lines, next) = read_log(&path, offset, false);
+    let (lines, next) = blocking(move || Ok(read_log(&path, offset, false))).await?;
     let mut c = state.curves.0.lock().expect("curve lock");
     let e = c.entry(id).or_default();
     e.log_offset = next;
     for p in lines {
+        // A start or resume goes on from a checkpoint: points logged past it were lost (a
+        // crash) and are drawn again as the search redoes them.
+        if matches!(p.event.as_str(), "start" | "resume") {
+            e.logged
+                .retain(|(g, q)| *g != p.goal || q.iteration < p.iteration);
+        }
         if p.iteration > 0 && matches!(p.event.as_str(), "progress" | "checkpoint" | "goal") {
             e.logged.push((
                 p.goal.clone(),
@@ -264,6 +270,24 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row
             ));
         }
     }
+    // What the stored curve holds already is not kept twice.
+    let ends: Vec<(String, u64)> = ["white", "black"]
+        .iter()
+        .map(|goal| {
+            let end = e
+                .stored
+                .iter()
+                .rev()
+                .find(|(g, _)| g == goal)
+                .map_or(0, |(_, p)| p.iteration);
+            (goal.to_string(), end)
+        })
+        .collect();
+    e.logged.retain(|(g, p)| {
+        ends.iter()
+            .find(|(eg, _)| eg == g)
+            .is_none_or(|(_, end)| p.iteration > *end)
+    });
     Ok((status, merged(e)))
 }
 
@@ -326,9 +350,13 @@ pub async fn curve_png(
     }
     let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
     let bytes = blocking(move || {
-        let dir = tempfile_dir()?;
-        let path = dir.join("curve.png");
-        let drawn = curve::draw_png(&path, &title, &rows)
+        // A private directory of its own: nobody else can place a file where the plot goes.
+        let dir = tempfile::tempdir().map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: format!("cannot make a temporary directory: {e}"),
+        })?;
+        let path = dir.path().join("curve.png");
+        curve::draw_png(&path, &title, &rows)
             .map_err(|e| ApiError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 message: e.to_string(),
@@ -338,9 +366,7 @@ pub async fn curve_png(
                     status: StatusCode::INTERNAL_SERVER_ERROR,
                     message: format!("cannot read the plot back: {e}"),
                 })
-            });
-        let _ = std::fs::remove_dir_all(&dir);
-        drawn
+            })
     })
     .await?;
     Ok(download(
@@ -348,22 +374,6 @@ pub async fn curve_png(
         format!("session-{id}-curve.png"),
         bytes,
     ))
-}
-
-/// A fresh private directory for one plot.
-fn tempfile_dir() -> Result<std::path::PathBuf, ApiError> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "fanorona-serve-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        message: format!("cannot make a temporary directory: {e}"),
-    })?;
-    Ok(dir)
 }
 
 #[derive(Deserialize)]

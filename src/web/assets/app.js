@@ -251,6 +251,8 @@ function playerToMove() {
 
 async function refreshGame() {
   const gen = ++generation;
+  // A player's answer to an older game will not come back here.
+  play.thinking = false;
   try {
     const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, white: play.white, black: play.black });
     if (gen !== generation) return;
@@ -399,12 +401,15 @@ function undo() {
 
 async function hint() {
   if (!play.state || play.state.end) return;
+  const gen = generation;
   document.getElementById('note').textContent = 'valuing every move…';
   try {
     const a = await api('POST', '/api/analyse', { start: play.start, moves: play.moves });
+    if (gen !== generation) return;
     const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${m.value}${m.source ? ', ' + m.source : ''})`);
     play.note = 'best: ' + best.join(', ');
   } catch (e) {
+    if (gen !== generation) return;
     play.note = e.message;
   }
   renderGame();
@@ -566,10 +571,10 @@ async function showSessions() {
     }
   };
   await load();
-  every(2000, load);
+  if (gen === generation) every(2000, load);
 }
 
-const session = { id: null, logFrom: 0, lines: [] };
+const session = { id: null, logFrom: 0, lines: [], polling: false };
 
 async function showSession(id) {
   session.id = id;
@@ -598,8 +603,9 @@ async function showSession(id) {
     el('p', { class: 'note', id: 'curve-count' }),
     el('h3', {}, 'Progress log'),
     el('pre', { class: 'log', id: 'log' }));
+  const gen = generation;
   await refreshSession();
-  every(2000, refreshSession);
+  if (gen === generation) every(2000, refreshSession);
 }
 
 function progressLine(p) {
@@ -610,6 +616,17 @@ function progressLine(p) {
 }
 
 async function refreshSession() {
+  // One poll at a time: two reading the log from the same offset would show lines twice.
+  if (session.polling) return;
+  session.polling = true;
+  try {
+    await pollSession();
+  } finally {
+    session.polling = false;
+  }
+}
+
+async function pollSession() {
   const id = session.id, gen = generation;
   try {
     const c = await api('GET', `/api/sessions/${id}/curve`);
