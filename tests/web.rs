@@ -353,7 +353,10 @@ fn beyond_localhost_only_with_a_token() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains("--token"), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--token"),
+            "{bad}"
+        );
     }
     let token = "a-secret-of-16-chars";
     let server = Server::start(&data.config, &data.dir, &["--token", token]);

@@ -162,6 +162,56 @@ impl<'a> PnTree<'a> {
         changed
     }
 
+    /// Takes what the rote store learned since this tree was last searched (another session
+    /// proving a position this tree holds, under the same positions since the last capture):
+    /// every reachable undecided node the store knows becomes a rote leaf (an expanded one
+    /// drops its subtree, left unreachable in the vector), and the numbers above it are
+    /// recomputed. Returns the nodes changed, ancestors included.
+    pub fn adopt_rote(&mut self) -> Vec<usize> {
+        let Some(rote) = self.rote else {
+            return Vec::new();
+        };
+        let mut reachable = vec![false; self.nodes.len()];
+        reachable[0] = true;
+        let mut adopted = Vec::new();
+        // Parents come before their children, so a node is reached before its subtree.
+        for i in 0..self.nodes.len() {
+            if !reachable[i] {
+                continue;
+            }
+            let n = self.nodes[i];
+            let open = n.pn != 0 && n.dn != 0 && !n.repetition && n.leaf == Leaf::Open;
+            if open && let Some(proven) = rote.lookup(&self.rote_key(i)) {
+                let node = &mut self.nodes[i];
+                (node.pn, node.dn) = if proven { (0, INFINITE) } else { (INFINITE, 0) };
+                node.rote = true;
+                node.expanded = false;
+                node.first = 0;
+                node.count = 0;
+                self.stats.rote_hits += 1;
+                adopted.push(i);
+                continue;
+            }
+            if n.expanded {
+                for c in n.first..n.first + n.count {
+                    reachable[c as usize] = true;
+                }
+            }
+        }
+        let mut changed = Vec::new();
+        for &i in &adopted {
+            let mut j = i as u32;
+            while j != NO_PARENT {
+                changed.push(j as usize);
+                j = self.nodes[j as usize].parent;
+            }
+            self.update_ancestors(i);
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
     /// Bytes the tree's nodes take, with its second-level df-pn table if it has one.
     pub fn bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
@@ -689,6 +739,62 @@ mod tests {
         );
         assert_eq!(tree.clone_numbers(), good);
         assert!(tree.repair_saturated().is_empty());
+    }
+
+    #[test]
+    fn a_tree_adopts_what_the_rote_store_learned_elsewhere() {
+        use crate::search::rote::{RoteEntry, RoteTable};
+        let root = Position::initial("3x5".parse().unwrap());
+        let goal = Goal {
+            attacker: Color::White,
+        };
+        let leaf = LeafEval::rules_only();
+        // Another search solved it: what it decided below the root, as the store keeps it.
+        let (done, _) = search(&root, goal, leaf, Level::Pn, Limits::none(), |_| {});
+        assert!(done.root().proven());
+        let mut table = RoteTable::new();
+        for i in 1..done.nodes.len() {
+            let n = &done.nodes[i];
+            if (n.proven() || n.disproven()) && !n.repetition && n.leaf == Leaf::Open {
+                let entry = RoteEntry {
+                    proven: n.proven(),
+                    best_move: None,
+                };
+                table.insert(done.rote_key(i), entry);
+            }
+        }
+        // This one searched a little before the store knew anything.
+        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+        for _ in 0..6 {
+            let m = tree.select_most_proving();
+            tree.expand(m);
+            tree.update_ancestors(m);
+        }
+        let before = tree.nodes.len();
+        let (nodes, stats) = (tree.nodes.clone(), tree.stats);
+        let mut tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, stats, Some(&table));
+        let changed = tree.adopt_rote();
+        assert!(changed.contains(&0), "{changed:?}");
+        let adopted: Vec<usize> = (0..tree.nodes.len())
+            .filter(|&i| tree.nodes[i].rote)
+            .collect();
+        assert!(!adopted.is_empty());
+        for &i in &adopted {
+            let n = &tree.nodes[i];
+            assert!(!n.expanded && (n.proven() || n.disproven()));
+            assert_eq!(Some(n.proven()), table.lookup(&tree.rote_key(i)));
+        }
+        assert!(tree.adopt_rote().is_empty(), "nothing more to take");
+        // It goes on to the same answer, its proof checked, with the adopted leaves as given.
+        while !tree.decided() {
+            let m = tree.select_most_proving();
+            tree.expand(m);
+            tree.update_ancestors(m);
+        }
+        assert!(tree.root().proven());
+        assert!(tree.nodes.len() >= before);
+        let proof = crate::search::proof::extract(&tree, leaf).expect("a solution tree");
+        assert!(crate::search::proof::check(&proof, None).is_ok());
     }
 
     #[test]

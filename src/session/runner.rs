@@ -331,6 +331,19 @@ fn solve_goal(
                 pending.chunks.insert((i / CHUNK) as u32);
             }
         }
+        // What other sessions (or this one's other question) proved since: the store is
+        // shared, so a position decided under one opening answers it under another.
+        let adopted = tree.adopt_rote();
+        if !adopted.is_empty() {
+            tracing::info!(
+                "session {id}: {goal}: taken from the rote store since the last run; {} rote leaves now ({} nodes changed)",
+                tree.nodes.iter().filter(|n| n.rote).count(),
+                adopted.len()
+            );
+            for i in adopted {
+                pending.chunks.insert((i / CHUNK) as u32);
+            }
+        }
     }
     if !resumed {
         pending.chunks.insert(0);
