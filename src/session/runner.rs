@@ -70,6 +70,44 @@ impl Control {
     }
 }
 
+/// How often a running search reads the rote store again for what other sessions proved
+/// (at its next checkpoint after this long).
+const ROTE_READ_EVERY: Duration = Duration::from_secs(600);
+
+/// Takes into `tree` what its rote table knows of its undecided nodes (`PnTree::adopt_rote`),
+/// marking the changed nodes for the next checkpoint.
+fn adopt(id: u64, tree: &mut PnTree<'_>, pending: &mut Pending) {
+    let adopted = tree.adopt_rote();
+    if !adopted.is_empty() {
+        tracing::info!(
+            "session {id}: {}: taken from the rote store; {} rote leaves now ({} nodes changed)",
+            tree.goal,
+            tree.nodes.iter().filter(|n| n.rote).count(),
+            adopted.len()
+        );
+        for i in adopted {
+            pending.chunks.insert((i / CHUNK) as u32);
+        }
+    }
+}
+
+/// Reads the rote store again (other sessions checkpoint into it too) and adopts from it.
+fn adopt_others(
+    sessions: &Sessions,
+    id: u64,
+    tree: &mut PnTree<'_>,
+    rote: &RefCell<RoteTable>,
+    pending: &mut Pending,
+) {
+    match sessions.rote_table(tree.root().pos.board()) {
+        Ok(table) => {
+            *rote.borrow_mut() = table;
+            adopt(id, tree, pending);
+        }
+        Err(e) => tracing::warn!("session {id}: cannot read the rote store again: {e}"),
+    }
+}
+
 /// How often the progress log gets a line.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
@@ -333,17 +371,7 @@ fn solve_goal(
         }
         // What other sessions (or this one's other question) proved since: the store is
         // shared, so a position decided under one opening answers it under another.
-        let adopted = tree.adopt_rote();
-        if !adopted.is_empty() {
-            tracing::info!(
-                "session {id}: {goal}: taken from the rote store since the last run; {} rote leaves now ({} nodes changed)",
-                tree.nodes.iter().filter(|n| n.rote).count(),
-                adopted.len()
-            );
-            for i in adopted {
-                pending.chunks.insert((i / CHUNK) as u32);
-            }
-        }
+        adopt(id, &mut tree, &mut pending);
     }
     if !resumed {
         pending.chunks.insert(0);
@@ -356,6 +384,7 @@ fn solve_goal(
     let (mut last_log, mut last_log_nodes, mut last_log_secs) =
         (Instant::now(), tree.stats.nodes, seconds_before);
     let mut checkpoints = rec.checkpoints;
+    let mut last_rote_read = Instant::now();
     let event = if resumed { "resume" } else { "start" };
     tracing::info!(
         "session {id}: {event} {goal} at iteration {}, {} first-level nodes",
@@ -444,6 +473,10 @@ fn solve_goal(
                     checkpoints = r.checkpoints;
                     log.write(&progress(&tree, "checkpoint", 0.0, checkpoints));
                     failed_checkpoint = false;
+                    if last_rote_read.elapsed() >= ROTE_READ_EVERY {
+                        adopt_others(sessions, id, &mut tree, rote, &mut pending);
+                        last_rote_read = Instant::now();
+                    }
                 }
                 Err(e) => {
                     // The store keeps the previous checkpoint; the work stays in memory and

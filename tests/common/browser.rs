@@ -263,6 +263,18 @@ impl Browser {
         );
     }
 
+    /// A click on an element the page may have redrawn since it was found (the other
+    /// side's move arriving): false if it is gone, so the caller looks again.
+    pub fn try_click(&self, element: &str) -> bool {
+        let path = format!("/session/{}/element/{element}/click", self.session);
+        let (status, v) = http(self.port, "POST", &path, Some(&json!({})));
+        if status == 404 && v["value"]["error"] == "stale element reference" {
+            return false;
+        }
+        assert_eq!(status, 200, "click: {v}");
+        true
+    }
+
     pub fn click_css(&self, css: &str) {
         let e = self.wait(css, 10);
         self.click(&e);
