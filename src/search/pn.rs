@@ -192,7 +192,8 @@ impl<'a> PnTree<'a> {
                 adopted.push(i);
                 continue;
             }
-            if n.expanded {
+            // Below a decided node nothing matters: its proof is kept as it is.
+            if n.expanded && open {
                 for c in n.first..n.first + n.count {
                     reachable[c as usize] = true;
                 }
@@ -772,6 +773,11 @@ mod tests {
         }
         let before = tree.nodes.len();
         let (nodes, stats) = (tree.nodes.clone(), tree.stats);
+        let was_expanded: Vec<bool> = nodes.iter().map(|n| n.expanded).collect();
+        // Through the store's encoding, as a resumed session has it.
+        let bytes = crate::session::codec::encode_chunk(&nodes);
+        let mut nodes = Vec::new();
+        crate::session::codec::decode_chunk(&bytes, root.board(), &mut nodes).unwrap();
         let mut tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, stats, Some(&table));
         let changed = tree.adopt_rote();
         assert!(changed.contains(&0), "{changed:?}");
@@ -779,10 +785,21 @@ mod tests {
             .filter(|&i| tree.nodes[i].rote)
             .collect();
         assert!(!adopted.is_empty());
+        assert!(
+            adopted.iter().any(|&i| was_expanded[i]),
+            "an expanded node adopted, its subtree dropped"
+        );
         for &i in &adopted {
             let n = &tree.nodes[i];
             assert!(!n.expanded && (n.proven() || n.disproven()));
             assert_eq!(Some(n.proven()), table.lookup(&tree.rote_key(i)));
+            // Never below a decided node.
+            let mut a = n.parent;
+            while a != NO_PARENT {
+                let p = &tree.nodes[a as usize];
+                assert!(!p.rote && (p.expanded || a == 0));
+                a = p.parent;
+            }
         }
         assert!(tree.adopt_rote().is_empty(), "nothing more to take");
         // It goes on to the same answer, its proof checked, with the adopted leaves as given.
@@ -793,6 +810,9 @@ mod tests {
         }
         assert!(tree.root().proven());
         assert!(tree.nodes.len() >= before);
+        // The kept tree takes the adopted leaves as given; the whole proof re-solves them.
+        let kept = crate::search::proof::extract_kept(&tree, leaf).expect("a kept tree");
+        assert!(crate::search::proof::check(&kept, None).is_ok());
         let proof = crate::search::proof::extract(&tree, leaf).expect("a solution tree");
         assert!(crate::search::proof::check(&proof, None).is_ok());
     }

@@ -87,6 +87,8 @@ fn adopt(id: u64, tree: &mut PnTree<'_>, pending: &mut Pending) {
         );
         for i in adopted {
             pending.chunks.insert((i / CHUNK) as u32);
+            // An ancestor decided by what was adopted is learned like one decided by search.
+            note_decided(tree, i, pending);
         }
     }
 }
@@ -99,6 +101,8 @@ fn adopt_others(
     rote: &RefCell<RoteTable>,
     pending: &mut Pending,
 ) {
+    // The old copy goes first: two whole copies need not be held at once.
+    *rote.borrow_mut() = RoteTable::new();
     match sessions.rote_table(tree.root().pos.board()) {
         Ok(table) => {
             *rote.borrow_mut() = table;
