@@ -9,6 +9,7 @@ use std::path::Path;
 use fanorona::config::Config;
 use fanorona::daemon::{DataDir, open_sessions};
 use fanorona::session::State;
+use fanorona::session::store::Table;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -23,20 +24,26 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entries() {
+/// A copy of the fixture store `name` opened (so upgraded in place), its format record
+/// checked to be this build's.
+fn upgraded(name: &str) -> (tempfile::TempDir, DataDir, fanorona::session::Sessions) {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(Path::new("tests/data/store-v1"), tmp.path());
+    copy_dir(&Path::new("tests/data").join(name), tmp.path());
     let dir = DataDir::new(tmp.path());
     let sessions = open_sessions(&dir, &Config::defaults()).unwrap();
-    // Upgraded in place: the format record says so, and the record has the new fields.
-    use fanorona::session::store::Table;
     let format = sessions
         .store()
         .get(Table::Meta, b"format")
         .unwrap()
         .unwrap();
     assert_eq!(format, fanorona::session::format::FORMAT.to_be_bytes());
+    (tmp, dir, sessions)
+}
+
+#[test]
+fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entries() {
+    // Upgraded in place: the format record says so, and the record has the new fields.
+    let (_tmp, _dir, sessions) = upgraded("store-v1");
     let s = sessions.get(1).unwrap();
     assert_eq!(
         s.settings.threads, 1,
@@ -63,17 +70,7 @@ fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entrie
 
 #[test]
 fn a_format_2_store_is_upgraded_to_rkyv_node_chunks_and_keeps_its_tree() {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(Path::new("tests/data/store-v2"), tmp.path());
-    let dir = DataDir::new(tmp.path());
-    let sessions = open_sessions(&dir, &Config::defaults()).unwrap();
-    use fanorona::session::store::Table;
-    let format = sessions
-        .store()
-        .get(Table::Meta, b"format")
-        .unwrap()
-        .unwrap();
-    assert_eq!(format, fanorona::session::format::FORMAT.to_be_bytes());
+    let (_tmp, dir, sessions) = upgraded("store-v2");
     // Every chunk now an archive (its version byte), and the tree as it was: the same
     // numbers as the format 1 store of the same solve.
     let mut versions = Vec::new();
@@ -101,9 +98,7 @@ fn a_format_2_store_is_upgraded_to_rkyv_node_chunks_and_keeps_its_tree() {
     assert_eq!(tree[0].pn, 0, "the root is proven");
     assert_eq!(tree[0].pos.to_string(), s.root);
     // The same tree as the format 1 fixture's (both were made by the same search).
-    let tmp1 = tempfile::tempdir().unwrap();
-    copy_dir(Path::new("tests/data/store-v1"), tmp1.path());
-    let old = open_sessions(&DataDir::new(tmp1.path()), &Config::defaults()).unwrap();
+    let (_tmp1, _, old) = upgraded("store-v1");
     let tree1 = old.load_tree(1, 0, "3x5".parse().unwrap(), 125).unwrap();
     for (a, b) in tree.iter().zip(&tree1) {
         assert_eq!(
