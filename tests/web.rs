@@ -416,3 +416,47 @@ fn many_tabs_play_at_once() {
         assert!(played > 0);
     }
 }
+
+#[test]
+fn the_analysis_reads_checked_certificates_and_refuses_forged_ones() {
+    // A solved session writes its certificates into the data directory; the analysis of its
+    // root takes the proof's move from there, checked first.
+    let data = data();
+    let o = data.cmd(&["solve", "3x7"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let certs = data.dir.join("certificates");
+    let proof = certs.join("session-1.white-wins.cert.gz");
+    assert!(proof.exists());
+    // A forged one beside it: the same tree, claiming Black wins. It must not be believed.
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&proof).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let forged = text.replacen("\"white wins\"", "\"black wins\"", 1);
+    assert_ne!(forged, text);
+    std::fs::write(certs.join("forged.cert"), forged).unwrap();
+    std::fs::write(certs.join("garbled.cert"), "not a certificate\n").unwrap();
+    let server = serve(&data, None);
+    let (s, v) = post(&server, "/api/analyse", json!({"start": "3x7"}));
+    assert_eq!(s, 200, "{v}");
+    let a = &v["analysis"];
+    assert_eq!(
+        a["certificates"], 2,
+        "the session's two, not the forged or garbled: {a}"
+    );
+    let moves = a["moves"].as_array().unwrap();
+    let best = &moves[0];
+    assert_eq!(best["value"], "win", "{a}");
+    assert_eq!(best["source"], "certificate", "{a}");
+    assert_eq!(a["value"], "win");
+    // No move is a win for Black's forged claim's sake: White's other moves are valued by
+    // search (or unknown), never as losses from a certificate.
+    for m in moves {
+        assert!(
+            m["source"] != "certificate" || m["value"] == "win" || m["value"] == "at least a draw",
+            "{m}"
+        );
+    }
+}

@@ -165,6 +165,10 @@ pub enum Command {
         /// are played and analysed without them.
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
+        /// Certificates the analysis reads, each checked first (default: the data
+        /// directory's certificates/, where solved sessions write theirs).
+        #[arg(long, value_name = "DIR")]
+        certificates: Option<PathBuf>,
     },
     /// Solve sessions: start, list, status, pause, resume, stop, tail, curve, certificate.
     Session {
@@ -390,7 +394,12 @@ pub fn run(cli: Cli) -> CliResult {
             out,
         } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), out.json, &config()?),
         Command::Daemon => session::daemon(config()?),
-        Command::Serve { bind, token, db } => serve(bind, token, db, &config()?),
+        Command::Serve {
+            bind,
+            token,
+            db,
+            certificates,
+        } => serve(bind, token, db, certificates, &config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),
         Command::Show { target, out } => rules::show(&target, out.json),
@@ -463,12 +472,14 @@ fn serve(
     bind: std::net::SocketAddr,
     token: Option<String>,
     db: Option<PathBuf>,
+    certificates: Option<PathBuf>,
     config: &Config,
 ) -> CliResult {
     let options = fanorona::web::Options {
         bind,
         db_dir: db.unwrap_or_else(|| config.db_dir.clone()),
         data_dir: config.data_dir.clone(),
+        certificates_dir: certificates.unwrap_or_else(|| config.data_dir.join("certificates")),
         token: token.clone(),
     };
     fanorona::web::serve(options, |addr| {

@@ -55,6 +55,8 @@ pub enum Source {
     Rote,
     /// A proof-number search within the player's budget.
     Search,
+    /// A proof certificate, checked (the web app's analysis reads them).
+    Certificate,
 }
 
 impl Source {
@@ -64,6 +66,7 @@ impl Source {
             Source::Tables => "tables",
             Source::Rote => "rote store",
             Source::Search => "search",
+            Source::Certificate => "certificate",
         }
     }
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{ApiError, AppState, blocking, view};
 use crate::geometry::Board;
-use crate::play::agent::{Kind, Level, Spec, Tools, Verdict, make};
+use crate::play::agent::{Kind, Level, Source, Spec, Tools, Verdict, make};
 use crate::play::game::Game;
 use crate::play::perfect::{Sources, move_values, rank};
 use crate::play::record;
@@ -231,39 +231,67 @@ pub async fn analyse(
         } else {
             move_values(&game, sources, ANALYSIS_BUDGET, Some(ANALYSIS_TIME))
         };
+        // A checked certificate rooted here is surer than a small search, and may bound a
+        // value nothing else knows. Its moves are valued with the root as the game's only
+        // position, so only a position set up on its own reads them.
+        let certificates = (!in_play).then(|| state.certificates());
+        let mut partial = std::collections::HashMap::new();
+        for v in values.iter_mut() {
+            let notation = v.info.mv.notation(board);
+            let Some(b) = certificates
+                .as_ref()
+                .and_then(|c| c.bounds(&pos, &notation))
+            else {
+                continue;
+            };
+            let weaker = matches!(v.info.value, None | Some((_, Source::Search)));
+            if b.low == b.high && weaker {
+                v.info.value = Some((b.low, Source::Certificate));
+            } else if v.info.value.is_none()
+                && let Some(words) = b.words()
+            {
+                partial.insert(notation, words);
+            }
+        }
         rank(&mut values);
         let moves: Vec<Value> = values
             .iter()
             .map(|v| {
+                let notation = v.info.mv.notation(board);
+                let bound = partial.get(&notation).copied();
                 json!({
-                    "notation": v.info.mv.notation(board),
-                    "value": v.info.value.map_or("unknown", |(x, _)| x.name()),
-                    "source": v.info.value.map(|(_, s)| s.name()),
+                    "value": v.info.value.map(|(x, _)| x.name()).or(bound).unwrap_or("unknown"),
+                    "source": v.info.value.map(|(_, s)| s.name()).or(bound.map(|_| "certificate")),
+                    "notation": notation,
                     "distance": v.info.distance,
                     "score": v.info.score,
                     "after": v.info.mv.apply(&pos).to_string(),
                 })
             })
             .collect();
-        let known: Vec<Verdict> = values
-            .iter()
-            .filter_map(|v| v.info.value.map(|(x, _)| x))
-            .collect();
-        // The position's value: the best move's, when it is known to be the best.
+        // The position's value: the best its moves can be, from each move's bounds (exact,
+        // bounded by a certificate, or unknown).
+        let bounds = values.iter().map(|v| match v.info.value {
+            Some((x, _)) => (x, x),
+            None => match partial.get(&v.info.mv.notation(board)).copied() {
+                Some("at least a draw") => (Verdict::Draw, Verdict::Win),
+                Some("at most a draw") => (Verdict::Loss, Verdict::Draw),
+                _ => (Verdict::Loss, Verdict::Win),
+            },
+        });
+        let (low, high) = bounds.fold((Verdict::Loss, Verdict::Loss), |(l, h), (a, b)| {
+            (l.max(a), h.max(b))
+        });
         let value = if let Some(e) = ended {
             match e.winner() {
                 Some(w) if w == pos.side_to_move() => "win",
                 Some(_) => "loss",
                 None => "draw",
             }
-        } else if known.contains(&Verdict::Win) {
-            "win"
-        } else if known.len() == values.len() {
-            known.iter().max().map_or("loss", |v| v.name())
-        } else if known.contains(&Verdict::Draw) {
-            "at least a draw"
         } else {
-            "unknown"
+            crate::web::certificates::Bounds { low, high }
+                .words()
+                .unwrap_or("unknown")
         };
         let tables = db.as_ref().map(|d| json!({"pieces": d.max_pieces()}));
         let mut state = game_json(&game, &[]);
@@ -272,6 +300,7 @@ pub async fn analyse(
             "moves": moves,
             "tables": tables,
             "rote": rote.as_ref().map(|r| r.len()),
+            "certificates": certificates.as_ref().map(|c| c.len()),
             "in_play": in_play,
         });
         Ok(Json(state))

@@ -9,6 +9,7 @@
 //! a file: sessions by number, tables by board.
 
 mod api;
+pub mod certificates;
 mod sessions;
 pub mod view;
 
@@ -59,6 +60,8 @@ pub struct Options {
     pub db_dir: PathBuf,
     /// The data directory whose daemon the sessions pages talk to.
     pub data_dir: PathBuf,
+    /// Certificates the analysis reads (each checked first).
+    pub certificates_dir: PathBuf,
 }
 
 /// An error answered to the page: a status and one line saying why.
@@ -96,6 +99,8 @@ pub struct AppState {
     /// Players and analyses think on at most this many threads at once; more requests wait.
     /// A turn is held by the thinking itself, so a closed tab does not free it early.
     thinkers: Arc<tokio::sync::Semaphore>,
+    /// The checked certificates, and when they were read.
+    certificates: Mutex<Option<(Instant, Arc<certificates::Index>)>>,
     curves: sessions::CurveCache,
 }
 
@@ -106,6 +111,7 @@ impl AppState {
             tables: Mutex::new(HashMap::new()),
             rote: Mutex::new(HashMap::new()),
             thinkers: Arc::new(tokio::sync::Semaphore::new(2)),
+            certificates: Mutex::new(None),
             curves: sessions::CurveCache::default(),
         }
     }
@@ -141,6 +147,26 @@ impl AppState {
                 }
             })
             .clone()
+    }
+
+    /// The certificates of the certificate directory, each checked, read again at most
+    /// every five minutes (call off the server's threads: checking takes a while).
+    pub fn certificates(&self) -> Arc<certificates::Index> {
+        let mut c = self.certificates.lock().expect("certificates lock");
+        if let Some((when, index)) = c.as_ref()
+            && when.elapsed() < Duration::from_secs(300)
+        {
+            return index.clone();
+        }
+        let index = Arc::new(certificates::Index::load(
+            &self.options.certificates_dir,
+            &self.options.db_dir,
+        ));
+        for (file, why) in &index.refused {
+            tracing::warn!("certificate {file} not used: {why}");
+        }
+        *c = Some((Instant::now(), index.clone()));
+        index
     }
 
     /// The rote store's entries of `board`, read from the daemon at most every two minutes

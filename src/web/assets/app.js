@@ -53,7 +53,7 @@ function sv(tag, attrs) {
 function valueClass(v) {
   if (v === 'win') return 'v-win';
   if (v === 'loss') return 'v-loss';
-  if (v === 'draw' || v === 'at least a draw') return 'v-draw';
+  if (v === 'draw' || v === 'at least a draw' || v === 'at most a draw') return 'v-draw';
   return 'v-unknown';
 }
 
@@ -462,9 +462,11 @@ async function runAnalysis() {
     analysis.state = a;
     analysis.editing = false;
     renderAnalysis();
-    document.getElementById('note').textContent = a.analysis.tables
-      ? `tables of ${a.board.name} up to ${a.analysis.tables.pieces} pieces` + (a.analysis.rote !== null ? `; rote store ${a.analysis.rote} entries` : '; rote store: no daemon')
-      : `no tables for ${a.board.name}` + (a.analysis.rote !== null ? `; rote store ${a.analysis.rote} entries` : '');
+    const an = a.analysis;
+    document.getElementById('note').textContent =
+      (an.tables ? `tables of ${a.board.name} up to ${an.tables.pieces} pieces` : `no tables for ${a.board.name}`) +
+      (an.rote !== null ? `; rote store ${an.rote} entries` : '; rote store: no daemon') +
+      (an.certificates ? `; ${an.certificates} checked certificates` : '');
   } catch (e) {
     if (gen !== generation) return;
     document.getElementById('error').textContent = e.message;
