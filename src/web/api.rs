@@ -254,6 +254,18 @@ pub async fn analyse(
             }
         }
         rank(&mut values);
+        // Bounded moves among the rest: at least a draw beside the draws, at most a draw
+        // before the losses (the sort keeps the ranking within each group).
+        values.sort_by_key(|v| match v.info.value {
+            Some((Verdict::Win, _)) => 0,
+            Some((Verdict::Draw, _)) => 1,
+            Some((Verdict::Loss, _)) => 4,
+            None => match partial.get(&v.info.mv.notation(board)).copied() {
+                Some("at least a draw") => 1,
+                Some(_) => 3,
+                None => 2,
+            },
+        });
         let moves: Vec<Value> = values
             .iter()
             .map(|v| {
