@@ -68,16 +68,21 @@ data = sys.argv[1]
 paper = {"5x9 start": "draw", "5x9 f2-e3A": "draw", "5x9 d3-e3A": "draw",
          "5x9 e2-e3A": "black (thought)", "5x9 d3-e3W": "unknown", "5x9 d2-e3A": "unknown"}
 rows = [s for s in json.loads(sys.argv[2]) if s["name"] in paper]
-print(f"{'session':<12} {'paper':<16} {'ours':<8} {'state':<9} {'nodes':>15} {'hours':>7}  certificates (white wins?, black wins?)")
+print(f"{'session':<12} {'paper':<16} {'ours':<8} {'questions':<24} {'state':<9} {'nodes':>15} {'hours':>7}  certificates (white wins?, black wins?)")
 total = 0
 for s in rows:
     secs = sum(g["seconds"] for g in s["goals"])
+    # Each question's outcome, and the nodes now (live where it runs).
+    live = {p["goal"]: p for p in s.get("live") or []}
+    questions = " ".join(f"{g['attacker'][0].upper()}?{g['outcome']}" for g in s["goals"])
+    nodes = sum(live[g["attacker"]]["nodes"] if g["attacker"] in live else g["nodes"] for g in s["goals"])
+    s["nodes"] = max(s["nodes"], nodes)
     total += s["nodes"]
     certs = []
     for g in ("white", "black"):
         p = os.path.join(data, "certificates", f"session-{s['id']}.{g}-wins.cert.gz")
         certs.append(f"{os.path.getsize(p)} B" if os.path.exists(p) else "-")
-    print(f"{s['name']:<12} {paper[s['name']]:<16} {s['value'] or '-':<8} {s['state']:<9} {s['nodes']:>15} {secs / 3600:>7.2f}  {', '.join(certs)}")
+    print(f"{s['name']:<12} {paper[s['name']]:<16} {s['value'] or '-':<8} {questions:<24} {s['state']:<9} {s['nodes']:>15} {secs / 3600:>7.2f}  {', '.join(certs)}")
 print(f"{len(rows)} sessions, {total} nodes ({total / 130.8e9:.3%} of the paper's 130.8 billion)")
 PY
 }
