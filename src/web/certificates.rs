@@ -27,6 +27,20 @@ pub struct Index {
     by_root: HashMap<String, Vec<Known>>,
     /// Files that did not check, with the reason (shown, never used).
     pub refused: Vec<(String, String)>,
+    /// What each file read to, by its size and time of change: a file unchanged since the
+    /// last reading is not checked again.
+    seen: HashMap<PathBuf, (Stamp, Result<(String, Known), String>)>,
+}
+
+/// A file's size and last change.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
+fn stamp(path: &Path) -> Stamp {
+    let m = std::fs::metadata(path).ok();
+    (
+        m.as_ref().map_or(0, |m| m.len()),
+        m.and_then(|m| m.modified().ok()),
+    )
 }
 
 /// The bounds on a move's value for the side that plays it.
@@ -50,8 +64,9 @@ impl Bounds {
 
 impl Index {
     /// Reads and checks every `*.cert` and `*.cert.gz` file of `dir`, with the tables under
-    /// `db_dir` for their table leaves.
-    pub fn load(dir: &Path, db_dir: &Path) -> Index {
+    /// `db_dir` for their table leaves; a file `before` read, unchanged since, is taken as
+    /// it was read then.
+    pub fn load(dir: &Path, db_dir: &Path, before: Option<&Index>) -> Index {
         let mut index = Index::default();
         let Ok(entries) = std::fs::read_dir(dir) else {
             return index;
@@ -66,14 +81,21 @@ impl Index {
         files.sort();
         for path in files {
             let name = path.display().to_string();
-            let checked = crate::certificate::verify_file(
-                &path,
-                Some(Tables::Dir(db_dir)),
-                |_| {},
-                &mut |_| {},
-                &mut |_, _| {},
-            );
-            match checked.map_err(|e| e.to_string()).and_then(|_| read(&path)) {
+            let now = stamp(&path);
+            let read_now = match before.and_then(|b| b.seen.get(&path)) {
+                Some((then, result)) if *then == now => result.clone(),
+                _ => crate::certificate::verify_file(
+                    &path,
+                    Some(Tables::Dir(db_dir)),
+                    |_| {},
+                    &mut |_| {},
+                    &mut |_, _| {},
+                )
+                .map_err(|e| e.to_string())
+                .and_then(|_| read(&path)),
+            };
+            index.seen.insert(path, (now, read_now.clone()));
+            match read_now {
                 Ok((root, known)) => index.by_root.entry(root).or_default().push(Known {
                     file: name,
                     ..known

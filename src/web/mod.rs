@@ -150,7 +150,8 @@ impl AppState {
     }
 
     /// The certificates of the certificate directory, each checked, read again at most
-    /// every five minutes (call off the server's threads: checking takes a while).
+    /// every five minutes (only new or changed files checked again; call off the server's
+    /// threads: checking takes a while).
     pub fn certificates(&self) -> Arc<certificates::Index> {
         let mut c = self.certificates.lock().expect("certificates lock");
         if let Some((when, index)) = c.as_ref()
@@ -158,11 +159,19 @@ impl AppState {
         {
             return index.clone();
         }
+        let before = c.as_ref().map(|(_, index)| index.clone());
         let index = Arc::new(certificates::Index::load(
             &self.options.certificates_dir,
             &self.options.db_dir,
+            before.as_deref(),
         ));
-        for (file, why) in &index.refused {
+        // Each refusal said once.
+        let known = |file: &String| {
+            before
+                .as_ref()
+                .is_some_and(|b| b.refused.iter().any(|(f, _)| f == file))
+        };
+        for (file, why) in index.refused.iter().filter(|(f, _)| !known(f)) {
             tracing::warn!("certificate {file} not used: {why}");
         }
         *c = Some((Instant::now(), index.clone()));
