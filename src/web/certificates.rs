@@ -29,8 +29,11 @@ pub struct Index {
     pub refused: Vec<(String, String)>,
     /// What each file read to, by its size and time of change: a file unchanged since the
     /// last reading is not checked again.
-    seen: HashMap<PathBuf, (Stamp, Result<(String, Known), String>)>,
+    seen: HashMap<PathBuf, (Stamp, Reading)>,
 }
+
+/// A certificate file read: its root and what it says, or why it is not believed.
+type Reading = Result<(String, Known), String>;
 
 /// A file's size and last change.
 type Stamp = (u64, Option<std::time::SystemTime>);
@@ -143,7 +146,7 @@ impl Index {
 }
 
 /// The root and what a (checked) certificate says: its header and its root's moves.
-fn read(path: &Path) -> Result<(String, Known), String> {
+fn read(path: &Path) -> Reading {
     let mut input = format::open(path, |_| {}).map_err(|e| e.to_string())?;
     let mut line = String::new();
     input.read_line(&mut line).map_err(|e| e.to_string())?;
