@@ -199,7 +199,8 @@ fn the_analysis_page_lists_a_5x9_table_position_as_db_probe_does() {
 
 #[test]
 fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
-    let data = data();
+    // Checkpoints every second: the page reads the stored curve again, a part at a time.
+    let data = Data::new("log_level = \"warn\"\ncheckpoint_interval = \"1s\"\n");
     let db = tables_5x9(&data);
     let _daemon = data.daemon();
     let started = data.json(&[
@@ -244,6 +245,28 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
         "const s = document.getElementById('session-state'); return !!s && s.textContent === 'paused'",
         60,
     );
+    // Read in parts across the checkpoints, the curve is the store's whole curve.
+    let (s, web_csv) = http_raw(
+        server.port,
+        "GET",
+        &format!("/api/sessions/{id}/curve.csv"),
+        None,
+        &[],
+    );
+    assert_eq!(s, 200);
+    let cli_csv = data.tmp.path().join("curve.csv");
+    let o = data.cmd(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--csv",
+        cli_csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let web_csv = String::from_utf8(web_csv).unwrap();
+    let cli_csv = std::fs::read_to_string(&cli_csv).unwrap();
+    assert!(cli_csv.lines().count() > 10, "{cli_csv}");
+    assert_eq!(web_csv, cli_csv);
 }
 
 /// POST `body` to the API of `server`.

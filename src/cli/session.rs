@@ -384,7 +384,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             if let Some(png) = &png {
                 check_output("--png", png)?;
             }
-            let (v, _) = ask(config, Request::Curve { id })?;
+            let (v, _) = ask(config, Request::Curve { id, since: None })?;
             let rows = fanorona::daemon::protocol::curve_rows(&v);
             if rows.is_empty() {
                 return Err(Failure::input(anyhow!(

@@ -362,9 +362,12 @@ impl Service {
                 self.wake();
                 Ok(self.status_json(&rec))
             }
-            Request::Curve { id } => {
+            Request::Curve { id, since } => {
                 let rec = self.sessions.get(id)?;
-                let points = self.sessions.curve(id)?;
+                let points = match since {
+                    Some(since) => self.sessions.curve_since(id, &since)?,
+                    None => self.sessions.curve(id)?,
+                };
                 Ok(Value::Array(
                     points
                         .iter()

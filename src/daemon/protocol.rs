@@ -40,6 +40,10 @@ pub enum Request {
     },
     Curve {
         id: u64,
+        /// Only the points after these iterations, one per question in the session's order
+        /// (all points when left out).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<Vec<u64>>,
     },
     RoteStats,
     RoteExport,

@@ -315,6 +315,36 @@ impl Sessions {
         })
     }
 
+    /// The root curve's points after iteration `since[g]` of each goal g (all of a goal
+    /// `since` does not reach): (goal index, point).
+    pub fn curve_since(
+        &self,
+        id: u64,
+        since: &[u64],
+    ) -> Result<Vec<(u8, CurvePoint)>, SessionError> {
+        let mut out = Vec::new();
+        let mut bad = None;
+        for g in 0..2u8 {
+            let prefix = codec::tree_prefix(id, g);
+            let after = since.get(g as usize).map_or(0, |s| s.saturating_add(1));
+            let from = codec::curve_key(id, g, after);
+            self.store
+                .scan_from(
+                    Table::Curve,
+                    &prefix,
+                    &from,
+                    &mut |k, v| match codec::decode_point(k, v) {
+                        Ok(p) => out.push((g, p)),
+                        Err(e) => bad = Some(e),
+                    },
+                )?;
+        }
+        match bad {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
+    }
+
     /// Every rote entry of `board` (all boards with `None`).
     pub fn rote(&self, board: Option<Board>) -> Result<Vec<(RoteKey, RoteEntry)>, SessionError> {
         let prefix = board.map(codec::rote_prefix).unwrap_or_default();

@@ -89,6 +89,14 @@ pub trait Store: Send + Sync {
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError>;
+    /// Every key starting with `prefix` from `from` on, in key order.
+    fn scan_from(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError>;
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
     /// All of `writes` or none, durable when this returns.
@@ -191,6 +199,23 @@ impl Store for SledStore {
         Ok(())
     }
 
+    fn scan_from(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError> {
+        for kv in self.tree(table).range(from..) {
+            let (k, v) = kv.map_err(|e| self.err(e))?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            each(&k, &v);
+        }
+        Ok(())
+    }
+
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
         match self.tree(table).scan_prefix(prefix).next_back() {
             None => Ok(None),
@@ -269,6 +294,23 @@ impl Store for MemStore {
         Ok(())
     }
 
+    fn scan_from(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError> {
+        let maps = self.maps.lock().expect("store lock");
+        for ((_, k), v) in maps
+            .range((table, from.to_vec())..)
+            .take_while(|((t, k), _)| *t == table && k.starts_with(prefix))
+        {
+            each(k, v);
+        }
+        Ok(())
+    }
+
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
         let mut last = None;
         self.scan(table, prefix, &mut |k, v| {
@@ -331,6 +373,19 @@ mod tests {
             b"b".to_vec()
         );
         assert_eq!(s.last(Table::Curve, &[3]).unwrap(), None);
+        // From a key on, within the prefix only.
+        let mut from = Vec::new();
+        s.scan_from(Table::Curve, &[1], &[1, 0, 2], &mut |k, _| {
+            from.push(k.to_vec())
+        })
+        .unwrap();
+        assert_eq!(from, vec![vec![1, 0, 2]]);
+        let mut none = Vec::new();
+        s.scan_from(Table::Curve, &[1], &[1, 1], &mut |k, _| {
+            none.push(k.to_vec())
+        })
+        .unwrap();
+        assert!(none.is_empty(), "{none:?}");
         assert_eq!(s.get(Table::Meta, b"format").unwrap(), Some(b"1".to_vec()));
         assert_eq!(s.get(Table::Sessions, b"format").unwrap(), None);
         s.apply(&[Write {

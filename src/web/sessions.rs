@@ -225,21 +225,77 @@ fn merged(c: &Cached) -> Vec<Row> {
     out
 }
 
-/// The curve now: re-reads the stored points when a checkpoint was written since, and the
-/// log's new lines.
+/// Where to read the stored curve from again: each question's last stored iteration, in
+/// the session's order of questions (`attackers`); `None` the first time.
+fn stored_since(stored: &[Row], attackers: &[String]) -> Option<Vec<u64>> {
+    if stored.is_empty() {
+        return None;
+    }
+    Some(
+        attackers
+            .iter()
+            .map(|a| {
+                stored
+                    .iter()
+                    .filter(|(g, _)| g == a)
+                    .map(|(_, p)| p.iteration)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect(),
+    )
+}
+
+/// `stored` with the points of `new` it does not hold yet, each question's in order.
+fn extend_stored(stored: &mut Vec<Row>, new: Vec<Row>) {
+    let mut order: Vec<String> = Vec::new();
+    for (g, _) in stored.iter().chain(&new) {
+        if !order.contains(g) {
+            order.push(g.clone());
+        }
+    }
+    let mut have: std::collections::HashSet<(String, u64)> = stored
+        .iter()
+        .map(|(g, p)| (g.clone(), p.iteration))
+        .collect();
+    for r in new {
+        if have.insert((r.0.clone(), r.1.iteration)) {
+            stored.push(r);
+        }
+    }
+    stored.sort_by_key(|(g, p)| (order.iter().position(|o| o == g), p.iteration));
+}
+
+/// The curve now: reads the stored points written since the last look when a checkpoint
+/// was written since, and the log's new lines.
 async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row>), ApiError> {
     let status = ask(state, Request::Status { id }).await?;
     let checkpoints = status["checkpoints"].as_u64();
-    let stale = {
+    let attackers: Vec<String> = status["goals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|g| g["attacker"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let (stale, since) = {
         let c = state.curves.0.lock().expect("curve lock");
-        c.get(&id).is_none_or(|c| c.checkpoints != checkpoints)
+        let e = c.get(&id);
+        (
+            e.is_none_or(|c| c.checkpoints != checkpoints),
+            e.and_then(|c| stored_since(&c.stored, &attackers)),
+        )
     };
     if stale {
-        let stored = curve_rows(&ask(state, Request::Curve { id }).await?);
+        let incremental = since.is_some();
+        let new = curve_rows(&ask(state, Request::Curve { id, since }).await?);
         let mut c = state.curves.0.lock().expect("curve lock");
         let e = c.entry(id).or_default();
         e.checkpoints = checkpoints;
-        e.stored = stored;
+        if incremental {
+            extend_stored(&mut e.stored, new);
+        } else {
+            e.stored = new;
+        }
     }
     let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
     let offset = {
@@ -441,6 +497,31 @@ mod tests {
                 ("black".into(), 1),
                 ("white".into(), 5),
                 ("black".into(), 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_stored_curve_is_read_again_from_where_every_question_is() {
+        let stored = vec![row("white", 1), row("white", 2), row("black", 1)];
+        let both = ["white".to_string(), "black".to_string()];
+        assert_eq!(stored_since(&stored, &both), Some(vec![2, 1]));
+        assert_eq!(stored_since(&stored[..2], &both), Some(vec![2, 0]));
+        assert_eq!(stored_since(&[], &both), None);
+        let mut s = stored.clone();
+        extend_stored(
+            &mut s,
+            vec![row("white", 2), row("white", 3), row("black", 2)],
+        );
+        let its: Vec<(String, u64)> = s.into_iter().map(|(g, p)| (g, p.iteration)).collect();
+        assert_eq!(
+            its,
+            vec![
+                ("white".into(), 1),
+                ("white".into(), 2),
+                ("white".into(), 3),
+                ("black".into(), 1),
+                ("black".into(), 2)
             ]
         );
     }
