@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::certificates::Bounds;
 use super::{ApiError, AppState, blocking, view};
 use crate::geometry::Board;
 use crate::play::agent::{Kind, Level, Source, Spec, Tools, Verdict, make};
@@ -235,7 +236,8 @@ pub async fn analyse(
         // value nothing else knows. Its moves are valued with the root as the game's only
         // position, so only a position set up on its own reads them.
         let certificates = (!in_play).then(|| state.certificates());
-        let mut partial = std::collections::HashMap::new();
+        // What the certificates bound of the moves nothing else values exactly.
+        let mut partial: std::collections::HashMap<String, Bounds> = Default::default();
         for v in values.iter_mut() {
             let notation = v.info.mv.notation(board);
             let Some(b) = certificates
@@ -247,32 +249,41 @@ pub async fn analyse(
             let weaker = matches!(v.info.value, None | Some((_, Source::Search)));
             if b.low == b.high && weaker {
                 v.info.value = Some((b.low, Source::Certificate));
-            } else if v.info.value.is_none()
-                && let Some(words) = b.words()
-            {
-                partial.insert(notation, words);
+            } else if v.info.value.is_none() {
+                partial.insert(notation, b);
             }
         }
+        // Each move's bounds: its value, or a certificate's bounds, or none at all.
+        let bounds_of = |v: &crate::play::perfect::Valued| match v.info.value {
+            Some((x, _)) => Bounds { low: x, high: x },
+            None => partial
+                .get(&v.info.mv.notation(board))
+                .copied()
+                .unwrap_or(Bounds {
+                    low: Verdict::Loss,
+                    high: Verdict::Win,
+                }),
+        };
         rank(&mut values);
         // Bounded moves among the rest: at least a draw beside the draws, at most a draw
         // before the losses (the sort keeps the ranking within each group).
-        values.sort_by_key(|v| match v.info.value {
-            Some((Verdict::Win, _)) => 0,
-            Some((Verdict::Draw, _)) => 1,
-            Some((Verdict::Loss, _)) => 4,
-            None => match partial.get(&v.info.mv.notation(board)).copied() {
-                Some("at least a draw") => 1,
-                Some(_) => 3,
-                None => 2,
-            },
+        values.sort_by_key(|v| {
+            let b = bounds_of(v);
+            match (b.low, b.high) {
+                (Verdict::Win, _) => 0,
+                (Verdict::Draw, _) => 1,
+                (Verdict::Loss, Verdict::Win) => 2,
+                (Verdict::Loss, Verdict::Draw) => 3,
+                (Verdict::Loss, Verdict::Loss) => 4,
+            }
         });
         let moves: Vec<Value> = values
             .iter()
             .map(|v| {
                 let notation = v.info.mv.notation(board);
-                let bound = partial.get(&notation).copied();
+                let bound = partial.get(&notation);
                 json!({
-                    "value": v.info.value.map(|(x, _)| x.name()).or(bound).unwrap_or("unknown"),
+                    "value": bounds_of(v).words().unwrap_or("unknown"),
                     "source": v.info.value.map(|(_, s)| s.name()).or(bound.map(|_| "certificate")),
                     "notation": notation,
                     "distance": v.info.distance,
@@ -281,19 +292,13 @@ pub async fn analyse(
                 })
             })
             .collect();
-        // The position's value: the best its moves can be, from each move's bounds (exact,
-        // bounded by a certificate, or unknown).
-        let bounds = values.iter().map(|v| match v.info.value {
-            Some((x, _)) => (x, x),
-            None => match partial.get(&v.info.mv.notation(board)).copied() {
-                Some("at least a draw") => (Verdict::Draw, Verdict::Win),
-                Some("at most a draw") => (Verdict::Loss, Verdict::Draw),
-                _ => (Verdict::Loss, Verdict::Win),
-            },
-        });
-        let (low, high) = bounds.fold((Verdict::Loss, Verdict::Loss), |(l, h), (a, b)| {
-            (l.max(a), h.max(b))
-        });
+        // The position's value: the best its moves can be.
+        let (low, high) = values
+            .iter()
+            .map(bounds_of)
+            .fold((Verdict::Loss, Verdict::Loss), |(l, h), b| {
+                (l.max(b.low), h.max(b.high))
+            });
         let value = if let Some(e) = ended {
             match e.winner() {
                 Some(w) if w == pos.side_to_move() => "win",
@@ -301,9 +306,7 @@ pub async fn analyse(
                 None => "draw",
             }
         } else {
-            crate::web::certificates::Bounds { low, high }
-                .words()
-                .unwrap_or("unknown")
+            Bounds { low, high }.words().unwrap_or("unknown")
         };
         let tables = db.as_ref().map(|d| json!({"pieces": d.max_pieces()}));
         let mut state = game_json(&game, &[]);
