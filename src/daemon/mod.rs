@@ -281,14 +281,19 @@ impl Service {
         }
     }
 
-    /// The worker solving session `id`, if one is: its session and its control.
-    fn slot_of(&self, id: u64) -> Option<(&Mutex<Option<u64>>, &Control)> {
+    /// Both workers: the session each solves and its control.
+    fn slots(&self) -> [(&Mutex<Option<u64>>, &Control); 2] {
         [
             (&self.running, &self.control),
             (&self.spare.running, &self.spare.control),
         ]
-        .into_iter()
-        .find(|(running, _)| *running.lock().expect("running lock") == Some(id))
+    }
+
+    /// The worker solving session `id`, if one is: its session and its control.
+    fn slot_of(&self, id: u64) -> Option<(&Mutex<Option<u64>>, &Control)> {
+        self.slots()
+            .into_iter()
+            .find(|(running, _)| *running.lock().expect("running lock") == Some(id))
     }
 
     fn wake(&self) {
@@ -333,12 +338,7 @@ impl Service {
                 };
                 let rec = self.sessions.set_state(id, to)?;
                 // Under the lock, so the stop cannot reach a session the worker starts next.
-                let slot = [
-                    (&self.running, &self.control),
-                    (&self.spare.running, &self.spare.control),
-                ]
-                .into_iter()
-                .find(|(running, control)| {
+                let slot = self.slots().into_iter().find(|(running, control)| {
                     let running = running.lock().expect("running lock");
                     let active = *running == Some(id);
                     if active {

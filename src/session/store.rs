@@ -284,14 +284,7 @@ impl Store for MemStore {
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError> {
-        let maps = self.maps.lock().expect("store lock");
-        for ((_, k), v) in maps
-            .range((table, prefix.to_vec())..)
-            .take_while(|((t, k), _)| *t == table && k.starts_with(prefix))
-        {
-            each(k, v);
-        }
-        Ok(())
+        self.scan_from(table, prefix, prefix, each)
     }
 
     fn scan_from(
