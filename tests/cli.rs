@@ -288,6 +288,28 @@ fn solve_reports_the_value_the_best_move_and_a_checked_proof() {
 }
 
 #[test]
+fn the_second_level_bound_steers_pn2_but_not_its_answer() {
+    // 3x7 is a White win (the paper's Table 4) under either bound; a bound of one node
+    // makes every first-level expansion a single df-pn step, the paper's makes it as large
+    // as the first-level tree.
+    let per_iteration = |extra: &[&str]| {
+        let mut args = vec!["solve", "3x7", "--algo", "pn2-dfpn", "--no-store", "--json"];
+        args.extend_from_slice(extra);
+        let v = json(&args);
+        assert_eq!(v["value"], "white", "{v}");
+        assert_eq!(v["verified"], true, "{v}");
+        let s = &v["searches"][0];
+        s["nodes"].as_f64().unwrap() / s["iterations"].as_f64().unwrap()
+    };
+    let paper = per_iteration(&[]);
+    let one = per_iteration(&["--second-level", "1"]);
+    assert!(paper > 100.0, "{paper}");
+    assert!(one < 10.0, "{one}");
+    assert_eq!(per_iteration(&["--second-level", "tree-size"]), paper);
+    assert_bad_input(&["solve", "3x7", "--second-level", "0"], "second-level");
+}
+
+#[test]
 fn solve_stops_at_its_memory_limit_without_a_value() {
     // 9x3 without tables is far beyond a 1 MiB table.
     let v = json(&[

@@ -215,6 +215,30 @@ fn pause_resume_stop_and_the_faults_a_user_meets() {
     assert_eq!(s["state"], "stopped");
     let list = data.json(&["session", "list", "--json"]);
     assert_eq!(list[0]["name"], "long one");
+    // A stopped session takes a new second-level bound for its next resume; a running one
+    // must be paused first.
+    assert_eq!(list[0]["second_level"], "tree-size");
+    let s = data.json(&[
+        "session",
+        "tune",
+        &id.to_string(),
+        "--second-level",
+        "5000",
+        "--json",
+    ]);
+    assert_eq!(
+        (&s["state"], &s["second_level"]),
+        (&"stopped".into(), &"5000".into())
+    );
+    let busy = data.json(&["session", "start", "9x3", "--second-level", "700", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(data.status(busy)["second_level"], "700");
+    data.wait_for(busy, "solving", |s| s["active"] == true);
+    let o = data.cmd(&["session", "tune", &busy.to_string(), "--second-level", "9"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pause it first"), "{}", stderr(&o));
+    data.json(&["session", "stop", &busy.to_string(), "--json"]);
 
     // Unknown sessions, bad targets, pausing a stopped session: bad input, exit 2.
     for (args, msg) in [

@@ -19,7 +19,7 @@ use fanorona::daemon::protocol::{ClientError, Request, call};
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
-use fanorona::session::{Algo, State};
+use fanorona::session::{Algo, SecondLevel, State};
 
 #[derive(clap::Subcommand)]
 pub enum SessionCommand {
@@ -36,6 +36,10 @@ pub enum SessionCommand {
         /// A name to know it by in `session list` (default: the board and a number).
         #[arg(long)]
         name: Option<String>,
+        /// PN²'s second-level bound: "tree-size" (the paper's) or a node count (default:
+        /// second_level of the daemon's config).
+        #[arg(long, value_name = "tree-size|N")]
+        second_level: Option<SecondLevel>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -50,6 +54,17 @@ pub enum SessionCommand {
     Pause(Id),
     /// Continue a paused, stopped or failed session from its last checkpoint.
     Resume(Id),
+    /// Change how a paused, stopped or failed session is solved from its next resume: its
+    /// second-level bound. The trees it kept stay; the answer does not depend on the bound.
+    Tune {
+        /// The session's id (see `session list`).
+        id: u64,
+        /// "tree-size" (the paper's: the first-level tree's size) or a node count.
+        #[arg(long, value_name = "tree-size|N")]
+        second_level: SecondLevel,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
     /// Checkpoint and stop a session; returns once it has stopped.
     Stop(Id),
     /// Print a session's progress log; --follow keeps printing as it grows.
@@ -230,6 +245,7 @@ fn print_status(v: &Value) {
             .unwrap_or_default()
     );
     out!("  root {}", g("root"));
+    out!("  {}, second level {}", g("algo"), g("second_level"));
     let live = v["live"].as_array().filter(|l| !l.is_empty());
     out!(
         "  {} nodes in {:.1} s{}, {} checkpoints, rote hits {} ({:.4} per node)",
@@ -314,6 +330,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             db,
             algo,
             name,
+            second_level,
             out: JsonFlag { json },
         } => {
             let algo = algo.map(|a| match a {
@@ -330,6 +347,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                     db,
                     algo,
                     name,
+                    second_level,
                 },
             )?;
             if json {
@@ -368,6 +386,11 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.out.json),
         SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.out.json),
         SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.out.json),
+        SessionCommand::Tune {
+            id,
+            second_level,
+            out,
+        } => control(config, Request::Tune { id, second_level }, out.json),
         SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
         SessionCommand::Certificate {
             id,

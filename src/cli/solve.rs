@@ -15,11 +15,12 @@ use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::dfpn::DfPn;
-use fanorona::search::pn::{self, Level};
+use fanorona::search::pn::{self, Level, PnTree};
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{
     CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
+use fanorona::session::SecondLevel;
 use fanorona::{Board, Color, Position, legal_moves};
 
 /// Which solver.
@@ -97,6 +98,10 @@ pub struct SolveArgs {
     /// PREFIX.black-wins.cert.gz, and verify it (`fanorona verify` reads it back).
     #[arg(long, value_name = "PREFIX")]
     pub certificate: Option<PathBuf>,
+    /// PN²'s second-level bound: "tree-size" (the paper's: the first-level tree's size) or
+    /// a node count (default: second_level of the config).
+    #[arg(long, value_name = "tree-size|N")]
+    pub second_level: Option<SecondLevel>,
     /// Threads of a solve run as a session: 2 searches both questions at once (default:
     /// threads of the config). A run in memory asks one question at a time.
     #[arg(long, value_parser = crate::cli::threads)]
@@ -214,7 +219,11 @@ fn search(
         Algo::Pn2DfPn => Level::Pn2DfPn,
         _ => Level::Pn2,
     };
-    let (tree, curve) = pn::search(pos, goal, leaf, level, limits, progress);
+    let mut tree = PnTree::new(*pos, goal, leaf, Vec::new());
+    if let Some(SecondLevel::Fixed(n)) = args.second_level {
+        tree.second_level_budget = Some(n);
+    }
+    let curve = pn::run(&mut tree, level, limits, progress);
     // The independent check: the solution tree, re-verified from the rules and tables.
     let verified = (tree.outcome() != Outcome::Unknown).then(|| {
         extract(&tree, leaf)
@@ -240,11 +249,15 @@ fn search(
     }
 }
 
-pub fn solve(args: SolveArgs, config: &Config) -> CliResult {
+pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let mut config = config.clone();
     if let Some(t) = args.threads {
         config.threads = t;
     }
+    if let Some(s) = args.second_level {
+        config.second_level = s;
+    }
+    args.second_level = Some(config.second_level);
     let config = &config;
     let pos = target(args.target.as_deref())?;
     if let Some(prefix) = &args.certificate {

@@ -308,6 +308,7 @@ impl Service {
                 db,
                 algo,
                 name,
+                second_level,
             } => {
                 let pos = parse_target(&target).map_err(bad_input)?;
                 if crate::movegen::is_lost(&pos) {
@@ -316,7 +317,10 @@ impl Service {
                         pos.side_to_move()
                     )));
                 }
-                let settings = session_settings(&self.config, &pos, db, algo)?;
+                let mut settings = session_settings(&self.config, &pos, db, algo)?;
+                if let Some(s) = second_level {
+                    settings.second_level = s;
+                }
                 let rec = self.sessions.create(&pos, name, settings)?;
                 tracing::info!("session {}: created for {}", rec.id, rec.root);
                 self.wake();
@@ -356,6 +360,12 @@ impl Service {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
+            }
+            Request::Tune { id, second_level } => {
+                let before = self.sessions.get(id)?.settings.second_level;
+                let rec = self.sessions.set_second_level(id, second_level)?;
+                tracing::info!("session {id}: second level {before} -> {second_level}");
+                Ok(self.status_json(&rec))
             }
             Request::Resume { id } => {
                 let rec = self.sessions.set_state(id, State::Running)?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::Algo;
+use crate::session::{Algo, SecondLevel};
 
 pub const PROTOCOL: u32 = 1;
 
@@ -24,6 +24,9 @@ pub enum Request {
         db: Option<PathBuf>,
         algo: Option<Algo>,
         name: Option<String>,
+        /// PN²'s second-level bound (default: the daemon's config).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        second_level: Option<SecondLevel>,
     },
     List,
     Status {
@@ -47,6 +50,11 @@ pub enum Request {
     },
     RoteStats,
     RoteExport,
+    /// Changes the second-level bound of a paused, stopped or failed session.
+    Tune {
+        id: u64,
+        second_level: SecondLevel,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]

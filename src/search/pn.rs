@@ -501,13 +501,25 @@ pub fn search<'a>(
     leaf: LeafEval<'a>,
     level: Level,
     limits: Limits,
-    mut progress: impl FnMut(&CurvePoint),
+    progress: impl FnMut(&CurvePoint),
 ) -> (PnTree<'a>, Vec<CurvePoint>) {
-    let start = Instant::now();
     let mut tree = PnTree::new(*root, goal, leaf, Vec::new());
+    let curve = run(&mut tree, level, limits, progress);
+    (tree, curve)
+}
+
+/// Iterates `tree` (PN or PN² by `level`) until it is decided or `limits` run out; returns
+/// the root's curve. `progress` sees each curve point.
+pub fn run(
+    tree: &mut PnTree<'_>,
+    level: Level,
+    limits: Limits,
+    mut progress: impl FnMut(&CurvePoint),
+) -> Vec<CurvePoint> {
+    let start = Instant::now();
     let mut curve = Vec::new();
     while !tree.decided() && !limits.exceeded(tree.stats.nodes, start, tree.bytes()) {
-        iterate(&mut tree, level);
+        iterate(tree, level);
         // PN² records every first-level iteration; PN, which has many more, a sample.
         let record = level != Level::Pn
             || tree.stats.iterations.is_power_of_two()
@@ -525,7 +537,7 @@ pub fn search<'a>(
         }
     }
     tree.stats.seconds = start.elapsed().as_secs_f64();
-    (tree, curve)
+    curve
 }
 
 /// One iteration: the most-proving leaf is expanded (by `level`) and its ancestors updated.

@@ -244,6 +244,28 @@ impl Sessions {
         })
     }
 
+    /// Changes the second-level bound of a session that no worker runs (paused, stopped or
+    /// failed): its next resume searches with it. The bound steers the search, never its
+    /// answer, so the trees kept stay valid.
+    pub fn set_second_level(
+        &self,
+        id: u64,
+        second_level: SecondLevel,
+    ) -> Result<SessionRecord, SessionError> {
+        self.update(id, Vec::new(), |r| {
+            if !matches!(r.state, State::Paused | State::Stopped | State::Failed) {
+                return Err(SessionError::BadState {
+                    id,
+                    state: r.state,
+                    action: "tune",
+                    needs: "a paused, stopped or failed session (pause it first)",
+                });
+            }
+            r.settings.second_level = second_level;
+            Ok(())
+        })
+    }
+
     /// The first-level tree of goal `goal` of session `id` as last checkpointed, checked to
     /// hold `expected` nodes that form a tree: a damaged store is an error, not a panic.
     pub fn load_tree(

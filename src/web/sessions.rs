@@ -111,6 +111,7 @@ pub async fn start(
             db,
             algo: None,
             name: req.name,
+            second_level: None,
         },
     )
     .await
