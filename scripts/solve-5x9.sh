@@ -8,6 +8,8 @@
 # session from its last checkpoint, and the script carries on where it stopped.
 # Usage: scripts/solve-5x9.sh [DATA_DIR] [DB_DIR]   (defaults: data, data/egdb)
 #        WAIT=0 scripts/solve-5x9.sh ...            (start or resume, print, do not wait)
+#        SECOND_LEVEL=N scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
+#                                                    30000: README "The second level's bound")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=$(realpath -m "${1:-data}")
@@ -55,7 +57,8 @@ print(f"{found[-1]['id']} {found[-1]['state']}" if found else "none")
 PY
 )
     case "$state" in
-        none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" ;;
+        none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" \
+                  --second-level "${SECOND_LEVEL:-30000}" ;;
         *" paused" | *" stopped" | *" failed") f session resume "${state% *}" > /dev/null && echo "resumed ${state% *} ($name)" ;;
         *) echo "session ${state% *} ($name): ${state#* }" ;;
     esac
