@@ -532,20 +532,29 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
 /// Nodes per goal of the workload over tables.
 const TABLE_BENCH_NODES: u64 = 10_000_000;
 
+/// The second-level bound `scripts/solve-5x9.sh` gives its sessions (README "The second
+/// level's bound").
+const SESSION_BOUND_5X9: u64 = 30_000;
+
 /// The solvers over endgame tables on both cores: from the 5x9 start, "White wins?" and
 /// "Black wins?" searched at once (as a two-thread session does), each for a fixed number of
-/// nodes, by PN² and by PN² with df-pn at the second level.
+/// nodes, by PN² and by PN² with df-pn at the second level, bounded by the first-level
+/// tree's size (the paper's) and by the 5x9 sessions' fixed bound.
 fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
     let db = open_tables(dir, pos.board())?;
     let db = &db;
-    let cases = [Level::Pn2, Level::Pn2DfPn]
-        .into_iter()
-        .map(|level| {
+    let cases = [
+        (Level::Pn2, SecondLevel::TreeSize),
+        (Level::Pn2DfPn, SecondLevel::TreeSize),
+        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9)),
+    ]
+    .into_iter()
+    .map(|(level, bound)| {
             let name = level.name();
             bench::Case {
-                label: format!("5x9 {name:<7} tables, both goals"),
-                fields: json!({"board": "5x9", "algorithm": name, "tables": true, "goals": 2}),
+                label: format!("5x9 {name:<7} second level {bound:<9} tables, both goals"),
+                fields: json!({"board": "5x9", "algorithm": name, "second_level": bound.to_string(), "tables": true, "goals": 2}),
                 run: Box::new(move || {
                     let limits = Limits {
                         nodes: Some(TABLE_BENCH_NODES),
@@ -555,9 +564,12 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
                         let goals = [Color::White, Color::Black].map(|attacker| {
                             s.spawn(move || {
                                 let leaf = LeafEval { db: Some(db) };
-                                pn::solve(&pos, Goal { attacker }, leaf, level, limits, |_| {})
-                                    .stats
-                                    .nodes
+                                let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
+                                if let SecondLevel::Fixed(n) = bound {
+                                    tree.second_level_budget = Some(n);
+                                }
+                                pn::run(&mut tree, level, limits, |_| {});
+                                tree.stats.nodes
                             })
                         });
                         goals
