@@ -408,3 +408,38 @@ fn the_spare_worker_solves_the_next_session_on_the_idle_thread() {
     // Shutdown checkpoints whatever runs.
     assert!(daemon.sigterm().success());
 }
+
+#[test]
+fn session_moves_shows_where_each_question_stands_below_the_root() {
+    // 3x5 is a White win (the paper's Table 4), solved here as a session without a daemon.
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    let v = data.json(&["solve", "3x5", "--json"]);
+    assert_eq!(v["value"], "white");
+    let v = data.json(&["session", "moves", "1", "--json"]);
+    let questions = v["questions"].as_array().unwrap();
+    let white = &questions[0];
+    assert_eq!(white["attacker"], "white");
+    assert_eq!(white["outcome"], "proven");
+    let moves = white["moves"].as_array().unwrap();
+    // Every legal move of the 3x5 start, in notation, and the subtrees fill the tree.
+    let legal = std::process::Command::new(common::data::BIN)
+        .args(["moves", "--board", "3x5"])
+        .output()
+        .unwrap();
+    let legal = String::from_utf8_lossy(&legal.stdout).to_string();
+    assert_eq!(moves.len(), legal.lines().count());
+    for m in moves {
+        assert!(legal.lines().any(|l| l == m["move"]), "{m}");
+    }
+    let below: u64 = moves.iter().map(|m| m["nodes"].as_u64().unwrap()).sum();
+    assert_eq!(below + 1, white["first_level"].as_u64().unwrap());
+    // The proof goes through the best move the solve reported.
+    let best = data.json(&["solve", "3x5", "--json"])["best_move"].clone();
+    assert!(
+        moves.iter().any(|m| m["move"] == best && m["pn"] == 0),
+        "{v}"
+    );
+    let o = data.cmd(&["session", "moves", "9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no session 9"), "{}", stderr(&o));
+}

@@ -54,6 +54,9 @@ pub enum SessionCommand {
     Pause(Id),
     /// Continue a paused, stopped or failed session from its last checkpoint.
     Resume(Id),
+    /// Where each question stands below the root: every move of the root with its proof and
+    /// disproof numbers and the first-level nodes under it, as last checkpointed.
+    Moves(Id),
     /// Change how a paused, stopped or failed session is solved from its next resume: its
     /// second-level bound. The trees it kept stay; the answer does not depend on the bound.
     Tune {
@@ -232,6 +235,36 @@ fn state_words(state: &str) -> &str {
     }
 }
 
+/// `session moves`: per question, the root's numbers, then one line per move.
+fn print_moves(v: &Value) {
+    let n = |x: &Value| infinity(x);
+    for q in v["questions"].as_array().into_iter().flatten() {
+        out!(
+            "{} wins? {}: root pn {} dn {}, first level {} nodes",
+            q["attacker"].as_str().unwrap_or("?"),
+            q["outcome"].as_str().unwrap_or("?"),
+            n(&q["pn"]),
+            n(&q["dn"]),
+            q["first_level"]
+        );
+        out!("  {:<16} {:>12} {:>12} {:>12}", "move", "pn", "dn", "nodes");
+        for m in q["moves"].as_array().into_iter().flatten() {
+            out!(
+                "  {:<16} {:>12} {:>12} {:>12}{}",
+                m["move"].as_str().unwrap_or("?"),
+                n(&m["pn"]),
+                n(&m["dn"]),
+                m["nodes"].as_u64().unwrap_or(0),
+                if m["rote"] == true {
+                    "  (rote store)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+}
+
 fn print_status(v: &Value) {
     let g = |k: &str| v[k].to_string().trim_matches('"').to_string();
     out!(
@@ -386,6 +419,15 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.out.json),
         SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.out.json),
         SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.out.json),
+        SessionCommand::Moves(a) => {
+            let (v, _) = ask(config, Request::Moves { id: a.id })?;
+            if a.out.json {
+                out!("{v}");
+            } else {
+                print_moves(&v);
+            }
+            Ok(())
+        }
         SessionCommand::Tune {
             id,
             second_level,

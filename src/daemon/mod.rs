@@ -361,6 +361,10 @@ impl Service {
                 }
                 Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
             }
+            Request::Moves { id } => {
+                let questions = crate::session::moves::root_moves(&self.sessions, id)?;
+                Ok(json!({"id": id, "questions": questions}))
+            }
             Request::Tune { id, second_level } => {
                 let before = self.sessions.get(id)?.settings.second_level;
                 let rec = self.sessions.set_second_level(id, second_level)?;

@@ -50,6 +50,10 @@ pub enum Request {
     },
     RoteStats,
     RoteExport,
+    /// The root's moves in each question's first-level tree, as last checkpointed.
+    Moves {
+        id: u64,
+    },
     /// Changes the second-level bound of a paused, stopped or failed session.
     Tune {
         id: u64,

@@ -7,6 +7,7 @@ pub mod codec;
 pub mod curve;
 pub mod format;
 pub mod log;
+pub mod moves;
 pub mod record;
 pub mod runner;
 pub mod store;
