@@ -59,7 +59,10 @@ PY
     case "$state" in
         none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" \
                   --second-level "${SECOND_LEVEL:-30000}" ;;
-        *" paused" | *" stopped" | *" failed") f session resume "${state% *}" > /dev/null && echo "resumed ${state% *} ($name)" ;;
+        # Paused is a user's choice (an interruption leaves sessions running, and the daemon
+        # resumes them): say so and leave it.
+        *" paused") echo "session ${state% *} ($name): paused; \`fanorona session resume ${state% *}\` continues it" ;;
+        *" stopped" | *" failed") f session resume "${state% *}" > /dev/null && echo "resumed ${state% *} ($name)" ;;
         *) echo "session ${state% *} ($name): ${state#* }" ;;
     esac
 done
