@@ -443,3 +443,68 @@ fn session_moves_shows_where_each_question_stands_below_the_root() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no session 9"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_decided_move_of_an_open_or_solved_question_gets_its_own_certificate() {
+    // 3x5 is a White win (the paper's Table 4): in "White wins?" the winning move is proven.
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    let best = data.json(&["solve", "3x5", "--json"])["best_move"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let moves = data.json(&["session", "moves", "1", "--json"]);
+    let white = &moves["questions"][0];
+    assert!(
+        white["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["move"] == best.as_str() && m["pn"] == 0)
+    );
+    let prefix = data.tmp.path().join("after");
+    let v = data.json(&[
+        "session",
+        "certificate",
+        "1",
+        prefix.to_str().unwrap(),
+        "--move",
+        &best,
+        "--json",
+    ]);
+    let certs = v["certificates"].as_array().unwrap();
+    let white = certs.iter().find(|c| c["goal"] == "white wins").unwrap();
+    assert_eq!(
+        (&white["claim"], &white["verified"]),
+        (&"proven".into(), &true.into())
+    );
+    // The file stands alone: `verify` reads it from the position after the move.
+    let shown = std::process::Command::new(common::data::BIN)
+        .args(["show", "--board", "3x5", "--play", &best])
+        .output()
+        .unwrap();
+    let after = String::from_utf8_lossy(&shown.stdout)
+        .lines()
+        .find(|l| l.ends_with(" b") || l.ends_with(" w"))
+        .unwrap()
+        .to_string();
+    let checked = std::process::Command::new(common::data::BIN)
+        .args(["verify", white["path"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&checked.stdout).to_string();
+    assert!(checked.status.success(), "{out}");
+    assert!(
+        out.contains(&format!("white wins proven from {after}")),
+        "{out}"
+    );
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        "1",
+        prefix.to_str().unwrap(),
+        "--move",
+        "a1-a3",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
+}

@@ -89,6 +89,11 @@ pub enum SessionCommand {
         id: u64,
         /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
         prefix: PathBuf,
+        /// Instead, the certificates of the position after this capture of the root, for
+        /// each question whose first-level tree has decided it (the question may be open);
+        /// needs the store (not while a daemon runs).
+        #[arg(long = "move", value_name = "MOVE")]
+        mv: Option<String>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -437,6 +442,13 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Certificate {
             id,
             prefix,
+            mv: Some(mv),
+            out: JsonFlag { json },
+        } => move_certificate(config, id, &mv, &prefix, json),
+        SessionCommand::Certificate {
+            id,
+            prefix,
+            mv: None,
             out: JsonFlag { json },
         } => session_certificate(config, id, &prefix, json),
         SessionCommand::Curve {
@@ -769,6 +781,43 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         }
     }
     if rows.iter().any(|(_, _, _, c)| matches!(c, Some(Err(_)))) {
+        return Err(Failure::other(anyhow!("a certificate failed verification")));
+    }
+    Ok(())
+}
+
+/// `session certificate ID PREFIX --move MOVE`: the certificates of the position after a
+/// decided move of the root, written from the store's first-level trees.
+fn move_certificate(config: &Config, id: u64, mv: &str, prefix: &Path, json: bool) -> CliResult {
+    use fanorona::daemon::certificates;
+    crate::cli::certificate::check_prefix(prefix)?;
+    let dir = DataDir::new(&config.data_dir);
+    let _lock = daemon::lock(&dir).map_err(|e| match e {
+        DaemonError::Locked { pid, .. } => Failure::input(anyhow!(
+            "the daemon (process {pid}) holds the store, which a move's certificate is written from: stop it (`kill -TERM {pid}`) and run this again"
+        )),
+        e => daemon_failure(e),
+    })?;
+    let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
+    let rec = sessions.get(id).map_err(|e| Failure::input(anyhow!(e)))?;
+    let mut progress = |goal: &str, n: u64| eprintln!("  {goal}: {n} nodes written");
+    let made = certificates::write_move(&sessions, &rec, mv, prefix, &mut progress).map_err(
+        |e| match e {
+            certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
+            e => Failure::other(anyhow!(e)),
+        },
+    )?;
+    if json {
+        out!(
+            "{}",
+            serde_json::json!({"session": id, "move": mv, "certificates": made.iter().map(fanorona::certificate::Made::json).collect::<Vec<_>>()})
+        );
+    } else {
+        for m in &made {
+            out!("{}", crate::cli::certificate::line(m));
+        }
+    }
+    if made.iter().any(|m| !m.verified()) {
         return Err(Failure::other(anyhow!("a certificate failed verification")));
     }
     Ok(())

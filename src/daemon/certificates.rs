@@ -22,6 +22,8 @@ pub enum CertificateError {
     Root { id: u64, root: String, why: String },
     #[error(transparent)]
     Tables(#[from] crate::egdb::probe::TablesError),
+    #[error("session {id}: move {mv}: {why}")]
+    Move { id: u64, mv: String, why: String },
     #[error("cannot create {path}: {source}")]
     Dir {
         path: PathBuf,
@@ -139,6 +141,107 @@ pub fn write(
                 },
             )?);
         }
+    }
+    Ok(made)
+}
+
+/// Writes and checks, under `prefix`, the certificate of every question of `rec` in which
+/// the root's move `mv` is decided, rooted at the position after it: the move's subtree of
+/// the question's first-level tree (the question itself may still be open). Only a capture
+/// qualifies: what follows it cannot repeat a position before it, so its subtree's value is
+/// that of the position alone.
+pub fn write_move(
+    sessions: &Sessions,
+    rec: &SessionRecord,
+    mv: &str,
+    prefix: &Path,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<Vec<Made>, CertificateError> {
+    let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
+        id: rec.id,
+        root: rec.root.clone(),
+        why: format!("{e}"),
+    })?;
+    let refuse = |why: String| CertificateError::Move {
+        id: rec.id,
+        mv: mv.to_string(),
+        why,
+    };
+    let m = crate::moves::legal_moves(&root)
+        .into_iter()
+        .find(|m| m.notation(root.board()) == mv)
+        .ok_or_else(|| refuse(format!("not a legal move of {root}")))?;
+    let after = m.apply(&root);
+    if after.piece_count() >= root.piece_count() {
+        return Err(refuse(
+            "not a capture: the position after it could repeat the root, so its value may depend on the game before it".into(),
+        ));
+    }
+    let db_dir = rec.settings.db_dir.as_deref();
+    let db = db_dir
+        .map(|d| Database::open_whole(d, root.board()))
+        .transpose()?;
+    if let Some(dir) = prefix.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut made = Vec::new();
+    for (g, gr) in rec.goals.iter().enumerate() {
+        let goal = Goal {
+            attacker: if gr.attacker == "white" {
+                Color::White
+            } else {
+                Color::Black
+            },
+        };
+        let nodes = sessions.load_tree(rec.id, g as u8, root.board(), gr.first_level)?;
+        let leaf = LeafEval { db: db.as_ref() };
+        let tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None);
+        let r = &tree.nodes[0];
+        let Some(child) = (r.first..r.first + r.count)
+            .map(|c| c as usize)
+            .find(|&c| tree.nodes[c].pos == after)
+        else {
+            continue;
+        };
+        let (pn, dn) = (tree.nodes[child].pn, tree.nodes[child].dn);
+        if pn != 0 && dn != 0 {
+            continue;
+        }
+        let sub = PnTree::from_parts(
+            goal,
+            leaf,
+            Vec::new(),
+            tree.subtree(child),
+            Stats::default(),
+            None,
+        );
+        let search = serde_json::json!({
+            "session": rec.id,
+            "algorithm": rec.settings.algo,
+            "from": format!("the move {mv} of {root}, in the first-level tree of \"{goal}?\""),
+        });
+        made.push(write_one(
+            prefix,
+            db_dir,
+            progress,
+            search,
+            Solved {
+                root: after,
+                goal,
+                proves: pn == 0,
+                db: db.as_ref(),
+                tree: Some(&sub),
+                dfpn: None,
+            },
+        )?);
+    }
+    if made.is_empty() {
+        return Err(refuse(
+            "no question of the session has decided it yet (see `session moves`)".into(),
+        ));
     }
     Ok(made)
 }

@@ -126,6 +126,32 @@ impl<'a> PnTree<'a> {
         }
     }
 
+    /// The nodes of `n`'s subtree as a tree of their own, `n` first (children stay in
+    /// contiguous blocks after their parent, as `from_parts` takes them).
+    pub fn subtree(&self, n: usize) -> Vec<Node> {
+        let mut out = vec![Node {
+            parent: NO_PARENT,
+            ..self.nodes[n]
+        }];
+        let mut from = vec![n];
+        let mut i = 0;
+        while i < out.len() {
+            let node = self.nodes[from[i]];
+            if node.expanded {
+                out[i].first = out.len() as u32;
+                for c in node.first..node.first + node.count {
+                    out.push(Node {
+                        parent: i as u32,
+                        ..self.nodes[c as usize]
+                    });
+                    from.push(c as usize);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     /// Mends numbers that look decided without being so (pn infinite with dn not 0, or the
     /// reverse), which df-pn's second level could leave on leaves before its sums stopped
     /// below infinity: such a leaf gets its first numbers again (from its mobility), and
