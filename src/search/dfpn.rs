@@ -18,7 +18,7 @@ use std::hash::BuildHasherDefault;
 use crate::search::rote::WordHasher;
 use std::time::Instant;
 
-use crate::movegen::{count_moves, successors};
+use crate::movegen::{count_moves, successors, successors_into};
 use crate::position::Position;
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
@@ -84,6 +84,15 @@ impl Path {
     }
 }
 
+/// A node's working lists while `mid` runs there, reused from node to node so the search
+/// allocates nothing once the deepest path has been reached.
+#[derive(Default)]
+struct Frame {
+    successors: Vec<Position>,
+    children: Vec<(Key, bool)>,
+    numbers: Vec<Entry>,
+}
+
 /// A df-pn search for one goal.
 pub struct DfPn<'a> {
     goal: Goal,
@@ -99,6 +108,8 @@ pub struct DfPn<'a> {
     /// rules: a stress test of a disproof (one that holds this way never relies on a
     /// repetition). Proofs found this way may rely on repetitions and do not hold.
     pub repetition_wins: bool,
+    /// Frames of nodes `mid` has left, for the next ones it enters.
+    spare: Vec<Frame>,
 }
 
 impl<'a> DfPn<'a> {
@@ -113,6 +124,7 @@ impl<'a> DfPn<'a> {
             start: Instant::now(),
             stopped: false,
             repetition_wins: false,
+            spare: Vec::new(),
         }
     }
 
@@ -183,45 +195,54 @@ impl<'a> DfPn<'a> {
     /// Multiple iterative deepening at `key` (the last position of `path`) until its numbers
     /// reach the thresholds.
     fn mid(&mut self, key: Key, th_pn: u64, th_dn: u64, path: &mut Path) -> Entry {
-        self.mid_children(key, th_pn, th_dn, path).0
+        self.mid_children(key, th_pn, th_dn, path, None)
     }
 
-    /// `mid`, also returning the numbers it left for each child (in `successors` order), which
-    /// a full table may not hold.
+    /// `mid`, also leaving in `numbers` (when given) the numbers it left for each child (in
+    /// `successors` order), which a full table may not hold.
     fn mid_children(
         &mut self,
         key: Key,
         th_pn: u64,
         th_dn: u64,
         path: &mut Path,
-    ) -> (Entry, Vec<Entry>) {
+        numbers: Option<&mut Vec<Entry>>,
+    ) -> Entry {
+        let mut f = self.spare.pop().unwrap_or_default();
         path.push(key.pos);
-        let children: Vec<(Key, bool)> = successors(&key.pos)
-            .into_iter()
-            .map(|c| (path.key_after(&c), path.repeats(&c)))
-            .collect();
+        successors_into(&key.pos, &mut f.successors);
+        f.children.clear();
+        f.children.extend(
+            f.successors
+                .iter()
+                .map(|c| (path.key_after(c), path.repeats(c))),
+        );
         let or = self.is_or(&key.pos);
-        let mut numbers: Vec<Entry> = children.iter().map(|(k, r)| self.lookup(k, *r)).collect();
+        f.numbers.clear();
+        for &(k, r) in &f.children {
+            let e = self.lookup(&k, r);
+            f.numbers.push(e);
+        }
         let result = loop {
-            let node = combine(or, &numbers);
+            let node = combine(or, &f.numbers);
             if node.pn >= th_pn || node.dn >= th_dn || self.out_of_limits() {
                 break node;
             }
             // The most proving child, and the second best for its threshold.
             let value = |e: &Entry| if or { e.pn } else { e.dn };
             let (mut best, mut second) = (0, INFINITE);
-            for i in 1..numbers.len() {
-                if value(&numbers[i]) < value(&numbers[best]) {
-                    second = value(&numbers[best]);
+            for i in 1..f.numbers.len() {
+                if value(&f.numbers[i]) < value(&f.numbers[best]) {
+                    second = value(&f.numbers[best]);
                     best = i;
                 } else {
-                    second = second.min(value(&numbers[i]));
+                    second = second.min(value(&f.numbers[i]));
                 }
             }
-            if numbers.len() == 1 {
+            if f.numbers.len() == 1 {
                 second = INFINITE;
             }
-            let c = numbers[best];
+            let c = f.numbers[best];
             // The 1 + epsilon trick: let the child run until it is a quarter worse than the
             // second best, not just one worse, so the search does not see-saw between them.
             let beyond_second = add(second, 1).max(second.saturating_add(second / 4).min(INFINITE));
@@ -236,8 +257,8 @@ impl<'a> DfPn<'a> {
                     th_dn.min(beyond_second),
                 )
             };
-            let (ck, repeated) = children[best];
-            numbers[best] = if repeated {
+            let (ck, repeated) = f.children[best];
+            f.numbers[best] = if repeated {
                 self.repetition()
             } else {
                 self.stats.iterations += 1;
@@ -246,7 +267,11 @@ impl<'a> DfPn<'a> {
         };
         self.store(key, result);
         path.pop();
-        (result, numbers)
+        if let Some(out) = numbers {
+            out.clone_from(&f.numbers);
+        }
+        self.spare.push(f);
+        result
     }
 
     fn out_of_limits(&mut self) -> bool {
@@ -343,7 +368,9 @@ impl<'a> DfPn<'a> {
                 self.table.clear();
             }
         }
-        self.mid_children(key, INFINITE, INFINITE, &mut path).1
+        let mut numbers = Vec::new();
+        self.mid_children(key, INFINITE, INFINITE, &mut path, Some(&mut numbers));
+        numbers
     }
 
     /// Bytes the table takes (entries and about as much again of hash-map overhead).
