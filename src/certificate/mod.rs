@@ -29,7 +29,7 @@ pub fn write_file(
     path: &Path,
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, serde_json::Value>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
     let header = write::header(&solved, extra);
     let mut out = format::Output::create(path)?;
@@ -112,7 +112,7 @@ pub fn make(
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, Value>,
     db_dir: Option<&Path>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(&Written),
 ) -> Result<Made, WriteError> {
     let path = path_for(prefix, solved.goal);
     let db = solved.db;

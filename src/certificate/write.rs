@@ -55,6 +55,16 @@ pub struct Written {
     pub seconds: f64,
 }
 
+impl Written {
+    /// How far a certificate being written has got, for progress lines.
+    pub fn progress_line(&self) -> String {
+        format!(
+            "{} nodes written ({} re-solved, {} search nodes), {:.0} s",
+            self.nodes, self.resolved, self.resolve_search_nodes, self.seconds
+        )
+    }
+}
+
 /// A decided goal to write: where its solution comes from.
 pub struct Solved<'s, 'a> {
     pub root: Position,
@@ -87,13 +97,13 @@ pub fn header(
     }
 }
 
-/// Writes `solved` as a certificate to `out`, header first. `progress` sees the node count
-/// now and then.
+/// Writes `solved` as a certificate to `out`, header first. `progress` sees what is written
+/// so far every million nodes and every ten seconds (re-solving can take long between nodes).
 pub fn write(
     out: &mut dyn Write,
     header: &Header,
     solved: Solved<'_, '_>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
     let start = Instant::now();
     let json = serde_json::to_string(header).map_err(io::Error::other)?;
@@ -132,6 +142,8 @@ pub fn write(
         stack: Vec::new(),
         written: Written::default(),
         twins: None,
+        start,
+        resolve_before: before,
     };
     w.run(root, progress)?;
     let mut written = w.written;
@@ -176,6 +188,9 @@ struct Walker<'w, 's, 'a> {
     /// The tree's expanded, decided nodes by position and positions since the last
     /// capture, built on first need (for rote-decided nodes whose twin is in the tree).
     twins: Option<HashMap<(Position, u64), usize, BuildHasherDefault<WordHasher>>>,
+    start: Instant,
+    /// The resolver's node count before this certificate.
+    resolve_before: u64,
 }
 
 impl Walker<'_, '_, '_> {
@@ -250,7 +265,12 @@ impl Walker<'_, '_, '_> {
         self.wanted(t.pn, t.dn).then_some(twin)
     }
 
-    fn run(&mut self, root: Position, progress: &mut dyn FnMut(u64)) -> Result<(), WriteError> {
+    fn run(
+        &mut self,
+        root: Position,
+        progress: &mut dyn FnMut(&Written),
+    ) -> Result<(), WriteError> {
+        let mut reported = 0.0;
         let handle = self.tree.filter(|t| t.nodes[0].expanded).map(|_| 0);
         self.node(0, "-", root, handle, self.tree.is_some())?;
         while let Some(top) = self.stack.last_mut() {
@@ -268,8 +288,12 @@ impl Walker<'_, '_, '_> {
             let handle = self.tree_child(parent, &child);
             let text = mv.notation(self.board);
             self.node(depth, &text, child, handle, parent.is_some())?;
-            if self.written.nodes.is_multiple_of(1 << 20) {
-                progress(self.written.nodes);
+            let seconds = self.start.elapsed().as_secs_f64();
+            if self.written.nodes.is_multiple_of(1 << 20) || seconds >= reported + 10.0 {
+                reported = seconds;
+                self.written.resolve_search_nodes = self.resolver.stats.nodes - self.resolve_before;
+                self.written.seconds = seconds;
+                progress(&self.written);
             }
         }
         Ok(())

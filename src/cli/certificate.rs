@@ -63,7 +63,8 @@ pub fn make(
     db_dir: Option<&Path>,
 ) -> Result<Made, Failure> {
     let path = certificate::path_for(prefix, solved.goal);
-    let mut progress = |n: u64| eprintln!("  writing {}: {n} nodes", path.display());
+    let mut progress =
+        |w: &certificate::Written| eprintln!("  writing {}: {}", path.display(), w.progress_line());
     certificate::make(prefix, solved, extra, db_dir, &mut progress)
         .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))
 }

@@ -737,7 +737,9 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         })?;
         let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
         let rec = sessions.get(id).map_err(Failure::other)?;
-        let mut progress = |goal: &str, n: u64| eprintln!("  {goal}: {n} nodes written");
+        let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
+            eprintln!("  {goal}: {}", w.progress_line())
+        };
         made =
             certificates::write(&sessions, &rec, &kept, &mut progress).map_err(Failure::other)?;
     }
@@ -800,7 +802,9 @@ fn move_certificate(config: &Config, id: u64, mv: &str, prefix: &Path, json: boo
     })?;
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let rec = sessions.get(id).map_err(|e| Failure::input(anyhow!(e)))?;
-    let mut progress = |goal: &str, n: u64| eprintln!("  {goal}: {n} nodes written");
+    let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
+        eprintln!("  {goal}: {}", w.progress_line())
+    };
     let made = certificates::write_move(&sessions, &rec, mv, prefix, &mut progress).map_err(
         |e| match e {
             certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::certificate::{self, Made, Solved, WriteError};
+use crate::certificate::{self, Made, Solved, WriteError, Written};
 use crate::egdb::Database;
 use crate::position::{Color, Position};
 use crate::search::pn::PnTree;
@@ -61,12 +61,12 @@ fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '
 }
 
 /// Writes and checks the certificate of every decided question of session `rec` under
-/// `prefix`. `progress` sees (question, nodes written) now and then.
+/// `prefix`. `progress` sees (question, what is written so far) now and then.
 pub fn write(
     sessions: &Sessions,
     rec: &SessionRecord,
     prefix: &Path,
-    progress: &mut dyn FnMut(&str, u64),
+    progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
         id: rec.id,
@@ -155,7 +155,7 @@ pub fn write_move(
     rec: &SessionRecord,
     mv: &str,
     prefix: &Path,
-    progress: &mut dyn FnMut(&str, u64),
+    progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
         id: rec.id,
@@ -250,7 +250,7 @@ pub fn write_move(
 fn write_one(
     prefix: &Path,
     db_dir: Option<&Path>,
-    progress: &mut dyn FnMut(&str, u64),
+    progress: &mut dyn FnMut(&str, &Written),
     search: serde_json::Value,
     solved: Solved<'_, '_>,
 ) -> Result<Made, CertificateError> {

@@ -641,10 +641,11 @@ impl Service {
     ) -> Result<Vec<crate::certificate::Made>, certificates::CertificateError> {
         let prefix = certificates::prefix(&self.dir.root, rec.id);
         tracing::info!("session {}: writing its certificates", rec.id);
-        let mut progress = |goal: &str, n: u64| {
+        let mut progress = |goal: &str, w: &crate::certificate::Written| {
             tracing::info!(
-                "session {}: certificate of {goal}: {n} nodes written",
-                rec.id
+                "session {}: certificate of {goal}: {}",
+                rec.id,
+                w.progress_line()
             )
         };
         let made = certificates::write(&self.sessions, rec, &prefix, &mut progress)
