@@ -113,6 +113,37 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
     ]);
     assert_continuous(&csv);
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // Thinned for publishing: at most about 10 points a question, the ends kept.
+    let thin = data.dir.join("thin.csv");
+    let all = data.json(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ])["points"]
+        .as_u64()
+        .unwrap();
+    let few = data.json(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--csv",
+        thin.to_str().unwrap(),
+        "--points",
+        "10",
+        "--json",
+    ])["points"]
+        .as_u64()
+        .unwrap();
+    assert!(few < all && few <= 2 * 11, "{few} of {all}");
+    let (full, thinned) = (
+        std::fs::read_to_string(&csv).unwrap(),
+        std::fs::read_to_string(&thin).unwrap(),
+    );
+    assert_eq!(full.lines().last(), thinned.lines().last());
+    assert_eq!(full.lines().nth(1), thinned.lines().nth(1));
     // The log tells the story: resumed (each open question) after every kill, solved at the end.
     let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
     let events: Vec<String> = log

@@ -107,6 +107,10 @@ pub enum SessionCommand {
         /// Also draw the curve (log scale, one panel per question) into this PNG file.
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
+        /// At most about this many points of each question (every k-th, its first and last
+        /// kept); all of them without it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+        points: Option<u64>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -455,6 +459,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             id,
             csv,
             png,
+            points,
             out: JsonFlag { json },
         } => {
             check_output("--csv", &csv)?;
@@ -462,7 +467,13 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 check_output("--png", png)?;
             }
             let (v, _) = ask(config, Request::Curve { id, since: None })?;
-            let rows = fanorona::daemon::protocol::curve_rows(&v);
+            let mut rows = fanorona::daemon::protocol::curve_rows(&v);
+            if let Some(n) = points {
+                rows = curve::thin(&rows, n as usize)
+                    .into_iter()
+                    .cloned()
+                    .collect();
+            }
             if rows.is_empty() {
                 return Err(Failure::input(anyhow!(
                     "session {id} has no curve points yet (it has not run an iteration): nothing written"

@@ -30,6 +30,28 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> CurveError {
 /// disproof number that is infinite (the question decided the other way) is written `inf`.
 pub const CSV_HEADER: &str = "iteration,nodes,seconds,root_pn,root_dpn,goal";
 
+/// At most about `most` points of each goal's rows: every k-th, and each goal's first and
+/// last (a plot or a published CSV needs no more than its resolution).
+pub fn thin(rows: &[Row], most: usize) -> Vec<&Row> {
+    let mut by_goal: Vec<(&str, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        match by_goal.iter_mut().find(|(g, _)| *g == r.0) {
+            Some((_, v)) => v.push(r),
+            None => by_goal.push((&r.0, vec![r])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, v) in by_goal {
+        let step = v.len().div_ceil(most.max(1)).max(1);
+        for (i, r) in v.iter().enumerate() {
+            if i % step == 0 || i + 1 == v.len() {
+                out.push(*r);
+            }
+        }
+    }
+    out
+}
+
 /// A proof or disproof number as text: `inf` for infinity.
 pub fn number(n: u64) -> String {
     if n >= crate::search::INFINITE {
@@ -253,5 +275,23 @@ mod tests {
         assert_eq!(outcome(&points[1]), "open");
         assert_eq!(number(inf), "inf");
         assert_eq!(number(7), "7");
+    }
+
+    #[test]
+    fn thinning_keeps_each_goals_ends() {
+        let mut rows: Vec<Row> = (1..=10_000)
+            .map(|i| ("white".to_string(), point(i, 1, 1)))
+            .collect();
+        rows.extend((1..=7).map(|i| ("black".to_string(), point(i, 1, 1))));
+        let t = thin(&rows, 1500);
+        let white: Vec<u64> = t
+            .iter()
+            .filter(|r| r.0 == "white")
+            .map(|r| r.1.iteration)
+            .collect();
+        assert!(white.len() <= 1501, "{}", white.len());
+        assert_eq!((white[0], *white.last().unwrap()), (1, 10_000));
+        // A goal with fewer points than the bound keeps them all.
+        assert_eq!(t.iter().filter(|r| r.0 == "black").count(), 7);
     }
 }

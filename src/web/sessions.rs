@@ -187,27 +187,6 @@ fn read_log(path: &std::path::Path, offset: u64, tail_only: bool) -> (Vec<Progre
     (lines, from + end as u64)
 }
 
-/// Every `step`-th point of each goal, and each goal's last.
-fn thin(rows: &[Row], most: usize) -> Vec<&Row> {
-    let mut by_goal: Vec<(&str, Vec<&Row>)> = Vec::new();
-    for r in rows {
-        match by_goal.iter_mut().find(|(g, _)| *g == r.0) {
-            Some((_, v)) => v.push(r),
-            None => by_goal.push((&r.0, vec![r])),
-        }
-    }
-    let mut out = Vec::new();
-    for (_, v) in by_goal {
-        let step = v.len().div_ceil(most).max(1);
-        for (i, r) in v.iter().enumerate() {
-            if i % step == 0 || i + 1 == v.len() {
-                out.push(*r);
-            }
-        }
-    }
-    out
-}
-
 /// The stored points, then the log's points after each goal's last stored iteration.
 fn merged(c: &Cached) -> Vec<Row> {
     let mut out = c.stored.clone();
@@ -356,7 +335,7 @@ pub async fn curve(
 ) -> Result<Json<Value>, ApiError> {
     let id = session_id(&id)?;
     let (status, rows) = current_curve(&state, id).await?;
-    let points: Vec<Value> = thin(&rows, CURVE_POINTS)
+    let points: Vec<Value> = curve::thin(&rows, CURVE_POINTS)
         .into_iter()
         .map(|(g, p)| {
             json!({
@@ -525,14 +504,5 @@ mod tests {
                 ("black".into(), 2)
             ]
         );
-    }
-
-    #[test]
-    fn thinning_keeps_each_goals_ends() {
-        let rows: Vec<Row> = (1..=10_000).map(|i| row("white", i)).collect();
-        let t = thin(&rows, 1500);
-        assert!(t.len() <= 1501, "{}", t.len());
-        assert_eq!(t[0].1.iteration, 1);
-        assert_eq!(t.last().unwrap().1.iteration, 10_000);
     }
 }
