@@ -539,3 +539,70 @@ fn a_decided_move_of_an_open_or_solved_question_gets_its_own_certificate() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
 }
+
+/// With the daemon running (it holds the store), certificates are written by the daemon on
+/// request: a session's, and a decided move's; a bad move is still refused as bad input.
+#[test]
+fn the_running_daemon_writes_certificates_on_request() {
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    let _daemon = data.daemon();
+    let id = data.json(&["session", "start", "3x5", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.wait_for(id, "the solve and its certificates", |s| {
+        settled(s)
+            && s["goals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g["certificate_verified"] == true)
+    });
+    let best = data.json(&["session", "moves", &id.to_string(), "--json"])["questions"][0]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pn"] == 0)
+        .unwrap()["move"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prefix = data.tmp.path().join("after");
+    let v = data.json(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        prefix.to_str().unwrap(),
+        "--move",
+        &best,
+        "--json",
+    ]);
+    let certs = v["certificates"].as_array().unwrap();
+    assert!(
+        certs
+            .iter()
+            .any(|c| c["goal"] == "white wins" && c["claim"] == "proven" && c["verified"] == true),
+        "{v}"
+    );
+    let path = certs[0]["path"].as_str().unwrap();
+    assert!(std::path::Path::new(path).is_file(), "{path}");
+    // The session's own certificates, copied out while the daemon runs.
+    let whole = data.tmp.path().join("whole");
+    let v = data.json(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        whole.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["certificates"].as_array().unwrap().len(), 2, "{v}");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        prefix.to_str().unwrap(),
+        "--move",
+        "a1-a3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
+}

@@ -19,30 +19,40 @@ use fanorona::config::Config;
 
 /// One line for the human output.
 pub fn line(m: &Made) -> String {
-    let w = &m.written;
-    let resolved = if w.resolved > 0 || w.resolve_search_nodes > 0 {
+    line_of(&m.json())
+}
+
+/// `line` from a certificate's JSON (`Made::json`, as the daemon answers it).
+pub fn line_of(m: &Value) -> String {
+    let n = |k: &str| m[k].as_u64().unwrap_or(0);
+    let (nodes, resolved, search) = (n("nodes"), n("resolved_nodes"), n("resolve_search_nodes"));
+    let resolved = if resolved > 0 || search > 0 {
         format!(
-            "; {} of its nodes ({:.1}%) re-solved ({} search nodes)",
-            w.resolved,
-            100.0 * w.resolved as f64 / w.nodes.max(1) as f64,
-            w.resolve_search_nodes
+            "; {resolved} of its nodes ({:.1}%) re-solved ({search} search nodes)",
+            100.0 * resolved as f64 / nodes.max(1) as f64,
         )
     } else {
         String::new()
     };
-    let check = match &m.check {
-        Ok(r) => format!("verified in {:.2} s", r.seconds),
-        Err(e) => format!("FAILED verification: {e}"),
+    let check = if m["verified"].as_bool() == Some(true) {
+        format!(
+            "verified in {:.2} s",
+            m["verify_seconds"].as_f64().unwrap_or(0.0)
+        )
+    } else {
+        format!(
+            "FAILED verification: {}",
+            m["verify_error"].as_str().unwrap_or("?")
+        )
     };
     format!(
-        "  certificate {}? {}: {}, {} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
-        m.goal,
-        m.claim,
-        m.path.display(),
-        w.nodes,
-        w.shared,
-        human_bytes(w.bytes),
-        w.seconds,
+        "  certificate {}? {}: {}, {nodes} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
+        m["goal"].as_str().unwrap_or("?"),
+        m["claim"].as_str().unwrap_or("?"),
+        m["path"].as_str().unwrap_or("?"),
+        n("shared_leaves"),
+        human_bytes(n("bytes")),
+        m["write_seconds"].as_f64().unwrap_or(0.0),
     )
 }
 

@@ -15,7 +15,7 @@ use crate::cli::JsonFlag;
 use crate::cli::output::{CliResult, Failure, check_output};
 use crate::out;
 use fanorona::config::{Config, LogFormat};
-use fanorona::daemon::protocol::{ClientError, Request, call};
+use fanorona::daemon::protocol::{ClientError, Request, call, call_within};
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
@@ -83,15 +83,15 @@ pub enum SessionCommand {
     },
     /// Write the certificates of a session (PREFIX.white-wins.cert.gz,
     /// PREFIX.black-wins.cert.gz): both questions of a solved one, the questions decided so
-    /// far of one still running (that needs the store: not while a daemon runs).
+    /// far of one still running (written by the daemon when one runs, its log showing the
+    /// progress; otherwise here).
     Certificate {
         /// The session's id (see `session list`).
         id: u64,
         /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
         prefix: PathBuf,
         /// Instead, the certificates of the position after this capture of the root, for
-        /// each question whose first-level tree has decided it (the question may be open);
-        /// needs the store (not while a daemon runs).
+        /// each question whose first-level tree has decided it (the question may be open).
         #[arg(long = "move", value_name = "MOVE")]
         mv: Option<String>,
         #[command(flatten)]
@@ -700,6 +700,8 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     let state = status["state"].as_str().unwrap_or("?").to_string();
     let dir = DataDir::new(&config.data_dir);
     let kept = certificates::prefix(&dir.root, id);
+    // Absolute, as the daemon is told it and names what it wrote.
+    let kept = std::path::absolute(&kept).unwrap_or(kept);
     let color = |name: &str| {
         if name == "white" {
             fanorona::Color::White
@@ -735,25 +737,12 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         )));
     }
     let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());
-    let mut made = Vec::new();
-    if missing {
-        // Not written yet (solved by an older build, or the write failed): write them now,
-        // which needs the store to ourselves.
-        let _lock = daemon::lock(&dir).map_err(|e| match e {
-            DaemonError::Locked { pid, .. } => Failure::input(anyhow!(
-                "session {id} has no certificates under {} yet, and the daemon (process {pid}) holds the store: stop it (`kill -TERM {pid}`) and run this again",
-                kept.parent().map_or(dir.root.clone(), Path::to_path_buf).display()
-            )),
-            e => daemon_failure(e),
-        })?;
-        let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
-        let rec = sessions.get(id).map_err(Failure::other)?;
-        let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
-            eprintln!("  {goal}: {}", w.progress_line())
-        };
-        made =
-            certificates::write(&sessions, &rec, &kept, &mut progress).map_err(Failure::other)?;
-    }
+    // Not written yet (solved by an older build, or the write failed): write them now.
+    let made = if missing {
+        write_certificates(config, id, &kept, None)?
+    } else {
+        Vec::new()
+    };
     let mut rows = Vec::new();
     for g in &goals {
         let (from, to) = (path_for(&kept, *g), path_for(prefix, *g));
@@ -767,8 +756,14 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         let check = made
             .iter()
-            .find(|m| m.path == from)
-            .map(|m| m.check.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+            .find(|m| m["path"].as_str() == from.to_str())
+            .map(|m| {
+                if m["verified"].as_bool() == Some(true) {
+                    Ok(())
+                } else {
+                    Err(m["verify_error"].as_str().unwrap_or("?").to_string())
+                }
+            });
         rows.push((g.to_string(), to, bytes, check));
     }
     if json {
@@ -802,40 +797,72 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
 /// `session certificate ID PREFIX --move MOVE`: the certificates of the position after a
 /// decided move of the root, written from the store's first-level trees.
 fn move_certificate(config: &Config, id: u64, mv: &str, prefix: &Path, json: bool) -> CliResult {
-    use fanorona::daemon::certificates;
     crate::cli::certificate::check_prefix(prefix)?;
+    let made = write_certificates(config, id, prefix, Some(mv))?;
+    if json {
+        out!(
+            "{}",
+            serde_json::json!({"session": id, "move": mv, "certificates": made})
+        );
+    } else {
+        for m in &made {
+            out!("{}", crate::cli::certificate::line_of(m));
+        }
+    }
+    if made.iter().any(|m| m["verified"].as_bool() != Some(true)) {
+        return Err(Failure::other(anyhow!("a certificate failed verification")));
+    }
+    Ok(())
+}
+
+/// Writes and checks the certificates of session `id` under `prefix` (of the position after
+/// the decided capture `mv` of its root, when given): in the daemon when one runs (the store
+/// is its; its log shows the progress), otherwise here, under the store's lock. Returns each
+/// certificate as `Made::json` describes it.
+fn write_certificates(
+    config: &Config,
+    id: u64,
+    prefix: &Path,
+    mv: Option<&str>,
+) -> Result<Vec<Value>, Failure> {
+    use fanorona::daemon::certificates;
     let dir = DataDir::new(&config.data_dir);
-    let _lock = daemon::lock(&dir).map_err(|e| match e {
-        DaemonError::Locked { pid, .. } => Failure::input(anyhow!(
-            "the daemon (process {pid}) holds the store, which a move's certificate is written from: stop it (`kill -TERM {pid}`) and run this again"
-        )),
-        e => daemon_failure(e),
-    })?;
+    let prefix = std::path::absolute(prefix)
+        .map_err(|e| Failure::input(anyhow!("{}: {e}", prefix.display())))?;
+    let request = Request::Certificate {
+        id,
+        prefix: prefix.clone(),
+        mv: mv.map(str::to_string),
+    };
+    if dir.socket().exists() {
+        eprintln!(
+            "  writing in the daemon (progress in its log, {})",
+            dir.root.join("daemon.log").display()
+        );
+    }
+    match call_within(&dir.socket(), request, None) {
+        Ok(v) => return Ok(v["certificates"].as_array().cloned().unwrap_or_default()),
+        Err(ClientError::NoDaemon(_)) => {}
+        Err(ClientError::Refused { message, bad_input }) => {
+            return Err(refused(message, bad_input));
+        }
+        Err(e) => return Err(Failure::other(e)),
+    }
+    let _lock = daemon::lock(&dir).map_err(daemon_failure)?;
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let rec = sessions.get(id).map_err(|e| Failure::input(anyhow!(e)))?;
     let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
         eprintln!("  {goal}: {}", w.progress_line())
     };
-    let made = certificates::write_move(&sessions, &rec, mv, prefix, &mut progress).map_err(
-        |e| match e {
-            certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
-            e => Failure::other(anyhow!(e)),
-        },
-    )?;
-    if json {
-        out!(
-            "{}",
-            serde_json::json!({"session": id, "move": mv, "certificates": made.iter().map(fanorona::certificate::Made::json).collect::<Vec<_>>()})
-        );
-    } else {
-        for m in &made {
-            out!("{}", crate::cli::certificate::line(m));
-        }
+    let made = match mv {
+        None => certificates::write(&sessions, &rec, &prefix, &mut progress),
+        Some(m) => certificates::write_move(&sessions, &rec, m, &prefix, &mut progress),
     }
-    if made.iter().any(|m| !m.verified()) {
-        return Err(Failure::other(anyhow!("a certificate failed verification")));
-    }
-    Ok(())
+    .map_err(|e| match e {
+        certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
+        e => Failure::other(anyhow!(e)),
+    })?;
+    Ok(made.iter().map(fanorona::certificate::Made::json).collect())
 }
 
 /// How a question's proof was checked, for `session status`: the kept tree at once (leaves

@@ -86,7 +86,7 @@ pub fn write(
     let mut made = Vec::new();
     for (g, goal, proves) in decided(rec) {
         let gr = &rec.goals[g];
-        let nodes = sessions.load_tree(rec.id, g as u8, root.board(), gr.first_level)?;
+        let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
         let leaf = LeafEval { db: db.as_ref() };
         let tree = (!nodes.is_empty())
             .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
@@ -196,7 +196,7 @@ pub fn write_move(
                 Color::Black
             },
         };
-        let nodes = sessions.load_tree(rec.id, g as u8, root.board(), gr.first_level)?;
+        let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
         let leaf = LeafEval { db: db.as_ref() };
         let tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None);
         let r = &tree.nodes[0];

@@ -365,6 +365,64 @@ impl Service {
                 let questions = crate::session::moves::root_moves(&self.sessions, id)?;
                 Ok(json!({"id": id, "questions": questions}))
             }
+            Request::Certificate { id, prefix, mv } => {
+                let rec = self.sessions.get(id)?;
+                if !prefix.is_absolute() {
+                    return Err(bad_input(format!(
+                        "{}: the daemon needs an absolute path",
+                        prefix.display()
+                    )));
+                }
+                if mv.is_none()
+                    && !rec
+                        .goals
+                        .iter()
+                        .any(|g| g.outcome == "proven" || g.outcome == "disproven")
+                    && rec.value.is_none()
+                {
+                    return Err(bad_input(format!(
+                        "session {id} has no question decided yet: no certificate to write"
+                    )));
+                }
+                let what = mv
+                    .as_deref()
+                    .map_or(String::new(), |m| format!(" (move {m})"));
+                tracing::info!(
+                    "session {id}{what}: writing certificates under {}",
+                    prefix.display()
+                );
+                let mut progress = |goal: &str, w: &crate::certificate::Written| {
+                    tracing::info!(
+                        "session {id}{what}: certificate of {goal}: {}",
+                        w.progress_line()
+                    )
+                };
+                let made = match &mv {
+                    None => certificates::write(&self.sessions, &rec, &prefix, &mut progress),
+                    Some(m) => {
+                        certificates::write_move(&self.sessions, &rec, m, &prefix, &mut progress)
+                    }
+                }
+                .map_err(|e| Refusal {
+                    bad_input: matches!(e, certificates::CertificateError::Move { .. }),
+                    message: e.to_string(),
+                })?;
+                for m in &made {
+                    match &m.check {
+                        Ok(_) => tracing::info!(
+                            "session {id}{what}: certificate {} verified",
+                            m.path.display()
+                        ),
+                        Err(e) => tracing::error!(
+                            "session {id}{what}: certificate {} FAILED verification: {e}",
+                            m.path.display()
+                        ),
+                    }
+                }
+                Ok(
+                    json!({"session": id, "move": mv, "certificates": made.iter().map(crate::certificate::Made::json).collect::<Vec<_>>()}),
+                )
+            }
             Request::Tune { id, second_level } => {
                 let before = self.sessions.get(id)?.settings.second_level;
                 let rec = self.sessions.set_second_level(id, second_level)?;

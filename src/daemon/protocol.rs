@@ -59,6 +59,16 @@ pub enum Request {
         id: u64,
         second_level: SecondLevel,
     },
+    /// Writes and checks, under `prefix` (an absolute path), the certificates of a session's
+    /// decided questions, or with `mv` of the position after that decided capture of the
+    /// root, from the store, while the sessions go on. Answered when they are written (a
+    /// client waits without a time limit; the daemon's log shows the progress).
+    Certificate {
+        id: u64,
+        prefix: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mv: Option<String>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -98,15 +108,23 @@ pub enum ClientError {
 
 /// Sends `request` to the daemon listening on `socket` and waits for its answer.
 pub fn call(socket: &Path, request: Request) -> Result<serde_json::Value, ClientError> {
+    call_within(socket, request, Some(Duration::from_secs(120)))
+}
+
+/// `call`, waiting for the answer at most `timeout` (`None`: as long as it takes, for a
+/// request that works for long, such as `Certificate`).
+pub fn call_within(
+    socket: &Path,
+    request: Request,
+    timeout: Option<Duration>,
+) -> Result<serde_json::Value, ClientError> {
     let stream =
         UnixStream::connect(socket).map_err(|_| ClientError::NoDaemon(socket.to_path_buf()))?;
     let io = |source| ClientError::Io {
         path: socket.to_path_buf(),
         source,
     };
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .map_err(io)?;
+    stream.set_read_timeout(timeout).map_err(io)?;
     let mut line = serde_json::to_vec(&Envelope {
         protocol: PROTOCOL,
         request,

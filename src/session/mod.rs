@@ -267,6 +267,21 @@ impl Sessions {
         })
     }
 
+    /// The first-level tree of goal `goal` of session `id` as last checkpointed, read under
+    /// the record lock so that a checkpoint running meanwhile (a checkpoint writes the tree
+    /// and the record in one batch under that lock) cannot mix two of them.
+    pub fn load_tree_now(
+        &self,
+        id: u64,
+        goal: u8,
+        board: Board,
+    ) -> Result<Vec<Node>, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        let rec = self.read(id)?;
+        let expected = rec.goals.get(goal as usize).map_or(0, |g| g.first_level);
+        self.load_tree(id, goal, board, expected)
+    }
+
     /// The first-level tree of goal `goal` of session `id` as last checkpointed, checked to
     /// hold `expected` nodes that form a tree: a damaged store is an error, not a panic.
     pub fn load_tree(
