@@ -4,10 +4,12 @@
 # and the position after each of White's five first moves, PN² with df-pn at the second
 # level, both questions at once on two threads), shows their progress every minute, and once
 # all six are solved prints the table of values, nodes, times and certificate sizes beside
-# the paper's. Run it again after any interruption (kill, reboot): the daemon resumes every
+# the paper's. While it waits it writes the certificate of each question as soon as it is
+# decided (under DATA_DIR/certificates/5x9). Run it again after any interruption (kill, reboot): the daemon resumes every
 # session from its last checkpoint, and the script carries on where it stopped.
 # Usage: scripts/solve-5x9.sh [DATA_DIR] [DB_DIR]   (defaults: data, data/egdb)
-#        WAIT=0 scripts/solve-5x9.sh ...            (start or resume, print, do not wait)
+#        WAIT=0 scripts/solve-5x9.sh ...            (start or resume, print, do not wait
+#                                                    nor write certificates)
 #        SECOND_LEVEL=N scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
 #                                                    30000: README "The second level's bound")
 set -euo pipefail
@@ -67,30 +69,83 @@ PY
     esac
 done
 
-table() {
-    python3 - "$data" "$(f session list --json)" <<'PY'
-import json, os, sys
-data = sys.argv[1]
-paper = {"5x9 start": "draw", "5x9 f2-e3A": "draw", "5x9 d3-e3A": "draw",
-         "5x9 e2-e3A": "black (thought)", "5x9 d3-e3W": "unknown", "5x9 d2-e3A": "unknown"}
-rows = [s for s in json.loads(sys.argv[2]) if s["name"] in paper]
-print(f"{'session':<12} {'paper':<16} {'ours':<8} {'questions':<24} {'state':<9} {'nodes':>15} {'hours':>7}  certificates (white wins?, black wins?)")
-total = 0
-for s in rows:
-    secs = sum(g["seconds"] for g in s["goals"])
-    # Each question's outcome, and the nodes now (live where it runs).
-    live = {p["goal"]: p for p in s.get("live") or []}
-    questions = " ".join(f"{g['attacker'][0].upper()}?{g['outcome']}" for g in s["goals"])
-    nodes = sum(live[g["attacker"]]["nodes"] if g["attacker"] in live else g["nodes"] for g in s["goals"])
-    s["nodes"] = max(s["nodes"], nodes)
-    total += s["nodes"]
-    certs = []
-    for g in ("white", "black"):
-        p = os.path.join(data, "certificates", f"session-{s['id']}.{g}-wins.cert.gz")
-        certs.append(f"{os.path.getsize(p)} B" if os.path.exists(p) else "-")
-    print(f"{s['name']:<12} {paper[s['name']]:<16} {s['value'] or '-':<8} {questions:<24} {s['state']:<9} {s['nodes']:>15} {secs / 3600:>7.2f}  {', '.join(certs)}")
-print(f"{len(rows)} sessions, {total} nodes ({total / 130.8e9:.3%} of the paper's 130.8 billion)")
+# The twelve questions (White wins? Black wins? after each of the six positions): decided in
+# the position's own session, or as a move of the start in the start's session; with the
+# certificate of each decided one under $certs (written by `certify`).
+certs="$data/certificates/5x9"
+report() {
+    python3 - "$1" "$certs" "$(f session list --json)" "$(f session moves 1 --json 2> /dev/null || echo null)" <<'PY'
+import gzip, json, os, sys
+mode, certs = sys.argv[1], sys.argv[2]
+sessions = {s["name"]: s for s in json.loads(sys.argv[3])}
+start_moves = json.loads(sys.argv[4]) if sys.argv[4] != "null" else None
+INF = 2**62
+paper = {"start": "draw", "f2-e3A": "draw", "d3-e3A": "draw",
+         "e2-e3A": "black (thought)", "d3-e3W": "unknown", "d2-e3A": "unknown"}
+rows, todo = [], []
+for tag in paper:
+    s = sessions.get(f"5x9 {tag}")
+    outcome = {}
+    for attacker in ("white", "black"):
+        g = next((g for g in (s or {}).get("goals", []) if g["attacker"] == attacker), None)
+        live = {p["goal"]: p for p in (s or {}).get("live") or []}.get(attacker)
+        nodes = live["nodes"] if live else (g["nodes"] if g else 0)
+        hours = (g["seconds"] if g else 0) / 3600
+        res, where = (g["outcome"] if g else "open"), (f"session {s['id']}" if s else "-")
+        if res == "open" and tag != "start" and start_moves:
+            q = next((q for q in start_moves["questions"] if q["attacker"] == attacker), None)
+            m = next((m for m in (q or {}).get("moves", []) if m["move"] == tag), None)
+            if m and (m["pn"] == 0 or m["dn"] == 0):
+                res = "proven" if m["pn"] == 0 else "disproven"
+                where, nodes, hours = "start's tree", None, None
+        if s and s["value"]:
+            res = res if res != "open" else ("proven" if s["value"] == attacker else "disproven")
+        outcome[attacker] = res
+        path = os.path.join(certs, f"5x9-{tag}.{attacker}-wins.cert.gz")
+        cert = "-"
+        if os.path.exists(path):
+            with gzip.open(path, "rt") as fh:
+                lines = sum(1 for _ in fh) - 1
+            cert = f"{lines} nodes, {os.path.getsize(path) / 1e6:.2f} MB"
+        elif res != "open":
+            todo.append((tag, where))
+        rows.append((tag, attacker, res, where, nodes, hours, cert))
+    w, b = outcome["white"], outcome["black"]
+    value = "white" if w == "proven" else "black" if b == "proven" else \
+        "draw" if (w, b) == ("disproven", "disproven") else \
+        "white at least draws" if b == "disproven" else "black at least draws" if w == "disproven" else "-"
+    rows.append((tag, None, value, None, None, None, None))
+if mode == "todo":
+    for tag, where in dict.fromkeys(todo):
+        print(tag, "1" if where == "start's tree" else where.split()[-1])
+    sys.exit(0)
+print(f"{'position':<9} {'paper':<16} {'ours':<21} {'question':<12} {'answer':<10} {'decided in':<13} {'nodes':>15} {'hours':>6}  certificate")
+total = sum(s["nodes"] for s in sessions.values() if s["name"].startswith("5x9 "))
+value_of = {r[0]: r[2] for r in rows if r[1] is None}
+for tag, attacker, res, where, nodes, hours, cert in rows:
+    if attacker is None:
+        continue
+    first = attacker == "white"
+    print(f"{tag if first else '':<9} {paper[tag] if first else '':<16} {value_of[tag] if first else '':<21} "
+          f"{attacker + ' wins?':<12} {res:<10} {where:<13} {'' if nodes is None else nodes:>15} "
+          f"{'' if hours is None else f'{hours:.2f}':>6}  {cert}")
+print(f"{total} nodes in the six sessions ({total / 130.8e9:.1%} of the paper's 130.8 billion)")
 PY
+}
+
+# Writes the certificate of every decided question that has none under $certs yet: from the
+# question's own session, or from the start's tree for a move of the start (through the
+# daemon, which holds the store; a large one takes long, see README).
+certify() {
+    mkdir -p "$certs"
+    report todo | while read -r tag id; do
+        echo "== certificate of 5x9 $tag (session $id)"
+        if [ "$tag" != start ] && [ "$id" = 1 ]; then
+            f session certificate 1 "$certs/5x9-$tag" --move "$tag" || true
+        else
+            f session certificate "$id" "$certs/5x9-$tag" || true
+        fi
+    done
 }
 
 solved() {
@@ -106,8 +161,10 @@ if [ "${WAIT:-1}" = 1 ]; then
     until solved; do
         echo "== $(date '+%F %T')"
         f session list | grep -F "5x9" || true
+        certify
         sleep 60
     done
+    certify
 fi
 echo "== the 5x9 job"
-table
+report table
