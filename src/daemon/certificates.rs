@@ -60,6 +60,28 @@ fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '
     })
 }
 
+/// The session's tables (when it has them), opened whole, and the certificates' directory,
+/// made if missing.
+fn tables_and_dir(
+    rec: &SessionRecord,
+    root: &Position,
+    prefix: &Path,
+) -> Result<Option<Database>, CertificateError> {
+    let db = rec
+        .settings
+        .db_dir
+        .as_deref()
+        .map(|d| Database::open_whole(d, root.board()))
+        .transpose()?;
+    if let Some(dir) = prefix.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(db)
+}
+
 /// Writes and checks the certificate of every decided question of session `rec` under
 /// `prefix`. `progress` sees (question, what is written so far) now and then.
 pub fn write(
@@ -74,15 +96,7 @@ pub fn write(
         why: format!("{e}"),
     })?;
     let db_dir = rec.settings.db_dir.as_deref();
-    let db = db_dir
-        .map(|d| Database::open_whole(d, root.board()))
-        .transpose()?;
-    if let Some(dir) = prefix.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
     for (g, goal, proves) in decided(rec) {
         let gr = &rec.goals[g];
@@ -178,15 +192,7 @@ pub fn write_move(
         ));
     }
     let db_dir = rec.settings.db_dir.as_deref();
-    let db = db_dir
-        .map(|d| Database::open_whole(d, root.board()))
-        .transpose()?;
-    if let Some(dir) = prefix.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| CertificateError::Dir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
     for (g, gr) in rec.goals.iter().enumerate() {
         let goal = Goal {
