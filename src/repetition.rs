@@ -9,8 +9,14 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// A 64-bit hash of a position, fixed for all time (it is part of keys kept on disk), mixed
-/// well enough that the XOR of several stays a good hash of the set.
+/// A 64-bit hash of a position, fixed for all time (it is part of keys kept on disk: the
+/// rote store's and the first-level trees' sets since the last capture).
+///
+/// Flawed: the side to move (1 or 2) lands on the white bitboard's two lowest points, so a
+/// position with White to move and a White piece on the first point, the second empty, hashes
+/// as the one after that piece steps to the second point; the XOR of a set then loses both.
+/// Searches that keep nothing on disk use `position_key`; the stores keep this one until
+/// they are migrated.
 pub fn position_hash(pos: &Position) -> u64 {
     let tag = (pos.board().rows() as u64) << 8
         | (pos.board().cols() as u64) << 16
@@ -49,10 +55,71 @@ pub fn occurred_before(path: &[Position], pos: &Position) -> bool {
         .any(|p| p == pos)
 }
 
+/// A 64-bit hash of a position with the side to move and the board kept apart from the
+/// pieces (each bitboard mixed before the next part joins), so distinct positions collide
+/// only by chance and the XOR of several stays a good hash of the set.
+pub fn position_key(pos: &Position) -> u64 {
+    let tag = (pos.board().rows() as u64) << 8
+        | (pos.board().cols() as u64) << 16
+        | (pos.side_to_move() as u64 + 1);
+    mix(mix(mix(pos.white()) ^ tag).wrapping_add(pos.black()) ^ 0x9E37_79B9_7F4A_7C15)
+}
+
+/// `since_capture` with `position_key`: the set hash of searches that keep nothing on disk.
+pub fn since_capture_key(before: Option<(&Position, u64)>, pos: &Position) -> u64 {
+    match before {
+        Some((prev, set)) if prev.piece_count() == pos.piece_count() => set ^ position_key(pos),
+        _ => position_key(pos),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::moves::Move;
+
+    /// White to move with a piece on the first point, and the position after it steps to the
+    /// second (Black to move).
+    fn step_pair() -> (Position, Position) {
+        let x: Position = "B..../...../...../...../W...W w".parse().unwrap();
+        let y = Move::parse(&x, "a1-b1").unwrap().apply(&x);
+        (x, y)
+    }
+
+    #[test]
+    fn the_stored_hash_merges_a_step_from_the_first_point_and_the_key_does_not() {
+        let (x, y) = step_pair();
+        assert_ne!(x, y);
+        // The flaw `position_hash` keeps for the stores' sake.
+        assert_eq!(position_hash(&x), position_hash(&y));
+        assert_ne!(position_key(&x), position_key(&y));
+        // A set holding both is not the empty set.
+        let set = since_capture_key(Some((&x, since_capture_key(None, &x))), &y);
+        assert_ne!(set, 0);
+    }
+
+    #[test]
+    fn every_position_of_two_pieces_on_3x3_has_its_own_key() {
+        let mut seen = std::collections::HashSet::new();
+        let mut count = 0;
+        for w in 0..9 {
+            for b in 0..9 {
+                if w == b {
+                    continue;
+                }
+                for side in ["w", "b"] {
+                    let mut cells = ['.'; 9];
+                    cells[w] = 'W';
+                    cells[b] = 'B';
+                    let rows: Vec<String> = cells.chunks(3).map(|r| r.iter().collect()).collect();
+                    let pos: Position = format!("{} {side}", rows.join("/")).parse().unwrap();
+                    assert!(seen.insert(position_key(&pos)), "{pos}");
+                    count += 1;
+                }
+            }
+        }
+        assert_eq!(count, 144);
+    }
 
     #[test]
     fn a_shuffle_repeats_and_a_capture_cuts_the_history() {

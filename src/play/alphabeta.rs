@@ -13,7 +13,7 @@ use crate::play::eval;
 use crate::play::game::Game;
 use crate::play::rng::Rng;
 use crate::position::Position;
-use crate::repetition::position_hash;
+use crate::repetition::position_key;
 
 /// A won game's score, less the plies to it (so the quickest win scores highest).
 const MATE: f64 = 1000.0;
@@ -177,7 +177,7 @@ impl AlphaBeta {
             self.buffers[ply] = children;
             return self.leaf(pos);
         }
-        let key = position_hash(pos);
+        let key = position_key(pos);
         let slot = (key as usize) & (TT_SIZE - 1);
         let mut first = None;
         let alpha0 = alpha;

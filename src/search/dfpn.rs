@@ -73,7 +73,7 @@ impl Path {
 
     pub fn push(&mut self, pos: Position) {
         let before = self.positions.last().zip(self.sets.last().copied());
-        let set = crate::repetition::since_capture(before, &pos);
+        let set = crate::repetition::since_capture_key(before, &pos);
         self.positions.push(pos);
         self.sets.push(set);
     }
@@ -420,7 +420,7 @@ impl<'a> DfPn<'a> {
         let since_capture = if child.piece_count() < parent.piece_count() {
             0
         } else {
-            crate::repetition::position_hash(parent)
+            crate::repetition::position_key(parent)
         };
         self.table
             .get(&Key {
