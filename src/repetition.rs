@@ -18,19 +18,29 @@ fn mix(mut x: u64) -> u64 {
 /// Searches that keep nothing on disk use `position_key`; the stores keep this one until
 /// they are migrated.
 pub fn position_hash(pos: &Position) -> u64 {
-    let tag = (pos.board().rows() as u64) << 8
+    mix(mix(pos.white() ^ tag(pos)).wrapping_add(pos.black()) ^ 0x9E37_79B9_7F4A_7C15)
+}
+
+/// The board's size and the side to move, as hashes mix them in.
+fn tag(pos: &Position) -> u64 {
+    (pos.board().rows() as u64) << 8
         | (pos.board().cols() as u64) << 16
-        | (pos.side_to_move() as u64 + 1);
-    mix(mix(pos.white() ^ tag).wrapping_add(pos.black()) ^ 0x9E37_79B9_7F4A_7C15)
+        | (pos.side_to_move() as u64 + 1)
 }
 
 /// The order-free hash of the positions since the last capture up to and including `pos`,
 /// given that hash for the position before it (`None` at the start of a game).
 /// Only these positions can ever be repeated from `pos` on.
 pub fn since_capture(before: Option<(&Position, u64)>, pos: &Position) -> u64 {
+    set_after(before, pos, position_hash)
+}
+
+/// The set hash after `pos`, each position hashed by `hash`: the set before it plus `pos`,
+/// or `pos` alone after a capture (or at the start).
+fn set_after(before: Option<(&Position, u64)>, pos: &Position, hash: fn(&Position) -> u64) -> u64 {
     match before {
-        Some((prev, set)) if prev.piece_count() == pos.piece_count() => set ^ position_hash(pos),
-        _ => position_hash(pos),
+        Some((prev, set)) if prev.piece_count() == pos.piece_count() => set ^ hash(pos),
+        _ => hash(pos),
     }
 }
 
@@ -59,18 +69,12 @@ pub fn occurred_before(path: &[Position], pos: &Position) -> bool {
 /// pieces (each bitboard mixed before the next part joins), so distinct positions collide
 /// only by chance and the XOR of several stays a good hash of the set.
 pub fn position_key(pos: &Position) -> u64 {
-    let tag = (pos.board().rows() as u64) << 8
-        | (pos.board().cols() as u64) << 16
-        | (pos.side_to_move() as u64 + 1);
-    mix(mix(mix(pos.white()) ^ tag).wrapping_add(pos.black()) ^ 0x9E37_79B9_7F4A_7C15)
+    mix(mix(mix(pos.white()) ^ tag(pos)).wrapping_add(pos.black()) ^ 0x9E37_79B9_7F4A_7C15)
 }
 
 /// `since_capture` with `position_key`: the set hash of searches that keep nothing on disk.
 pub fn since_capture_key(before: Option<(&Position, u64)>, pos: &Position) -> u64 {
-    match before {
-        Some((prev, set)) if prev.piece_count() == pos.piece_count() => set ^ position_key(pos),
-        _ => position_key(pos),
-    }
+    set_after(before, pos, position_key)
 }
 
 #[cfg(test)]

@@ -854,14 +854,12 @@ fn write_certificates(
     let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
         eprintln!("  {goal}: {}", w.progress_line())
     };
-    let made = match mv {
-        None => certificates::write(&sessions, &rec, &prefix, &mut progress),
-        Some(m) => certificates::write_move(&sessions, &rec, m, &prefix, &mut progress),
-    }
-    .map_err(|e| match e {
-        certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
-        e => Failure::other(anyhow!(e)),
-    })?;
+    let made = certificates::write_any(&sessions, &rec, mv, &prefix, &mut progress).map_err(
+        |e| match e {
+            certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
+            e => Failure::other(anyhow!(e)),
+        },
+    )?;
     Ok(made.iter().map(fanorona::certificate::Made::json).collect())
 }
 

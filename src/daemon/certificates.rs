@@ -60,6 +60,30 @@ fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '
     })
 }
 
+/// The session's root position.
+fn root_of(rec: &SessionRecord) -> Result<Position, CertificateError> {
+    rec.root.parse().map_err(|e| CertificateError::Root {
+        id: rec.id,
+        root: rec.root.clone(),
+        why: format!("{e}"),
+    })
+}
+
+/// Writes and checks the certificates of session `rec` under `prefix`: of every decided
+/// question (`write`), or of the position after the decided capture `mv` (`write_move`).
+pub fn write_any(
+    sessions: &Sessions,
+    rec: &SessionRecord,
+    mv: Option<&str>,
+    prefix: &Path,
+    progress: &mut dyn FnMut(&str, &Written),
+) -> Result<Vec<Made>, CertificateError> {
+    match mv {
+        None => write(sessions, rec, prefix, progress),
+        Some(m) => write_move(sessions, rec, m, prefix, progress),
+    }
+}
+
 /// The session's tables (when it has them), opened whole, and the certificates' directory,
 /// made if missing.
 fn tables_and_dir(
@@ -90,11 +114,7 @@ pub fn write(
     prefix: &Path,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
-    let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
-        id: rec.id,
-        root: rec.root.clone(),
-        why: format!("{e}"),
-    })?;
+    let root = root_of(rec)?;
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
@@ -171,11 +191,7 @@ pub fn write_move(
     prefix: &Path,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
-    let root: Position = rec.root.parse().map_err(|e| CertificateError::Root {
-        id: rec.id,
-        root: rec.root.clone(),
-        why: format!("{e}"),
-    })?;
+    let root = root_of(rec)?;
     let refuse = |why: String| CertificateError::Move {
         id: rec.id,
         mv: mv.to_string(),

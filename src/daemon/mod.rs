@@ -397,12 +397,13 @@ impl Service {
                         w.progress_line()
                     )
                 };
-                let made = match &mv {
-                    None => certificates::write(&self.sessions, &rec, &prefix, &mut progress),
-                    Some(m) => {
-                        certificates::write_move(&self.sessions, &rec, m, &prefix, &mut progress)
-                    }
-                }
+                let made = certificates::write_any(
+                    &self.sessions,
+                    &rec,
+                    mv.as_deref(),
+                    &prefix,
+                    &mut progress,
+                )
                 .map_err(|e| Refusal {
                     bad_input: matches!(e, certificates::CertificateError::Move { .. }),
                     message: e.to_string(),
