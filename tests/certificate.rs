@@ -34,7 +34,7 @@ fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -
             dfpn: Some(&mut search),
         };
         let header = write::header(&solved, Default::default());
-        write::write(&mut out, &header, solved, &mut |_| {}).unwrap();
+        write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
     } else {
         let level = match algo {
             "pn" => Level::Pn,
@@ -53,7 +53,7 @@ fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -
             dfpn: None,
         };
         let header = write::header(&solved, Default::default());
-        write::write(&mut out, &header, solved, &mut |_| {}).unwrap();
+        write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
     }
     (String::from_utf8(out).unwrap(), proves)
 }
@@ -121,6 +121,94 @@ fn draws_with_repetitions_and_table_leaves_verify() {
             check(&text, None),
             Err(VerifyError::Unreadable { .. })
         ));
+    }
+}
+
+/// A partial certificate of `goal` from `root` (PN²'s tree; what its second level did not
+/// keep is re-solved within `budget` nodes a node): its text, its open-leaf list, and what
+/// the writer counted.
+fn partial(
+    root: &str,
+    attacker: Color,
+    budget: u64,
+) -> (String, String, fanorona::certificate::Written, bool) {
+    let root: Position = root.parse().unwrap();
+    let goal = Goal { attacker };
+    let leaf = LeafEval { db: None };
+    let (tree, _) = pn::search(&root, goal, leaf, Level::Pn2, Limits::none(), |_| {});
+    let proves = tree.outcome() == Outcome::Proven;
+    let solved = Solved {
+        root,
+        goal,
+        proves,
+        db: None,
+        tree: Some(&tree),
+        dfpn: None,
+    };
+    let mut header = write::header(&solved, Default::default());
+    header.partial = true;
+    let (mut out, mut list) = (Vec::new(), Vec::new());
+    let part = write::Partial {
+        leaf_budget: budget,
+        list: &mut list,
+    };
+    let written = write::write(&mut out, &header, solved, Some(part), &mut |_| {}).unwrap();
+    (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(list).unwrap(),
+        written,
+        proves,
+    )
+}
+
+#[test]
+fn partial_certificates_leave_open_what_exceeds_the_budget_and_list_it() {
+    for (root, attacker) in [
+        (
+            Position::initial("7x3".parse::<Board>().unwrap()).to_string(),
+            Color::White,
+        ),
+        (DRAWN_3X5.to_string(), Color::White),
+        (DRAWN_3X5.to_string(), Color::Black),
+    ] {
+        let mut opened = 0;
+        for budget in [1, 30, 1 << 40] {
+            let (text, list, written, proves) = partial(&root, attacker, budget);
+            let report = check(&text, None).unwrap_or_else(|e| panic!("{root} {budget}: {e}"));
+            assert!(report.partial);
+            assert_eq!(report.open_leaves, written.open, "{root} {budget}");
+            assert_eq!(list.lines().count() as u64, written.open);
+            assert_eq!(
+                text.lines().filter(|l| l.ends_with(" o")).count() as u64,
+                written.open
+            );
+            if budget == 1 << 40 {
+                assert_eq!(written.open, 0, "{root}: open leaves without a budget");
+            }
+            opened += written.open;
+            // Each listed leaf, decided on its own after its past, holds the claim's way.
+            for line in list.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let pos: Position = v["position"].as_str().unwrap().parse().unwrap();
+                let mut path = fanorona::search::dfpn::Path::default();
+                for p in v["since_capture"].as_array().unwrap() {
+                    path.push(p.as_str().unwrap().parse().unwrap());
+                }
+                let goal = Goal { attacker };
+                let mut dfpn = DfPn::new(goal, LeafEval { db: None }, Limits::none(), 1 << 20);
+                let e = dfpn.decide(&mut path, &pos);
+                assert_eq!(e.pn == 0, proves, "{root}: open leaf {pos}");
+                assert_eq!(e.dn == 0, !proves, "{root}: open leaf {pos}");
+            }
+            // Without the header's word, an open leaf is refused where it stands.
+            if written.open > 0 {
+                let strict = text.replacen(",\"partial\":true", "", 1);
+                assert_ne!(strict, text);
+                let line = 1 + text.lines().position(|l| l.ends_with(" o")).unwrap() as u64;
+                expect_wrong(&strict, None, line, "does not say \"partial\"");
+            }
+        }
+        assert!(opened > 0, "{root}: the small budgets left nothing open");
     }
 }
 

@@ -57,6 +57,10 @@ pub struct Report {
     pub terminal_leaves: u64,
     pub repetition_leaves: u64,
     pub shared_leaves: u64,
+    /// `o` leaves: not decided within the file (a partial certificate only).
+    pub open_leaves: u64,
+    /// The header says the certificate is partial: its claim holds if its open leaves do.
+    pub partial: bool,
     pub max_depth: u32,
     pub seconds: f64,
 }
@@ -346,6 +350,7 @@ impl<'a> Checker<'a> {
             position: root.to_string(),
             goal: header.goal.clone(),
             claim: header.claim.clone(),
+            partial: header.partial,
             ..Report::default()
         };
         let mut checker = Checker {
@@ -514,6 +519,15 @@ impl<'a> Checker<'a> {
                     ));
                 }
                 self.same_position(line, k, &pos, "s")?;
+            }
+            Tag::Open => {
+                self.report.open_leaves += 1;
+                if !self.report.partial {
+                    return Err(wrong(
+                        line,
+                        "an open leaf 'o' in a certificate whose header does not say \"partial\": true",
+                    ));
+                }
             }
         }
         Ok(None)

@@ -31,6 +31,9 @@ pub struct Header {
     pub claim: String,
     /// The tables the `d` leaves were read from; `None` when there are no `d` leaves.
     pub tables: Option<Tables>,
+    /// `true` in a partial certificate: its `o` leaves are open (see `Tag::Open`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// What the writer adds (the search's work, the program); checkers ignore it.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -57,6 +60,10 @@ pub enum Tag {
     Repetition(u64),
     /// `s K`: the position of earlier node K, whose subtree stands for this one.
     Shared(u64),
+    /// `o`: an open leaf, allowed only in a certificate whose header says `"partial": true`
+    /// (this project's extension): the writer's search did not decide it again within its
+    /// budget, so the claim holds only if it does. A format-1 checker refuses the tag.
+    Open,
 }
 
 impl fmt::Display for Tag {
@@ -67,6 +74,7 @@ impl fmt::Display for Tag {
             Tag::Terminal => f.write_str("t"),
             Tag::Repetition(k) => write!(f, "r {k}"),
             Tag::Shared(k) => write!(f, "s {k}"),
+            Tag::Open => f.write_str("o"),
         }
     }
 }
@@ -107,6 +115,7 @@ pub fn parse_node(line: &str) -> Result<NodeLine<'_>, String> {
     let tag = match tag_text {
         "i" => Tag::Inner,
         "t" => Tag::Terminal,
+        "o" => Tag::Open,
         "d" => Tag::Table(match arg()? {
             "w" => Wdl::Win,
             "d" => Wdl::Draw,

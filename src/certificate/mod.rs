@@ -14,7 +14,7 @@ use crate::search::Goal;
 
 pub use check::{Report, Tables, VerifyError, verify, verify_tables, verify_with};
 use serde_json::{Value, json};
-pub use write::{Solved, WriteError, Written};
+pub use write::{Partial, Solved, WriteError, Written};
 
 /// The file of `goal`'s certificate under `prefix`: `PREFIX.white-wins.cert.gz`.
 pub fn path_for(prefix: &Path, goal: Goal) -> PathBuf {
@@ -23,17 +23,35 @@ pub fn path_for(prefix: &Path, goal: Goal) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// A partial certificate's file under `prefix`: `PREFIX.white-wins.partial.cert.gz`.
+pub fn partial_path_for(prefix: &Path, goal: Goal) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!(".{}-wins.partial.cert.gz", goal.attacker));
+    PathBuf::from(name)
+}
+
+/// The list of a partial certificate's open leaves under `prefix`:
+/// `PREFIX.white-wins.open.jsonl`.
+pub fn open_list_for(prefix: &Path, goal: Goal) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!(".{}-wins.open.jsonl", goal.attacker));
+    PathBuf::from(name)
+}
+
 /// Writes `solved`'s certificate to `path` (gzip for `.gz`): to a temporary name, renamed
-/// once whole. `extra` goes into the header beside the format's keys.
+/// once whole. `extra` goes into the header beside the format's keys; with `partial`, the
+/// header says so and nodes not decided within its budget are open leaves.
 pub fn write_file(
     path: &Path,
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, serde_json::Value>,
+    partial: Option<Partial<'_>>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
-    let header = write::header(&solved, extra);
+    let mut header = write::header(&solved, extra);
+    header.partial = partial.is_some();
     let mut out = format::Output::create(path)?;
-    match write::write(out.writer(), &header, solved, progress) {
+    match write::write(out.writer(), &header, solved, partial, progress) {
         Ok(mut w) => {
             w.bytes = out.finish()?;
             Ok(w)
@@ -80,6 +98,8 @@ pub struct Made {
     pub path: PathBuf,
     pub written: Written,
     pub check: Result<Report, VerifyError>,
+    /// The list of open leaves, when the certificate is partial and has some.
+    pub open_list: Option<PathBuf>,
 }
 
 impl Made {
@@ -100,6 +120,8 @@ impl Made {
             "resolve_search_nodes": w.resolve_search_nodes,
             "write_seconds": w.seconds,
             "verified": self.verified(),
+            "open_leaves": w.open,
+            "open_list": self.open_list.as_ref().map(|p| p.display().to_string()),
             "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
             "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
         })
@@ -107,18 +129,47 @@ impl Made {
 }
 
 /// Writes the certificate of `solved` under `prefix` (`path_for`) and verifies it.
+/// With `leaf_budget`, re-deciding a node may take at most that many search nodes: what
+/// exceeds it is left open, in a partial certificate (`partial_path_for`) whose open leaves
+/// are listed (`open_list_for`); one that ends with none open is whole and takes the
+/// certificate's own name.
 pub fn make(
     prefix: &Path,
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, Value>,
     db_dir: Option<&Path>,
+    leaf_budget: Option<u64>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Made, WriteError> {
-    let path = path_for(prefix, solved.goal);
+    let full = path_for(prefix, solved.goal);
     let db = solved.db;
     let goal = solved.goal;
     let claim = if solved.proves { "proven" } else { "disproven" };
-    let written = write_file(&path, solved, extra, progress)?;
+    let (written, path, open_list) = match leaf_budget {
+        None => (
+            write_file(&full, solved, extra, None, progress)?,
+            full,
+            None,
+        ),
+        Some(leaf_budget) => {
+            let path = partial_path_for(prefix, goal);
+            let list_path = open_list_for(prefix, goal);
+            let mut list = std::io::BufWriter::new(std::fs::File::create(&list_path)?);
+            let partial = Partial {
+                leaf_budget,
+                list: &mut list,
+            };
+            let written = write_file(&path, solved, extra, Some(partial), progress)?;
+            list.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            if written.open == 0 {
+                std::fs::remove_file(&list_path)?;
+                std::fs::rename(&path, &full)?;
+                (written, full, None)
+            } else {
+                (written, path, Some(list_path))
+            }
+        }
+    };
     // The search's tables are open already (their files checked when first read).
     let tables = db.map(Tables::Open).or(db_dir.map(Tables::Dir));
     let check = verify_file(&path, tables, |_| {}, &mut |_| {}, &mut |_, _| {});
@@ -128,5 +179,6 @@ pub fn make(
         path,
         written,
         check,
+        open_list,
     })
 }

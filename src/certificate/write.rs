@@ -50,6 +50,8 @@ pub struct Written {
     pub resolved: u64,
     /// Nodes the re-solving search created to fill those in.
     pub resolve_search_nodes: u64,
+    /// Open leaves (a partial certificate): nodes not decided again within the budget.
+    pub open: u64,
     /// Bytes of the file (compressed, for `.gz`); set by the file writer.
     pub bytes: u64,
     pub seconds: f64,
@@ -58,8 +60,13 @@ pub struct Written {
 impl Written {
     /// How far a certificate being written has got, for progress lines.
     pub fn progress_line(&self) -> String {
+        let open = if self.open > 0 {
+            format!(", {} open leaves", self.open)
+        } else {
+            String::new()
+        };
         format!(
-            "{} nodes written ({} re-solved, {} search nodes), {:.0} s",
+            "{} nodes written ({} re-solved, {} search nodes{open}), {:.0} s",
             self.nodes, self.resolved, self.resolve_search_nodes, self.seconds
         )
     }
@@ -78,6 +85,15 @@ pub struct Solved<'s, 'a> {
     pub dfpn: Option<&'s mut DfPn<'a>>,
 }
 
+/// A partial certificate's terms: re-deciding one node may take at most `leaf_budget`
+/// search nodes; past that the node is written as an open leaf (`o`) and listed in `list`,
+/// one JSON object a line: its node number, position and the positions since the last
+/// capture before it (what it could repeat), so it can be decided on its own later.
+pub struct Partial<'o> {
+    pub leaf_budget: u64,
+    pub list: &'o mut dyn Write,
+}
+
 /// The header line of `solved`'s certificate; `extra` keys follow the format's own.
 pub fn header(
     solved: &Solved<'_, '_>,
@@ -93,18 +109,26 @@ pub fn header(
             board: db.board().to_string(),
             pieces: db.max_pieces() as u32,
         }),
+        partial: false,
         extra,
     }
 }
 
 /// Writes `solved` as a certificate to `out`, header first. `progress` sees what is written
 /// so far every million nodes and every ten seconds (re-solving can take long between nodes).
+/// With `partial`, the header must say `"partial": true`.
 pub fn write(
     out: &mut dyn Write,
     header: &Header,
     solved: Solved<'_, '_>,
+    partial: Option<Partial<'_>>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
+    assert_eq!(
+        header.partial,
+        partial.is_some(),
+        "the header says what is written"
+    );
     let start = Instant::now();
     let json = serde_json::to_string(header).map_err(io::Error::other)?;
     writeln!(out, "{json}")?;
@@ -142,6 +166,7 @@ pub fn write(
         stack: Vec::new(),
         written: Written::default(),
         twins: None,
+        partial,
         start,
         resolve_before: before,
     };
@@ -167,7 +192,7 @@ struct Frame {
 
 type PositionMap = HashMap<Position, u64, BuildHasherDefault<WordHasher>>;
 
-struct Walker<'w, 's, 'a> {
+struct Walker<'w, 's, 'a, 'p> {
     out: &'w mut dyn Write,
     board: crate::geometry::Board,
     goal: Goal,
@@ -188,12 +213,13 @@ struct Walker<'w, 's, 'a> {
     /// The tree's expanded, decided nodes by position and positions since the last
     /// capture, built on first need (for rote-decided nodes whose twin is in the tree).
     twins: Option<HashMap<(Position, u64), usize, BuildHasherDefault<WordHasher>>>,
+    partial: Option<Partial<'p>>,
     start: Instant,
     /// The resolver's node count before this certificate.
     resolve_before: u64,
 }
 
-impl Walker<'_, '_, '_> {
+impl Walker<'_, '_, '_, '_> {
     /// The side that needs one good move: the attacker in a proof, the defender otherwise.
     fn choosing(&self) -> Color {
         if self.proves {
@@ -310,7 +336,7 @@ impl Walker<'_, '_, '_> {
         kept: bool,
     ) -> Result<(), WriteError> {
         let index = self.written.nodes;
-        let tag = if let Some(&k) = self.ancestors.get(&pos) {
+        let mut tag = if let Some(&k) = self.ancestors.get(&pos) {
             if self.proves {
                 return Err(self.no_solution(&pos, "a repetition inside a proof"));
             }
@@ -326,23 +352,29 @@ impl Walker<'_, '_, '_> {
         } else {
             Tag::Inner
         };
+        let mut moves = Vec::new();
+        if tag == Tag::Inner {
+            if pos.side_to_move() == self.choosing() {
+                match self.choose(&pos, handle)? {
+                    Some(m) => moves.push(m),
+                    None => tag = Tag::Open,
+                }
+            } else {
+                moves.extend(legal_moves(&pos).into_iter().map(|m| (m, m.apply(&pos))));
+                if moves.is_empty() {
+                    return Err(self.no_solution(&pos, "an inner node without moves"));
+                }
+            }
+        }
         writeln!(self.out, "{depth} {mv} {tag}")?;
         self.written.nodes += 1;
         if self.tree.is_some() && !kept {
             self.written.resolved += 1;
         }
+        if tag == Tag::Open {
+            self.list_open(index, &pos)?;
+        }
         if tag == Tag::Inner {
-            let moves = if pos.side_to_move() == self.choosing() {
-                vec![self.choose(&pos, handle)?]
-            } else {
-                legal_moves(&pos)
-                    .into_iter()
-                    .map(|m| (m, m.apply(&pos)))
-                    .collect()
-            };
-            if moves.is_empty() {
-                return Err(self.no_solution(&pos, "an inner node without moves"));
-            }
             self.ancestors.insert(pos, index);
             self.path.push(pos);
             self.stack.push(Frame {
@@ -356,12 +388,38 @@ impl Walker<'_, '_, '_> {
         Ok(())
     }
 
-    /// The one move written at a choosing node: the cheapest that holds.
+    /// Lists open leaf `index` at `pos` (the path ends at its parent).
+    fn list_open(&mut self, index: u64, pos: &Position) -> Result<(), WriteError> {
+        self.written.open += 1;
+        let past: Vec<String> = self
+            .path
+            .repeatable_by(pos)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let line =
+            serde_json::json!({"node": index, "position": pos.to_string(), "since_capture": past});
+        let list = &mut self
+            .partial
+            .as_mut()
+            .expect("open leaves only when partial")
+            .list;
+        writeln!(list, "{line}")?;
+        Ok(())
+    }
+
+    /// Search nodes one re-decision may take: unbounded unless the certificate is partial.
+    fn budget(&self) -> Option<u64> {
+        self.partial.as_ref().map(|p| p.leaf_budget)
+    }
+
+    /// The one move written at a choosing node: the cheapest that holds; `None` when the
+    /// node is not decided again within a partial certificate's budget.
     fn choose(
         &mut self,
         pos: &Position,
         handle: Option<usize>,
-    ) -> Result<(Move, Position), WriteError> {
+    ) -> Result<Option<(Move, Position)>, WriteError> {
         let moves: Vec<(Move, Position)> = legal_moves(pos)
             .into_iter()
             .map(|m| (m, m.apply(pos)))
@@ -376,7 +434,7 @@ impl Walker<'_, '_, '_> {
                 || w.leaf(c).is_some_and(|(_, holds)| holds)
         };
         if let Some(&m) = moves.iter().find(|(_, c)| cheap(self, c)) {
-            return Ok(m);
+            return Ok(Some(m));
         }
         // The search's own tree.
         if let (Some(tree), Some(h)) = (self.tree, handle) {
@@ -389,7 +447,7 @@ impl Walker<'_, '_, '_> {
             if let Some(c) = good {
                 let target = tree.nodes[c].pos;
                 if let Some(&m) = moves.iter().find(|(_, c)| *c == target) {
-                    return Ok(m);
+                    return Ok(Some(m));
                 }
             }
             return Err(self.no_solution(pos, "the tree has no child that holds"));
@@ -400,22 +458,32 @@ impl Walker<'_, '_, '_> {
         let known = self.resolved_choice(&moves);
         self.path.pop();
         if let Some(m) = known {
-            return Ok(m);
+            return Ok(Some(m));
         }
-        let e = self.resolver.decide(&mut self.path, pos);
+        let budget = self.budget();
+        let e = self.resolver.decide_within(&mut self.path, pos, budget);
+        if e.pn != 0 && e.dn != 0 {
+            return Ok(None);
+        }
         if !self.wanted(e.pn, e.dn) {
             return Err(self.no_solution(pos, "the position is decided the other way"));
         }
         self.path.push(*pos);
+        let mut open = false;
         let found = self.resolved_choice(&moves).or_else(|| {
             // The table dropped the deciding child: search the children one by one.
             moves.iter().copied().find(|(_, c)| {
-                let e = self.resolver.decide(&mut self.path, c);
+                let e = self.resolver.decide_within(&mut self.path, c, budget);
+                open |= e.pn != 0 && e.dn != 0;
                 self.wanted(e.pn, e.dn)
             })
         });
         self.path.pop();
-        found.ok_or_else(|| self.no_solution(pos, "no move holds"))
+        match found {
+            Some(m) => Ok(Some(m)),
+            None if open => Ok(None),
+            None => Err(self.no_solution(pos, "no move holds")),
+        }
     }
 
     /// A move whose child the resolver's table already decides the claim's way (the path

@@ -34,7 +34,14 @@ pub fn line_of(m: &Value) -> String {
     } else {
         String::new()
     };
-    let check = if m["verified"].as_bool() == Some(true) {
+    let open = n("open_leaves");
+    let check = if m["verified"].as_bool() == Some(true) && open > 0 {
+        format!(
+            "PARTIAL: {open} open leaves (listed in {}), the rest verified in {:.2} s",
+            m["open_list"].as_str().unwrap_or("?"),
+            m["verify_seconds"].as_f64().unwrap_or(0.0)
+        )
+    } else if m["verified"].as_bool() == Some(true) {
         format!(
             "verified in {:.2} s",
             m["verify_seconds"].as_f64().unwrap_or(0.0)
@@ -75,7 +82,7 @@ pub fn make(
     let path = certificate::path_for(prefix, solved.goal);
     let mut progress =
         |w: &certificate::Written| eprintln!("  writing {}: {}", path.display(), w.progress_line());
-    certificate::make(prefix, solved, extra, db_dir, &mut progress)
+    certificate::make(prefix, solved, extra, db_dir, None, &mut progress)
         .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))
 }
 
@@ -84,7 +91,8 @@ pub fn check_prefix(prefix: &Path) -> Result<(), Failure> {
     crate::cli::output::check_output("--certificate", prefix)
 }
 
-/// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable).
+/// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable),
+/// 3 (partial: all it holds is right, but open leaves remain, so the claim is not shown).
 pub fn verify_cmd(
     path: &Path,
     db: Option<PathBuf>,
@@ -147,16 +155,25 @@ pub fn verify_cmd(
                 out!(
                     "{}",
                     json!({
-                        "certificate": name.to_string(), "ok": true, "position": r.position,
+                        "certificate": name.to_string(), "ok": r.open_leaves == 0, "position": r.position,
                         "goal": r.goal, "claim": r.claim, "nodes": r.nodes, "inner": r.inner,
                         "table_leaves": r.table_leaves, "terminal_leaves": r.terminal_leaves,
                         "repetition_leaves": r.repetition_leaves, "shared_leaves": r.shared_leaves,
+                        "open_leaves": r.open_leaves, "partial": r.partial,
                         "max_depth": r.max_depth, "bytes": size, "seconds": r.seconds,
                     })
                 );
             } else {
+                let verdict = if r.open_leaves > 0 {
+                    format!(
+                        "PARTIAL ({} open leaves: the claim holds if they do)",
+                        r.open_leaves
+                    )
+                } else {
+                    "OK".to_string()
+                };
                 out!(
-                    "{name}: OK, {} {} from {}: {} nodes ({} inner; leaves: {} table, {} terminal, {} repetition, {} shared), depth {}, {}, checked in {:.2} s ({:.2} M nodes/s)",
+                    "{name}: {verdict}, {} {} from {}: {} nodes ({} inner; leaves: {} table, {} terminal, {} repetition, {} shared), depth {}, {}, checked in {:.2} s ({:.2} M nodes/s)",
                     r.goal,
                     r.claim,
                     r.position,
@@ -175,6 +192,9 @@ pub fn verify_cmd(
             if let Some(e) = leaves_failed {
                 eprintln!("error: writing the leaves: {e}");
                 return Err(Failure::Reported(2));
+            }
+            if r.open_leaves > 0 {
+                return Err(Failure::Reported(3));
             }
             Ok(())
         }

@@ -94,6 +94,15 @@ pub enum SessionCommand {
         /// each question whose first-level tree has decided it (the question may be open).
         #[arg(long = "move", value_name = "MOVE")]
         mv: Option<String>,
+        /// Only the certificate of this side's win question.
+        #[arg(long, value_parser = ["white", "black"])]
+        goal: Option<String>,
+        /// Write a partial certificate (PREFIX.GOAL-wins.partial.cert.gz): a node whose
+        /// re-solving takes more than N search nodes is left open, an `o` leaf, and listed
+        /// with its past in PREFIX.GOAL-wins.open.jsonl. With no open leaf it is whole and
+        /// takes the certificate's own name.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        leaf_budget: Option<u64>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -446,15 +455,26 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Certificate {
             id,
             prefix,
-            mv: Some(mv),
+            mv: None,
+            goal: None,
+            leaf_budget: None,
             out: JsonFlag { json },
-        } => move_certificate(config, id, &mv, &prefix, json),
+        } => session_certificate(config, id, &prefix, json),
         SessionCommand::Certificate {
             id,
             prefix,
-            mv: None,
+            mv,
+            goal,
+            leaf_budget,
             out: JsonFlag { json },
-        } => session_certificate(config, id, &prefix, json),
+        } => {
+            let chosen = Chosen {
+                mv,
+                goal,
+                leaf_budget,
+            };
+            chosen_certificate(config, id, &chosen, &prefix, json)
+        }
         SessionCommand::Curve {
             id,
             csv,
@@ -739,7 +759,7 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     let missing = goals.iter().any(|g| !path_for(&kept, *g).is_file());
     // Not written yet (solved by an older build, or the write failed): write them now.
     let made = if missing {
-        write_certificates(config, id, &kept, None)?
+        write_certificates(config, id, &kept, &Chosen::default())?
     } else {
         Vec::new()
     };
@@ -794,15 +814,31 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     Ok(())
 }
 
-/// `session certificate ID PREFIX --move MOVE`: the certificates of the position after a
-/// decided move of the root, written from the store's first-level trees.
-fn move_certificate(config: &Config, id: u64, mv: &str, prefix: &Path, json: bool) -> CliResult {
+/// Which of a session's certificates to write now, and how (`session certificate`'s
+/// `--move`, `--goal`, `--leaf-budget`).
+#[derive(Default)]
+struct Chosen {
+    mv: Option<String>,
+    goal: Option<String>,
+    leaf_budget: Option<u64>,
+}
+
+/// `session certificate ID PREFIX` with `--move MOVE` (the certificates of the position
+/// after a decided move of the root), `--goal` or `--leaf-budget`: written now, from the
+/// store's first-level trees, straight to PREFIX.
+fn chosen_certificate(
+    config: &Config,
+    id: u64,
+    chosen: &Chosen,
+    prefix: &Path,
+    json: bool,
+) -> CliResult {
     crate::cli::certificate::check_prefix(prefix)?;
-    let made = write_certificates(config, id, prefix, Some(mv))?;
+    let made = write_certificates(config, id, prefix, chosen)?;
     if json {
         out!(
             "{}",
-            serde_json::json!({"session": id, "move": mv, "certificates": made})
+            serde_json::json!({"session": id, "move": chosen.mv, "certificates": made})
         );
     } else {
         for m in &made {
@@ -823,7 +859,7 @@ fn write_certificates(
     config: &Config,
     id: u64,
     prefix: &Path,
-    mv: Option<&str>,
+    chosen: &Chosen,
 ) -> Result<Vec<Value>, Failure> {
     use fanorona::daemon::certificates;
     let dir = DataDir::new(&config.data_dir);
@@ -832,7 +868,9 @@ fn write_certificates(
     let request = Request::Certificate {
         id,
         prefix: prefix.clone(),
-        mv: mv.map(str::to_string),
+        mv: chosen.mv.clone(),
+        goal: chosen.goal.clone(),
+        leaf_budget: chosen.leaf_budget,
     };
     if dir.socket().exists() {
         eprintln!(
@@ -854,12 +892,28 @@ fn write_certificates(
     let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
         eprintln!("  {goal}: {}", w.progress_line())
     };
-    let made = certificates::write_any(&sessions, &rec, mv, &prefix, &mut progress).map_err(
-        |e| match e {
-            certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
-            e => Failure::other(anyhow!(e)),
-        },
-    )?;
+    let opts = certificates::Options {
+        attacker: chosen.goal.as_deref().map(|g| {
+            if g == "white" {
+                fanorona::Color::White
+            } else {
+                fanorona::Color::Black
+            }
+        }),
+        leaf_budget: chosen.leaf_budget,
+    };
+    let made = certificates::write_any(
+        &sessions,
+        &rec,
+        chosen.mv.as_deref(),
+        &prefix,
+        opts,
+        &mut progress,
+    )
+    .map_err(|e| match e {
+        certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
+        e => Failure::other(anyhow!(e)),
+    })?;
     Ok(made.iter().map(fanorona::certificate::Made::json).collect())
 }
 

@@ -69,6 +69,22 @@ fn root_of(rec: &SessionRecord) -> Result<Position, CertificateError> {
     })
 }
 
+/// Which certificates to write, and how.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Only the question of this side's win (both when `None`).
+    pub attacker: Option<Color>,
+    /// Search nodes re-deciding one node may take before it is left open, in a partial
+    /// certificate (unbounded when `None`).
+    pub leaf_budget: Option<u64>,
+}
+
+impl Options {
+    fn wants(&self, goal: Goal) -> bool {
+        self.attacker.is_none_or(|a| a == goal.attacker)
+    }
+}
+
 /// Writes and checks the certificates of session `rec` under `prefix`: of every decided
 /// question (`write`), or of the position after the decided capture `mv` (`write_move`).
 pub fn write_any(
@@ -76,11 +92,12 @@ pub fn write_any(
     rec: &SessionRecord,
     mv: Option<&str>,
     prefix: &Path,
+    opts: Options,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     match mv {
-        None => write(sessions, rec, prefix, progress),
-        Some(m) => write_move(sessions, rec, m, prefix, progress),
+        None => write_with(sessions, rec, prefix, opts, progress),
+        Some(m) => write_move(sessions, rec, m, prefix, opts, progress),
     }
 }
 
@@ -114,11 +131,22 @@ pub fn write(
     prefix: &Path,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
+    write_with(sessions, rec, prefix, Options::default(), progress)
+}
+
+/// `write`, of the questions `opts` wants and within its budget.
+fn write_with(
+    sessions: &Sessions,
+    rec: &SessionRecord,
+    prefix: &Path,
+    opts: Options,
+    progress: &mut dyn FnMut(&str, &Written),
+) -> Result<Vec<Made>, CertificateError> {
     let root = root_of(rec)?;
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
-    for (g, goal, proves) in decided(rec) {
+    for (g, goal, proves) in decided(rec).filter(|&(_, goal, _)| opts.wants(goal)) {
         let gr = &rec.goals[g];
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
         let leaf = LeafEval { db: db.as_ref() };
@@ -134,6 +162,7 @@ pub fn write(
         made.push(write_one(
             prefix,
             db_dir,
+            opts,
             progress,
             search,
             Solved {
@@ -157,12 +186,13 @@ pub fn write(
         let goal = Goal {
             attacker: winner.opponent(),
         };
-        if !decided(rec).any(|(_, g, _)| g == goal) {
+        if !decided(rec).any(|(_, g, _)| g == goal) && opts.wants(goal) {
             let search = serde_json::json!({"session": rec.id, "algorithm": "dfpn",
                 "note": format!("re-solved for the certificate: {winner} wins")});
             made.push(write_one(
                 prefix,
                 db_dir,
+                opts,
                 progress,
                 search,
                 Solved {
@@ -189,6 +219,7 @@ pub fn write_move(
     rec: &SessionRecord,
     mv: &str,
     prefix: &Path,
+    opts: Options,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root = root_of(rec)?;
@@ -218,6 +249,9 @@ pub fn write_move(
                 Color::Black
             },
         };
+        if !opts.wants(goal) {
+            continue;
+        }
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
         let leaf = LeafEval { db: db.as_ref() };
         let tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None);
@@ -248,6 +282,7 @@ pub fn write_move(
         made.push(write_one(
             prefix,
             db_dir,
+            opts,
             progress,
             search,
             Solved {
@@ -272,6 +307,7 @@ pub fn write_move(
 fn write_one(
     prefix: &Path,
     db_dir: Option<&Path>,
+    opts: Options,
     progress: &mut dyn FnMut(&str, &Written),
     search: serde_json::Value,
     solved: Solved<'_, '_>,
@@ -279,10 +315,11 @@ fn write_one(
     let goal = solved.goal;
     let name = goal.to_string();
     let extra = certificate::header_extra(search);
-    certificate::make(prefix, solved, extra, db_dir, &mut |n| progress(&name, n)).map_err(
-        |source| CertificateError::Write {
-            path: certificate::path_for(prefix, goal),
-            source,
-        },
-    )
+    certificate::make(prefix, solved, extra, db_dir, opts.leaf_budget, &mut |n| {
+        progress(&name, n)
+    })
+    .map_err(|source| CertificateError::Write {
+        path: certificate::path_for(prefix, goal),
+        source,
+    })
 }

@@ -365,8 +365,26 @@ impl Service {
                 let questions = crate::session::moves::root_moves(&self.sessions, id)?;
                 Ok(json!({"id": id, "questions": questions}))
             }
-            Request::Certificate { id, prefix, mv } => {
+            Request::Certificate {
+                id,
+                prefix,
+                mv,
+                goal,
+                leaf_budget,
+            } => {
                 let rec = self.sessions.get(id)?;
+                let attacker = match goal.as_deref() {
+                    None => None,
+                    Some("white") => Some(crate::position::Color::White),
+                    Some("black") => Some(crate::position::Color::Black),
+                    Some(g) => {
+                        return Err(bad_input(format!("goal '{g}': say \"white\" or \"black\"")));
+                    }
+                };
+                let opts = certificates::Options {
+                    attacker,
+                    leaf_budget,
+                };
                 if !prefix.is_absolute() {
                     return Err(bad_input(format!(
                         "{}: the daemon needs an absolute path",
@@ -402,6 +420,7 @@ impl Service {
                     &rec,
                     mv.as_deref(),
                     &prefix,
+                    opts,
                     &mut progress,
                 )
                 .map_err(|e| Refusal {

@@ -68,6 +68,13 @@ pub enum Request {
         prefix: PathBuf,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mv: Option<String>,
+        /// Only the question of this side's win ("white" or "black").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        goal: Option<String>,
+        /// A partial certificate: search nodes re-deciding one node may take before it is
+        /// left open and listed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        leaf_budget: Option<u64>,
     },
 }
 

@@ -47,6 +47,19 @@ pub struct Path {
 }
 
 impl Path {
+    /// The positions at the path's end that `pos`, as its next position, could repeat:
+    /// those since the last capture (oldest first).
+    pub fn repeatable_by(&self, pos: &Position) -> &[Position] {
+        let pieces = pos.piece_count();
+        let kept = self
+            .positions
+            .iter()
+            .rev()
+            .take_while(|p| p.piece_count() == pieces)
+            .count();
+        &self.positions[self.positions.len() - kept..]
+    }
+
     /// The key of `child` as a successor of the path's last position.
     fn key_after(&self, child: &Position) -> Key {
         let last = self.positions.last().expect("the path holds the parent");
@@ -459,12 +472,21 @@ impl DfPn<'_> {
     /// limits) if the table does not decide it yet. Certificates use this to fill in what
     /// a search did not keep.
     pub fn decide(&mut self, path: &mut Path, pos: &Position) -> Entry {
+        self.decide_within(path, pos, None)
+    }
+
+    /// `decide`, giving up once `budget` more nodes were created (the numbers it then
+    /// returns leave `pos` undecided).
+    pub fn decide_within(&mut self, path: &mut Path, pos: &Position, budget: Option<u64>) -> Entry {
         let (key, repeated) = Self::key_on(path, pos);
         let e = self.lookup(&key, repeated);
         if e.pn == 0 || e.dn == 0 {
             return e;
         }
-        self.limits = Limits::none();
+        self.limits = Limits {
+            nodes: budget.map(|b| self.stats.nodes.saturating_add(b.max(1))),
+            ..Limits::none()
+        };
         self.stopped = false;
         self.mid(key, INFINITE, INFINITE, path)
     }
