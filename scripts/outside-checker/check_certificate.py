@@ -17,6 +17,11 @@ Exit status of a certificate check:
        malformed header ("UNREADABLE ...")
     3  the check could not be completed: a d leaf but no --probe, or the probe command failed
        ("ERROR ...").  Neither "correct" nor "wrong" can be claimed then.
+    4  a partial certificate: all it holds is correct, but it has open leaves ("PARTIAL ..."),
+       so its claim holds only if they do.
+
+Partial certificates are the project's extension of format 1: a header with "partial": true
+allows leaves tagged 'o' (open: not decided within the file); anywhere else 'o' is wrong.
 
 How the file is read: two streaming passes, never the whole file in memory.  The first pass only
 notes which node numbers some 's K' names (a bitmap); the second checks every line, keeping an
@@ -519,7 +524,8 @@ def _check(path, probe, chunk, progress, t0):
     open_ids = {}        # node number -> position key, for the open inner nodes (ancestors)
     stack = []
     prober = _Prober(bd, probe, chunk) if probe else None
-    counts = {'i': 0, 'd': 0, 't': 0, 'r': 0, 's': 0}
+    counts = {'i': 0, 'd': 0, 't': 0, 'r': 0, 's': 0, 'o': 0}
+    partial = h.get('partial') is True
     node = -1
     line_no = 1
     last_was_inner = False
@@ -557,7 +563,7 @@ def _check(path, probe, chunk, progress, t0):
             if depth is None:
                 raise CertFail(line_no, f"depth {parts[0]!r} is not a plain decimal number")
             move, tag = parts[1], parts[2]
-            if tag in ('i', 't'):
+            if tag in ('i', 't', 'o'):
                 if n != 3:
                     raise CertFail(line_no, f"tag {tag} takes no argument")
             elif tag in ('d', 'r', 's'):
@@ -608,7 +614,11 @@ def _check(path, probe, chunk, progress, t0):
                 continue
 
             # A leaf: its subtree is the line itself.
-            if tag == 't':
+            if tag == 'o':
+                if not partial:
+                    raise CertFail(line_no, "o leaf (open) but the header does not say "
+                                            "\"partial\": true")
+            elif tag == 't':
                 white, black, _ = split_key(key)
                 me, opp = (white, black) if side == 0 else (black, white)
                 if has_move(bd, me, opp):
@@ -688,7 +698,8 @@ def _check(path, probe, chunk, progress, t0):
         prober.flush()
     el = time.time() - t0
     nodes = node + 1
-    return 0, (f"OK {nodes} nodes ({counts['i']} inner; leaves d={counts['d']} t={counts['t']} "
+    verdict = f"PARTIAL ({counts['o']} open leaves, the rest correct)" if counts['o'] else "OK"
+    return 4 if counts['o'] else 0, (f"{verdict} {nodes} nodes ({counts['i']} inner; leaves d={counts['d']} t={counts['t']} "
                f"r={counts['r']} s={counts['s']}); '{h['goal']}' {h['claim']} for "
                f"{h['position']}; {prober.probed if prober else 0} d leaves probed; "
                f"{el:.2f} s ({nodes / max(el, 1e-9):.0f} nodes/s)"
@@ -1020,6 +1031,15 @@ def run_selftest():
     run("proof-gz", hp, proof, 0, gz=True)
     full = _expand_shared(proof)
     run("proof-without-shared-leaves", hp, full, 0)
+    # A partial certificate: an inner node's subtree cut down to an open leaf.
+    fi = list(range(len(full)))
+    i = next(i for i in fi[1:] if _tag(full[i]) == 'i')
+    cut = _select(full, fi[:i + 1] + fi[_subtree_end(full, i):])
+    cut[i] = cut[i][:-1] + 'o'
+    hpp = hp[:-1] + ', "partial": true}'
+    run("partial-open-leaf", hpp, cut, 4, contains="PARTIAL (1 open leaves")
+    run("open-leaf-without-partial", hp, cut, 1, contains="partial")
+    run("partial-header-without-open-leaves", hpp, full, 0)
     # The same tree also disproves "black wins": White chooses in both.
     run("proof-as-disproof-of-black", _header(start, "black wins", "disproven"), proof, 0)
 

@@ -92,7 +92,8 @@ pub fn check_prefix(prefix: &Path) -> Result<(), Failure> {
 }
 
 /// `fanorona verify CERT [--db DIR] [--json]`: exit 0 (holds), 1 (wrong), 2 (unreadable),
-/// 3 (partial: all it holds is right, but open leaves remain, so the claim is not shown).
+/// 4 (partial: all it holds is right, but open leaves remain, so the claim is not shown;
+/// as the outside checker, whose 3 means its check could not be completed).
 pub fn verify_cmd(
     path: &Path,
     db: Option<PathBuf>,
@@ -194,7 +195,7 @@ pub fn verify_cmd(
                 return Err(Failure::Reported(2));
             }
             if r.open_leaves > 0 {
-                return Err(Failure::Reported(3));
+                return Err(Failure::Reported(4));
             }
             Ok(())
         }

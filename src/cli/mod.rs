@@ -135,7 +135,7 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Check a proof certificate (format 1) with the rules and the tables alone: prints one
     /// summary line, or the first error with its line; exit 0 (it holds), 1 (it is wrong),
-    /// 2 (it cannot be read) or 3 (a partial certificate with open leaves: the rest holds).
+    /// 2 (it cannot be read) or 4 (a partial certificate with open leaves: the rest holds).
     Verify {
         /// The certificate file (gzip when its name ends in .gz).
         certificate: PathBuf,
