@@ -212,6 +212,59 @@ fn partial_certificates_leave_open_what_exceeds_the_budget_and_list_it() {
     }
 }
 
+#[test]
+fn stitching_certificates_of_the_open_leaves_makes_a_whole_certificate() {
+    use fanorona::certificate::stitch::{Leaf, StitchError, stitch};
+    let root = Position::initial("7x3".parse::<Board>().unwrap()).to_string();
+    let (text, list, written, _) = partial(&root, Color::White, 30);
+    assert!(
+        written.open >= 2,
+        "too few open leaves to test: {}",
+        written.open
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("p.partial.cert");
+    std::fs::write(&part, &text).unwrap();
+    let mut leaves = Vec::new();
+    for line in list.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (node, position) = (v["node"].as_u64().unwrap(), v["position"].as_str().unwrap());
+        let (cert, proves) = certificate(position, Color::White, "dfpn", None);
+        assert!(proves, "open leaf {node}");
+        let path = dir.path().join(format!("node-{node}.cert"));
+        std::fs::write(&path, cert).unwrap();
+        leaves.push(Leaf {
+            node,
+            position: position.to_string(),
+            path,
+        });
+    }
+    let whole = dir.path().join("whole.cert.gz");
+    let done = stitch(&part, &leaves, &whole).unwrap();
+    assert_eq!((done.closed, done.open), (written.open, 0));
+    let report =
+        fanorona::certificate::verify_file(&whole, None, |_| {}, &mut |_| {}, &mut |_, _| {})
+            .unwrap();
+    assert_eq!((report.open_leaves, report.partial), (0, false));
+    assert_eq!(report.nodes, done.nodes);
+    assert!(report.nodes > written.nodes);
+    // One leaf left out stays open; the rest still checks.
+    let some = dir.path().join("some.cert");
+    let done = stitch(&part, &leaves[1..], &some).unwrap();
+    assert_eq!(done.open, 1);
+    let report = check(&std::fs::read_to_string(&some).unwrap(), None).unwrap();
+    assert_eq!((report.open_leaves, report.partial), (1, true));
+    // A certificate of another position is refused, and nothing is written.
+    let mut wrong = leaves;
+    wrong[0].position = root.clone();
+    let bad = dir.path().join("bad.cert");
+    assert!(matches!(
+        stitch(&part, &wrong, &bad),
+        Err(StitchError::Mismatch { .. })
+    ));
+    assert!(!bad.exists());
+}
+
 /// The node lines of a certificate, and the index of each one's subtree end.
 fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
@@ -601,6 +654,68 @@ fn a_solved_session_has_certificates_for_both_questions() {
             .contains("session 2 is waiting for a daemon and has no question decided yet"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn a_partial_session_certificate_is_closed_by_stitch_solve() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    assert!(
+        run(&["solve", "7x3", "--data-dir", data], b"")
+            .status
+            .success()
+    );
+    let prefix = dir.path().join("s");
+    let p = prefix.to_str().unwrap();
+    let o = run(
+        &[
+            "session",
+            "certificate",
+            "1",
+            p,
+            "--goal",
+            "white",
+            "--leaf-budget",
+            "1",
+            "--data-dir",
+            data,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PARTIAL: "));
+    // Only the question asked.
+    assert!(!dir.path().join("s.black-wins.cert.gz").exists());
+    let partial = dir.path().join("s.white-wins.partial.cert.gz");
+    let partial = partial.to_str().unwrap();
+    assert_eq!(run(&["verify", partial], b"").status.code(), Some(4));
+    let whole = dir.path().join("whole.cert.gz");
+    let leaves = dir.path().join("leaves");
+    let o = run(
+        &[
+            "stitch",
+            partial,
+            "--leaves",
+            leaves.to_str().unwrap(),
+            "--out",
+            whole.to_str().unwrap(),
+            "--solve",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["open"].as_u64(), v["verified"].as_bool()),
+        (Some(0), Some(true))
+    );
+    assert!(v["closed"].as_u64().unwrap() > 0);
+    assert_eq!(
+        run(&["verify", whole.to_str().unwrap()], b"").status.code(),
+        Some(0)
     );
 }
 

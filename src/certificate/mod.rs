@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod format;
+pub mod stitch;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -221,3 +221,233 @@ pub fn verify_cmd(
         }
     }
 }
+
+/// `stitch`'s files.
+pub struct StitchPaths<'a> {
+    pub partial: &'a Path,
+    pub open: Option<&'a Path>,
+    pub leaves: &'a Path,
+    pub out: &'a Path,
+}
+
+/// `stitch --solve`: the search each open leaf gets.
+pub struct LeafSolve {
+    pub nodes: u64,
+    pub threads: usize,
+}
+
+/// Undecided entries each leaf's df-pn keeps at most (decided ones are always kept).
+const LEAF_TABLE: usize = 8_000_000;
+
+/// `fanorona stitch PARTIAL --leaves DIR --out FILE`: the open leaves of PARTIAL that have a
+/// certificate in DIR (`node-K.GOAL-wins.cert.gz`) replaced by it, and the result checked;
+/// with `solve`, the leaves without one are solved first.
+pub fn stitch_cmd(
+    paths: &StitchPaths<'_>,
+    db: Option<PathBuf>,
+    solve: Option<LeafSolve>,
+    json: bool,
+    config: &Config,
+) -> CliResult {
+    use fanorona::certificate::stitch;
+    let StitchPaths {
+        partial,
+        open,
+        leaves,
+        out,
+    } = *paths;
+    crate::cli::output::check_output("--out", out)?;
+    let name = partial.to_string_lossy();
+    let Some(stem) = name.strip_suffix(".partial.cert.gz") else {
+        return Err(Failure::input(anyhow!(
+            "{name}: a partial certificate's name ends in .GOAL-wins.partial.cert.gz"
+        )));
+    };
+    let goal_part = stem.rsplit('.').next().unwrap_or_default();
+    let list = open.map_or_else(
+        || PathBuf::from(format!("{stem}.open.jsonl")),
+        Path::to_path_buf,
+    );
+    let text = std::fs::read_to_string(&list)
+        .map_err(|e| Failure::input(anyhow!("{}: {e}", list.display())))?;
+    let mut listed = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let bad = |why: &str| Failure::input(anyhow!("{}: line {}: {why}", list.display(), i + 1));
+        let v: Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
+        let node = v["node"].as_u64().ok_or_else(|| bad("no node number"))?;
+        let position = v["position"].as_str().ok_or_else(|| bad("no position"))?;
+        let path = leaves.join(format!("node-{node}.{goal_part}.cert.gz"));
+        listed.push(stitch::Leaf {
+            node,
+            position: position.to_string(),
+            path,
+        });
+    }
+    let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
+    if let Some(solve) = solve {
+        std::fs::create_dir_all(leaves)
+            .map_err(|e| Failure::input(anyhow!("{}: {e}", leaves.display())))?;
+        let header = stitch::read_header(partial).map_err(|e| Failure::input(anyhow!(e)))?;
+        let missing: Vec<&stitch::Leaf> = listed.iter().filter(|l| !l.path.is_file()).collect();
+        solve_leaves(&header, &missing, &db_dir, &solve)?;
+    }
+    let found: Vec<stitch::Leaf> = listed.into_iter().filter(|l| l.path.is_file()).collect();
+    let done = stitch::stitch(partial, &found, out).map_err(|e| Failure::other(anyhow!(e)))?;
+    let check = certificate::verify_file(
+        out,
+        Some(certificate::Tables::Dir(&db_dir)),
+        |_| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    let size = human_bytes(done.bytes);
+    let verdict = match &check {
+        Ok(r) if r.open_leaves == 0 => format!("verified in {:.2} s", r.seconds),
+        Ok(r) => format!(
+            "PARTIAL: {} open leaves left, the rest verified in {:.2} s",
+            r.open_leaves, r.seconds
+        ),
+        Err(e) => format!("FAILED verification: {e}"),
+    };
+    if json {
+        out!(
+            "{}",
+            json!({"certificate": out.display().to_string(), "closed": done.closed,
+                   "open": done.open, "nodes": done.nodes, "bytes": done.bytes,
+                   "verified": check.is_ok(), "partial": done.open > 0,
+                   "verify_error": check.as_ref().err().map(|e| e.to_string())})
+        );
+    } else {
+        out!(
+            "{}: {} open leaves closed, {} left; {} nodes, {size}; {verdict}",
+            out.display(),
+            done.closed,
+            done.open,
+            done.nodes
+        );
+    }
+    match check {
+        Err(_) => Err(Failure::Reported(1)),
+        Ok(r) if r.open_leaves > 0 => Err(Failure::Reported(4)),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Solves each of `leaves` on its own (df-pn from its position, within `solve.nodes`), on
+/// `solve.threads` threads, and writes the certificate of each decided as `header` claims.
+fn solve_leaves(
+    header: &format::Header,
+    leaves: &[&fanorona::certificate::stitch::Leaf],
+    db_dir: &Path,
+    solve: &LeafSolve,
+) -> Result<(), Failure> {
+    use fanorona::search::dfpn::DfPn;
+    use fanorona::search::{Goal, LeafEval, Limits, Outcome};
+    let root: fanorona::Position = header
+        .position
+        .parse()
+        .map_err(|e| Failure::input(anyhow!("the root '{}': {e}", header.position)))?;
+    let attacker = if header.goal == "white wins" {
+        fanorona::Color::White
+    } else {
+        fanorona::Color::Black
+    };
+    let goal = Goal { attacker };
+    let proves = header.claim == "proven";
+    let db = header
+        .tables
+        .as_ref()
+        .map(|_| fanorona::egdb::Database::open_whole(db_dir, root.board()))
+        .transpose()
+        .map_err(|e| Failure::input(anyhow!(e)))?;
+    let next = AtomicU64::new(0);
+    let closed = AtomicU64::new(0);
+    eprintln!(
+        "  solving {} open leaves, {} at once, at most {} nodes each",
+        leaves.len(),
+        solve.threads,
+        solve.nodes
+    );
+    std::thread::scope(|s| {
+        for _ in 0..solve.threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(leaf) = leaves.get(i) else { break };
+                    let Ok(pos) = leaf.position.parse::<fanorona::Position>() else {
+                        eprintln!(
+                            "  leaf {}: '{}' is not a position",
+                            leaf.node, leaf.position
+                        );
+                        continue;
+                    };
+                    let limits = Limits {
+                        nodes: Some(solve.nodes),
+                        ..Limits::none()
+                    };
+                    let leaf_eval = LeafEval { db: db.as_ref() };
+                    let mut search = DfPn::new(goal, leaf_eval, limits, LEAF_TABLE);
+                    let result = search.result(&pos, |_| {});
+                    let decided = match result.outcome {
+                        Outcome::Proven => Some(true),
+                        Outcome::Disproven => Some(false),
+                        _ => None,
+                    };
+                    let says = match decided {
+                        None => "undecided".to_string(),
+                        Some(p) if p != proves => {
+                            "decided the other way on its own (its past matters)".to_string()
+                        }
+                        Some(_) => {
+                            let prefix = leaf.path.with_file_name(format!("node-{}", leaf.node));
+                            let solved = Solved {
+                                root: pos,
+                                goal,
+                                proves,
+                                db: db.as_ref(),
+                                tree: None,
+                                dfpn: Some(&mut search),
+                            };
+                            let extra = certificate::header_extra(json!({
+                                "algorithm": "dfpn", "nodes": result.stats.nodes,
+                                "note": format!("open leaf {} of a partial certificate", leaf.node),
+                            }));
+                            match certificate::make(
+                                &prefix,
+                                solved,
+                                extra,
+                                Some(db_dir),
+                                None,
+                                &mut |_| {},
+                            ) {
+                                Ok(m) if m.verified() => {
+                                    closed.fetch_add(1, Ordering::Relaxed);
+                                    format!("closed ({} nodes)", m.written.nodes)
+                                }
+                                Ok(m) => {
+                                    // Not stitched in: the leaf stays open.
+                                    let _ = std::fs::remove_file(&m.path);
+                                    format!("certificate FAILED verification: {:?}", m.check.err())
+                                }
+                                Err(e) => format!("no certificate: {e}"),
+                            }
+                        }
+                    };
+                    eprintln!(
+                        "  leaf {} ({} of {}): {says}, {} search nodes",
+                        leaf.node,
+                        i + 1,
+                        leaves.len(),
+                        result.stats.nodes
+                    );
+                }
+            });
+        }
+    });
+    eprintln!(
+        "  {} of {} open leaves closed",
+        closed.load(Ordering::Relaxed),
+        leaves.len()
+    );
+    Ok(())
+}

@@ -149,6 +149,38 @@ pub enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Close a partial certificate's open leaves with certificates of their own (each
+    /// rooted at the leaf's position: DIR/node-K.GOAL-wins.cert.gz for open leaf K, as
+    /// `solve POSITION --goal GOAL --certificate DIR/node-K` writes them), then check the
+    /// result. It is whole, with no open leaf, if every one was given.
+    Stitch {
+        /// The partial certificate (PREFIX.GOAL-wins.partial.cert.gz).
+        partial: PathBuf,
+        /// Its open leaves' list (default: PREFIX.GOAL-wins.open.jsonl beside it).
+        #[arg(long, value_name = "FILE")]
+        open: Option<PathBuf>,
+        /// Where the leaves' certificates are.
+        #[arg(long, value_name = "DIR")]
+        leaves: PathBuf,
+        /// The certificate to write (gzip when its name ends in .gz).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The endgame tables for the check and the solving (default: db_dir of the config).
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
+        /// First solve the open leaves that have no certificate in DIR yet, each on its own
+        /// (df-pn, without the positions before it), one a thread, and write theirs.
+        #[arg(long)]
+        solve: bool,
+        /// --solve: at most this many search nodes a leaf.
+        #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+        nodes: u64,
+        /// --solve: leaves solved at once (default: threads of the config).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
@@ -337,7 +369,10 @@ impl Command {
             | Command::Moves { .. }
             | Command::Perft { .. }
             | Command::Bench { .. } => (false, false),
-            Command::Db { .. } | Command::Verify { .. } | Command::Stats(_) => (true, false),
+            Command::Db { .. }
+            | Command::Verify { .. }
+            | Command::Stitch { .. }
+            | Command::Stats(_) => (true, false),
             _ => (true, true),
         }
     }
@@ -352,6 +387,7 @@ impl Command {
             Command::Match(_) => "match",
             Command::Stats(_) => "stats",
             Command::Verify { .. } => "verify",
+            Command::Stitch { .. } => "stitch",
             Command::Daemon => "daemon",
             Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
@@ -393,6 +429,30 @@ pub fn run(cli: Cli) -> CliResult {
             leaves,
             out,
         } => certificate::verify_cmd(&certificate, db, leaves.as_deref(), out.json, &config()?),
+        Command::Stitch {
+            partial,
+            open,
+            leaves,
+            out,
+            db,
+            solve,
+            nodes,
+            threads,
+            json,
+        } => {
+            let config = config()?;
+            let solve = solve.then(|| certificate::LeafSolve {
+                nodes,
+                threads: threads.unwrap_or(config.threads).max(1),
+            });
+            let paths = certificate::StitchPaths {
+                partial: &partial,
+                open: open.as_deref(),
+                leaves: &leaves,
+                out: &out,
+            };
+            certificate::stitch_cmd(&paths, db, solve, json.json, &config)
+        }
         Command::Daemon => session::daemon(config()?),
         Command::Serve {
             bind,
