@@ -94,6 +94,64 @@ fn every_solver_writes_certificates_that_verify_on_the_small_boards() {
     }
 }
 
+/// df-pn whose table is far too small (its cheapest entries dropped again and again) finds
+/// the values a large table finds: its keys are exact, so dropping entries costs only work.
+/// (Its certificates are written by a resolver with a table of its own.)
+#[test]
+fn df_pn_with_a_tiny_table_finds_the_values_a_large_one_finds() {
+    let mut roots: Vec<(String, Vec<usize>)> = [
+        ("3x3", vec![32]),
+        ("3x5", vec![256]),
+        ("5x3", vec![256]),
+        ("3x7", vec![256, 4096]),
+        ("7x3", vec![256, 4096]),
+    ]
+    .into_iter()
+    .map(|(b, c)| {
+        (
+            Position::initial(b.parse::<Board>().unwrap()).to_string(),
+            c,
+        )
+    })
+    .collect();
+    roots.push((DRAWN_3X5.to_string(), vec![256]));
+    let mut collected = 0;
+    for (root, capacities) in &roots {
+        let pos: Position = root.parse().unwrap();
+        for attacker in [Color::White, Color::Black] {
+            let goal = Goal { attacker };
+            let leaf = LeafEval { db: None };
+            let large = DfPn::new(goal, leaf, Limits::none(), 1 << 20).result(&pos, |_| {});
+            for &capacity in capacities {
+                let mut search = DfPn::new(goal, leaf, Limits::none(), capacity);
+                let result = search.result(&pos, |_| {});
+                assert_eq!(
+                    result.outcome, large.outcome,
+                    "{root} {attacker} {capacity}"
+                );
+                collected += search.table_collections().0;
+                let solved = Solved {
+                    root: pos,
+                    goal,
+                    proves: result.outcome == Outcome::Proven,
+                    db: None,
+                    tree: None,
+                    dfpn: None,
+                };
+                let header = write::header(&solved, Default::default());
+                let mut out = Vec::new();
+                write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
+                check(&String::from_utf8(out).unwrap(), None)
+                    .unwrap_or_else(|e| panic!("{root} {attacker} {capacity}: {e}"));
+            }
+        }
+    }
+    assert!(
+        collected > 100,
+        "the tables were hardly ever full: {collected}"
+    );
+}
+
 #[test]
 fn draws_with_repetitions_and_table_leaves_verify() {
     for algo in ["pn", "pn2", "dfpn"] {

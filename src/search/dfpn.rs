@@ -12,10 +12,8 @@
 //! 64-bit hash, so "exact" is up to a hash collision; the independent check of every
 //! solution tree would turn such a collision into a failed check, never a wrong answer.)
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+mod table;
 
-use crate::search::rote::WordHasher;
 use std::time::Instant;
 
 use crate::movegen::{count_moves, successors, successors_into};
@@ -23,6 +21,7 @@ use crate::position::Position;
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
 };
+use table::Table;
 
 /// The table's key: the position and the set of positions since the last capture before it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -110,9 +109,8 @@ struct Frame {
 pub struct DfPn<'a> {
     goal: Goal,
     leaf: LeafEval<'a>,
-    table: HashMap<Key, Entry, BuildHasherDefault<WordHasher>>,
-    /// Entries kept at most; beyond it only decided entries are stored.
-    capacity: usize,
+    /// At most `capacity` entries, the cheapest dropped when it is full.
+    table: Table<Key, Entry>,
     pub stats: Stats,
     limits: Limits,
     start: Instant,
@@ -130,8 +128,7 @@ impl<'a> DfPn<'a> {
         DfPn {
             goal,
             leaf,
-            table: HashMap::default(),
-            capacity,
+            table: Table::new(capacity),
             stats: Stats::default(),
             limits,
             start: Instant::now(),
@@ -169,7 +166,7 @@ impl<'a> DfPn<'a> {
             return self.repetition();
         }
         if let Some(e) = self.table.get(key) {
-            return *e;
+            return e;
         }
         self.stats.nodes += 1;
         let e = match self.leaf.eval(&key.pos, self.goal, &mut self.stats) {
@@ -190,19 +187,8 @@ impl<'a> DfPn<'a> {
                 }
             }
         };
-        self.store(*key, e);
+        self.table.store(*key, e, 1);
         e
-    }
-
-    /// Keeps `e` for `key`: always when it is decided or updates an entry the table holds,
-    /// otherwise while the table has room (beyond it, undecided nodes are searched again).
-    fn store(&mut self, key: Key, e: Entry) {
-        let decided = e.pn == 0 || e.dn == 0;
-        if decided || self.table.len() < self.capacity {
-            self.table.insert(key, e);
-        } else if let Some(old) = self.table.get_mut(&key) {
-            *old = e;
-        }
     }
 
     /// Multiple iterative deepening at `key` (the last position of `path`) until its numbers
@@ -221,6 +207,7 @@ impl<'a> DfPn<'a> {
         path: &mut Path,
         numbers: Option<&mut Vec<Entry>>,
     ) -> Entry {
+        let nodes_before = self.stats.nodes;
         let mut f = self.spare.pop().unwrap_or_default();
         path.push(key.pos);
         successors_into(&key.pos, &mut f.successors);
@@ -278,7 +265,9 @@ impl<'a> DfPn<'a> {
                 self.mid(ck, child_pn, child_dn, path)
             };
         };
-        self.store(key, result);
+        // The nodes this visit created count towards the entry's worth when the table is full.
+        self.table
+            .store(key, result, self.stats.nodes - nodes_before);
         path.pop();
         if let Some(out) = numbers {
             out.clone_from(&f.numbers);
@@ -312,9 +301,31 @@ impl<'a> DfPn<'a> {
         if root.pn == 0 || root.dn == 0 {
             return root;
         }
-        // Raise the thresholds step by step so the curve has points, as PN's iterations do.
-        let mut e = root;
-        let mut step = 0u64;
+        // Each step is a point of the curve, as PN's iterations are.
+        self.deepen(key, root, &mut path, |s, step, e| {
+            progress(&CurvePoint {
+                iteration: step,
+                nodes: s.stats.nodes,
+                seconds: s.start.elapsed().as_secs_f64(),
+                pn: e.pn,
+                dn: e.dn,
+            })
+        })
+    }
+
+    /// Searches `key` (after `path`; its numbers now `e`) with thresholds raised step by step,
+    /// each to twice the numbers, until it is decided or the limits stop it; `each` sees the
+    /// numbers after every step. Thresholds of infinity from the start would let the first
+    /// child chosen be searched until decided, however costly, while a sibling may decide the
+    /// node for little: a node the certificate writer needed >100 M nodes to decide that way
+    /// took <1 M with steps.
+    fn deepen(
+        &mut self,
+        key: Key,
+        mut e: Entry,
+        path: &mut Path,
+        mut each: impl FnMut(&Self, u64, Entry),
+    ) -> Entry {
         // A threshold above the numbers: twice them, or infinity once they are that large.
         let raise = |n: u64| {
             if n >= INFINITE - 1 {
@@ -323,22 +334,17 @@ impl<'a> DfPn<'a> {
                 add(n, n.max(1))
             }
         };
+        let mut step = 0u64;
         while e.pn != 0 && e.dn != 0 && !self.out_of_limits() {
             step += 1;
             let (before, nodes) = (e, self.stats.nodes);
-            e = self.mid(key, raise(e.pn), raise(e.dn), &mut path);
+            e = self.mid(key, raise(e.pn), raise(e.dn), path);
             if e == before && self.stats.nodes == nodes {
                 // Nothing moved (which the thresholds above should rule out): stop rather
-                // than spin; the root stays undecided.
+                // than spin; the node stays undecided.
                 break;
             }
-            progress(&CurvePoint {
-                iteration: step,
-                nodes: self.stats.nodes,
-                seconds: self.start.elapsed().as_secs_f64(),
-                pn: e.pn,
-                dn: e.dn,
-            });
+            each(self, step, e);
         }
         e
     }
@@ -373,14 +379,6 @@ impl<'a> DfPn<'a> {
             ..Limits::none()
         };
         self.stopped = false;
-        // Kept across calls, the table fills with decided entries: past its capacity, the
-        // undecided ones go first, then all (they are only a cache of work).
-        if self.table.len() >= self.capacity {
-            self.table.retain(|_, e| e.pn == 0 || e.dn == 0);
-            if self.table.len() >= self.capacity {
-                self.table.clear();
-            }
-        }
         let mut numbers = Vec::new();
         self.mid_children(key, INFINITE, INFINITE, &mut path, Some(&mut numbers));
         numbers
@@ -388,7 +386,12 @@ impl<'a> DfPn<'a> {
 
     /// Bytes the table takes (entries and about as much again of hash-map overhead).
     pub fn bytes(&self) -> u64 {
-        (self.table.capacity() * 2 * std::mem::size_of::<(Key, Entry)>()) as u64
+        self.table.bytes()
+    }
+
+    /// Times the full table dropped its cheapest entries, and the entries dropped.
+    pub fn table_collections(&self) -> (u64, u64) {
+        (self.table.collections, self.table.dropped)
     }
 
     /// Searches `root` and reports: the outcome, the deciding move, the work and the curve.
@@ -435,12 +438,10 @@ impl<'a> DfPn<'a> {
         } else {
             crate::repetition::position_key(parent)
         };
-        self.table
-            .get(&Key {
-                pos: *child,
-                since_capture,
-            })
-            .copied()
+        self.table.get(&Key {
+            pos: *child,
+            since_capture,
+        })
     }
 }
 
@@ -465,7 +466,7 @@ impl DfPn<'_> {
         if repeated {
             return Some(self.repetition());
         }
-        self.table.get(&key).copied()
+        self.table.get(&key)
     }
 
     /// The value of `pos` as the next position of `path`, searched until decided (without
@@ -488,7 +489,7 @@ impl DfPn<'_> {
             ..Limits::none()
         };
         self.stopped = false;
-        self.mid(key, INFINITE, INFINITE, path)
+        self.deepen(key, e, path, |_, _, _| {})
     }
 
     /// The solution tree of a decided root: one move where the side that needs a single
@@ -590,7 +591,7 @@ fn combine(or: bool, children: &[Entry]) -> Entry {
     Entry { pn, dn }
 }
 
-/// Runs df-pn for `goal` from `root`; `capacity` bounds the table's undecided entries.
+/// Runs df-pn for `goal` from `root`; `capacity` bounds the table's entries.
 pub fn solve(
     root: &Position,
     goal: Goal,
