@@ -310,7 +310,12 @@ fn stitching_certificates_of_the_open_leaves_makes_a_whole_certificate() {
     let some = dir.path().join("some.cert");
     let done = stitch(&part, &leaves[1..], &some).unwrap();
     assert_eq!(done.open, 1);
-    let report = check(&std::fs::read_to_string(&some).unwrap(), None).unwrap();
+    let some_text = std::fs::read_to_string(&some).unwrap();
+    // The leaf left open is where the stitch says, now that lines came in before it.
+    let (old, new) = done.still_open[0];
+    assert_eq!(old, leaves[0].node);
+    assert!(some_text.lines().nth(new as usize + 1).unwrap().ends_with(" o"));
+    let report = check(&some_text, None).unwrap();
     assert_eq!((report.open_leaves, report.partial), (1, true));
     // A certificate of another position is refused, and nothing is written.
     let mut wrong = leaves;

@@ -46,10 +46,13 @@ pub struct Stitched {
     pub nodes: u64,
     /// Bytes of the result (compressed, for `.gz`).
     pub bytes: u64,
+    /// The open leaves left: (number in the partial certificate, number in the result).
+    pub still_open: Vec<(u64, u64)>,
 }
 
 /// The open leaf `node` (its number in the partial certificate) closed by the certificate
 /// in `path`, whose root must be `position`.
+#[derive(Clone, Debug)]
 pub struct Leaf {
     pub node: u64,
     pub position: String,
@@ -214,6 +217,9 @@ pub fn stitch(partial: &Path, leaves: &[Leaf], out: &Path) -> Result<Stitched, S
         writeln!(body, "{json}").map_err(io_at(out))?;
         node_lines(partial, &mut input, |index, n| {
             let Some(&(_, leaf)) = sizes.get(&index) else {
+                if n.tag == Tag::Open {
+                    stitched.still_open.push((index, moved(index)));
+                }
                 let tag = renumbered(n.tag, moved);
                 stitched.nodes += 1;
                 return writeln!(body, "{} {} {tag}", n.depth, n.mv).map_err(io_at(out));

@@ -291,8 +291,33 @@ pub fn stitch_cmd(
         let missing: Vec<&stitch::Leaf> = listed.iter().filter(|l| !l.path.is_file()).collect();
         solve_leaves(&header, &missing, &db_dir, &solve)?;
     }
-    let found: Vec<stitch::Leaf> = listed.into_iter().filter(|l| l.path.is_file()).collect();
+    let found: Vec<stitch::Leaf> = listed
+        .iter()
+        .filter(|l| l.path.is_file())
+        .cloned()
+        .collect();
     let done = stitch::stitch(partial, &found, out).map_err(|e| Failure::other(anyhow!(e)))?;
+    // A result still partial gets its own list: the leaves left, renumbered.
+    let out_name = out.to_string_lossy();
+    if let Some(out_stem) = out_name.strip_suffix(".partial.cert.gz") {
+        let by_node: std::collections::HashMap<u64, &str> = text
+            .lines()
+            .zip(&listed)
+            .map(|(l, leaf)| (leaf.node, l))
+            .collect();
+        let mut lines = String::new();
+        for (old, new) in &done.still_open {
+            let mut v: Value = by_node
+                .get(old)
+                .and_then(|l| serde_json::from_str(l).ok())
+                .unwrap_or_else(|| json!({}));
+            v["node"] = json!(new);
+            lines.push_str(&format!("{v}\n"));
+        }
+        let list_out = PathBuf::from(format!("{out_stem}.open.jsonl"));
+        std::fs::write(&list_out, lines)
+            .map_err(|e| Failure::other(anyhow!("{}: {e}", list_out.display())))?;
+    }
     let check = certificate::verify_file(
         out,
         Some(certificate::Tables::Dir(&db_dir)),
