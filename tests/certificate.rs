@@ -314,7 +314,13 @@ fn stitching_certificates_of_the_open_leaves_makes_a_whole_certificate() {
     // The leaf left open is where the stitch says, now that lines came in before it.
     let (old, new) = done.still_open[0];
     assert_eq!(old, leaves[0].node);
-    assert!(some_text.lines().nth(new as usize + 1).unwrap().ends_with(" o"));
+    assert!(
+        some_text
+            .lines()
+            .nth(new as usize + 1)
+            .unwrap()
+            .ends_with(" o")
+    );
     let report = check(&some_text, None).unwrap();
     assert_eq!((report.open_leaves, report.partial), (1, true));
     // A certificate of another position is refused, and nothing is written.

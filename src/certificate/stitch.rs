@@ -111,16 +111,12 @@ fn node_lines(
     }
 }
 
-/// Node lines of a certificate (a count pass over it).
-fn count_nodes(path: &Path) -> Result<u64, StitchError> {
-    let mut input = format::open(path, |_| {}).map_err(io_at(path))?;
-    header_of(path, &mut input)?;
-    let mut n = 0;
-    node_lines(path, &mut input, |_, _| {
-        n += 1;
-        Ok(())
-    })?;
-    Ok(n)
+/// New number of the partial certificate's node `k`: `k` plus the lines the closed leaves
+/// before it added (`added`: each closed leaf's node and the lines added up to it, in order).
+/// `r K` and `s K` name earlier nodes, so the leaves they need are always written already.
+fn moved(added: &[(u64, u64)], k: u64) -> u64 {
+    let i = added.partition_point(|&(node, _)| node < k);
+    k + if i == 0 { 0 } else { added[i - 1].1 }
 }
 
 /// `tag` with its node number (if it names one) moved by `map`.
@@ -149,7 +145,7 @@ pub fn stitch(partial: &Path, leaves: &[Leaf], out: &Path) -> Result<Stitched, S
     header_of(partial, &mut input)?;
     // Each leaf's header must ask the same question with the same claim, and its tables
     // (if any) must be those of the partial certificate or fit in them.
-    let mut sizes: BTreeMap<u64, (u64, &Leaf)> = BTreeMap::new();
+    let mut closing: BTreeMap<u64, &Leaf> = BTreeMap::new();
     for leaf in leaves {
         let mut li = format::open(&leaf.path, |_| {}).map_err(io_at(&leaf.path))?;
         let h = header_of(&leaf.path, &mut li)?;
@@ -190,23 +186,11 @@ pub fn stitch(partial: &Path, leaves: &[Leaf], out: &Path) -> Result<Stitched, S
                 )));
             }
         }
-        sizes.insert(leaf.node, (count_nodes(&leaf.path)?, leaf));
+        closing.insert(leaf.node, leaf);
     }
-    // New number of the partial certificate's node K: K plus the lines the closed leaves
-    // before it added.
-    let mut added = Vec::new();
-    let mut total = 0u64;
-    for (&node, &(size, _)) in &sizes {
-        total += size - 1;
-        added.push((node, total));
-    }
-    let moved = |k: u64| -> u64 {
-        let i = added.partition_point(|&(node, _)| node < k);
-        k + if i == 0 { 0 } else { added[i - 1].1 }
-    };
 
     let mut stitched = Stitched {
-        open: (opens.len() - sizes.len()) as u64,
+        open: (opens.len() - closing.len()) as u64,
         ..Stitched::default()
     };
     header.partial = stitched.open > 0;
@@ -215,24 +199,36 @@ pub fn stitch(partial: &Path, leaves: &[Leaf], out: &Path) -> Result<Stitched, S
         let body = file.writer();
         let json = serde_json::to_string(&header).map_err(|e| io_at(out)(io::Error::other(e)))?;
         writeln!(body, "{json}").map_err(io_at(out))?;
+        let mut added: Vec<(u64, u64)> = Vec::new();
         node_lines(partial, &mut input, |index, n| {
-            let Some(&(_, leaf)) = sizes.get(&index) else {
+            let base = moved(&added, index);
+            let Some(&leaf) = closing.get(&index) else {
                 if n.tag == Tag::Open {
-                    stitched.still_open.push((index, moved(index)));
+                    stitched.still_open.push((index, base));
                 }
-                let tag = renumbered(n.tag, moved);
+                let tag = renumbered(n.tag, |k| moved(&added, k));
                 stitched.nodes += 1;
                 return writeln!(body, "{} {} {tag}", n.depth, n.mv).map_err(io_at(out));
             };
-            let base = moved(index);
             let mut li = format::open(&leaf.path, |_| {}).map_err(io_at(&leaf.path))?;
             header_of(&leaf.path, &mut li)?;
+            let mut lines = 0u64;
             node_lines(&leaf.path, &mut li, |j, m| {
                 let mv = if j == 0 { n.mv } else { m.mv };
                 let tag = renumbered(m.tag, |k| k + base);
-                stitched.nodes += 1;
+                lines += 1;
                 writeln!(body, "{} {mv} {tag}", m.depth + n.depth).map_err(io_at(out))
             })?;
+            if lines == 0 {
+                return Err(StitchError::Bad {
+                    path: leaf.path.clone(),
+                    line: 2,
+                    reason: "no node lines after the header".to_string(),
+                });
+            }
+            stitched.nodes += lines;
+            let before = added.last().map_or(0, |&(_, total)| total);
+            added.push((index, before + lines - 1));
             stitched.closed += 1;
             Ok(())
         })?;
