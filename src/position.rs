@@ -29,6 +29,15 @@ impl Color {
             Color::Black => "black",
         }
     }
+
+    /// The colour `name` names ("white" or "black"), as `name` writes it.
+    pub fn from_name(name: &str) -> Option<Color> {
+        match name {
+            "white" => Some(Color::White),
+            "black" => Some(Color::Black),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Color {

@@ -722,13 +722,7 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     let kept = certificates::prefix(&dir.root, id);
     // Absolute, as the daemon is told it and names what it wrote.
     let kept = std::path::absolute(&kept).unwrap_or(kept);
-    let color = |name: &str| {
-        if name == "white" {
-            fanorona::Color::White
-        } else {
-            fanorona::Color::Black
-        }
-    };
+    let color = |name: &str| fanorona::Color::from_name(name).unwrap_or(fanorona::Color::Black);
     // A solved session answers both questions: a draw disproves both, a win proves one and
     // so disproves the other. An unsolved one has a certificate for each question decided
     // so far (written now, from the store).
@@ -893,13 +887,8 @@ fn write_certificates(
         eprintln!("  {goal}: {}", w.progress_line())
     };
     let opts = certificates::Options {
-        attacker: chosen.goal.as_deref().map(|g| {
-            if g == "white" {
-                fanorona::Color::White
-            } else {
-                fanorona::Color::Black
-            }
-        }),
+        // clap takes only "white" and "black".
+        attacker: chosen.goal.as_deref().and_then(fanorona::Color::from_name),
         leaf_budget: chosen.leaf_budget,
     };
     let made = certificates::write_any(

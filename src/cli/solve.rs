@@ -313,11 +313,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             .filter(|_| *p == pos)
             .map(|prefix| (prefix, db_dir));
         let asked = args.goal.as_deref().map(|g| Goal {
-            attacker: if g == "white" {
-                Color::White
-            } else {
-                Color::Black
-            },
+            attacker: Color::from_name(g).unwrap_or(Color::Black),
         });
         one_or_both(p, asked, |goal| {
             let c = search(p, goal, leaf, &args, db.as_ref(), to);

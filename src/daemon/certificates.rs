@@ -12,7 +12,7 @@ use crate::egdb::Database;
 use crate::position::{Color, Position};
 use crate::search::pn::PnTree;
 use crate::search::{Goal, LeafEval, Stats};
-use crate::session::{SessionError, SessionRecord, Sessions};
+use crate::session::{GoalRecord, SessionError, SessionRecord, Sessions};
 
 #[derive(Debug, Error)]
 pub enum CertificateError {
@@ -51,13 +51,15 @@ fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '
             "disproven" => false,
             _ => return None,
         };
-        let attacker = if gr.attacker == "white" {
-            Color::White
-        } else {
-            Color::Black
-        };
-        Some((g, Goal { attacker }, proves))
+        Some((g, goal_of(gr), proves))
     })
+}
+
+/// The question a session's goal record asks (a record names White or Black).
+fn goal_of(gr: &GoalRecord) -> Goal {
+    Goal {
+        attacker: Color::from_name(&gr.attacker).unwrap_or(Color::Black),
+    }
 }
 
 /// The session's root position.
@@ -242,13 +244,7 @@ pub fn write_move(
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
     for (g, gr) in rec.goals.iter().enumerate() {
-        let goal = Goal {
-            attacker: if gr.attacker == "white" {
-                Color::White
-            } else {
-                Color::Black
-            },
-        };
+        let goal = goal_of(gr);
         if !opts.wants(goal) {
             continue;
         }

@@ -373,14 +373,14 @@ impl Service {
                 leaf_budget,
             } => {
                 let rec = self.sessions.get(id)?;
-                let attacker = match goal.as_deref() {
-                    None => None,
-                    Some("white") => Some(crate::position::Color::White),
-                    Some("black") => Some(crate::position::Color::Black),
-                    Some(g) => {
-                        return Err(bad_input(format!("goal '{g}': say \"white\" or \"black\"")));
-                    }
-                };
+                let attacker = goal
+                    .as_deref()
+                    .map(|g| {
+                        crate::position::Color::from_name(g).ok_or_else(|| {
+                            bad_input(format!("goal '{g}': say \"white\" or \"black\""))
+                        })
+                    })
+                    .transpose()?;
                 let opts = certificates::Options {
                     attacker,
                     leaf_budget,
@@ -897,11 +897,7 @@ pub fn rote_from_export(v: &Value, board: crate::Board) -> crate::search::rote::
         let parsed = (|| {
             let pos: Position = e["position"].as_str()?.parse().ok()?;
             let history = u64::from_str_radix(e["history"].as_str()?, 16).ok()?;
-            let attacker = match e["attacker"].as_str()? {
-                "white" => crate::Color::White,
-                "black" => crate::Color::Black,
-                _ => return None,
-            };
+            let attacker = crate::Color::from_name(e["attacker"].as_str()?)?;
             Some((pos, history, attacker, e["attacker_wins"].as_bool()?))
         })();
         let Some((pos, history, attacker, proven)) = parsed else {
