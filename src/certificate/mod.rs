@@ -17,26 +17,27 @@ pub use check::{Report, Tables, VerifyError, verify, verify_tables, verify_with}
 use serde_json::{Value, json};
 pub use write::{Partial, Solved, WriteError, Written};
 
+/// `PREFIX.white-wins` followed by `ending`.
+fn goal_file(prefix: &Path, goal: Goal, ending: &str) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!(".{}-wins{ending}", goal.attacker));
+    PathBuf::from(name)
+}
+
 /// The file of `goal`'s certificate under `prefix`: `PREFIX.white-wins.cert.gz`.
 pub fn path_for(prefix: &Path, goal: Goal) -> PathBuf {
-    let mut name = prefix.as_os_str().to_owned();
-    name.push(format!(".{}-wins.cert.gz", goal.attacker));
-    PathBuf::from(name)
+    goal_file(prefix, goal, ".cert.gz")
 }
 
 /// A partial certificate's file under `prefix`: `PREFIX.white-wins.partial.cert.gz`.
 pub fn partial_path_for(prefix: &Path, goal: Goal) -> PathBuf {
-    let mut name = prefix.as_os_str().to_owned();
-    name.push(format!(".{}-wins.partial.cert.gz", goal.attacker));
-    PathBuf::from(name)
+    goal_file(prefix, goal, ".partial.cert.gz")
 }
 
 /// The list of a partial certificate's open leaves under `prefix`:
 /// `PREFIX.white-wins.open.jsonl`.
 pub fn open_list_for(prefix: &Path, goal: Goal) -> PathBuf {
-    let mut name = prefix.as_os_str().to_owned();
-    name.push(format!(".{}-wins.open.jsonl", goal.attacker));
-    PathBuf::from(name)
+    goal_file(prefix, goal, ".open.jsonl")
 }
 
 /// Writes `solved`'s certificate to `path` (gzip for `.gz`): to a temporary name, renamed

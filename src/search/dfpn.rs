@@ -75,12 +75,7 @@ impl Path {
 
     /// Whether `child` repeats a position since the last capture (only those can repeat).
     fn repeats(&self, child: &Position) -> bool {
-        let pieces = child.piece_count();
-        self.positions
-            .iter()
-            .rev()
-            .take_while(|p| p.piece_count() == pieces)
-            .any(|p| p == child)
+        crate::repetition::occurred_before(&self.positions, child)
     }
 
     pub fn push(&mut self, pos: Position) {
