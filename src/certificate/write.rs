@@ -26,7 +26,7 @@ use crate::search::pn::PnTree;
 use crate::search::rote::WordHasher;
 use crate::search::{Goal, LeafEval, Limits};
 
-/// Undecided entries the re-solving df-pn keeps at most (decided ones are always kept).
+/// Entries the re-solving df-pn keeps at most (the cheapest go when it is full).
 const RESOLVE_TABLE: usize = 8_000_000;
 
 #[derive(Debug, Error)]

@@ -236,7 +236,7 @@ pub struct LeafSolve {
     pub threads: usize,
 }
 
-/// Undecided entries each leaf's df-pn keeps at most (decided ones are always kept).
+/// Entries each leaf's df-pn keeps at most (the cheapest go when it is full).
 const LEAF_TABLE: usize = 8_000_000;
 
 /// `fanorona stitch PARTIAL --leaves DIR --out FILE`: the open leaves of PARTIAL that have a
@@ -270,7 +270,9 @@ pub fn stitch_cmd(
     );
     let text = std::fs::read_to_string(&list)
         .map_err(|e| Failure::input(anyhow!("{}: {e}", list.display())))?;
+    // Each open leaf's entry, kept as read for the list of a result still partial.
     let mut listed = Vec::new();
+    let mut entries = std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let bad = |why: &str| Failure::input(anyhow!("{}: line {}: {why}", list.display(), i + 1));
         let v: Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
@@ -282,6 +284,7 @@ pub fn stitch_cmd(
             position: position.to_string(),
             path,
         });
+        entries.insert(node, v);
     }
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
     if let Some(solve) = solve {
@@ -300,17 +303,9 @@ pub fn stitch_cmd(
     // A result still partial gets its own list: the leaves left, renumbered.
     let out_name = out.to_string_lossy();
     if let Some(out_stem) = out_name.strip_suffix(".partial.cert.gz") {
-        let by_node: std::collections::HashMap<u64, &str> = text
-            .lines()
-            .zip(&listed)
-            .map(|(l, leaf)| (leaf.node, l))
-            .collect();
         let mut lines = String::new();
         for (old, new) in &done.still_open {
-            let mut v: Value = by_node
-                .get(old)
-                .and_then(|l| serde_json::from_str(l).ok())
-                .unwrap_or_else(|| json!({}));
+            let mut v = entries.remove(old).unwrap_or_else(|| json!({}));
             v["node"] = json!(new);
             lines.push_str(&format!("{v}\n"));
         }

@@ -55,7 +55,7 @@ pub enum RepetitionRule {
     Attacker,
 }
 
-/// Undecided entries the df-pn table keeps at most (decided ones are always kept).
+/// Entries the df-pn table keeps at most (the cheapest go when it is full).
 const DFPN_TABLE: usize = 20_000_000;
 
 #[derive(clap::Args)]

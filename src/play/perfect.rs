@@ -26,7 +26,7 @@ use crate::search::{LeafEval, Limits, Value, game_value};
 /// Nodes each df-pn question may create per move considered, by default.
 pub const DEFAULT_BUDGET: u64 = 300_000;
 
-/// Undecided entries df-pn keeps (decided ones are always kept).
+/// Entries df-pn keeps at most (the cheapest go when it is full).
 const TABLE: usize = 1 << 20;
 
 /// The most a df-pn table may take while valuing one move.

@@ -636,7 +636,7 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     tree.attach(n, children);
 }
 
-/// Undecided entries the second-level df-pn table keeps at most (decided ones are all kept).
+/// Entries the second-level df-pn table keeps at most (the cheapest go when it is full).
 const DFPN_SECOND_LEVEL_TABLE: usize = 4_000_000;
 
 /// PN²'s expansion of first-level leaf `n` by df-pn: a bounded df-pn search from it (the
