@@ -444,6 +444,7 @@ pub fn run(cli: Cli) -> CliResult {
             let solve = solve.then(|| certificate::LeafSolve {
                 nodes,
                 threads: threads.unwrap_or(config.threads).max(1),
+                second_level: config.second_level,
             });
             let paths = certificate::StitchPaths {
                 partial: &partial,
