@@ -65,10 +65,11 @@ pub fn line_of(m: &Value) -> String {
 }
 
 pub fn human_bytes(b: u64) -> String {
+    // Decimal units, as `ls --si` and the 5x9 job's table count them.
     match b {
-        b if b >= 1 << 30 => format!("{:.2} GB", b as f64 / (1u64 << 30) as f64),
-        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.1} kB", b as f64 / (1u64 << 10) as f64),
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} kB", b as f64 / 1e3),
         b => format!("{b} bytes"),
     }
 }
