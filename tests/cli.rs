@@ -330,3 +330,34 @@ fn solve_refuses_decided_positions_and_missing_tables() {
     );
     assert_bad_input(&["solve", "4x4"], "unsupported board 4x4");
 }
+
+/// `solve --census` accounts for every node the search counts, by the pieces of the position
+/// expanded: all of them for PN and PN² (roots are not created by an expansion and are not
+/// counted there), all but each question's root for df-pn, which counts its root; and no
+/// position is expanded with fewer pieces than any it created had.
+#[test]
+fn the_census_accounts_for_every_node() {
+    for algo in ["pn", "pn2", "pn2-dfpn", "dfpn"] {
+        let o = run(&["solve", "3x5", "--no-store", "--census", "--algo", algo, "--json"]);
+        assert!(o.status.success(), "{algo}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let rows = v["census"].as_array().expect("a census");
+        let created: u64 = rows.iter().map(|r| r["created"].as_u64().unwrap()).sum();
+        let pieces: Vec<u64> = rows.iter().map(|r| r["pieces"].as_u64().unwrap()).collect();
+        let nodes = v["nodes"].as_u64().unwrap();
+        let roots = if algo == "dfpn" {
+            v["searches"].as_array().unwrap().len() as u64
+        } else {
+            0
+        };
+        assert_eq!(created + roots, nodes, "{algo}");
+        assert!(rows.iter().all(|r| r["created"].as_u64() > Some(0)), "{algo}");
+        // Most pieces first; the start's 14 pieces expanded, none above.
+        assert!(pieces.windows(2).all(|w| w[0] > w[1]), "{algo}: {pieces:?}");
+        assert_eq!(pieces[0], 14, "{algo}");
+    }
+    // Without --census, no census.
+    let o = run(&["solve", "3x5", "--no-store", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v.get("census").is_none());
+}

@@ -245,7 +245,7 @@ pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> 
 /// A shown state in words: what is happening now.
 fn state_words(state: &str) -> &str {
     match state {
-        "queued" => "queued (the daemon solves one session at a time; this one comes later)",
+        "queued" => "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)",
         "waiting" => "waiting for a daemon (start one with `fanorona daemon`)",
         "pausing" => "pausing (writing its checkpoint)",
         "stopping" => "stopping (writing its checkpoint)",

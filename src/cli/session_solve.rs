@@ -244,6 +244,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         session: Some((rec.id, dir.root.display().to_string(), solved_before)),
         certificates: made,
         moves: None,
+        census: None,
     };
     report.print(args.json);
     // The curve after the result: a failure here cannot hide the value.

@@ -14,6 +14,7 @@ use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
+use fanorona::search::census;
 use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::{self, Level, PnTree};
 use fanorona::search::proof::{check, extract};
@@ -85,6 +86,11 @@ pub struct SolveArgs {
     /// Solve in memory only: no session in the store, no rote learning, nothing kept.
     #[arg(long)]
     pub no_store: bool,
+    /// Also print where the nodes went: the positions created, by the number of pieces on
+    /// the board of the position expanded (the count at one above the tables' largest is
+    /// what tables of one more piece would spare). Runs in memory
+    #[arg(long)]
+    pub census: bool,
     /// Ask one question only: "does this side win?" (white or black). Without it, the side
     /// to move is asked first and the other side if needed.
     #[arg(long, value_parser = ["white", "black"])]
@@ -192,22 +198,26 @@ fn search(
         let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
         search.repetition_wins = args.repetition == RepetitionRule::Attacker;
         let result = search.result(pos, progress);
-        // The independent check: the solution tree, re-verified from the rules and tables.
-        let verified = (result.outcome != Outcome::Unknown)
-            .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
-        let certificate = certificate
-            .filter(|_| result.outcome != Outcome::Unknown)
-            .map(|(prefix, dir)| {
-                let solved = Solved {
-                    root: *pos,
-                    goal,
-                    proves: result.outcome == Outcome::Proven,
-                    db,
-                    tree: None,
-                    dfpn: Some(&mut search),
-                };
-                make(prefix, solved, certificate_extra(args.algo, &result), dir)
-            });
+        // The check and the certificate create positions of their own, not the search's.
+        let (verified, certificate) = census::set_aside(|| {
+            // The independent check: the solution tree, re-verified from the rules and tables.
+            let verified = (result.outcome != Outcome::Unknown)
+                .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
+            let certificate = certificate
+                .filter(|_| result.outcome != Outcome::Unknown)
+                .map(|(prefix, dir)| {
+                    let solved = Solved {
+                        root: *pos,
+                        goal,
+                        proves: result.outcome == Outcome::Proven,
+                        db,
+                        tree: None,
+                        dfpn: Some(&mut search),
+                    };
+                    make(prefix, solved, certificate_extra(args.algo, &result), dir)
+                });
+            (verified, certificate)
+        });
         return Checked {
             result,
             verified,
@@ -224,23 +234,27 @@ fn search(
         tree.second_level_budget = Some(n);
     }
     let curve = pn::run(&mut tree, level, limits, progress);
-    // The independent check: the solution tree, re-verified from the rules and tables.
-    let verified = (tree.outcome() != Outcome::Unknown).then(|| {
-        extract(&tree, leaf)
-            .map(|t| check(&t, db).is_ok())
-            .unwrap_or(false)
-    });
     let result = tree.result(curve);
-    let certificate = certificate.filter(|_| tree.decided()).map(|(prefix, dir)| {
-        let solved = Solved {
-            root: *pos,
-            goal,
-            proves: tree.outcome() == Outcome::Proven,
-            db,
-            tree: Some(&tree),
-            dfpn: None,
-        };
-        make(prefix, solved, certificate_extra(args.algo, &result), dir)
+    // The check and the certificate create positions of their own, not the search's.
+    let (verified, certificate) = census::set_aside(|| {
+        // The independent check: the solution tree, re-verified from the rules and tables.
+        let verified = (tree.outcome() != Outcome::Unknown).then(|| {
+            extract(&tree, leaf)
+                .map(|t| check(&t, db).is_ok())
+                .unwrap_or(false)
+        });
+        let certificate = certificate.filter(|_| tree.decided()).map(|(prefix, dir)| {
+            let solved = Solved {
+                root: *pos,
+                goal,
+                proves: tree.outcome() == Outcome::Proven,
+                db,
+                tree: Some(&tree),
+                dfpn: None,
+            };
+            make(prefix, solved, certificate_extra(args.algo, &result), dir)
+        });
+        (verified, certificate)
     });
     Checked {
         result,
@@ -285,6 +299,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         && args.nodes.is_none()
         && args.memory.is_none()
         && !args.moves
+        && !args.census
         && args.goal.is_none()
     {
         match crate::cli::session_solve::solve(&pos, &args, config)? {
@@ -333,6 +348,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         })
     };
     let start = Instant::now();
+    census::take();
     let solution = solve_one(&pos);
     let mut move_values = Vec::new();
     if args.moves {
@@ -354,6 +370,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             move_values.push((m.notation(pos.board()), v.to_string()));
         }
     }
+    let taken_census = args.census.then(census::take);
     // A win answers the loser's question too ("does the loser win?" is disproven) without
     // searching it; its certificate is filled in by the writer's own df-pn.
     if let (Some(prefix), Some(fanorona::search::Value::Win(winner))) =
@@ -412,6 +429,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         session: None,
         certificates,
         moves: args.moves.then_some(move_values),
+        census: taken_census,
     };
     report.print(args.json);
     // The curve after the result: a failure here cannot hide the value.

@@ -6,6 +6,7 @@ use serde_json::{Value as Json, json};
 use crate::out;
 use fanorona::Position;
 use fanorona::certificate::Made;
+use fanorona::search::census;
 
 /// One question searched.
 pub struct Question {
@@ -59,6 +60,17 @@ pub struct Report {
     pub certificates: Vec<Made>,
     /// With --moves: each move and the value after it.
     pub moves: Option<Vec<(String, String)>>,
+    /// With --census: positions created, by the pieces on the board of the position expanded.
+    pub census: Option<[u64; census::MAX_PIECES]>,
+}
+
+/// The census's piece counts that expanded anything, most pieces first.
+fn census_rows(c: &[u64; census::MAX_PIECES]) -> impl Iterator<Item = (usize, u64)> + '_ {
+    c.iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, n)| **n > 0)
+        .map(|(p, n)| (p, *n))
 }
 
 /// "white wins", "black wins" or "draw".
@@ -121,6 +133,11 @@ impl Report {
             })).collect::<Vec<_>>(),
             "certificates": self.certificates.iter().map(Made::json).collect::<Vec<_>>(),
         });
+        if let Some(c) = &self.census {
+            o["census"] = census_rows(c)
+                .map(|(pieces, n)| json!({"pieces": pieces, "created": n}))
+                .collect();
+        }
         if let Some(moves) = &self.moves {
             o["moves"] = moves
                 .iter()
@@ -169,6 +186,16 @@ impl Report {
         }
         for (m, v) in self.moves.iter().flatten() {
             out!("  {m}: {v}");
+        }
+        if let Some(c) = &self.census {
+            let total = c.iter().sum::<u64>().max(1);
+            out!("where the nodes went (positions created by expanding one of N pieces):");
+            for (pieces, n) in census_rows(c) {
+                out!(
+                    "  {pieces:>2} pieces: {n:>14} ({:.2}%)",
+                    100.0 * n as f64 / total as f64
+                );
+            }
         }
         for c in &self.certificates {
             out!("{}", crate::cli::certificate::line(c));

@@ -610,7 +610,7 @@ impl Service {
             let Some(id) = self.claim(true, &mut reported) else {
                 continue;
             };
-            tracing::info!("session {id}: solved by the spare worker, on the idle thread");
+            tracing::info!("session {id}: taken up by the spare worker, on the idle thread");
             let result = std::thread::scope(|s| {
                 let run = s.spawn(|| {
                     runner::run_guarded(&self.sessions, id, &self.spare.control, &self.dir.logs())

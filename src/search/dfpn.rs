@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::movegen::{count_moves, successors, successors_into};
 use crate::position::Position;
 use crate::search::{
-    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
+    CurvePoint, census, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
 };
 use table::Table;
 
@@ -214,10 +214,12 @@ impl<'a> DfPn<'a> {
         );
         let or = self.is_or(&key.pos);
         f.numbers.clear();
+        let created_before = self.stats.nodes;
         for &(k, r) in &f.children {
             let e = self.lookup(&k, r);
             f.numbers.push(e);
         }
+        census::count(key.pos.piece_count(), self.stats.nodes - created_before);
         let result = loop {
             let node = combine(or, &f.numbers);
             if node.pn >= th_pn || node.dn >= th_dn || self.out_of_limits() {

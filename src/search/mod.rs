@@ -5,6 +5,7 @@
 //! is two answers: White cannot force a win and Black cannot. `game_value` asks both.
 
 pub mod alphabeta;
+pub mod census;
 pub mod dfpn;
 pub mod leaf;
 pub mod pn;

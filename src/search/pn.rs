@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::movegen::successors;
 use crate::position::Position;
 use crate::repetition::{position_hash, since_capture, since_capture_of};
+use crate::search::census;
 use crate::search::dfpn::DfPn;
 use crate::search::rote::{Rote, RoteKey};
 use crate::search::{
@@ -414,6 +415,7 @@ impl<'a> PnTree<'a> {
     /// Makes `children` the children of `n`.
     fn attach(&mut self, n: usize, children: Vec<Node>) {
         self.stats.nodes += created(&children);
+        census::count(self.nodes[n].pos.piece_count(), created(&children));
         let first = self.nodes.len() as u32;
         let count = children.len() as u32;
         self.nodes.extend(children);
@@ -614,6 +616,7 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     let kept = &second.nodes[root.first as usize..(root.first + root.count) as usize];
     // `attach` below counts the kept children again.
     tree.stats.nodes += second.stats.nodes - created(kept);
+    census::uncount(pos.piece_count(), created(kept));
     tree.stats.db_hits += second.stats.db_hits;
     tree.stats.repetitions += second.stats.repetitions;
     tree.stats.rote_hits += second.stats.rote_hits;
@@ -693,6 +696,11 @@ fn attach_dfpn(
         .collect();
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(self::created(&children));
+    // df-pn counted the children it created; `attach` counts them all.
+    census::uncount(
+        pos.piece_count(),
+        created.min(self::created(&children)),
+    );
     tree.attach(n, children);
 }
 
