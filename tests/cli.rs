@@ -338,7 +338,15 @@ fn solve_refuses_decided_positions_and_missing_tables() {
 #[test]
 fn the_census_accounts_for_every_node() {
     for algo in ["pn", "pn2", "pn2-dfpn", "dfpn"] {
-        let o = run(&["solve", "3x5", "--no-store", "--census", "--algo", algo, "--json"]);
+        let o = run(&[
+            "solve",
+            "3x5",
+            "--no-store",
+            "--census",
+            "--algo",
+            algo,
+            "--json",
+        ]);
         assert!(o.status.success(), "{algo}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         let rows = v["census"].as_array().expect("a census");
@@ -351,7 +359,10 @@ fn the_census_accounts_for_every_node() {
             0
         };
         assert_eq!(created + roots, nodes, "{algo}");
-        assert!(rows.iter().all(|r| r["created"].as_u64() > Some(0)), "{algo}");
+        assert!(
+            rows.iter().all(|r| r["created"].as_u64() > Some(0)),
+            "{algo}"
+        );
         // Most pieces first; the start's 14 pieces expanded, none above.
         assert!(pieces.windows(2).all(|w| w[0] > w[1]), "{algo}: {pieces:?}");
         assert_eq!(pieces[0], 14, "{algo}");

@@ -261,6 +261,37 @@ fn pause_resume_stop_and_the_faults_a_user_meets() {
         (&s["state"], &s["second_level"]),
         (&"stopped".into(), &"5000".into())
     );
+    // And other tables, if they are whole and decide all the old ones did.
+    let tables = tempfile::tempdir().unwrap();
+    let t = tables.path().to_str().unwrap();
+    let o = data.cmd(&["session", "tune", &id.to_string(), "--db", t]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("db build"), "{}", stderr(&o));
+    let build = |pieces: &str, dir: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
+            .args([
+                "db", "build", "--board", "9x3", "--pieces", pieces, "--db", dir,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    for pieces in ["3", "4"] {
+        build(pieces, t);
+        let s = data.json(&["session", "tune", &id.to_string(), "--db", t, "--json"]);
+        assert_eq!(s["db_dir"], t, "{s}");
+    }
+    let fewer = tempfile::tempdir().unwrap();
+    let f = fewer.path().to_str().unwrap();
+    build("3", f);
+    let o = data.cmd(&["session", "tune", &id.to_string(), "--db", f]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fewer than the session's 4"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(data.status(id)["db_dir"], t);
     let busy = data.json(&["session", "start", "9x3", "--second-level", "700", "--json"])["id"]
         .as_u64()
         .unwrap();

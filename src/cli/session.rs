@@ -58,13 +58,18 @@ pub enum SessionCommand {
     /// disproof numbers and the first-level nodes under it, as last checkpointed.
     Moves(Id),
     /// Change how a paused, stopped or failed session is solved from its next resume: its
-    /// second-level bound. The trees it kept stay; the answer does not depend on the bound.
+    /// second-level bound, its tables. The trees it kept stay; the answer depends on neither
+    /// (tables give exact values, and the new ones must decide all the old ones did).
     Tune {
         /// The session's id (see `session list`).
         id: u64,
         /// "tree-size" (the paper's: the first-level tree's size) or a node count.
-        #[arg(long, value_name = "tree-size|N")]
-        second_level: SecondLevel,
+        #[arg(long, value_name = "tree-size|N", required_unless_present = "db")]
+        second_level: Option<SecondLevel>,
+        /// Endgame tables to use from now on: whole for the board, with at least as many
+        /// pieces as the session's (say, 8-piece tables once they are built).
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -245,7 +250,9 @@ pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> 
 /// A shown state in words: what is happening now.
 fn state_words(state: &str) -> &str {
     match state {
-        "queued" => "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)",
+        "queued" => {
+            "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)"
+        }
         "waiting" => "waiting for a daemon (start one with `fanorona daemon`)",
         "pausing" => "pausing (writing its checkpoint)",
         "stopping" => "stopping (writing its checkpoint)",
@@ -449,8 +456,24 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Tune {
             id,
             second_level,
+            db,
             out,
-        } => control(config, Request::Tune { id, second_level }, out.json),
+        } => {
+            // The daemon runs elsewhere: it gets an absolute path.
+            let db_dir = db
+                .map(|d| std::path::absolute(&d))
+                .transpose()
+                .map_err(|e| Failure::input(anyhow!("--db: {e}")))?;
+            control(
+                config,
+                Request::Tune {
+                    id,
+                    second_level,
+                    db_dir,
+                },
+                out.json,
+            )
+        }
         SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
         SessionCommand::Certificate {
             id,

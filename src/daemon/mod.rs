@@ -181,6 +181,31 @@ impl From<SessionError> for Refusal {
     }
 }
 
+/// Tables a session may move to: whole for its board, and deciding every position its
+/// tables did (as many pieces at least), so the values its trees hold stay true.
+fn check_new_tables(rec: &SessionRecord, dir: &Path) -> Result<(), Refusal> {
+    let root: Position = rec
+        .root
+        .parse()
+        .map_err(|e| bad_input(format!("session {}: bad root: {e}", rec.id)))?;
+    let new = Database::open_whole(dir, root.board()).map_err(|e| bad_input(e.to_string()))?;
+    let old = match &rec.settings.db_dir {
+        Some(d) => Database::open_whole(d, root.board())
+            .map(|db| db.max_pieces())
+            .unwrap_or(0),
+        None => 0,
+    };
+    if new.max_pieces() < old {
+        return Err(bad_input(format!(
+            "{}: tables up to {} pieces, fewer than the session's {old}: they would not decide \
+             every position its trees were given values for",
+            dir.display(),
+            new.max_pieces()
+        )));
+    }
+    Ok(())
+}
+
 fn bad_input(message: String) -> Refusal {
     Refusal {
         message,
@@ -443,10 +468,32 @@ impl Service {
                     json!({"session": id, "move": mv, "certificates": made.iter().map(crate::certificate::Made::json).collect::<Vec<_>>()}),
                 )
             }
-            Request::Tune { id, second_level } => {
-                let before = self.sessions.get(id)?.settings.second_level;
-                let rec = self.sessions.set_second_level(id, second_level)?;
-                tracing::info!("session {id}: second level {before} -> {second_level}");
+            Request::Tune {
+                id,
+                second_level,
+                db_dir,
+            } => {
+                let before = self.sessions.get(id)?;
+                if let Some(dir) = &db_dir {
+                    check_new_tables(&before, dir)?;
+                }
+                let rec = self.sessions.tune(id, second_level, db_dir.clone())?;
+                if let Some(b) = second_level {
+                    let was = before.settings.second_level;
+                    tracing::info!("session {id}: second level {was} -> {b}");
+                }
+                if let Some(dir) = &db_dir {
+                    let was = before
+                        .settings
+                        .db_dir
+                        .as_ref()
+                        .map(|d| d.display().to_string());
+                    tracing::info!(
+                        "session {id}: tables {} -> {}",
+                        was.as_deref().unwrap_or("none"),
+                        dir.display()
+                    );
+                }
                 Ok(self.status_json(&rec))
             }
             Request::Resume { id } => {

@@ -54,10 +54,14 @@ pub enum Request {
     Moves {
         id: u64,
     },
-    /// Changes the second-level bound of a paused, stopped or failed session.
+    /// Changes the second-level bound or the tables (a set deciding at least as much) of a
+    /// paused, stopped or failed session.
     Tune {
         id: u64,
-        second_level: SecondLevel,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        second_level: Option<SecondLevel>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        db_dir: Option<PathBuf>,
     },
     /// Writes and checks, under `prefix` (an absolute path), the certificates of a session's
     /// decided questions, or with `mv` of the position after that decided capture of the

@@ -19,7 +19,8 @@ use std::time::Instant;
 use crate::movegen::{count_moves, successors, successors_into};
 use crate::position::Position;
 use crate::search::{
-    CurvePoint, census, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, outcome_of,
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, census,
+    outcome_of,
 };
 use table::Table;
 

@@ -697,10 +697,7 @@ fn attach_dfpn(
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(self::created(&children));
     // df-pn counted the children it created; `attach` counts them all.
-    census::uncount(
-        pos.piece_count(),
-        created.min(self::created(&children)),
-    );
+    census::uncount(pos.piece_count(), created.min(self::created(&children)));
     tree.attach(n, children);
 }
 

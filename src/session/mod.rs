@@ -245,13 +245,15 @@ impl Sessions {
         })
     }
 
-    /// Changes the second-level bound of a session that no worker runs (paused, stopped or
-    /// failed): its next resume searches with it. The bound steers the search, never its
-    /// answer, so the trees kept stay valid.
-    pub fn set_second_level(
+    /// Changes how a session that no worker runs (paused, stopped or failed) is solved from
+    /// its next resume: its second-level bound, its tables. The bound steers the search,
+    /// never its answer; tables give exact values, so other tables that decide at least what
+    /// the old ones did (the caller checks) leave every value the trees hold true.
+    pub fn tune(
         &self,
         id: u64,
-        second_level: SecondLevel,
+        second_level: Option<SecondLevel>,
+        db_dir: Option<PathBuf>,
     ) -> Result<SessionRecord, SessionError> {
         self.update(id, Vec::new(), |r| {
             if !matches!(r.state, State::Paused | State::Stopped | State::Failed) {
@@ -262,7 +264,12 @@ impl Sessions {
                     needs: "a paused, stopped or failed session (pause it first)",
                 });
             }
-            r.settings.second_level = second_level;
+            if let Some(b) = second_level {
+                r.settings.second_level = b;
+            }
+            if let Some(d) = &db_dir {
+                r.settings.db_dir = Some(d.clone());
+            }
             Ok(())
         })
     }
