@@ -102,11 +102,18 @@ for tag in paper:
             res = res if res != "open" else ("proven" if s["value"] == attacker else "disproven")
         outcome[attacker] = res
         path = os.path.join(certs, f"5x9-{tag}.{attacker}-wins.cert.gz")
+        # A question the start's tree decided at this move is checked inside the start's
+        # certificate when that one holds every first move: White (to move) not winning, or
+        # Black winning.
+        start_cert = os.path.join(certs, f"5x9-start.{attacker}-wins.cert.gz")
+        every_move = (attacker, res) in (("white", "disproven"), ("black", "proven"))
         cert = "-"
         if os.path.exists(path):
             with gzip.open(path, "rt") as fh:
                 lines = sum(1 for _ in fh) - 1
             cert = f"{lines} nodes, {os.path.getsize(path) / 1e6:.2f} MB"
+        elif where == "start's tree" and every_move and os.path.exists(start_cert):
+            cert = "in the start's"
         elif res != "open":
             todo.append((tag, where))
         rows.append((tag, attacker, res, where, nodes, hours, cert))
