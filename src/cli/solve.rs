@@ -88,7 +88,7 @@ pub struct SolveArgs {
     pub no_store: bool,
     /// Also print where the nodes went: the positions created, by the number of pieces on
     /// the board of the position expanded (the count at one above the tables' largest is
-    /// what tables of one more piece would spare). Runs in memory
+    /// what tables of one more piece would spare). Runs in memory.
     #[arg(long)]
     pub census: bool,
     /// Ask one question only: "does this side win?" (white or black). Without it, the side
