@@ -280,14 +280,11 @@ impl<'a> Checker<'a> {
             .position
             .parse()
             .map_err(|e| bad(format!("the root position '{}': {e}", header.position)))?;
-        let attacker = match header.goal.as_str() {
-            "white wins" => Color::White,
-            "black wins" => Color::Black,
-            g => {
-                return Err(bad(format!(
-                    "goal '{g}' is not \"white wins\" or \"black wins\""
-                )));
-            }
+        let Some(attacker) = header.attacker() else {
+            return Err(bad(format!(
+                "goal '{}' is not \"white wins\" or \"black wins\"",
+                header.goal
+            )));
         };
         let proves = match header.claim.as_str() {
             "proven" => true,

@@ -12,6 +12,7 @@ use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
 
 use crate::egdb::Wdl;
+use crate::position::Color;
 
 /// The `format` field of every certificate.
 pub const FORMAT_NAME: &str = "fanorona-certificate";
@@ -37,6 +38,13 @@ pub struct Header {
     /// What the writer adds (the search's work, the program); checkers ignore it.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Header {
+    /// The side whose win `goal` asks about; `None` unless it is "white wins" or "black wins".
+    pub fn attacker(&self) -> Option<Color> {
+        self.goal.strip_suffix(" wins").and_then(Color::from_name)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -372,9 +372,7 @@ fn solve_leaves(
         .parse()
         .map_err(|e| Failure::input(anyhow!("the root '{}': {e}", header.position)))?;
     let attacker = header
-        .goal
-        .strip_suffix(" wins")
-        .and_then(fanorona::Color::from_name)
+        .attacker()
         .ok_or_else(|| Failure::input(anyhow!("the goal '{}' is not a side's win", header.goal)))?;
     let goal = Goal { attacker };
     let proves = header.claim == "proven";

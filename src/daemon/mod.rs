@@ -189,12 +189,13 @@ fn check_new_tables(rec: &SessionRecord, dir: &Path) -> Result<(), Refusal> {
         .parse()
         .map_err(|e| bad_input(format!("session {}: bad root: {e}", rec.id)))?;
     let new = Database::open_whole(dir, root.board()).map_err(|e| bad_input(e.to_string()))?;
-    let old = match &rec.settings.db_dir {
-        Some(d) => Database::open_whole(d, root.board())
-            .map(|db| db.max_pieces())
-            .unwrap_or(0),
-        None => 0,
-    };
+    // What the session's tables decide: every slice up to the largest built (it checked
+    // them whole when it opened them).
+    let old = rec
+        .settings
+        .db_dir
+        .as_ref()
+        .map_or(0, |d| Database::new(d, root.board()).max_pieces());
     if new.max_pieces() < old {
         return Err(bad_input(format!(
             "{}: tables up to {} pieces, fewer than the session's {old}: they would not decide \

@@ -152,11 +152,9 @@ fn read(path: &Path) -> Reading {
     input.read_line(&mut line).map_err(|e| e.to_string())?;
     let header: Header = serde_json::from_str(line.trim_end()).map_err(|e| e.to_string())?;
     let root: Position = header.position.parse().map_err(|e| format!("{e}"))?;
-    let attacker = match header.goal.as_str() {
-        "white wins" => Color::White,
-        "black wins" => Color::Black,
-        g => return Err(format!("goal '{g}'")),
-    };
+    let attacker = header
+        .attacker()
+        .ok_or_else(|| format!("goal '{}'", header.goal))?;
     let mut moves = Vec::new();
     for l in input.lines() {
         let l = l.map_err(|e| e.to_string())?;
