@@ -303,7 +303,15 @@ fn print_status(v: &Value) {
             .unwrap_or_default()
     );
     out!("  root {}", g("root"));
-    out!("  {}, second level {}", g("algo"), g("second_level"));
+    let tables = v["db_dir"]
+        .as_str()
+        .map(|d| format!(", tables {d}"))
+        .unwrap_or_default();
+    out!(
+        "  {}, second level {}{tables}",
+        g("algo"),
+        g("second_level")
+    );
     let live = v["live"].as_array().filter(|l| !l.is_empty());
     out!(
         "  {} nodes in {:.1} s{}, {} checkpoints, rote hits {} ({:.4} per node)",
