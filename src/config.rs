@@ -7,6 +7,7 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
+use crate::search::Init;
 use crate::session::SecondLevel;
 
 #[derive(Debug, Error)]
@@ -32,6 +33,7 @@ struct RawConfig {
     log_level: Option<Spanned<String>>,
     log_format: Option<Spanned<String>>,
     second_level: Option<Spanned<String>>,
+    init: Option<Spanned<String>>,
     store_cache: Option<Spanned<String>>,
     verify: Option<bool>,
     pairs: Option<bool>,
@@ -58,6 +60,8 @@ pub struct Config {
     pub log_level: String,
     pub log_format: LogFormat,
     pub second_level: SecondLevel,
+    /// How new leaves get their first proof and disproof numbers (mobility or material).
+    pub init: Init,
     /// The store's page cache, in bytes.
     pub store_cache: u64,
     /// Re-check every decided proof independently.
@@ -78,6 +82,7 @@ impl Config {
             log_level: "info".into(),
             log_format: LogFormat::Text,
             second_level: SecondLevel::TreeSize,
+            init: Init::Material,
             store_cache: 256 << 20,
             verify: true,
             pairs: false,
@@ -181,6 +186,17 @@ impl Config {
                 )
             })?;
         }
+        if let Some(s) = raw.init {
+            let (span, s) = (s.span(), s.into_inner());
+            c.init = Init::from_name(&s).ok_or_else(|| {
+                bad(
+                    "init",
+                    span,
+                    format!("{s:?}"),
+                    "\"mobility\" or \"material\"",
+                )
+            })?;
+        }
         if let Some(s) = raw.store_cache {
             let (span, s) = (s.span(), s.into_inner());
             c.store_cache = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
@@ -230,6 +246,7 @@ fn expected(key: &str) -> Option<&'static str> {
         "log_level" => "\"error\", \"warn\", \"info\", \"debug\" or \"trace\"",
         "log_format" => "\"text\" or \"json\"",
         "second_level" => "\"tree-size\" or a node count in quotes, such as \"1000000\"",
+        "init" => "\"mobility\" or \"material\"",
         "store_cache" => "a size of at least 1MiB in quotes, such as \"256MiB\"",
         "verify" | "pairs" => "true or false",
         _ => return None,
@@ -264,7 +281,7 @@ mod tests {
     #[test]
     fn keys_are_read_and_unknown_keys_named() {
         let c = Config::parse(
-            "db_dir = \"tables\"\nthreads = 2\ndata_dir = \"d\"\ncheckpoint_interval = \"90s\"\nsecond_level = \"5000\"\nstore_cache = \"64MiB\"\nlog_format = \"json\"\nverify = false\n",
+            "db_dir = \"tables\"\nthreads = 2\ndata_dir = \"d\"\ncheckpoint_interval = \"90s\"\nsecond_level = \"5000\"\ninit = \"mobility\"\nstore_cache = \"64MiB\"\nlog_format = \"json\"\nverify = false\n",
             Path::new("/x/config.toml"),
         )
         .unwrap();
@@ -273,6 +290,15 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.checkpoint_interval, Duration::from_secs(90));
         assert_eq!(c.second_level, SecondLevel::Fixed(5000));
+        assert_eq!(c.init, Init::Mobility);
+        assert_eq!(Config::defaults().init, Init::Material);
+        let e = Config::parse("init = \"eval\"\n", Path::new("config.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 1") && e.contains("\"mobility\" or \"material\""),
+            "{e}"
+        );
         assert_eq!(c.store_cache, 64 << 20);
         assert_eq!(c.log_format, LogFormat::Json);
         assert!(!c.verify);

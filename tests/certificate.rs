@@ -17,7 +17,7 @@ use fanorona::{Board, Color, Position};
 fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -> (String, bool) {
     let root: Position = root.parse().unwrap();
     let goal = Goal { attacker };
-    let leaf = LeafEval { db };
+    let leaf = LeafEval::new(db);
     let mut out = Vec::new();
     let proves;
     if algo == "dfpn" {
@@ -120,7 +120,7 @@ fn df_pn_with_a_tiny_table_finds_the_values_a_large_one_finds() {
         let pos: Position = root.parse().unwrap();
         for attacker in [Color::White, Color::Black] {
             let goal = Goal { attacker };
-            let leaf = LeafEval { db: None };
+            let leaf = LeafEval::new(None);
             let large = DfPn::new(goal, leaf, Limits::none(), 1 << 20).result(&pos, |_| {});
             for &capacity in capacities {
                 let mut search = DfPn::new(goal, leaf, Limits::none(), capacity);
@@ -192,7 +192,7 @@ fn partial(
 ) -> (String, String, fanorona::certificate::Written, bool) {
     let root: Position = root.parse().unwrap();
     let goal = Goal { attacker };
-    let leaf = LeafEval { db: None };
+    let leaf = LeafEval::new(None);
     let (tree, _) = pn::search(&root, goal, leaf, Level::Pn2, Limits::none(), |_| {});
     let proves = tree.outcome() == Outcome::Proven;
     let solved = Solved {
@@ -253,7 +253,7 @@ fn partial_certificates_leave_open_what_exceeds_the_budget_and_list_it() {
                     path.push(p.as_str().unwrap().parse().unwrap());
                 }
                 let goal = Goal { attacker };
-                let mut dfpn = DfPn::new(goal, LeafEval { db: None }, Limits::none(), 1 << 20);
+                let mut dfpn = DfPn::new(goal, LeafEval::new(None), Limits::none(), 1 << 20);
                 let e = dfpn.decide(&mut path, &pos);
                 assert_eq!(e.pn == 0, proves, "{root}: open leaf {pos}");
                 assert_eq!(e.dn == 0, !proves, "{root}: open leaf {pos}");

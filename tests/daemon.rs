@@ -261,6 +261,22 @@ fn pause_resume_stop_and_the_faults_a_user_meets() {
         (&s["state"], &s["second_level"]),
         (&"stopped".into(), &"5000".into())
     );
+    // Its leaves' first numbers (new sessions take the config's, material by default).
+    assert_eq!(s["init"], "material", "{s}");
+    let s = data.json(&[
+        "session",
+        "tune",
+        &id.to_string(),
+        "--init",
+        "mobility",
+        "--json",
+    ]);
+    assert_eq!(
+        (&s["init"], &s["second_level"]),
+        (&"mobility".into(), &"5000".into())
+    );
+    let o = data.cmd(&["session", "tune", &id.to_string(), "--init", "eval"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // And other tables, if they are whole and decide all the old ones did.
     let tables = tempfile::tempdir().unwrap();
     let t = tables.path().to_str().unwrap();

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use fanorona::Position;
+use fanorona::search::Init;
 use fanorona::session::runner::{Control, run};
 use fanorona::session::store::{MemStore, Store};
 use fanorona::session::{Algo, SecondLevel, Sessions, Settings, State};
@@ -15,6 +16,7 @@ fn settings() -> Settings {
         algo: Algo::Pn2,
         db_dir: None,
         second_level: SecondLevel::Fixed(3000),
+        init: Init::Mobility,
         checkpoint_ms: 20,
         verify: true,
         threads: 1,

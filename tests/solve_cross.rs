@@ -6,7 +6,7 @@ use fanorona::search::alphabeta::AlphaBeta;
 use fanorona::search::dfpn::{self, DfPn};
 use fanorona::search::pn::{self, Level};
 use fanorona::search::proof::{check, extract};
-use fanorona::search::{Goal, LeafEval, Limits, game_value};
+use fanorona::search::{Goal, Init, LeafEval, Limits, game_value};
 use fanorona::{Board, Color, Position};
 
 struct Rng(u64);
@@ -60,16 +60,20 @@ fn cross_check(
             continue;
         };
         solved += 1;
-        for level in [Level::Pn, Level::Pn2] {
+        // The leaves' first numbers steer the search, never its answer.
+        for init in [Init::Mobility, Init::Material] {
+            let leaf = LeafEval::new(db).with_init(init);
+            for level in [Level::Pn, Level::Pn2] {
+                let s = game_value(&pos, |goal| {
+                    pn::solve(&pos, goal, leaf, level, Limits::none(), |_| {})
+                });
+                assert_eq!(s.value, Some(expected), "{pos} {level:?} {init:?}");
+            }
             let s = game_value(&pos, |goal| {
-                pn::solve(&pos, goal, LeafEval { db }, level, Limits::none(), |_| {})
+                dfpn::solve(&pos, goal, leaf, Limits::none(), 1 << 20, |_| {})
             });
-            assert_eq!(s.value, Some(expected), "{pos} {level:?}");
+            assert_eq!(s.value, Some(expected), "{pos} df-pn {init:?}");
         }
-        let s = game_value(&pos, |goal| {
-            dfpn::solve(&pos, goal, LeafEval { db }, Limits::none(), 1 << 20, |_| {})
-        });
-        assert_eq!(s.value, Some(expected), "{pos} df-pn");
         // Every answer's solution tree (proofs, and disproofs with their repetition draws)
         // passes the independent check; df-pn with a tiny table too.
         for goal in [
@@ -83,13 +87,13 @@ fn cross_check(
             let (tree, _) = pn::search(
                 &pos,
                 goal,
-                LeafEval { db },
+                LeafEval::new(db),
                 Level::Pn,
                 Limits::none(),
                 |_| {},
             );
-            check(&extract(&tree, LeafEval { db }).unwrap(), db).unwrap();
-            let mut small = DfPn::new(goal, LeafEval { db }, Limits::none(), 4096);
+            check(&extract(&tree, LeafEval::new(db)).unwrap(), db).unwrap();
+            let mut small = DfPn::new(goal, LeafEval::new(db), Limits::none(), 4096);
             small.search(&pos, |_| {});
             check(&small.solution(&pos).unwrap(), db).unwrap();
         }

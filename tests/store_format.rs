@@ -50,6 +50,11 @@ fn a_format_1_store_is_upgraded_and_keeps_its_session_curve_tree_and_rote_entrie
         "format 1 sessions searched one question at a time"
     );
     assert_eq!(s.state, State::Solved);
+    assert_eq!(
+        s.settings.init,
+        fanorona::search::Init::Mobility,
+        "sessions before first numbers from material had them from mobility"
+    );
     assert_eq!(s.value.as_deref(), Some("white"));
     assert_eq!(s.root, "BBBBB/BW.BW/WWWWW w");
     let g = &s.goals[0];

@@ -146,7 +146,7 @@ pub fn write(
     let resolver: &mut DfPn<'_> = match dfpn {
         Some(d) => d,
         None => {
-            own = DfPn::new(goal, LeafEval { db }, Limits::none(), RESOLVE_TABLE);
+            own = DfPn::new(goal, LeafEval::new(db), Limits::none(), RESOLVE_TABLE);
             &mut own
         }
     };

@@ -32,7 +32,7 @@ fn run_board(board: Board, db_dir: Option<&Path>, out_dir: &Path) -> Result<Run,
     let db = db_dir
         .map(|d| crate::cli::solve::open_tables(d, board))
         .transpose()?;
-    let leaf = LeafEval { db: db.as_ref() };
+    let leaf = LeafEval::new(db.as_ref());
     let mut run = Run::default();
     let mover = root.side_to_move();
     for attacker in [mover, mover.opponent()] {

@@ -11,7 +11,7 @@ use crate::cli::output::{CliResult, Failure};
 use crate::out;
 use fanorona::Position;
 use fanorona::search::pn::Node;
-use fanorona::search::{INFINITE, Leaf};
+use fanorona::search::{INFINITE, Init, Leaf};
 use fanorona::session::codec::{self, CHUNK};
 use fanorona::session::runner::{Control, run};
 use fanorona::session::store::{SledStore, Store, Table, Write};
@@ -60,6 +60,7 @@ fn new_session(sessions: &Sessions, root: &Position, checkpoint_ms: u64) -> Resu
         algo: Algo::Pn2,
         db_dir: None,
         second_level: SecondLevel::TreeSize,
+        init: Init::Mobility,
         checkpoint_ms,
         verify: false,
         threads: 1,

@@ -238,6 +238,8 @@ pub struct LeafSolve {
     pub threads: usize,
     /// PN²'s second-level bound (`second_level` of the config).
     pub second_level: SecondLevel,
+    /// How new leaves get their first numbers (`init` of the config).
+    pub init: fanorona::search::Init,
 }
 
 /// `fanorona stitch PARTIAL --leaves DIR --out FILE`: the open leaves of PARTIAL that have a
@@ -407,7 +409,7 @@ fn solve_leaves(
                         nodes: Some(solve.nodes),
                         ..Limits::none()
                     };
-                    let leaf_eval = LeafEval { db: db.as_ref() };
+                    let leaf_eval = LeafEval::new(db.as_ref()).with_init(solve.init);
                     let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
                     if let SecondLevel::Fixed(n) = solve.second_level {
                         tree.second_level_budget = Some(n);

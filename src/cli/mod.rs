@@ -445,6 +445,7 @@ pub fn run(cli: Cli) -> CliResult {
                 nodes,
                 threads: threads.unwrap_or(config.threads).max(1),
                 second_level: config.second_level,
+                init: config.init,
             });
             let paths = certificate::StitchPaths {
                 partial: &partial,

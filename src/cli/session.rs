@@ -17,6 +17,7 @@ use crate::out;
 use fanorona::config::{Config, LogFormat};
 use fanorona::daemon::protocol::{ClientError, Request, call, call_within};
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
+use fanorona::search::Init;
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
 use fanorona::session::{Algo, SecondLevel, State};
@@ -58,14 +59,17 @@ pub enum SessionCommand {
     /// disproof numbers and the first-level nodes under it, as last checkpointed.
     Moves(Id),
     /// Change how a paused, stopped or failed session is solved from its next resume: its
-    /// second-level bound, its tables. The trees it kept stay; the answer depends on neither
+    /// second-level bound, its leaves' first numbers, its tables. The trees it kept stay; the answer depends on neither
     /// (tables give exact values, and the new ones must decide all the old ones did).
     Tune {
         /// The session's id (see `session list`).
         id: u64,
         /// "tree-size" (the paper's: the first-level tree's size) or a node count.
-        #[arg(long, value_name = "tree-size|N", required_unless_present = "db")]
+        #[arg(long, value_name = "tree-size|N", required_unless_present_any = ["db", "init"])]
         second_level: Option<SecondLevel>,
+        /// How new leaves get their first numbers from now on: "mobility" or "material".
+        #[arg(long, value_parser = ["mobility", "material"])]
+        init: Option<String>,
         /// Endgame tables to use from now on: whole for the board, with at least as many
         /// pieces as the session's (say, 8-piece tables once they are built).
         #[arg(long, value_name = "DIR")]
@@ -308,9 +312,10 @@ fn print_status(v: &Value) {
         .map(|d| format!(", tables {d}"))
         .unwrap_or_default();
     out!(
-        "  {}, second level {}{tables}",
+        "  {}, second level {}, first numbers from {}{tables}",
         g("algo"),
-        g("second_level")
+        g("second_level"),
+        v["init"].as_str().unwrap_or("mobility")
     );
     let live = v["live"].as_array().filter(|l| !l.is_empty());
     out!(
@@ -464,9 +469,11 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Tune {
             id,
             second_level,
+            init,
             db,
             out,
         } => {
+            let init = init.as_deref().and_then(Init::from_name);
             // The daemon runs elsewhere: it gets an absolute path.
             let db_dir = db
                 .map(|d| std::path::absolute(&d))
@@ -477,6 +484,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 Request::Tune {
                     id,
                     second_level,
+                    init,
                     db_dir,
                 },
                 out.json,

@@ -99,13 +99,14 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     init_tracing(config);
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir.clone(), false);
-    // A session on the same problem (root, algorithm, tables, second level; the other
+    // A session on the same problem (root, algorithm, tables, second level, first numbers; the other
     // settings may change between runs) answers at once if it was solved, or is resumed
     // (retried, if it failed) instead of starting another.
     let same_problem = |r: &SessionRecord| {
         let (a, b) = (&r.settings, &settings);
         r.root == pos.to_string()
-            && (a.algo, &a.db_dir, a.second_level) == (b.algo, &b.db_dir, b.second_level)
+            && (a.algo, &a.db_dir, a.second_level, a.init)
+                == (b.algo, &b.db_dir, b.second_level, b.init)
     };
     let list = service.sessions.list().map_err(Failure::other)?;
     let solved_before = list

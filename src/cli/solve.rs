@@ -19,7 +19,7 @@ use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::{self, Level, PnTree};
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{
-    CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
+    CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
 use fanorona::session::SecondLevel;
 use fanorona::{Board, Color, Position, legal_moves};
@@ -108,6 +108,10 @@ pub struct SolveArgs {
     /// a node count (default: second_level of the config).
     #[arg(long, value_name = "tree-size|N")]
     pub second_level: Option<SecondLevel>,
+    /// How a new leaf's first numbers are set: "mobility" (Allis) or "material" (mobility
+    /// weighted by the material lead, after EF-PN). Default: init of the config.
+    #[arg(long, value_parser = ["mobility", "material"])]
+    pub init: Option<String>,
     /// Threads of a solve run as a session: 2 searches both questions at once (default:
     /// threads of the config). A run in memory asks one question at a time.
     #[arg(long, value_parser = crate::cli::threads)]
@@ -314,7 +318,12 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     } else {
         None
     };
-    let leaf = LeafEval { db: db.as_ref() };
+    let init = args
+        .init
+        .as_deref()
+        .and_then(Init::from_name)
+        .unwrap_or(config.init);
+    let leaf = LeafEval::new(db.as_ref()).with_init(init);
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
     let mut certificates: Vec<Made> = Vec::new();
@@ -553,22 +562,27 @@ const SESSION_BOUND_5X9: u64 = 30_000;
 /// The solvers over endgame tables on both cores: from the 5x9 start, "White wins?" and
 /// "Black wins?" searched at once (as a two-thread session does), each for a fixed number of
 /// nodes, by PN² and by PN² with df-pn at the second level, bounded by the first-level
-/// tree's size (the paper's) and by the 5x9 sessions' fixed bound.
+/// tree's size (the paper's) and by the 5x9 sessions' fixed bound, first numbers from
+/// mobility and, last, from material.
 fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
     let db = open_tables(dir, pos.board())?;
     let db = &db;
     let cases = [
-        (Level::Pn2, SecondLevel::TreeSize),
-        (Level::Pn2DfPn, SecondLevel::TreeSize),
-        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9)),
+        (Level::Pn2, SecondLevel::TreeSize, Init::Mobility),
+        (Level::Pn2DfPn, SecondLevel::TreeSize, Init::Mobility),
+        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Mobility),
+        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Material),
     ]
     .into_iter()
-    .map(|(level, bound)| {
+    .map(|(level, bound, init)| {
             let name = level.name();
             bench::Case {
-                label: format!("5x9 {name:<7} second level {bound:<9} tables, both goals"),
-                fields: json!({"board": "5x9", "algorithm": name, "second_level": bound.to_string(), "tables": true, "goals": 2}),
+                label: format!(
+                    "5x9 {name:<7} second level {bound:<9} {:<8} tables, both goals",
+                    init.name()
+                ),
+                fields: json!({"board": "5x9", "algorithm": name, "second_level": bound.to_string(), "init": init.name(), "tables": true, "goals": 2}),
                 run: Box::new(move || {
                     let limits = Limits {
                         nodes: Some(TABLE_BENCH_NODES),
@@ -577,7 +591,7 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
                     std::thread::scope(|s| {
                         let goals = [Color::White, Color::Black].map(|attacker| {
                             s.spawn(move || {
-                                let leaf = LeafEval { db: Some(db) };
+                                let leaf = LeafEval::new(Some(db)).with_init(init);
                                 let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
                                 if let SecondLevel::Fixed(n) = bound {
                                     tree.second_level_budget = Some(n);

@@ -151,7 +151,7 @@ fn write_with(
     for (g, goal, proves) in decided(rec).filter(|&(_, goal, _)| opts.wants(goal)) {
         let gr = &rec.goals[g];
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
-        let leaf = LeafEval { db: db.as_ref() };
+        let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
         let tree = (!nodes.is_empty())
             .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
         let search = serde_json::json!({
@@ -249,7 +249,7 @@ pub fn write_move(
             continue;
         }
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
-        let leaf = LeafEval { db: db.as_ref() };
+        let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
         let tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None);
         let r = &tree.nodes[0];
         let Some(child) = (r.first..r.first + r.count)

@@ -25,7 +25,7 @@ use crate::egdb::file::board_dir;
 use crate::position::Position;
 use crate::session::runner::{self, Control};
 use crate::session::store::SledStore;
-use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State};
+use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State, Tuning};
 use protocol::{Answer, Envelope, PROTOCOL, Request};
 
 #[derive(Debug, Error)]
@@ -282,6 +282,7 @@ pub fn session_settings(
         algo: algo.unwrap_or(Algo::Pn2),
         db_dir,
         second_level: config.second_level,
+        init: config.init,
         checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
         verify: config.verify,
         threads: config.threads.min(2),
@@ -472,16 +473,26 @@ impl Service {
             Request::Tune {
                 id,
                 second_level,
+                init,
                 db_dir,
             } => {
                 let before = self.sessions.get(id)?;
                 if let Some(dir) = &db_dir {
                     check_new_tables(&before, dir)?;
                 }
-                let rec = self.sessions.tune(id, second_level, db_dir.clone())?;
+                let tuning = Tuning {
+                    second_level,
+                    init,
+                    db_dir: db_dir.clone(),
+                };
+                let rec = self.sessions.tune(id, &tuning)?;
                 if let Some(b) = second_level {
                     let was = before.settings.second_level;
                     tracing::info!("session {id}: second level {was} -> {b}");
+                }
+                if let Some(i) = init {
+                    let was = before.settings.init.name();
+                    tracing::info!("session {id}: first numbers from {was} -> {}", i.name());
                 }
                 if let Some(dir) = &db_dir {
                     let was = before
@@ -609,6 +620,7 @@ impl Service {
             "algo": r.settings.algo,
             "db_dir": r.settings.db_dir,
             "second_level": r.settings.second_level.to_string(),
+            "init": r.settings.init,
             "checkpoint_ms": r.settings.checkpoint_ms,
             "checkpoints": r.checkpoints,
             "nodes": nodes,

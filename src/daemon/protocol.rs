@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::search::Init;
 use crate::session::{Algo, SecondLevel};
 
 pub const PROTOCOL: u32 = 1;
@@ -54,12 +55,14 @@ pub enum Request {
     Moves {
         id: u64,
     },
-    /// Changes the second-level bound or the tables (a set deciding at least as much) of a
-    /// paused, stopped or failed session.
+    /// Changes the second-level bound, the leaves' first numbers or the tables (a set
+    /// deciding at least as much) of a paused, stopped or failed session.
     Tune {
         id: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         second_level: Option<SecondLevel>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        init: Option<Init>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         db_dir: Option<PathBuf>,
     },

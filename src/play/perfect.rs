@@ -151,7 +151,7 @@ pub fn child_value(
     {
         return (Some(in_play(v, Source::Rote)), None, 0);
     }
-    let leaf = LeafEval { db };
+    let leaf = LeafEval::new(db);
     let limits = Limits {
         nodes: Some(budget),
         time,

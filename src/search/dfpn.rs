@@ -16,7 +16,7 @@ mod table;
 
 use std::time::Instant;
 
-use crate::movegen::{count_moves, successors, successors_into};
+use crate::movegen::{successors, successors_into};
 use crate::position::Position;
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, census,
@@ -175,12 +175,8 @@ impl<'a> DfPn<'a> {
                 dn: 0,
             },
             Leaf::Open => {
-                let moves = count_moves(&key.pos).clamp(1, 1000);
-                if self.is_or(&key.pos) {
-                    Entry { pn: 1, dn: moves }
-                } else {
-                    Entry { pn: moves, dn: 1 }
-                }
+                let (pn, dn) = self.leaf.initial(&key.pos, self.goal);
+                Entry { pn, dn }
             }
         };
         self.table.store(*key, e, 1);

@@ -1,8 +1,10 @@
 //! Leaves: what a solver knows about a position without searching it: the end of the game
 //! (a side with no pieces or no move has lost) and the endgame tables.
 
+use serde::{Deserialize, Serialize};
+
 use crate::egdb::{Database, Wdl};
-use crate::movegen::is_lost;
+use crate::movegen::{count_moves, is_lost};
 use crate::position::Position;
 use crate::search::{Goal, Stats};
 
@@ -17,20 +19,95 @@ pub enum Leaf {
     Open,
 }
 
-/// Decides leaves from the rules' terminal positions and, if given, the endgame tables.
+/// How an open leaf's first proof and disproof numbers are set.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Init {
+    /// From the side to move's mobility (Allis): at an OR node pn 1 and dn the number of
+    /// moves, the reverse at an AND node.
+    #[default]
+    Mobility,
+    /// Mobility weighted by material, after Winands and Schadd's evaluation-function based
+    /// PN search (EF-PN, 2010): the number that says the side behind in pieces must win is
+    /// multiplied by 1 + the lead over the defender's share of an 8-piece endgame, so a lead
+    /// of one piece in 8 doubles it and in 44 adds a fifth.
+    Material,
+}
+
+impl Init {
+    pub fn name(self) -> &'static str {
+        match self {
+            Init::Mobility => "mobility",
+            Init::Material => "material",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Init> {
+        match name {
+            "mobility" => Some(Init::Mobility),
+            "material" => Some(Init::Material),
+            _ => None,
+        }
+    }
+}
+
+/// Decides leaves from the rules' terminal positions and, if given, the endgame tables, and
+/// sets the first numbers of the others.
 #[derive(Clone, Copy)]
 pub struct LeafEval<'a> {
     pub db: Option<&'a Database>,
+    pub init: Init,
 }
 
 impl<'a> LeafEval<'a> {
     /// Leaves from the rules alone (the smallest boards need nothing more).
     pub fn rules_only() -> LeafEval<'static> {
-        LeafEval { db: None }
+        LeafEval::new(None)
     }
 
     pub fn with_db(db: &'a Database) -> LeafEval<'a> {
-        LeafEval { db: Some(db) }
+        LeafEval::new(Some(db))
+    }
+
+    /// Leaves from the rules and the tables if given, first numbers from mobility.
+    pub fn new(db: Option<&'a Database>) -> LeafEval<'a> {
+        LeafEval {
+            db,
+            init: Init::Mobility,
+        }
+    }
+
+    pub fn with_init(self, init: Init) -> LeafEval<'a> {
+        LeafEval { init, ..self }
+    }
+
+    /// The first (pn, dn) of an open leaf. Mobility: a side with many moves is harder to
+    /// beat; at an OR node one good move proves it (pn 1) but every move must fail to
+    /// disprove it (dn = moves).
+    pub fn initial(&self, pos: &Position, goal: Goal) -> (u64, u64) {
+        let moves = count_moves(pos).clamp(1, 1000);
+        let (pn, dn) = if pos.side_to_move() == goal.attacker {
+            (1, moves)
+        } else {
+            (moves, 1)
+        };
+        match self.init {
+            Init::Mobility => (pn, dn),
+            Init::Material => {
+                let attacker = pos.pieces(goal.attacker).count_ones() as i64;
+                let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;
+                let lead = attacker - defender;
+                // 1 + 8 * |lead| / pieces, in sixteenths.
+                let weight = |x: i64| -> u64 {
+                    let total = (attacker + defender).max(1);
+                    (16 + weight_scale() * x.max(0) / total) as u64
+                };
+                // Rounded, at least 1: the numbers stay on mobility's scale, so a tree that
+                // changes its init keeps numbers that compare.
+                let scale = |n: u64, w: u64| ((n * w + 8) / 16).max(1);
+                (scale(pn, weight(-lead)), scale(dn, weight(lead)))
+            }
+        }
     }
 
     /// The verdict on `pos` for `goal`.
@@ -53,5 +130,49 @@ impl<'a> LeafEval<'a> {
             };
         }
         Leaf::Open
+    }
+}
+
+fn weight_scale() -> i64 {
+    static W: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *W.get_or_init(|| {
+        std::env::var("FANO_W")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::Color;
+
+    fn goal(attacker: Color) -> Goal {
+        Goal { attacker }
+    }
+
+    #[test]
+    fn material_weighs_mobility_by_the_lead() {
+        let leaf = LeafEval::rules_only();
+        let material = leaf.with_init(Init::Material);
+        // Four pieces each: material changes nothing.
+        let even: Position = "BBB/B.W/WWW w".parse().unwrap();
+        for c in [Color::White, Color::Black] {
+            assert_eq!(
+                material.initial(&even, goal(c)),
+                leaf.initial(&even, goal(c))
+            );
+        }
+        // White (to move) leads 4 to 3: White's win gets a larger disproof number, Black's a
+        // larger proof number, each by 1 + 16 * 1/7 (in sixteenths: 52/16).
+        let lead: Position = "BB./B.W/WWW w".parse().unwrap();
+        let moves = count_moves(&lead);
+        assert!(moves > 1);
+        let scaled = (moves * 52 + 8) / 16;
+        assert_eq!(leaf.initial(&lead, goal(Color::White)), (1, moves));
+        assert_eq!(material.initial(&lead, goal(Color::White)), (1, scaled));
+        assert_eq!(leaf.initial(&lead, goal(Color::Black)), (moves, 1));
+        assert_eq!(material.initial(&lead, goal(Color::Black)), (scaled, 1));
     }
 }

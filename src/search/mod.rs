@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::moves::Move;
 use crate::position::{Color, Position};
 
-pub use leaf::{Leaf, LeafEval};
+pub use leaf::{Init, Leaf, LeafEval};
 
 /// Proof and disproof numbers: `INFINITE` marks a proven (pn 0, dn INFINITE) or disproven
 /// (pn INFINITE, dn 0) node. Sums saturate below it.

@@ -155,7 +155,7 @@ impl<'a> PnTree<'a> {
 
     /// Mends numbers that look decided without being so (pn infinite with dn not 0, or the
     /// reverse), which df-pn's second level could leave on leaves before its sums stopped
-    /// below infinity: such a leaf gets its first numbers again (from its mobility), and
+    /// below infinity: such a leaf gets its first numbers again, and
     /// every expanded node is recomputed from its children. Returns the nodes changed.
     pub fn repair_saturated(&mut self) -> Vec<usize> {
         let bad = |n: &Node| (n.pn >= INFINITE && n.dn != 0) || (n.dn >= INFINITE && n.pn != 0);
@@ -163,13 +163,7 @@ impl<'a> PnTree<'a> {
         for i in 0..self.nodes.len() {
             let n = self.nodes[i];
             if !n.expanded && n.leaf == Leaf::Open && !n.repetition && !n.rote && bad(&n) {
-                let moves = crate::movegen::count_moves(&n.pos).clamp(1, 1000);
-                (self.nodes[i].pn, self.nodes[i].dn) = if n.pos.side_to_move() == self.goal.attacker
-                {
-                    (1, moves)
-                } else {
-                    (moves, 1)
-                };
+                (self.nodes[i].pn, self.nodes[i].dn) = self.leaf.initial(&n.pos, self.goal);
                 changed.push(i);
             }
         }
@@ -299,16 +293,7 @@ impl<'a> PnTree<'a> {
             _ if known == Some(false) => (INFINITE, 0),
             Leaf::Proven => (0, INFINITE),
             Leaf::Disproven => (INFINITE, 0),
-            // Mobility: a side with many moves is harder to beat. At an OR node one good move
-            // proves it (pn 1) but every move must fail to disprove it (dn = moves).
-            Leaf::Open => {
-                let moves = crate::movegen::count_moves(&pos).clamp(1, 1000);
-                if pos.side_to_move() == self.goal.attacker {
-                    (1, moves)
-                } else {
-                    (moves, 1)
-                }
-            }
+            Leaf::Open => self.leaf.initial(&pos, self.goal),
         };
         Node {
             pos,

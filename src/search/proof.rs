@@ -257,7 +257,7 @@ pub fn solve_and_check(
     db: Option<&Database>,
     level: Level,
 ) -> Result<(Outcome, usize), CheckError> {
-    let leaf = LeafEval { db };
+    let leaf = LeafEval::new(db);
     let (tree, _) = crate::search::pn::search(root, goal, leaf, level, Limits::none(), |_| {});
     let solution = extract(&tree, leaf).expect("an unlimited search decides");
     check(&solution, db)?;

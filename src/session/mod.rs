@@ -20,9 +20,9 @@ use thiserror::Error;
 
 use crate::Board;
 use crate::position::Position;
-use crate::search::CurvePoint;
 use crate::search::pn::Node;
 use crate::search::rote::{RoteEntry, RoteKey, RoteTable};
+use crate::search::{CurvePoint, Init};
 use codec::DecodeError;
 pub use record::{Algo, GoalRecord, SecondLevel, SessionRecord, Settings, State};
 use store::{Store, StoreError, Table, Write};
@@ -62,6 +62,14 @@ pub enum SessionError {
 
 /// Rote entries kept per board before a search starts (all of them, in memory).
 pub type SharedRote = RefCell<RoteTable>;
+
+/// What `tune` changes in a session's settings; `None` leaves one as it is.
+#[derive(Clone, Debug, Default)]
+pub struct Tuning {
+    pub second_level: Option<SecondLevel>,
+    pub init: Option<Init>,
+    pub db_dir: Option<PathBuf>,
+}
 
 /// The sessions of a store. Record updates go through one lock, so the daemon's command
 /// handler (pause, stop) and the solving thread (checkpoints) never overwrite each other.
@@ -246,15 +254,11 @@ impl Sessions {
     }
 
     /// Changes how a session that no worker runs (paused, stopped or failed) is solved from
-    /// its next resume: its second-level bound, its tables. The bound steers the search,
-    /// never its answer; tables give exact values, so other tables that decide at least what
-    /// the old ones did (the caller checks) leave every value the trees hold true.
-    pub fn tune(
-        &self,
-        id: u64,
-        second_level: Option<SecondLevel>,
-        db_dir: Option<PathBuf>,
-    ) -> Result<SessionRecord, SessionError> {
+    /// its next resume: its second-level bound, its leaves' first numbers, its tables. The
+    /// bound and the numbers steer the search, never its answer; tables give exact values,
+    /// so other tables that decide at least what the old ones did (the caller checks) leave
+    /// every value the trees hold true.
+    pub fn tune(&self, id: u64, tuning: &Tuning) -> Result<SessionRecord, SessionError> {
         self.update(id, Vec::new(), |r| {
             if !matches!(r.state, State::Paused | State::Stopped | State::Failed) {
                 return Err(SessionError::BadState {
@@ -264,10 +268,13 @@ impl Sessions {
                     needs: "a paused, stopped or failed session (pause it first)",
                 });
             }
-            if let Some(b) = second_level {
+            if let Some(b) = tuning.second_level {
                 r.settings.second_level = b;
             }
-            if let Some(d) = &db_dir {
+            if let Some(i) = tuning.init {
+                r.settings.init = i;
+            }
+            if let Some(d) = &tuning.db_dir {
                 r.settings.db_dir = Some(d.clone());
             }
             Ok(())

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::search::Init;
+
 /// Where a session stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -102,6 +104,9 @@ pub struct Settings {
     /// Endgame tables for the leaves; none for the smallest boards.
     pub db_dir: Option<PathBuf>,
     pub second_level: SecondLevel,
+    /// How new leaves get their first numbers. (Records written before this key: mobility.)
+    #[serde(default)]
+    pub init: Init,
     /// Checkpoint at least this often, in milliseconds.
     pub checkpoint_ms: u64,
     /// Re-check each decided goal's proof independently.

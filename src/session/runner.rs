@@ -147,7 +147,7 @@ pub fn run(
         },
         None => None,
     };
-    let leaf = LeafEval { db: db.as_ref() };
+    let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
     // With two threads both questions are searched at once: a draw needs both answers, and
     // a win by either side ends the other search.
     if rec.settings.threads >= 2 && rec.goals.len() == 1 && rec.goals[0].outcome == "open" {
