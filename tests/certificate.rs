@@ -69,6 +69,7 @@ fn tables() -> tempfile::TempDir {
         threads: 2,
         progress: false,
         distances: false,
+        report_every: None,
     };
     build(dir.path(), "3x5".parse().unwrap(), 4, &options, &mut |_| {}).unwrap();
     dir

@@ -15,6 +15,7 @@ fn options() -> BuildOptions {
         threads: 2,
         progress: false,
         distances: false,
+        report_every: None,
     }
 }
 
@@ -313,4 +314,36 @@ fn distances_count_the_plies_to_a_capture_or_the_end() {
             "{m}"
         );
     }
+}
+
+#[test]
+fn a_build_logging_to_a_file_reports_its_first_pass_and_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        report_every: Some(std::time::Duration::from_millis(1)),
+        ..options()
+    };
+    let mut lines = Vec::new();
+    build(dir.path(), Board::STANDARD, 5, &options, &mut |l| {
+        lines.push(l.to_string())
+    })
+    .unwrap();
+    // The 4-1 slice's first pass (6.1 million positions) takes far longer than 1 ms.
+    let passes: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("5x9 4-1 first pass: ") && l.contains("% ("))
+        .collect();
+    assert!(!passes.is_empty(), "{lines:#?}");
+    assert!(
+        passes
+            .iter()
+            .all(|l| l.contains(" of 6108795 positions) in ")),
+        "{passes:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("5x9 4-1 + 1-4: round 1 (")),
+        "{lines:#?}"
+    );
 }

@@ -117,6 +117,7 @@ fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
         threads: 2,
         progress: false,
         distances: false,
+        report_every: None,
     };
     build(dir.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);

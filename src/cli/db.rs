@@ -30,10 +30,13 @@ pub fn build_cmd(
     json: bool,
 ) -> CliResult {
     let board = board(board_text)?;
+    let terminal = std::io::stderr().is_terminal();
+    // A terminal gets progress bars; a log file a line a minute.
     let options = BuildOptions {
         threads,
-        progress: std::io::stderr().is_terminal(),
+        progress: terminal,
         distances,
+        report_every: (!terminal).then_some(std::time::Duration::from_secs(60)),
     };
     let start = Instant::now();
     let reports = build(dir, board, pieces, &options, &mut |line| {

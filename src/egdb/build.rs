@@ -18,7 +18,8 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thiserror::Error;
@@ -79,6 +80,9 @@ pub struct BuildOptions {
     pub progress: bool,
     /// Also keep each position's distance (plies to a capture or the end) in a second file.
     pub distances: bool,
+    /// A log line this often during a pair's first pass and one per round (for a build that
+    /// logs to a file: a large pair's first pass takes tens of minutes); None: phases only.
+    pub report_every: Option<Duration>,
 }
 
 /// Bytes of memory a pair of slices needs while building, at the peak: values (2 bits), the
@@ -229,8 +233,10 @@ fn build_pair(
     // Pass 1: captures (from smaller tables), stalemates, and the paika mark.
     let g = board.geometry();
     for (x, s) in slices.iter().enumerate() {
-        let bar = progress_bar(options, s.len(), &format!("{board} {} init", names[x]));
-        parallel_chunks(s.len(), options.threads, &bar, |range| {
+        let label = format!("{board} {} first pass", names[x]);
+        let bar = progress_bar(options, s.len(), &label);
+        let report = options.report_every.map(|every| (every, label.as_str()));
+        parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
             for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
                 let pos = Position::from_parts(board, us, them, Color::White);
                 let code = if capturing_pieces(&pos) != 0 {
@@ -292,6 +298,14 @@ fn build_pair(
         decided_last = next.iter().map(SharedBits::count).sum();
         undecided -= decided_last;
         frontier = next;
+        if options.report_every.is_some() {
+            log(&format!(
+                "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
+                names.join(" + "),
+                if forward { "forward" } else { "backward" },
+                round_start.elapsed().as_secs_f64()
+            ));
+        }
         if options.progress {
             eprint!(
                 "\r{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s   ",
@@ -567,6 +581,45 @@ where
     F: Fn(std::ops::Range<u64>) + Sync,
 {
     for_chunks(len, parallel::POSITIONS, threads, |n| bar.inc(n), work);
+}
+
+/// `parallel_chunks`, and with `report` (how often, a label) a line to `log` that often
+/// from this thread while the workers run: how far they are, and since when.
+fn parallel_chunks_reported<F>(
+    len: u64,
+    threads: usize,
+    bar: &ProgressBar,
+    report: Option<(Duration, &str)>,
+    log: &mut dyn FnMut(&str),
+    work: F,
+) where
+    F: Fn(std::ops::Range<u64>) + Sync,
+{
+    let Some((every, label)) = report else {
+        return parallel_chunks(len, threads, bar, work);
+    };
+    let done = AtomicU64::new(0);
+    let start = Instant::now();
+    let (finished, wait) = channel::<()>();
+    std::thread::scope(|s| {
+        let (done, work) = (&done, &work);
+        s.spawn(move || {
+            let tick = |n| {
+                bar.inc(n);
+                done.fetch_add(n, Ordering::Relaxed);
+            };
+            for_chunks(len, parallel::POSITIONS, threads, tick, work);
+            drop(finished);
+        });
+        while wait.recv_timeout(every) == Err(RecvTimeoutError::Timeout) {
+            let d = done.load(Ordering::Relaxed);
+            log(&format!(
+                "{label}: {:.1}% ({d} of {len} positions) in {:.0} s",
+                100.0 * d as f64 / len.max(1) as f64,
+                start.elapsed().as_secs_f64()
+            ));
+        }
+    });
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.
