@@ -19,6 +19,9 @@ pub enum Leaf {
     Open,
 }
 
+/// Material's weight: a lead of every piece on the board multiplies a number by 1 + this.
+const MATERIAL_WEIGHT: i64 = 24;
+
 /// How an open leaf's first proof and disproof numbers are set.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -29,8 +32,9 @@ pub enum Init {
     Mobility,
     /// Mobility weighted by material, after Winands and Schadd's evaluation-function based
     /// PN search (EF-PN, 2010): the number that says the side behind in pieces must win is
-    /// multiplied by 1 + the lead over the defender's share of an 8-piece endgame, so a lead
-    /// of one piece in 8 doubles it and in 44 adds a fifth.
+    /// multiplied by 1 + 24 * lead / pieces, so a lead of one piece in 8 quadruples it and
+    /// one in 44 adds half. (24 was the best of 8, 16, 24 and 32 on the 5x9 start's "Black
+    /// wins?"; README, "First numbers from material".)
     Material,
 }
 
@@ -97,10 +101,10 @@ impl<'a> LeafEval<'a> {
                 let attacker = pos.pieces(goal.attacker).count_ones() as i64;
                 let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;
                 let lead = attacker - defender;
-                // 1 + 8 * |lead| / pieces, in sixteenths.
+                // 1 + 24 * lead / pieces, in sixteenths.
                 let weight = |x: i64| -> u64 {
                     let total = (attacker + defender).max(1);
-                    (16 + weight_scale() * x.max(0) / total) as u64
+                    (16 + 16 * MATERIAL_WEIGHT * x.max(0) / total) as u64
                 };
                 // Rounded, at least 1: the numbers stay on mobility's scale, so a tree that
                 // changes its init keeps numbers that compare.
@@ -133,16 +137,6 @@ impl<'a> LeafEval<'a> {
     }
 }
 
-fn weight_scale() -> i64 {
-    static W: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
-    *W.get_or_init(|| {
-        std::env::var("FANO_W")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,11 +159,11 @@ mod tests {
             );
         }
         // White (to move) leads 4 to 3: White's win gets a larger disproof number, Black's a
-        // larger proof number, each by 1 + 16 * 1/7 (in sixteenths: 52/16).
+        // larger proof number, each by 1 + 24 * 1/7 (in sixteenths: 70/16).
         let lead: Position = "BB./B.W/WWW w".parse().unwrap();
         let moves = count_moves(&lead);
         assert!(moves > 1);
-        let scaled = (moves * 52 + 8) / 16;
+        let scaled = (moves * 70 + 8) / 16;
         assert_eq!(leaf.initial(&lead, goal(Color::White)), (1, moves));
         assert_eq!(material.initial(&lead, goal(Color::White)), (1, scaled));
         assert_eq!(leaf.initial(&lead, goal(Color::Black)), (moves, 1));
