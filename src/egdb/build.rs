@@ -80,7 +80,7 @@ pub struct BuildOptions {
     pub progress: bool,
     /// Also keep each position's distance (plies to a capture or the end) in a second file.
     pub distances: bool,
-    /// A log line this often during a pair's first pass and one per round (for a build that
+    /// A log line this often during a pair's first pass and after a round (for a build that
     /// logs to a file: a large pair's first pass takes tens of minutes); None: phases only.
     pub report_every: Option<Duration>,
 }
@@ -284,6 +284,7 @@ fn build_pair(
     let mut decided_last: u64 = frontier.iter().map(SharedBits::count).sum();
     let (mut rounds, mut forwards) = (0, 0);
     let rounds_start = Instant::now();
+    let mut last_report = rounds_start;
     while decided_last > 0 {
         rounds += 1;
         let round_start = Instant::now();
@@ -298,7 +299,11 @@ fn build_pair(
         decided_last = next.iter().map(SharedBits::count).sum();
         undecided -= decided_last;
         frontier = next;
-        if options.report_every.is_some() {
+        // At most a line per `report_every` (the small pairs run dozens of rounds a second).
+        if let Some(every) = options.report_every
+            && last_report.elapsed() >= every
+        {
+            last_report = Instant::now();
             log(&format!(
                 "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
                 names.join(" + "),
