@@ -59,8 +59,9 @@ pub enum SessionCommand {
     /// disproof numbers and the first-level nodes under it, as last checkpointed.
     Moves(Id),
     /// Change how a paused, stopped or failed session is solved from its next resume: its
-    /// second-level bound, its leaves' first numbers, its tables. The trees it kept stay; the answer depends on neither
-    /// (tables give exact values, and the new ones must decide all the old ones did).
+    /// second-level bound, its leaves' first numbers, its tables. The trees it kept stay; the
+    /// answer depends on none of them (tables give exact values, and the new ones must decide
+    /// all the old ones did).
     Tune {
         /// The session's id (see `session list`).
         id: u64,
