@@ -79,12 +79,18 @@ impl ProgressLog {
     }
 }
 
-/// Resident memory of this process, in bytes (0 where /proc is missing).
+/// Resident memory of this process that is its own, in bytes: resident pages less the
+/// file-backed ones (statm's "shared"), so memory-mapped endgame tables, which are the page
+/// cache's and given back under pressure, are not counted (0 where /proc is missing).
 pub fn resident_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    let field = |i| statm.split_whitespace().nth(i)?.parse::<u64>().ok();
+    match (field(1), field(2)) {
+        (Some(resident), Some(shared)) => resident.saturating_sub(shared) * 4096,
+        _ => 0,
+    }
 }
 
 pub fn unix_now() -> f64 {
