@@ -299,25 +299,24 @@ fn build_pair(
         decided_last = next.iter().map(SharedBits::count).sum();
         undecided -= decided_last;
         frontier = next;
-        // At most a line per `report_every` (the small pairs run dozens of rounds a second).
-        if let Some(every) = options.report_every
-            && last_report.elapsed() >= every
-        {
-            last_report = Instant::now();
-            log(&format!(
+        let line = || {
+            format!(
                 "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
                 names.join(" + "),
                 if forward { "forward" } else { "backward" },
                 round_start.elapsed().as_secs_f64()
-            ));
+            )
+        };
+        // To a log, at most a line per `report_every` (the small pairs run dozens of rounds a
+        // second); on a terminal, over the last.
+        if let Some(every) = options.report_every
+            && last_report.elapsed() >= every
+        {
+            last_report = Instant::now();
+            log(&line());
         }
         if options.progress {
-            eprint!(
-                "\r{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s   ",
-                names.join(" + "),
-                if forward { "forward" } else { "backward" },
-                round_start.elapsed().as_secs_f64()
-            );
+            eprint!("\r{}   ", line());
         }
     }
     if options.progress {
