@@ -188,7 +188,7 @@ impl Config {
         }
         if let Some(s) = raw.init {
             let (span, s) = (s.span(), s.into_inner());
-            c.init = Init::from_name(&s).ok_or_else(|| {
+            c.init = s.parse::<Init>().map_err(|_| {
                 bad(
                     "init",
                     span,

@@ -372,3 +372,36 @@ fn the_census_accounts_for_every_node() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(v.get("census").is_none());
 }
+
+#[test]
+fn init_steers_the_search_in_memory_and_in_a_session() {
+    // In memory: both ways decide 3x7 (a White win), in different node counts.
+    let nodes = |init: &str| {
+        let v = json(&["solve", "3x7", "--no-store", "--init", init, "--json"]);
+        assert_eq!(
+            (&v["value"], &v["verified"]),
+            (&"white".into(), &true.into()),
+            "{v}"
+        );
+        v["nodes"].as_u64().unwrap()
+    };
+    assert_ne!(nodes("mobility"), nodes("material"));
+    // As a session: the flag, not the config's default, is what the session records.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let v = json(&[
+        "--data-dir",
+        d,
+        "solve",
+        "3x5",
+        "--init",
+        "mobility",
+        "--json",
+    ]);
+    assert_eq!(v["value"], "white", "{v}");
+    let s = json(&["--data-dir", d, "session", "status", "1", "--json"]);
+    assert_eq!(s["init"], "mobility", "{s}");
+    let o = run(&["solve", "3x5", "--no-store", "--init", "eval"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'eval' is not"), "{}", stderr(&o));
+}

@@ -69,8 +69,8 @@ pub enum SessionCommand {
         #[arg(long, value_name = "tree-size|N", required_unless_present_any = ["db", "init"])]
         second_level: Option<SecondLevel>,
         /// How new leaves get their first numbers from now on: "mobility" or "material".
-        #[arg(long, value_parser = ["mobility", "material"])]
-        init: Option<String>,
+        #[arg(long, value_name = "mobility|material")]
+        init: Option<Init>,
         /// Endgame tables to use from now on: whole for the board, with at least as many
         /// pieces as the session's (say, 8-piece tables once they are built).
         #[arg(long, value_name = "DIR")]
@@ -474,7 +474,6 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             db,
             out,
         } => {
-            let init = init.as_deref().and_then(Init::from_name);
             // The daemon runs elsewhere: it gets an absolute path.
             let db_dir = db
                 .map(|d| std::path::absolute(&d))

@@ -110,8 +110,8 @@ pub struct SolveArgs {
     pub second_level: Option<SecondLevel>,
     /// How a new leaf's first numbers are set: "mobility" (Allis) or "material" (mobility
     /// weighted by the material lead, after EF-PN). Default: init of the config.
-    #[arg(long, value_parser = ["mobility", "material"])]
-    pub init: Option<String>,
+    #[arg(long, value_name = "mobility|material")]
+    pub init: Option<Init>,
     /// Threads of a solve run as a session: 2 searches both questions at once (default:
     /// threads of the config). A run in memory asks one question at a time.
     #[arg(long, value_parser = crate::cli::threads)]
@@ -275,6 +275,10 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     if let Some(s) = args.second_level {
         config.second_level = s;
     }
+    // The session (its settings come from the config) and the search in memory alike.
+    if let Some(i) = args.init {
+        config.init = i;
+    }
     args.second_level = Some(config.second_level);
     let config = &config;
     let pos = target(args.target.as_deref())?;
@@ -318,12 +322,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     } else {
         None
     };
-    let init = args
-        .init
-        .as_deref()
-        .and_then(Init::from_name)
-        .unwrap_or(config.init);
-    let leaf = LeafEval::new(db.as_ref()).with_init(init);
+    let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
     let mut certificates: Vec<Made> = Vec::new();

@@ -45,13 +45,17 @@ impl Init {
             Init::Material => "material",
         }
     }
+}
 
-    pub fn from_name(name: &str) -> Option<Init> {
-        match name {
-            "mobility" => Some(Init::Mobility),
-            "material" => Some(Init::Material),
-            _ => None,
-        }
+impl std::str::FromStr for Init {
+    type Err = String;
+
+    /// "mobility" or "material" (the command line's and the config's words).
+    fn from_str(s: &str) -> Result<Init, String> {
+        [Init::Mobility, Init::Material]
+            .into_iter()
+            .find(|i| i.name() == s)
+            .ok_or_else(|| format!("'{s}' is not \"mobility\" or \"material\""))
     }
 }
 
