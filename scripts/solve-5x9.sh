@@ -113,9 +113,11 @@ for tag in paper:
                 lines = sum(1 for _ in fh) - 1
             cert = f"{lines} nodes, {os.path.getsize(path) / 1e6:.2f} MB"
         elif where == "start's tree" and every_move and os.path.exists(start_cert):
+            # Cut from the start's certificate (`fanorona cut`), in a second.
             cert = "in the start's"
+            todo.append((tag, f"cut-{attacker}"))
         elif res != "open":
-            todo.append((tag, where))
+            todo.append((tag, "1" if where == "start's tree" else where.split()[-1]))
         rows.append((tag, attacker, res, where, nodes, hours, cert))
     w, b = outcome["white"], outcome["black"]
     value = "white" if w == "proven" else "black" if b == "proven" else \
@@ -123,8 +125,8 @@ for tag in paper:
         "white at least draws" if b == "disproven" else "black at least draws" if w == "disproven" else "-"
     rows.append((tag, None, value, None, None, None, None))
 if mode == "todo":
-    for tag, where in dict.fromkeys(todo):
-        print(tag, "1" if where == "start's tree" else where.split()[-1])
+    for tag, source in dict.fromkeys(todo):
+        print(tag, source)
     sys.exit(0)
 print(f"{'position':<9} {'paper':<16} {'ours':<21} {'question':<12} {'answer':<10} {'decided in':<13} {'nodes':>15} {'hours':>6}  certificate")
 total = sum(s["nodes"] for s in sessions.values() if s["name"].startswith("5x9 "))
@@ -140,12 +142,20 @@ print(f"{total} nodes in the six sessions ({total / 130.8e9:.1%} of the paper's 
 PY
 }
 
-# Writes the certificate of every decided question that has none under $certs yet: from the
-# question's own session, or from the start's tree for a move of the start (through the
-# daemon, which holds the store; a large one takes long, see README).
+# Writes the certificate of every decided question that has none under $certs yet: cut from
+# the start's certificate when that one answers the move, else from the question's own
+# session, or from the start's tree for a move of the start (through the daemon, which holds
+# the store; a large one takes long, see README).
 certify() {
     mkdir -p "$certs"
     report todo | while read -r tag id; do
+        if [ "${id#cut-}" != "$id" ]; then
+            a=${id#cut-}
+            echo "== certificate of 5x9 $tag ($a wins?), cut from the start's"
+            f cut "$certs/5x9-start.$a-wins.cert.gz" --play "$tag" \
+                --out "$certs/5x9-$tag.$a-wins.cert.gz" || true
+            continue
+        fi
         echo "== certificate of 5x9 $tag (session $id)"
         if [ "$tag" != start ] && [ "$id" = 1 ]; then
             f session certificate 1 "$certs/5x9-$tag" --move "$tag" || true

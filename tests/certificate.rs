@@ -844,3 +844,86 @@ fn tables_named_but_absent_matter_only_at_a_table_leaf() {
     check(&named, Some(empty.path())).unwrap();
     check(&named, None).unwrap();
 }
+
+fn move_of(line: &str) -> &str {
+    line.split(' ').nth(1).unwrap()
+}
+
+#[test]
+fn a_certificate_cut_below_a_line_of_moves_is_that_positions_certificate() {
+    use fanorona::certificate::cut::{CutError, cut};
+    let dir = tempfile::tempdir().unwrap();
+    // A proof (White wins 3x7) and a
+    // disproof with repetitions (a drawn 3x5 position), cut at each node.
+    let start_3x7 = Position::initial("3x7".parse::<Board>().unwrap()).to_string();
+    let mut lines_cut = 0;
+    let mut copied = 0;
+    for (root, attacker, algo) in [
+        (start_3x7.as_str(), Color::White, "pn2-dfpn"),
+        (DRAWN_3X5, Color::White, "dfpn"),
+    ] {
+        let (text, proves) = certificate(root, attacker, algo, None);
+        let whole = dir.path().join("whole.cert");
+        std::fs::write(&whole, &text).unwrap();
+        let ls: Vec<String> = text.lines().skip(1).map(str::to_string).collect();
+        // Every node four moves deep or less (leaves too: a shared or repetition leaf
+        // stands for its node's subtree), as its line of moves.
+        let mut paths: Vec<Vec<usize>> = Vec::new();
+        let mut above: Vec<usize> = Vec::new();
+        for (i, l) in ls.iter().enumerate().skip(1) {
+            let d = depth(l);
+            above.truncate(d - 1);
+            above.push(i);
+            if d <= 4 {
+                paths.push(above.clone());
+            }
+        }
+        assert!(paths.len() > 5, "{root}: {} paths", paths.len());
+        for path in paths {
+            let moves: Vec<String> = path.iter().map(|&i| move_of(&ls[i]).to_string()).collect();
+            let out = dir.path().join("cut.cert.gz");
+            let mut pos: Position = root.parse().unwrap();
+            for m in &moves {
+                pos = fanorona::moves::Move::parse(&pos, m).unwrap().apply(&pos);
+            }
+            match cut(&whole, &moves, &out) {
+                Ok(done) => {
+                    let report = fanorona::certificate::verify_file(
+                        &out,
+                        None,
+                        |_| {},
+                        &mut |_| {},
+                        &mut |_, _| {},
+                    )
+                    .unwrap_or_else(|e| panic!("{root} after {moves:?}: {e}"));
+                    assert_eq!(report.position, pos.to_string());
+                    assert_eq!(done.position, pos.to_string());
+                    assert_eq!(report.claim, if proves { "proven" } else { "disproven" });
+                    assert_eq!(report.nodes, done.nodes);
+                    lines_cut += 1;
+                    copied += done.copied;
+                }
+                Err(e) => panic!("{root} after {moves:?}: {e}"),
+            }
+        }
+    }
+    assert!(lines_cut > 10, "{lines_cut} cuts");
+    assert!(copied > 0, "no shared subtree from outside was copied in");
+    // A move the certificate does not follow names the ones it does.
+    let (text, _) = certificate(&start_3x7, Color::White, "pn2-dfpn", None);
+    let whole = dir.path().join("whole.cert");
+    std::fs::write(&whole, &text).unwrap();
+    let first = move_of(text.lines().nth(2).unwrap()).to_string();
+    let root: Position = start_3x7.parse().unwrap();
+    let other = fanorona::moves::legal_moves(&root)
+        .iter()
+        .map(|m| m.notation(root.board()))
+        .find(|m| *m != first)
+        .unwrap();
+    let out = dir.path().join("none.cert");
+    match cut(&whole, &[other], &out) {
+        Err(CutError::NoSuchNode(why)) => assert!(why.contains(&first), "{why}"),
+        r => panic!("{r:?}"),
+    }
+    assert!(!out.exists());
+}

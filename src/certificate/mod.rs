@@ -5,6 +5,7 @@
 //! code with the searches (only the rules and the table probe).
 
 pub mod check;
+pub mod cut;
 pub mod format;
 pub mod stitch;
 pub mod write;

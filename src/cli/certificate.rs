@@ -356,6 +356,70 @@ pub fn stitch_cmd(
     }
 }
 
+/// `fanorona cut CERT --play MOVES --out FILE`: the certificate of the position after MOVES,
+/// cut from CERT, written and checked.
+pub fn cut_cmd(
+    cert: &Path,
+    play: &[String],
+    out: &Path,
+    db: Option<PathBuf>,
+    json: bool,
+    config: &Config,
+) -> CliResult {
+    use fanorona::certificate::cut::{self, CutError};
+    crate::cli::output::check_output("--out", out)?;
+    let moves: Vec<String> = play
+        .iter()
+        .flat_map(|p| p.split_whitespace())
+        .map(str::to_string)
+        .collect();
+    let done = cut::cut(cert, &moves, out).map_err(|e| match e {
+        CutError::Io { .. } if !cert.is_file() => Failure::input(anyhow!(e)),
+        CutError::Io { .. } => Failure::other(anyhow!(e)),
+        e => Failure::input(anyhow!(e)),
+    })?;
+    let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
+    let check = certificate::verify_file(
+        out,
+        Some(certificate::Tables::Dir(&db_dir)),
+        |_| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    if json {
+        out!(
+            "{}",
+            json!({"certificate": out.display().to_string(), "position": done.position,
+                   "nodes": done.nodes, "copied_subtrees": done.copied, "bytes": done.bytes,
+                   "open_leaves": done.open, "verified": check.is_ok(),
+                   "verify_error": check.as_ref().err().map(|e| e.to_string())})
+        );
+    } else {
+        let verdict = match &check {
+            Ok(r) if r.open_leaves == 0 => {
+                format!("verified in {:.2} s: \"{}\" {}", r.seconds, r.goal, r.claim)
+            }
+            Ok(r) => format!(
+                "PARTIAL: {} open leaves, the rest verified in {:.2} s",
+                r.open_leaves, r.seconds
+            ),
+            Err(e) => format!("FAILED verification: {e}"),
+        };
+        out!(
+            "{}: {} nodes ({} shared subtrees copied in), {}; {verdict}",
+            out.display(),
+            done.nodes,
+            done.copied,
+            human_bytes(done.bytes)
+        );
+    }
+    match check {
+        Err(_) => Err(Failure::Reported(1)),
+        Ok(r) if r.open_leaves > 0 => Err(Failure::Reported(4)),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Solves each of `leaves` on its own (PN² with df-pn at the second level, as a session
 /// searches, from its position within `solve.nodes`), on `solve.threads` threads, and writes
 /// the certificate of each decided as `header` claims. Plain df-pn was tried first: on the

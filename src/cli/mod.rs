@@ -181,6 +181,25 @@ pub enum Command {
         #[command(flatten)]
         json: JsonFlag,
     },
+    /// Write the certificate of a position inside another: the subtree after MOVES from its
+    /// root, with the shared subtrees it names from outside copied in; then check it. (The
+    /// 5x9 start's "White wins?" disproof, cut at a first move, is that move's.)
+    Cut {
+        /// The certificate to cut (gzip when its name ends in .gz).
+        certificate: PathBuf,
+        /// The moves from its root to the new root, in the paper's notation, separated by
+        /// spaces.
+        #[arg(long, value_name = "MOVES", required = true)]
+        play: Vec<String>,
+        /// The certificate to write (gzip when its name ends in .gz).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The endgame tables for the check (default: db_dir of the config).
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
@@ -372,6 +391,7 @@ impl Command {
             Command::Db { .. }
             | Command::Verify { .. }
             | Command::Stitch { .. }
+            | Command::Cut { .. }
             | Command::Stats(_) => (true, false),
             _ => (true, true),
         }
@@ -388,6 +408,7 @@ impl Command {
             Command::Stats(_) => "stats",
             Command::Verify { .. } => "verify",
             Command::Stitch { .. } => "stitch",
+            Command::Cut { .. } => "cut",
             Command::Daemon => "daemon",
             Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
@@ -455,6 +476,13 @@ pub fn run(cli: Cli) -> CliResult {
             };
             certificate::stitch_cmd(&paths, db, solve, json.json, &config)
         }
+        Command::Cut {
+            certificate,
+            play,
+            out,
+            db,
+            json,
+        } => certificate::cut_cmd(&certificate, &play, &out, db, json.json, &config()?),
         Command::Daemon => session::daemon(config()?),
         Command::Serve {
             bind,

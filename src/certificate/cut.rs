@@ -1,0 +1,355 @@
+//! Cutting: the certificate of a position inside another, the subtree below a line of moves
+//! written as a certificate of its own (the 5x9 start's "White wins?" disproof answers every
+//! first move of White; cut at one, it is that move's certificate).
+//!
+//! A transform of the text, with the rules only to follow positions: the subtree's lines are
+//! copied one level shallower per depth of the cut, renumbered. Where a shared leaf `s K`
+//! names a node outside the subtree, or a repetition leaf `r K` a position that is not on
+//! its new path (node K above the cut, or the leaf itself inside a subtree copied in), K's
+//! whole subtree is copied in its place: K's strategy goes on from that position, whichever
+//! way it was reached. A later leaf naming K names the copy; one back to a position of its
+//! new path becomes a repetition leaf. Nothing here judges the result: the checker does, on
+//! the written file.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use thiserror::Error;
+
+use crate::certificate::format::{self, Header, NodeLine, Tag};
+use crate::moves::Move;
+use crate::position::Position;
+
+#[derive(Debug, Error)]
+pub enum CutError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: line {line}: {reason}")]
+    Bad {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    /// The moves do not lead to a node of the certificate.
+    #[error("{0}")]
+    NoSuchNode(String),
+}
+
+/// What a cut wrote.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cut {
+    /// The new root, in the position text.
+    pub position: String,
+    /// Node lines written.
+    pub nodes: u64,
+    /// Shared subtrees from outside the cut copied in.
+    pub copied: u64,
+    /// Open leaves among the written lines (a cut of a partial certificate).
+    pub open: u64,
+    /// Bytes of the result (compressed, for `.gz`).
+    pub bytes: u64,
+}
+
+/// A certificate's node lines, held in memory (the 5x9 start's largest, 2.3 million lines,
+/// takes about 60 MB): depth, move and tag of each, and where each subtree ends.
+struct Tree {
+    depth: Vec<u32>,
+    /// The moves' text, one after another; `mv_end[i]` ends node i's.
+    moves: String,
+    mv_end: Vec<usize>,
+    tag: Vec<Tag>,
+    /// One past the last node of each node's subtree.
+    end: Vec<u64>,
+}
+
+impl Tree {
+    fn mv(&self, i: u64) -> &str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.mv_end[i - 1] };
+        &self.moves[start..self.mv_end[i]]
+    }
+
+    fn read(path: &Path) -> Result<(Header, Tree), CutError> {
+        let io_err = |source| CutError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let bad = |line: u64, reason: String| CutError::Bad {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let mut input = format::open(path, |_| {}).map_err(io_err)?;
+        let mut text = String::new();
+        input.read_line(&mut text).map_err(io_err)?;
+        let header: Header = serde_json::from_str(text.trim_end())
+            .map_err(|e| bad(1, format!("not a certificate header: {e}")))?;
+        let mut tree = Tree {
+            depth: Vec::new(),
+            moves: String::new(),
+            mv_end: Vec::new(),
+            tag: Vec::new(),
+            end: Vec::new(),
+        };
+        // Open subtrees, innermost last: a node's subtree ends at the first later line that
+        // is not deeper.
+        let mut open: Vec<u64> = Vec::new();
+        loop {
+            text.clear();
+            if input.read_line(&mut text).map_err(io_err)? == 0 {
+                break;
+            }
+            let i = tree.depth.len() as u64;
+            let line = i + 2;
+            let body = text
+                .strip_suffix('\n')
+                .ok_or_else(|| bad(line, "the file ends in the middle of this line".into()))?;
+            let NodeLine { depth, mv, tag } =
+                format::parse_node(body).map_err(|reason| bad(line, reason))?;
+            while let Some(&k) = open.last() {
+                if tree.depth[k as usize] < depth {
+                    break;
+                }
+                tree.end[k as usize] = i;
+                open.pop();
+            }
+            let expected = open.last().map_or(0, |&k| tree.depth[k as usize] + 1);
+            if depth != expected {
+                return Err(bad(line, format!("depth {depth}, {expected} expected")));
+            }
+            tree.depth.push(depth);
+            tree.moves.push_str(mv);
+            tree.mv_end.push(tree.moves.len());
+            tree.tag.push(tag);
+            tree.end.push(i + 1);
+            open.push(i);
+        }
+        let n = tree.depth.len() as u64;
+        for k in open {
+            tree.end[k as usize] = n;
+        }
+        if n == 0 {
+            return Err(bad(2, "no node lines after the header".into()));
+        }
+        Ok((header, tree))
+    }
+
+    /// The child of `node` reached by the move written `mv`.
+    fn child(&self, node: u64, mv: &str) -> Option<u64> {
+        let mut c = node + 1;
+        while c < self.end[node as usize] {
+            if self.mv(c) == mv {
+                return Some(c);
+            }
+            c = self.end[c as usize];
+        }
+        None
+    }
+
+    fn children(&self, node: u64) -> Vec<&str> {
+        let mut found = Vec::new();
+        let mut c = node + 1;
+        while c < self.end[node as usize] {
+            found.push(self.mv(c));
+            c = self.end[c as usize];
+        }
+        found
+    }
+}
+
+/// A run of old lines being copied: from `next` up to `end`, each `shift` levels deeper
+/// (negative: shallower) than it was; the first line takes the move `first_mv`.
+struct Run {
+    next: u64,
+    end: u64,
+    shift: i64,
+    first: u64,
+    first_mv: String,
+}
+
+/// Writes to `out` (gzip for `.gz`, renamed into place once whole) the certificate of the
+/// position after `moves` (in the paper's notation, from the root of `cert`): the subtree
+/// there, with the same goal and claim.
+pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
+    let (header, tree) = Tree::read(cert)?;
+    let mut pos = Position::from_str(&header.position).map_err(|e| CutError::Bad {
+        path: cert.to_path_buf(),
+        line: 1,
+        reason: format!("root position: {e}"),
+    })?;
+    let mut node = 0u64;
+    for (i, text) in moves.iter().enumerate() {
+        let m = Move::parse(&pos, text)
+            .map_err(|e| CutError::NoSuchNode(format!("move {} '{text}' in {pos}: {e}", i + 1)))?;
+        let written = m.notation(pos.board());
+        node = match tree.tag[node as usize] {
+            Tag::Shared(k) | Tag::Repetition(k) => k,
+            _ => node,
+        };
+        node = tree.child(node, &written).ok_or_else(|| {
+            let there = tree.children(node);
+            CutError::NoSuchNode(format!(
+                "the certificate does not follow {written} after {}: {}",
+                if i == 0 {
+                    "its root".to_string()
+                } else {
+                    moves[..i].join(" ")
+                },
+                if there.is_empty() {
+                    format!("that is a leaf ({})", tree.tag[node as usize])
+                } else {
+                    format!("it has {}", there.join(", "))
+                }
+            ))
+        })?;
+        pos = m.apply(&pos);
+    }
+    // A shared or repetition leaf stands for node K's subtree (the same position).
+    let start = match tree.tag[node as usize] {
+        Tag::Shared(k) | Tag::Repetition(k) => k,
+        _ => node,
+    };
+
+    let disproof = header.claim == "disproven";
+    let mut body: Vec<u8> = Vec::new();
+    let mut made = Cut {
+        position: pos.to_string(),
+        ..Cut::default()
+    };
+    // Old node to the number of its first copy (always a finished subtree when a later
+    // `s K` names it: a shared leaf names a node whose subtree ended before it).
+    let mut copy_of: HashMap<u64, u64> = HashMap::new();
+    // The new path: the position and new number of each ancestor of the line being written
+    // (a repetition leaf is renumbered to the ancestor with its position).
+    let mut path: Vec<(Position, u64)> = Vec::new();
+    let mut runs = vec![Run {
+        next: start,
+        end: tree.end[start as usize],
+        shift: -i64::from(tree.depth[start as usize]),
+        first: start,
+        first_mv: "-".to_string(),
+    }];
+    while let Some(run) = runs.last_mut() {
+        if run.next == run.end {
+            runs.pop();
+            continue;
+        }
+        let i = run.next;
+        run.next += 1;
+        let depth = (i64::from(tree.depth[i as usize]) + run.shift) as u32;
+        let mv = if i == run.first {
+            run.first_mv.clone()
+        } else {
+            tree.mv(i).to_string()
+        };
+        let tag = match tree.tag[i as usize] {
+            Tag::Shared(k) | Tag::Repetition(k) => {
+                let here = position_at(&path, depth, &mv, &pos, i)?;
+                let on_path = path[..depth as usize]
+                    .iter()
+                    .rev()
+                    .find(|(p, _)| *p == here);
+                match (on_path, copy_of.get(&k)) {
+                    // Back to a position of the new path: a repetition (in a disproof; a
+                    // proof's shared leaves never come back to their path).
+                    (Some(&(_, new)), _) if disproof => Tag::Repetition(new),
+                    // Off the path, every copy is finished.
+                    (_, Some(&new)) => Tag::Shared(new),
+                    // Node K's position reached another way (K outside the cut, or a
+                    // repetition of a position not on the new path): K's strategy goes on
+                    // from here, so its subtree is copied in.
+                    _ => {
+                        made.copied += 1;
+                        runs.push(Run {
+                            next: k,
+                            end: tree.end[k as usize],
+                            shift: i64::from(depth) - i64::from(tree.depth[k as usize]),
+                            first: k,
+                            first_mv: mv,
+                        });
+                        continue;
+                    }
+                }
+            }
+            Tag::Open => {
+                made.open += 1;
+                Tag::Open
+            }
+            t => t,
+        };
+        if tag == Tag::Inner {
+            let here = position_at(&path, depth, &mv, &pos, i)?;
+            path.truncate(depth as usize);
+            path.push((here, made.nodes));
+        }
+        copy_of.entry(i).or_insert(made.nodes);
+        writeln!(body, "{depth} {mv} {tag}").expect("writing to memory");
+        made.nodes += 1;
+    }
+
+    let mut header = header;
+    let root = std::mem::replace(&mut header.position, made.position.clone());
+    header.partial = made.open > 0;
+    header.extra = serde_json::Map::new();
+    header.extra.insert(
+        "cut".to_string(),
+        serde_json::json!({
+            "from": cert.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "root": root,
+            "moves": moves,
+        }),
+    );
+    header.extra.insert(
+        "program".to_string(),
+        serde_json::json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
+    );
+    let io_out = |source| CutError::Io {
+        path: out.to_path_buf(),
+        source,
+    };
+    let mut file = format::Output::create(out).map_err(io_out)?;
+    let written = (|| -> io::Result<()> {
+        let w = file.writer();
+        let json = serde_json::to_string(&header).map_err(io::Error::other)?;
+        writeln!(w, "{json}")?;
+        w.write_all(&body)
+    })();
+    match written {
+        Ok(()) => {
+            made.bytes = file.finish().map_err(io_out)?;
+            Ok(made)
+        }
+        Err(e) => {
+            file.abandon();
+            Err(io_out(e))
+        }
+    }
+}
+
+/// The position of a line at `depth` whose move is `mv`, below the new path (`root` at depth
+/// 0); `i` is its old node number, for the message.
+fn position_at(
+    path: &[(Position, u64)],
+    depth: u32,
+    mv: &str,
+    root: &Position,
+    i: u64,
+) -> Result<Position, CutError> {
+    if depth == 0 {
+        return Ok(*root);
+    }
+    let parent = &path[depth as usize - 1].0;
+    let m = Move::parse(parent, mv).map_err(|e| {
+        CutError::NoSuchNode(format!(
+            "node {i} (line {}): move {mv} in {parent}: {e}",
+            i + 2
+        ))
+    })?;
+    Ok(m.apply(parent))
+}
