@@ -113,11 +113,10 @@ for tag in paper:
                 lines = sum(1 for _ in fh) - 1
             cert = f"{lines} nodes, {os.path.getsize(path) / 1e6:.2f} MB"
         elif where == "start's tree" and every_move and os.path.exists(start_cert):
-            # Cut from the start's certificate (`fanorona cut`), in a second.
             cert = "in the start's"
-            todo.append((tag, f"cut-{attacker}"))
+            todo.append((tag, "1", attacker))
         elif res != "open":
-            todo.append((tag, "1" if where == "start's tree" else where.split()[-1]))
+            todo.append((tag, "1" if where == "start's tree" else where.split()[-1], attacker))
         rows.append((tag, attacker, res, where, nodes, hours, cert))
     w, b = outcome["white"], outcome["black"]
     value = "white" if w == "proven" else "black" if b == "proven" else \
@@ -125,8 +124,8 @@ for tag in paper:
         "white at least draws" if b == "disproven" else "black at least draws" if w == "disproven" else "-"
     rows.append((tag, None, value, None, None, None, None))
 if mode == "todo":
-    for tag, source in dict.fromkeys(todo):
-        print(tag, source)
+    for tag, source, attacker in dict.fromkeys(todo):
+        print(tag, source, attacker)
     sys.exit(0)
 print(f"{'position':<9} {'paper':<16} {'ours':<21} {'question':<12} {'answer':<10} {'decided in':<13} {'nodes':>15} {'hours':>6}  certificate")
 total = sum(s["nodes"] for s in sessions.values() if s["name"].startswith("5x9 "))
@@ -143,17 +142,17 @@ PY
 }
 
 # Writes the certificate of every decided question that has none under $certs yet: cut from
-# the start's certificate when that one answers the move, else from the question's own
-# session, or from the start's tree for a move of the start (through the daemon, which holds
-# the store; a large one takes long, see README).
+# the start's certificate of that question when it answers the move (`fanorona cut`, in a
+# second: a disproof of "White wins?" answers every first move, a disproof of "Black wins?"
+# the one White chose), else from the question's own session, or from the start's tree for a
+# move of the start (through the daemon, which holds the store; re-solving what a session took
+# from the rote store can take hours, see README).
 certify() {
     mkdir -p "$certs"
-    report todo | while read -r tag id; do
-        if [ "${id#cut-}" != "$id" ]; then
-            a=${id#cut-}
-            echo "== certificate of 5x9 $tag ($a wins?), cut from the start's"
-            f cut "$certs/5x9-start.$a-wins.cert.gz" --play "$tag" \
-                --out "$certs/5x9-$tag.$a-wins.cert.gz" || true
+    report todo | while read -r tag id attacker; do
+        from="$certs/5x9-start.$attacker-wins.cert.gz"
+        if [ "$tag" != start ] && [ -e "$from" ] && f cut "$from" --play "$tag" \
+            --out "$certs/5x9-$tag.$attacker-wins.cert.gz" 2> /dev/null; then
             continue
         fi
         echo "== certificate of 5x9 $tag (session $id)"

@@ -212,6 +212,10 @@ impl<'a> DfPn<'a> {
         let or = self.is_or(&key.pos);
         f.numbers.clear();
         let created_before = self.stats.nodes;
+        // Ask for every child's bucket first: their cache misses then overlap.
+        for (k, _) in f.children.iter().filter(|(_, r)| !r) {
+            self.table.prefetch(k);
+        }
         for &(k, r) in &f.children {
             let e = self.lookup(&k, r);
             f.numbers.push(e);
@@ -378,12 +382,12 @@ impl<'a> DfPn<'a> {
         numbers
     }
 
-    /// Bytes the table takes (entries and about as much again of hash-map overhead).
+    /// Bytes the table takes.
     pub fn bytes(&self) -> u64 {
         self.table.bytes()
     }
 
-    /// Times the full table dropped its cheapest entries, and the entries dropped.
+    /// Entries the full table gave up for others (twice: replacements, and entries dropped).
     pub fn table_collections(&self) -> (u64, u64) {
         (self.table.collections, self.table.dropped)
     }

@@ -5,23 +5,47 @@
 //! smallest counts go, about half of them, so the proofs and disproofs that cost the most to
 //! find stay however long the search runs. (Dropping everything, or refusing new entries,
 //! makes a long search re-find the same subtrees over and over.)
+//!
+//! Why not a hash map: a long second-level search spent most of its time waiting for memory,
+//! one miss for the map's control bytes and one for the entry. Here an entry is one cache
+//! line holding its key, found by linear probing from its home slot (the table at most three
+//! quarters full, so a probe is short), and `prefetch` starts loading a key's home so that a
+//! node asks for all its children's at once before it reads them. Which entries are kept is
+//! exactly what a map with the same bound kept: every new entry goes in, and a full table
+//! drops its cheapest half.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash};
 
 use crate::search::rote::WordHasher;
 
-/// An entry: the numbers a search left and the nodes its searches created below it.
+/// Slots of a new table (it doubles from here as it fills).
+const FIRST_SLOTS: usize = 1024;
+
+/// An entry: the key, the numbers a search left, and the nodes its searches created below it.
 #[derive(Clone, Copy, Debug)]
-struct Slot<V> {
+struct Entry<K, V> {
+    key: K,
     value: V,
     work: u64,
 }
 
+/// One cache line: an entry or nothing.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct Slot<K, V>(Option<Entry<K, V>>);
+
+/// Slots for `entries` at most three quarters full: a power of two.
+fn slots_for(entries: usize) -> usize {
+    (entries + entries / 3 + 1).next_power_of_two()
+}
+
 /// A map from keys to values of at most `capacity` entries, the cheapest dropped when full.
 pub struct Table<K, V> {
-    map: HashMap<K, Slot<V>, BuildHasherDefault<WordHasher>>,
+    slots: Vec<Slot<K, V>>,
+    /// Entries held.
+    len: usize,
     capacity: usize,
+    hasher: BuildHasherDefault<WordHasher>,
     /// Collections so far, and the entries they dropped (for reports and tests).
     pub collections: u64,
     pub dropped: u64,
@@ -30,51 +54,143 @@ pub struct Table<K, V> {
 impl<K: Hash + Eq + Copy, V: Copy> Table<K, V> {
     /// An empty table that will hold at most `capacity` entries (at least 2).
     pub fn new(capacity: usize) -> Table<K, V> {
+        let capacity = capacity.max(2);
         Table {
-            map: HashMap::default(),
-            capacity: capacity.max(2),
+            slots: vec![Slot(None); FIRST_SLOTS.min(slots_for(capacity))],
+            len: 0,
+            capacity,
+            hasher: BuildHasherDefault::default(),
             collections: 0,
             dropped: 0,
         }
     }
 
+    /// `key`'s home slot (the hash's high bits, the best mixed).
+    fn home(&self, key: &K) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (self.hasher.hash_one(key) >> (64 - bits)) as usize
+    }
+
+    /// The slot holding `key`, or else the empty slot where it would go.
+    fn find(&self, key: &K) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            match &self.slots[i].0 {
+                None => return Err(i),
+                Some(e) if e.key == *key => return Ok(i),
+                Some(_) => i = (i + 1) & mask,
+            }
+        }
+    }
+
     pub fn get(&self, key: &K) -> Option<V> {
-        self.map.get(key).map(|s| s.value)
+        let i = self.find(key).ok()?;
+        self.slots[i].0.map(|e| e.value)
+    }
+
+    /// Starts loading `key`'s home slot and the next into the cache (a hint: nothing else
+    /// changes).
+    pub fn prefetch(&self, key: &K) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let i = self.home(key);
+            for s in &self.slots[i..(i + 2).min(self.slots.len())] {
+                let line = (s as *const Slot<K, V>).cast::<i8>();
+                // A prefetch reads nothing and cannot fault; the address is a slot's.
+                #[allow(unsafe_code)]
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(line)
+                };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.len()
+        assert_eq!(
+            self.len,
+            self.slots.iter().filter(|s| s.0.is_some()).count()
+        );
+        self.len
     }
 
-    /// Bytes the entries take, with about as much again of hash-map overhead.
+    /// Bytes the slots take.
     pub fn bytes(&self) -> u64 {
-        (self.map.capacity() * 2 * std::mem::size_of::<(K, Slot<V>)>()) as u64
+        (self.slots.len() * std::mem::size_of::<Slot<K, V>>()) as u64
     }
 
     /// Sets `key` to `value`, adding `work` to the nodes counted below it; a full table
     /// first drops its cheapest entries.
     pub fn store(&mut self, key: K, value: V, work: u64) {
-        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
+        if let Ok(i) = self.find(&key) {
+            if let Some(e) = &mut self.slots[i].0 {
+                e.value = value;
+                e.work = e.work.saturating_add(work);
+            }
+            return;
+        }
+        if self.len >= self.capacity {
             self.collect();
         }
-        self.map
-            .entry(key)
-            .and_modify(|s| {
-                s.value = value;
-                s.work = s.work.saturating_add(work);
-            })
-            .or_insert(Slot { value, work });
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        self.insert(Entry { key, value, work });
+    }
+
+    /// Puts a key the table does not hold in the first empty slot from its home.
+    fn insert(&mut self, e: Entry<K, V>) {
+        let (Ok(i) | Err(i)) = self.find(&e.key);
+        self.slots[i].0 = Some(e);
+        self.len += 1;
+    }
+
+    /// The entries again, in twice the slots.
+    fn grow(&mut self) {
+        let doubled = vec![Slot(None); self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        self.len = 0;
+        for e in old.into_iter().flat_map(|s| s.0) {
+            self.insert(e);
+        }
+    }
+
+    /// Drops, in place, the entries with a class of work below `from`. Each entry left is
+    /// then put again where a search from its home finds it: taken out and inserted, in slot
+    /// order from an empty slot on, so it lands at or before where it was, near its home
+    /// (one pass through memory in order, not a miss per entry).
+    fn drop_below(&mut self, from: usize) {
+        for s in &mut self.slots {
+            if s.0.is_some_and(|e| class(e.work) < from) {
+                s.0 = None;
+                self.len -= 1;
+                self.dropped += 1;
+            }
+        }
+        let n = self.slots.len();
+        let Some(empty) = self.slots.iter().position(|s| s.0.is_none()) else {
+            return;
+        };
+        for k in 1..=n {
+            let j = (empty + k) % n;
+            if let Some(e) = self.slots[j].0.take() {
+                self.len -= 1;
+                self.insert(e);
+            }
+        }
     }
 
     /// Drops the entries with the smallest work until at most half the capacity is left:
     /// whole classes of work by powers of two (cheap to find, and no entry is kept over one
     /// that cost more).
     pub fn collect(&mut self) {
-        let class = |w: u64| 64 - w.leading_zeros() as usize;
         let mut counts = [0usize; 65];
-        for s in self.map.values() {
-            counts[class(s.work)] += 1;
+        for e in self.slots.iter().flat_map(|s| s.0.as_ref()) {
+            counts[class(e.work)] += 1;
         }
         // The smallest class from which on the entries fit in half the table.
         let keep = self.capacity / 2;
@@ -84,11 +200,14 @@ impl<K: Hash + Eq + Copy, V: Copy> Table<K, V> {
             from -= 1;
             kept += counts[from];
         }
-        let before = self.map.len();
-        self.map.retain(|_, s| class(s.work) >= from);
+        self.drop_below(from);
         self.collections += 1;
-        self.dropped += (before - self.map.len()) as u64;
     }
+}
+
+/// An entry's class of work: its bit length.
+fn class(w: u64) -> usize {
+    64 - w.leading_zeros() as usize
 }
 
 #[cfg(test)]
