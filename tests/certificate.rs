@@ -922,7 +922,7 @@ fn a_certificate_cut_below_a_line_of_moves_is_that_positions_certificate() {
         .unwrap();
     let out = dir.path().join("none.cert");
     match cut(&whole, &[other], &out) {
-        Err(CutError::NoSuchNode(why)) => assert!(why.contains(&first), "{why}"),
+        Err(CutError::Mismatch { reason, .. }) => assert!(reason.contains(&first), "{reason}"),
         r => panic!("{r:?}"),
     }
     assert!(!out.exists());

@@ -13,33 +13,17 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
-use thiserror::Error;
-
 use crate::certificate::format::{self, Header, NodeLine, Tag};
+use crate::certificate::stitch::StitchError;
 use crate::moves::Move;
 use crate::position::Position;
 
-#[derive(Debug, Error)]
-pub enum CutError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{path}: line {line}: {reason}")]
-    Bad {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
-    /// The moves do not lead to a node of the certificate.
-    #[error("{0}")]
-    NoSuchNode(String),
-}
+/// A cut fails as a stitch does: a file that cannot be read or written, a line that is not
+/// one, or (`Mismatch`) moves that do not lead to a node of the certificate.
+pub type CutError = StitchError;
 
 /// What a cut wrote.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -185,8 +169,10 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
     })?;
     let mut node = 0u64;
     for (i, text) in moves.iter().enumerate() {
-        let m = Move::parse(&pos, text)
-            .map_err(|e| CutError::NoSuchNode(format!("move {} '{text}' in {pos}: {e}", i + 1)))?;
+        let m = Move::parse(&pos, text).map_err(|e| CutError::Mismatch {
+            path: cert.to_path_buf(),
+            reason: format!("move {} '{text}' in {pos}: {e}", i + 1),
+        })?;
         let written = m.notation(pos.board());
         node = match tree.tag[node as usize] {
             Tag::Shared(k) | Tag::Repetition(k) => k,
@@ -194,19 +180,22 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
         };
         node = tree.child(node, &written).ok_or_else(|| {
             let there = tree.children(node);
-            CutError::NoSuchNode(format!(
-                "the certificate does not follow {written} after {}: {}",
-                if i == 0 {
-                    "its root".to_string()
-                } else {
-                    moves[..i].join(" ")
-                },
-                if there.is_empty() {
-                    format!("that is a leaf ({})", tree.tag[node as usize])
-                } else {
-                    format!("it has {}", there.join(", "))
-                }
-            ))
+            CutError::Mismatch {
+                path: cert.to_path_buf(),
+                reason: format!(
+                    "the certificate does not follow {written} after {}: {}",
+                    if i == 0 {
+                        "its root".to_string()
+                    } else {
+                        moves[..i].join(" ")
+                    },
+                    if there.is_empty() {
+                        format!("that is a leaf ({})", tree.tag[node as usize])
+                    } else {
+                        format!("it has {}", there.join(", "))
+                    }
+                ),
+            }
         })?;
         pos = m.apply(&pos);
     }
@@ -250,7 +239,7 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
         };
         let tag = match tree.tag[i as usize] {
             Tag::Shared(k) | Tag::Repetition(k) => {
-                let here = position_at(&path, depth, &mv, &pos, i)?;
+                let here = position_at(cert, &path, depth, &mv, &pos, i)?;
                 let on_path = path[..depth as usize]
                     .iter()
                     .rev()
@@ -284,7 +273,7 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
             t => t,
         };
         if tag == Tag::Inner {
-            let here = position_at(&path, depth, &mv, &pos, i)?;
+            let here = position_at(cert, &path, depth, &mv, &pos, i)?;
             path.truncate(depth as usize);
             path.push((here, made.nodes));
         }
@@ -335,6 +324,7 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
 /// The position of a line at `depth` whose move is `mv`, below the new path (`root` at depth
 /// 0); `i` is its old node number, for the message.
 fn position_at(
+    cert: &Path,
     path: &[(Position, u64)],
     depth: u32,
     mv: &str,
@@ -345,11 +335,10 @@ fn position_at(
         return Ok(*root);
     }
     let parent = &path[depth as usize - 1].0;
-    let m = Move::parse(parent, mv).map_err(|e| {
-        CutError::NoSuchNode(format!(
-            "node {i} (line {}): move {mv} in {parent}: {e}",
-            i + 2
-        ))
+    let m = Move::parse(parent, mv).map_err(|e| CutError::Bad {
+        path: cert.to_path_buf(),
+        line: i + 2,
+        reason: format!("move {mv} in {parent}: {e}"),
     })?;
     Ok(m.apply(parent))
 }

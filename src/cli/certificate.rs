@@ -224,6 +224,20 @@ pub fn verify_cmd(
     }
 }
 
+/// The checker's report on the certificate in `path`, its table leaves read from `db_dir`.
+fn verify_against(
+    path: &Path,
+    db_dir: &Path,
+) -> Result<certificate::Report, certificate::VerifyError> {
+    certificate::verify_file(
+        path,
+        Some(certificate::Tables::Dir(db_dir)),
+        |_| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    )
+}
+
 /// `stitch`'s files.
 pub struct StitchPaths<'a> {
     pub partial: &'a Path,
@@ -316,13 +330,7 @@ pub fn stitch_cmd(
         std::fs::write(&list_out, lines)
             .map_err(|e| Failure::other(anyhow!("{}: {e}", list_out.display())))?;
     }
-    let check = certificate::verify_file(
-        out,
-        Some(certificate::Tables::Dir(&db_dir)),
-        |_| {},
-        &mut |_| {},
-        &mut |_, _| {},
-    );
+    let check = verify_against(out, &db_dir);
     let size = human_bytes(done.bytes);
     let verdict = match &check {
         Ok(r) if r.open_leaves == 0 => format!("verified in {:.2} s", r.seconds),
@@ -379,13 +387,7 @@ pub fn cut_cmd(
         e => Failure::input(anyhow!(e)),
     })?;
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
-    let check = certificate::verify_file(
-        out,
-        Some(certificate::Tables::Dir(&db_dir)),
-        |_| {},
-        &mut |_| {},
-        &mut |_, _| {},
-    );
+    let check = verify_against(out, &db_dir);
     if json {
         out!(
             "{}",
