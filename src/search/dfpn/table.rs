@@ -253,6 +253,31 @@ mod tests {
     }
 
     #[test]
+    fn every_entry_kept_is_found_after_collections_and_growth() {
+        // 1535 entries fill 2048 slots three quarters: long runs to repair after a collection.
+        let mut t: Table<u64, u64> = Table::new(1535);
+        let mut checked = 0;
+        for k in 0..50_000u64 {
+            let before = (t.collections, t.slots.len());
+            // Varied work, so a collection keeps entries from all over the table.
+            t.store(k, k + 1, (k * 7919) % 1000 + 1);
+            if (t.collections, t.slots.len()) != before {
+                let held: Vec<(u64, u64)> = t
+                    .slots
+                    .iter()
+                    .flat_map(|s| s.0.map(|e| (e.key, e.value)))
+                    .collect();
+                assert_eq!(held.len(), t.len());
+                for (key, value) in held {
+                    assert_eq!(t.get(&key), Some(value), "key {key} after {k}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(t.collections > 10 && checked > t.collections);
+    }
+
+    #[test]
     fn it_never_holds_more_than_its_capacity() {
         let mut t: Table<u64, ()> = Table::new(1000);
         for k in 0..100_000u64 {
