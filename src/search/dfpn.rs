@@ -212,7 +212,7 @@ impl<'a> DfPn<'a> {
         let or = self.is_or(&key.pos);
         f.numbers.clear();
         let created_before = self.stats.nodes;
-        // Ask for every child's bucket first: their cache misses then overlap.
+        // Ask for every child's home slot first: their cache misses then overlap.
         for (k, _) in f.children.iter().filter(|(_, r)| !r) {
             self.table.prefetch(k);
         }
@@ -387,7 +387,7 @@ impl<'a> DfPn<'a> {
         self.table.bytes()
     }
 
-    /// Entries the full table gave up for others (twice: replacements, and entries dropped).
+    /// Times the full table dropped its cheapest entries, and the entries dropped.
     pub fn table_collections(&self) -> (u64, u64) {
         (self.table.collections, self.table.dropped)
     }

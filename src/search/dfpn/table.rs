@@ -126,25 +126,38 @@ impl<K: Hash + Eq + Copy, V: Copy> Table<K, V> {
     /// Sets `key` to `value`, adding `work` to the nodes counted below it; a full table
     /// first drops its cheapest entries.
     pub fn store(&mut self, key: K, value: V, work: u64) {
-        if let Ok(i) = self.find(&key) {
-            if let Some(e) = &mut self.slots[i].0 {
-                e.value = value;
-                e.work = e.work.saturating_add(work);
+        let free = match self.find(&key) {
+            Ok(i) => {
+                if let Some(e) = &mut self.slots[i].0 {
+                    e.value = value;
+                    e.work = e.work.saturating_add(work);
+                }
+                return;
             }
-            return;
-        }
-        if self.len >= self.capacity {
+            Err(free) => free,
+        };
+        let e = Entry { key, value, work };
+        let full = self.len >= self.capacity;
+        if full {
             self.collect();
         }
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
+        } else if !full {
+            // Nothing moved: the empty slot the search found is the key's.
+            self.put(free, e);
+            return;
         }
-        self.insert(Entry { key, value, work });
+        self.insert(e);
     }
 
     /// Puts a key the table does not hold in the first empty slot from its home.
     fn insert(&mut self, e: Entry<K, V>) {
         let (Ok(i) | Err(i)) = self.find(&e.key);
+        self.put(i, e);
+    }
+
+    fn put(&mut self, i: usize, e: Entry<K, V>) {
         self.slots[i].0 = Some(e);
         self.len += 1;
     }
