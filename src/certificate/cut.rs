@@ -17,7 +17,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use crate::certificate::format::{self, Header, NodeLine, Tag};
-use crate::certificate::stitch::StitchError;
+use crate::certificate::stitch::{self, StitchError};
 use crate::moves::Move;
 use crate::position::Position;
 
@@ -60,20 +60,8 @@ impl Tree {
     }
 
     fn read(path: &Path) -> Result<(Header, Tree), CutError> {
-        let io_err = |source| CutError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let bad = |line: u64, reason: String| CutError::Bad {
-            path: path.to_path_buf(),
-            line,
-            reason,
-        };
-        let mut input = format::open(path, |_| {}).map_err(io_err)?;
-        let mut text = String::new();
-        input.read_line(&mut text).map_err(io_err)?;
-        let header: Header = serde_json::from_str(text.trim_end())
-            .map_err(|e| bad(1, format!("not a certificate header: {e}")))?;
+        let mut input = format::open(path, |_| {}).map_err(stitch::io_at(path))?;
+        let header = stitch::header_of(path, &mut input)?;
         let mut tree = Tree {
             depth: Vec::new(),
             moves: String::new(),
@@ -81,21 +69,15 @@ impl Tree {
             tag: Vec::new(),
             end: Vec::new(),
         };
+        let bad = |line: u64, reason: String| CutError::Bad {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
         // Open subtrees, innermost last: a node's subtree ends at the first later line that
         // is not deeper.
         let mut open: Vec<u64> = Vec::new();
-        loop {
-            text.clear();
-            if input.read_line(&mut text).map_err(io_err)? == 0 {
-                break;
-            }
-            let i = tree.depth.len() as u64;
-            let line = i + 2;
-            let body = text
-                .strip_suffix('\n')
-                .ok_or_else(|| bad(line, "the file ends in the middle of this line".into()))?;
-            let NodeLine { depth, mv, tag } =
-                format::parse_node(body).map_err(|reason| bad(line, reason))?;
+        stitch::node_lines(path, &mut input, |i, NodeLine { depth, mv, tag }| {
             while let Some(&k) = open.last() {
                 if tree.depth[k as usize] < depth {
                     break;
@@ -105,7 +87,7 @@ impl Tree {
             }
             let expected = open.last().map_or(0, |&k| tree.depth[k as usize] + 1);
             if depth != expected {
-                return Err(bad(line, format!("depth {depth}, {expected} expected")));
+                return Err(bad(i + 2, format!("depth {depth}, {expected} expected")));
             }
             tree.depth.push(depth);
             tree.moves.push_str(mv);
@@ -113,7 +95,8 @@ impl Tree {
             tree.tag.push(tag);
             tree.end.push(i + 1);
             open.push(i);
-        }
+            Ok(())
+        })?;
         let n = tree.depth.len() as u64;
         for k in open {
             tree.end[k as usize] = n;
@@ -124,26 +107,11 @@ impl Tree {
         Ok((header, tree))
     }
 
-    /// The child of `node` reached by the move written `mv`.
-    fn child(&self, node: u64, mv: &str) -> Option<u64> {
-        let mut c = node + 1;
-        while c < self.end[node as usize] {
-            if self.mv(c) == mv {
-                return Some(c);
-            }
-            c = self.end[c as usize];
-        }
-        None
-    }
-
-    fn children(&self, node: u64) -> Vec<&str> {
-        let mut found = Vec::new();
-        let mut c = node + 1;
-        while c < self.end[node as usize] {
-            found.push(self.mv(c));
-            c = self.end[c as usize];
-        }
-        found
+    /// The children of `node`, by number.
+    fn children(&self, node: u64) -> impl Iterator<Item = u64> + '_ {
+        let stop = self.end[node as usize];
+        let within = move |c: u64| Some(c).filter(|&c| c < stop);
+        std::iter::successors(within(node + 1), move |&c| within(self.end[c as usize]))
     }
 }
 
@@ -178,8 +146,9 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
             Tag::Shared(k) | Tag::Repetition(k) => k,
             _ => node,
         };
-        node = tree.child(node, &written).ok_or_else(|| {
-            let there = tree.children(node);
+        let found = tree.children(node).find(|&c| tree.mv(c) == written);
+        node = found.ok_or_else(|| {
+            let there: Vec<&str> = tree.children(node).map(|c| tree.mv(c)).collect();
             CutError::Mismatch {
                 path: cert.to_path_buf(),
                 reason: format!(

@@ -59,7 +59,7 @@ pub struct Leaf {
     pub path: PathBuf,
 }
 
-fn io_at(path: &Path) -> impl Fn(io::Error) -> StitchError + '_ {
+pub(crate) fn io_at(path: &Path) -> impl Fn(io::Error) -> StitchError + '_ {
     move |source| StitchError::Io {
         path: path.to_path_buf(),
         source,
@@ -73,7 +73,7 @@ pub fn read_header(path: &Path) -> Result<Header, StitchError> {
 }
 
 /// Reads a certificate's header line.
-fn header_of(path: &Path, input: &mut dyn BufRead) -> Result<Header, StitchError> {
+pub(crate) fn header_of(path: &Path, input: &mut dyn BufRead) -> Result<Header, StitchError> {
     let mut line = String::new();
     input.read_line(&mut line).map_err(io_at(path))?;
     serde_json::from_str(line.trim_end()).map_err(|e| StitchError::Bad {
@@ -84,7 +84,7 @@ fn header_of(path: &Path, input: &mut dyn BufRead) -> Result<Header, StitchError
 }
 
 /// Calls `each` with every node line of `input` (after its header) and its number.
-fn node_lines(
+pub(crate) fn node_lines(
     path: &Path,
     input: &mut dyn BufRead,
     mut each: impl FnMut(u64, NodeLine<'_>) -> Result<(), StitchError>,

@@ -238,6 +238,16 @@ fn verify_against(
     )
 }
 
+/// The exit of a command that wrote a certificate and checked it: 1 if it is wrong, 4 if it
+/// is partial (as `verify` exits).
+fn exit_of(check: &Result<certificate::Report, certificate::VerifyError>) -> CliResult {
+    match check {
+        Err(_) => Err(Failure::Reported(1)),
+        Ok(r) if r.open_leaves > 0 => Err(Failure::Reported(4)),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// `stitch`'s files.
 pub struct StitchPaths<'a> {
     pub partial: &'a Path,
@@ -357,11 +367,7 @@ pub fn stitch_cmd(
             done.nodes
         );
     }
-    match check {
-        Err(_) => Err(Failure::Reported(1)),
-        Ok(r) if r.open_leaves > 0 => Err(Failure::Reported(4)),
-        Ok(_) => Ok(()),
-    }
+    exit_of(&check)
 }
 
 /// `fanorona cut CERT --play MOVES --out FILE`: the certificate of the position after MOVES,
@@ -415,11 +421,7 @@ pub fn cut_cmd(
             human_bytes(done.bytes)
         );
     }
-    match check {
-        Err(_) => Err(Failure::Reported(1)),
-        Ok(r) if r.open_leaves > 0 => Err(Failure::Reported(4)),
-        Ok(_) => Ok(()),
-    }
+    exit_of(&check)
 }
 
 /// Solves each of `leaves` on its own (PN² with df-pn at the second level, as a session
