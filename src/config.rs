@@ -37,6 +37,8 @@ struct RawConfig {
     store_cache: Option<Spanned<String>>,
     verify: Option<bool>,
     pairs: Option<bool>,
+    certificate_leaf_budget: Option<Spanned<u64>>,
+    certificate_close_nodes: Option<Spanned<u64>>,
 }
 
 /// How the readable log on stderr is written.
@@ -69,6 +71,12 @@ pub struct Config {
     /// New sessions expand two first-level leaves at a time when one question is left
     /// (PN² with df-pn, two threads).
     pub pairs: bool,
+    /// The daemon's certificates: search nodes re-deciding one node may take before it is
+    /// left open (and then solved on its own; see `certificate_close_nodes`).
+    pub certificate_leaf_budget: u64,
+    /// The daemon's certificates: search nodes an open leaf, solved on its own, may take
+    /// before the certificate is left partial.
+    pub certificate_close_nodes: u64,
 }
 
 impl Config {
@@ -86,6 +94,10 @@ impl Config {
             store_cache: 256 << 20,
             verify: true,
             pairs: false,
+            // 100 M: the 5x9 start's certificate then left 53 of 2 M nodes open in 48
+            // minutes, and the hardest of those took 591 M nodes on its own.
+            certificate_leaf_budget: 100_000_000,
+            certificate_close_nodes: 4_000_000_000,
         }
     }
 
@@ -214,6 +226,26 @@ impl Config {
         if let Some(v) = raw.pairs {
             c.pairs = v;
         }
+        for (key, value, field) in [
+            (
+                "certificate_leaf_budget",
+                raw.certificate_leaf_budget,
+                &mut c.certificate_leaf_budget,
+            ),
+            (
+                "certificate_close_nodes",
+                raw.certificate_close_nodes,
+                &mut c.certificate_close_nodes,
+            ),
+        ] {
+            if let Some(v) = value {
+                let (span, v) = (v.span(), v.into_inner());
+                if v == 0 {
+                    return Err(bad(key, span, v.to_string(), "a node count of at least 1"));
+                }
+                *field = v;
+            }
+        }
         Ok(c)
     }
 }
@@ -249,6 +281,7 @@ fn expected(key: &str) -> Option<&'static str> {
         "init" => "\"mobility\" or \"material\"",
         "store_cache" => "a size of at least 1MiB in quotes, such as \"256MiB\"",
         "verify" | "pairs" => "true or false",
+        "certificate_leaf_budget" | "certificate_close_nodes" => "a node count, such as 100000000",
         _ => return None,
     })
 }
@@ -281,7 +314,7 @@ mod tests {
     #[test]
     fn keys_are_read_and_unknown_keys_named() {
         let c = Config::parse(
-            "db_dir = \"tables\"\nthreads = 2\ndata_dir = \"d\"\ncheckpoint_interval = \"90s\"\nsecond_level = \"5000\"\ninit = \"mobility\"\nstore_cache = \"64MiB\"\nlog_format = \"json\"\nverify = false\n",
+            "db_dir = \"tables\"\nthreads = 2\ndata_dir = \"d\"\ncheckpoint_interval = \"90s\"\nsecond_level = \"5000\"\ninit = \"mobility\"\nstore_cache = \"64MiB\"\nlog_format = \"json\"\nverify = false\ncertificate_leaf_budget = 5000\ncertificate_close_nodes = 7\n",
             Path::new("/x/config.toml"),
         )
         .unwrap();
@@ -292,6 +325,17 @@ mod tests {
         assert_eq!(c.second_level, SecondLevel::Fixed(5000));
         assert_eq!(c.init, Init::Mobility);
         assert_eq!(Config::defaults().init, Init::Material);
+        assert_eq!(
+            (c.certificate_leaf_budget, c.certificate_close_nodes),
+            (5000, 7)
+        );
+        let e = Config::parse("certificate_close_nodes = 0\n", Path::new("config.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("certificate_close_nodes") && e.contains("at least 1"),
+            "{e}"
+        );
         let e = Config::parse("init = \"eval\"\n", Path::new("config.toml"))
             .unwrap_err()
             .to_string();

@@ -209,6 +209,7 @@ fn partial(
     let (mut out, mut list) = (Vec::new(), Vec::new());
     let part = write::Partial {
         leaf_budget: budget,
+        cancel: None,
         list: &mut list,
     };
     let written = write::write(&mut out, &header, solved, Some(part), &mut |_| {}).unwrap();
@@ -926,4 +927,126 @@ fn a_certificate_cut_below_a_line_of_moves_is_that_positions_certificate() {
         r => panic!("{r:?}"),
     }
     assert!(!out.exists());
+}
+
+/// `make` on a leaf budget with closing: the open leaves are solved on their own and
+/// stitched in, so the certificate comes out whole under its own name, checked, with no
+/// partial file, list or leaf directory left; without closing it stays partial. A cancel
+/// set before the write abandons it and leaves no certificate.
+#[test]
+fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
+    use fanorona::certificate::close::CloseOptions;
+    use fanorona::certificate::{Terms, make, partial_path_for, path_for};
+    let root = Position::initial("7x3".parse::<Board>().unwrap());
+    let goal = Goal {
+        attacker: Color::White,
+    };
+    let (tree, _) = pn::search(
+        &root,
+        goal,
+        LeafEval::new(None),
+        Level::Pn2,
+        Limits::none(),
+        |_| {},
+    );
+    let proves = tree.outcome() == Outcome::Proven;
+    let solved = || Solved {
+        root,
+        goal,
+        proves,
+        db: None,
+        tree: Some(&tree),
+        dfpn: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let close = CloseOptions {
+        nodes: 1 << 30,
+        threads: 2,
+        second_level: None,
+        init: fanorona::search::Init::Material,
+    };
+    let lines = std::sync::Mutex::new(Vec::new());
+    let report = |l: &str| lines.lock().unwrap().push(l.to_string());
+    // Left partial: the same budget without closing.
+    let prefix = dir.path().join("open");
+    let part = make(
+        &prefix,
+        solved(),
+        Default::default(),
+        None,
+        Terms {
+            leaf_budget: Some(30),
+            ..Terms::default()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        part.written.open >= 2,
+        "too few open leaves: {}",
+        part.written.open
+    );
+    assert_eq!(part.path, partial_path_for(&prefix, goal));
+    // Closed.
+    let prefix = dir.path().join("closed");
+    let terms = Terms {
+        leaf_budget: Some(30),
+        close: Some(close),
+        cancel: None,
+        report: Some(&report),
+    };
+    let made = make(
+        &prefix,
+        solved(),
+        Default::default(),
+        None,
+        terms,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(made.path, path_for(&prefix, goal));
+    assert_eq!((made.written.open, made.open_list.is_none()), (0, true));
+    let checked = made.check.as_ref().unwrap();
+    assert_eq!((checked.open_leaves, checked.partial), (0, false));
+    assert_eq!(checked.nodes, made.written.nodes);
+    assert!(made.written.nodes > part.written.nodes);
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("closed"))
+        .collect();
+    left.sort();
+    assert_eq!(left, ["closed.white-wins.cert.gz"]);
+    let said = lines.lock().unwrap().clone();
+    assert_eq!(
+        said.iter().filter(|l| l.contains(": closed (")).count() as u64,
+        part.written.open,
+        "{said:?}"
+    );
+    // Cancelled.
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let prefix = dir.path().join("cancelled");
+    let terms = Terms {
+        cancel: Some(&stop),
+        ..terms
+    };
+    let e = make(
+        &prefix,
+        solved(),
+        Default::default(),
+        None,
+        terms,
+        &mut |_| {},
+    )
+    .err();
+    assert!(
+        matches!(e, Some(fanorona::certificate::WriteError::Cancelled)),
+        "{e:?}"
+    );
+    let left = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cancelled"))
+        .count();
+    assert_eq!(left, 0, "an abandoned certificate left files");
 }

@@ -591,7 +591,9 @@ fn a_decided_move_of_an_open_or_solved_question_gets_its_own_certificate() {
 /// request: a session's, and a decided move's; a bad move is still refused as bad input.
 #[test]
 fn the_running_daemon_writes_certificates_on_request() {
-    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    // A re-decision budget of one node: every node re-solved for a certificate is left open
+    // and then solved on its own and stitched in, so the certificates still come out whole.
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\ncertificate_leaf_budget = 1\n");
     let _daemon = data.daemon();
     let id = data.json(&["session", "start", "3x5", "--json"])["id"]
         .as_u64()
@@ -632,6 +634,12 @@ fn the_running_daemon_writes_certificates_on_request() {
     );
     let path = certs[0]["path"].as_str().unwrap();
     assert!(std::path::Path::new(path).is_file(), "{path}");
+    assert!(
+        certs
+            .iter()
+            .all(|c| c["open_leaves"] == 0 && c["resolved_nodes"].as_u64() > Some(0)),
+        "{v}"
+    );
     // The session's own certificates, copied out while the daemon runs.
     let whole = data.tmp.path().join("whole");
     let v = data.json(&[
@@ -641,7 +649,21 @@ fn the_running_daemon_writes_certificates_on_request() {
         whole.to_str().unwrap(),
         "--json",
     ]);
-    assert_eq!(v["certificates"].as_array().unwrap().len(), 2, "{v}");
+    let whole_certs = v["certificates"].as_array().unwrap();
+    assert_eq!(whole_certs.len(), 2, "{v}");
+    // The daemon's own, written when the session was solved: whole, nothing left beside.
+    let mut files: Vec<String> = std::fs::read_dir(data.dir.join("certificates"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            format!("session-{id}.black-wins.cert.gz"),
+            format!("session-{id}.white-wins.cert.gz")
+        ]
+    );
     let o = data.cmd(&[
         "session",
         "certificate",

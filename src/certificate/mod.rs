@@ -5,12 +5,14 @@
 //! code with the searches (only the rules and the table probe).
 
 pub mod check;
+pub mod close;
 pub mod cut;
 pub mod format;
 pub mod stitch;
 pub mod write;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use crate::search::Goal;
 
@@ -131,27 +133,43 @@ impl Made {
     }
 }
 
-/// Writes the certificate of `solved` under `prefix` (`path_for`) and verifies it.
-/// With `leaf_budget`, re-deciding a node may take at most that many search nodes: what
-/// exceeds it is left open, in a partial certificate (`partial_path_for`) whose open leaves
-/// are listed (`open_list_for`); one that ends with none open is whole and takes the
-/// certificate's own name.
+/// How `make` writes a certificate.
+#[derive(Clone, Copy, Default)]
+pub struct Terms<'c> {
+    /// Re-deciding a node may take at most this many search nodes: what exceeds it is left
+    /// open, in a partial certificate (`partial_path_for`) whose open leaves are listed
+    /// (`open_list_for`). Unbounded when `None`.
+    pub leaf_budget: Option<u64>,
+    /// Then solve each open leaf on its own and stitch it in (`close`), so the certificate
+    /// comes out whole unless a leaf resists this search too.
+    pub close: Option<close::CloseOptions>,
+    /// Set from outside to give up (`WriteError::Cancelled`): seen between nodes and
+    /// between a leaf's steps, so within one `leaf_budget` of re-solving.
+    pub cancel: Option<&'c AtomicBool>,
+    /// A line now and then while the open leaves are solved.
+    pub report: Option<&'c (dyn Fn(&str) + Sync)>,
+}
+
+/// Writes the certificate of `solved` under `prefix` (`path_for`) and verifies it, on
+/// `terms`. A partial certificate that ends with no leaf open (at once, or once its leaves
+/// are closed) is whole and takes the certificate's own name.
 pub fn make(
     prefix: &Path,
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, Value>,
     db_dir: Option<&Path>,
-    leaf_budget: Option<u64>,
+    terms: Terms<'_>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Made, WriteError> {
     let full = path_for(prefix, solved.goal);
     let db = solved.db;
     let goal = solved.goal;
-    let claim = if solved.proves { "proven" } else { "disproven" };
-    let (written, path, open_list) = match leaf_budget {
+    let proves = solved.proves;
+    let claim = if proves { "proven" } else { "disproven" };
+    let (mut written, mut path, mut open_list) = match terms.leaf_budget {
         None => (
             write_file(&full, solved, extra, None, progress)?,
-            full,
+            full.clone(),
             None,
         ),
         Some(leaf_budget) => {
@@ -161,18 +179,80 @@ pub fn make(
             let partial = Partial {
                 leaf_budget,
                 list: &mut list,
+                cancel: terms.cancel,
             };
-            let written = write_file(&path, solved, extra, Some(partial), progress)?;
+            let written = match write_file(&path, solved, extra, Some(partial), progress) {
+                Ok(w) => w,
+                Err(e) => {
+                    drop(list);
+                    let _ = std::fs::remove_file(&list_path);
+                    return Err(e);
+                }
+            };
             list.into_inner().map_err(|e| e.into_error())?.sync_all()?;
             if written.open == 0 {
                 std::fs::remove_file(&list_path)?;
                 std::fs::rename(&path, &full)?;
-                (written, full, None)
+                (written, full.clone(), None)
             } else {
                 (written, path, Some(list_path))
             }
         }
     };
+    if let (Some(opts), Some(list)) = (terms.close, open_list.as_deref()) {
+        let start = std::time::Instant::now();
+        let report = terms.report.unwrap_or(&|_| {});
+        let leaves_dir = goal_file(prefix, goal, ".leaves");
+        std::fs::create_dir_all(&leaves_dir)?;
+        let goal_part = format!("{}-wins", goal.attacker);
+        let leaves: Vec<stitch::Leaf> = close::read_open_list(list)?
+            .into_iter()
+            .map(|l| stitch::Leaf {
+                path: close::leaf_path(&leaves_dir, l.node, &goal_part),
+                node: l.node,
+                position: l.position,
+            })
+            .collect();
+        let missing: Vec<&stitch::Leaf> = leaves.iter().filter(|l| !l.path.is_file()).collect();
+        report(&format!(
+            "{} open leaves: solving {} on their own, at most {} nodes each",
+            leaves.len(),
+            missing.len(),
+            opts.nodes
+        ));
+        let solving = close::solve_leaves(
+            goal,
+            proves,
+            &missing,
+            db,
+            db_dir,
+            &opts,
+            terms.cancel,
+            report,
+        );
+        written.resolve_search_nodes += solving.search_nodes;
+        if solving.cancelled {
+            return Err(WriteError::Cancelled);
+        }
+        let open = leaves.iter().filter(|l| !l.path.is_file()).count() as u64;
+        if open == 0 {
+            let done = stitch::stitch(&path, &leaves, &full)?;
+            std::fs::remove_file(&path)?;
+            std::fs::remove_file(list)?;
+            std::fs::remove_dir_all(&leaves_dir)?;
+            written.nodes = done.nodes;
+            written.bytes = done.bytes;
+            written.open = 0;
+            (path, open_list) = (full, None);
+        } else {
+            report(&format!(
+                "{open} of {} open leaves still open; their certificates so far are in {}",
+                leaves.len(),
+                leaves_dir.display()
+            ));
+        }
+        written.seconds += start.elapsed().as_secs_f64();
+    }
     // The search's tables are open already (their files checked when first read).
     let tables = db.map(Tables::Open).or(db_dir.map(Tables::Dir));
     let check = verify_file(&path, tables, |_| {}, &mut |_| {}, &mut |_, _| {});

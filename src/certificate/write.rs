@@ -36,6 +36,12 @@ pub enum WriteError {
     /// The search's claim did not hold where the writer looked (a solver bug).
     #[error("the solution does not hold at {position}: {reason}")]
     NoSolution { position: String, reason: String },
+    /// Given up on request (the daemon shutting down).
+    #[error("the certificate was abandoned: the writer was asked to stop")]
+    Cancelled,
+    /// Closing a partial certificate's leaves: its list or the stitch.
+    #[error(transparent)]
+    Stitch(#[from] crate::certificate::stitch::StitchError),
 }
 
 /// What was written.
@@ -92,6 +98,9 @@ pub struct Solved<'s, 'a> {
 pub struct Partial<'o> {
     pub leaf_budget: u64,
     pub list: &'o mut dyn Write,
+    /// Set from outside to give up: seen between nodes (a bounded certificate is the one
+    /// that can be abandoned, within one re-decision).
+    pub cancel: Option<&'o std::sync::atomic::AtomicBool>,
 }
 
 /// The header line of `solved`'s certificate; `extra` keys follow the format's own.
@@ -309,6 +318,9 @@ impl Walker<'_, '_, '_, '_> {
             }
             let (mv, child) = top.moves[top.next];
             top.next += 1;
+            if self.cancelled() {
+                return Err(WriteError::Cancelled);
+            }
             let depth = self.stack.len() as u32;
             let parent = self.stack.last().and_then(|f| f.handle);
             let handle = self.tree_child(parent, &child);
@@ -406,6 +418,14 @@ impl Walker<'_, '_, '_, '_> {
             .list;
         writeln!(list, "{line}")?;
         Ok(())
+    }
+
+    /// Whether the writer was asked to give up.
+    fn cancelled(&self) -> bool {
+        self.partial
+            .as_ref()
+            .and_then(|p| p.cancel)
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Search nodes one re-decision may take: unbounded unless the certificate is partial.

@@ -84,8 +84,15 @@ pub fn make(
     let path = certificate::path_for(prefix, solved.goal);
     let mut progress =
         |w: &certificate::Written| eprintln!("  writing {}: {}", path.display(), w.progress_line());
-    certificate::make(prefix, solved, extra, db_dir, None, &mut progress)
-        .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))
+    certificate::make(
+        prefix,
+        solved,
+        extra,
+        db_dir,
+        certificate::Terms::default(),
+        &mut progress,
+    )
+    .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))
 }
 
 /// Refuses a certificate prefix whose directory does not exist, before any work is done.
@@ -295,24 +302,19 @@ pub fn stitch_cmd(
         || PathBuf::from(format!("{stem}.open.jsonl")),
         Path::to_path_buf,
     );
-    let text = std::fs::read_to_string(&list)
-        .map_err(|e| Failure::input(anyhow!("{}: {e}", list.display())))?;
     // Each open leaf's entry, kept as read for the list of a result still partial.
-    let mut listed = Vec::new();
-    let mut entries = std::collections::HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let bad = |why: &str| Failure::input(anyhow!("{}: line {}: {why}", list.display(), i + 1));
-        let v: Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
-        let node = v["node"].as_u64().ok_or_else(|| bad("no node number"))?;
-        let position = v["position"].as_str().ok_or_else(|| bad("no position"))?;
-        let path = leaves.join(format!("node-{node}.{goal_part}.cert.gz"));
-        listed.push(stitch::Leaf {
-            node,
-            position: position.to_string(),
-            path,
-        });
-        entries.insert(node, v);
-    }
+    let read = fanorona::certificate::close::read_open_list(&list)
+        .map_err(|e| Failure::input(anyhow!(e)))?;
+    let listed: Vec<stitch::Leaf> = read
+        .iter()
+        .map(|l| stitch::Leaf {
+            node: l.node,
+            position: l.position.clone(),
+            path: fanorona::certificate::close::leaf_path(leaves, l.node, goal_part),
+        })
+        .collect();
+    let mut entries: std::collections::HashMap<u64, Value> =
+        read.into_iter().map(|l| (l.node, l.entry)).collect();
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
     if let Some(solve) = solve {
         std::fs::create_dir_all(leaves)
@@ -424,19 +426,16 @@ pub fn cut_cmd(
     exit_of(&check)
 }
 
-/// Solves each of `leaves` on its own (PN² with df-pn at the second level, as a session
-/// searches, from its position within `solve.nodes`), on `solve.threads` threads, and writes
-/// the certificate of each decided as `header` claims. Plain df-pn was tried first: on the
-/// 5x9 start's "White wins?" it left four of 53 leaves undecided after 20 M to 1 B nodes each,
-/// which PN² decided in 30 to 150 M nodes (see README, "Partial certificates").
+/// Solves each of `leaves` on its own (`certificate::close`, PN² with df-pn at the second
+/// level, as a session searches) within `solve.nodes`, on `solve.threads` threads, writing
+/// the certificate of each decided as `header` claims.
 fn solve_leaves(
     header: &format::Header,
     leaves: &[&fanorona::certificate::stitch::Leaf],
     db_dir: &Path,
     solve: &LeafSolve,
 ) -> Result<(), Failure> {
-    use fanorona::search::pn::{self, Level, PnTree};
-    use fanorona::search::{Goal, LeafEval, Limits, Outcome};
+    use fanorona::certificate::close::{self, CloseOptions};
     let root: fanorona::Position = header
         .position
         .parse()
@@ -444,116 +443,37 @@ fn solve_leaves(
     let attacker = header
         .attacker()
         .ok_or_else(|| Failure::input(anyhow!("the goal '{}' is not a side's win", header.goal)))?;
-    let goal = Goal { attacker };
-    let proves = header.claim == "proven";
     let db = header
         .tables
         .as_ref()
         .map(|_| fanorona::egdb::Database::open_whole(db_dir, root.board()))
         .transpose()
         .map_err(|e| Failure::input(anyhow!(e)))?;
-    let next = AtomicU64::new(0);
-    let closed = AtomicU64::new(0);
     eprintln!(
         "  solving {} open leaves, {} at once, at most {} nodes each",
         leaves.len(),
         solve.threads,
         solve.nodes
     );
-    std::thread::scope(|s| {
-        for _ in 0..solve.threads {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                    let Some(leaf) = leaves.get(i) else { break };
-                    let Ok(pos) = leaf.position.parse::<fanorona::Position>() else {
-                        eprintln!(
-                            "  leaf {}: '{}' is not a position",
-                            leaf.node, leaf.position
-                        );
-                        continue;
-                    };
-                    let limits = Limits {
-                        nodes: Some(solve.nodes),
-                        ..Limits::none()
-                    };
-                    let leaf_eval = LeafEval::new(db.as_ref()).with_init(solve.init);
-                    let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
-                    if let SecondLevel::Fixed(n) = solve.second_level {
-                        tree.second_level_budget = Some(n);
-                    }
-                    // A line a minute while a hard leaf runs.
-                    let mut last = std::time::Instant::now();
-                    let curve = pn::run(&mut tree, Level::Pn2DfPn, limits, |p| {
-                        if last.elapsed().as_secs() >= 60 {
-                            last = std::time::Instant::now();
-                            eprintln!(
-                                "  leaf {}: {} nodes, root pn {} dn {}, {:.0} s",
-                                leaf.node, p.nodes, p.pn, p.dn, p.seconds
-                            );
-                        }
-                    });
-                    let result = tree.result(curve);
-                    let decided = match result.outcome {
-                        Outcome::Proven => Some(true),
-                        Outcome::Disproven => Some(false),
-                        _ => None,
-                    };
-                    let says = match decided {
-                        None => "undecided".to_string(),
-                        Some(p) if p != proves => {
-                            "decided the other way on its own (its past matters)".to_string()
-                        }
-                        Some(_) => {
-                            let prefix = leaf.path.with_file_name(format!("node-{}", leaf.node));
-                            let solved = Solved {
-                                root: pos,
-                                goal,
-                                proves,
-                                db: db.as_ref(),
-                                tree: Some(&tree),
-                                dfpn: None,
-                            };
-                            let extra = certificate::header_extra(json!({
-                                "algorithm": "pn2-dfpn", "nodes": result.stats.nodes,
-                                "note": format!("open leaf {} of a partial certificate", leaf.node),
-                            }));
-                            match certificate::make(
-                                &prefix,
-                                solved,
-                                extra,
-                                Some(db_dir),
-                                None,
-                                &mut |_| {},
-                            ) {
-                                Ok(m) if m.verified() => {
-                                    closed.fetch_add(1, Ordering::Relaxed);
-                                    format!("closed ({} nodes)", m.written.nodes)
-                                }
-                                Ok(m) => {
-                                    // Not stitched in: the leaf stays open.
-                                    let _ = std::fs::remove_file(&m.path);
-                                    format!("certificate FAILED verification: {:?}", m.check.err())
-                                }
-                                Err(e) => format!("no certificate: {e}"),
-                            }
-                        }
-                    };
-                    eprintln!(
-                        "  leaf {} ({} of {}): {says}, {} search nodes",
-                        leaf.node,
-                        i + 1,
-                        leaves.len(),
-                        result.stats.nodes
-                    );
-                }
-            });
-        }
-    });
-    eprintln!(
-        "  {} of {} open leaves closed",
-        closed.load(Ordering::Relaxed),
-        leaves.len()
+    let opts = CloseOptions {
+        nodes: solve.nodes,
+        threads: solve.threads,
+        second_level: match solve.second_level {
+            SecondLevel::Fixed(n) => Some(n),
+            SecondLevel::TreeSize => None,
+        },
+        init: solve.init,
+    };
+    let done = close::solve_leaves(
+        fanorona::search::Goal { attacker },
+        header.claim == "proven",
+        leaves,
+        db.as_ref(),
+        Some(db_dir),
+        &opts,
+        None,
+        &|line| eprintln!("  {line}"),
     );
+    eprintln!("  {} of {} open leaves closed", done.closed, leaves.len());
     Ok(())
 }

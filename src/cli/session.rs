@@ -925,11 +925,15 @@ fn write_certificates(
     let mut progress = |goal: &str, w: &fanorona::certificate::Written| {
         eprintln!("  {goal}: {}", w.progress_line())
     };
+    let report = |line: &str| eprintln!("  {line}");
     let opts = certificates::Options {
         // clap takes only "white" and "black".
         attacker: chosen.goal.as_deref().and_then(fanorona::Color::from_name),
         leaf_budget: chosen.leaf_budget,
-    };
+        report: Some(&report),
+        ..Default::default()
+    }
+    .bounded(config, config.threads);
     let made = certificates::write_any(
         &sessions,
         &rec,

@@ -4,15 +4,17 @@
 //! solved, into `DATA_DIR/certificates/`; `session certificate` copies or writes them.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
 
+use crate::certificate::close::CloseOptions;
 use crate::certificate::{self, Made, Solved, WriteError, Written};
 use crate::egdb::Database;
 use crate::position::{Color, Position};
 use crate::search::pn::PnTree;
 use crate::search::{Goal, LeafEval, Stats};
-use crate::session::{GoalRecord, SessionError, SessionRecord, Sessions};
+use crate::session::{GoalRecord, SecondLevel, SessionError, SessionRecord, Sessions};
 
 #[derive(Debug, Error)]
 pub enum CertificateError {
@@ -72,18 +74,63 @@ fn root_of(rec: &SessionRecord) -> Result<Position, CertificateError> {
 }
 
 /// Which certificates to write, and how.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
     /// Only the question of this side's win (both when `None`).
     pub attacker: Option<Color>,
     /// Search nodes re-deciding one node may take before it is left open, in a partial
     /// certificate (unbounded when `None`).
     pub leaf_budget: Option<u64>,
+    /// Then solve each open leaf on its own and stitch it in (`certificate::close`); its
+    /// second-level bound and first numbers are the session's.
+    pub close: Option<CloseOptions>,
+    /// Set from outside to give up (the daemon shutting down).
+    pub cancel: Option<&'a AtomicBool>,
+    /// A line now and then while open leaves are solved.
+    pub report: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
-impl Options {
+impl Options<'_> {
     fn wants(&self, goal: Goal) -> bool {
         self.attacker.is_none_or(|a| a == goal.attacker)
+    }
+
+    /// A whole certificate that cannot stall: unless a leaf budget was asked for (a partial
+    /// certificate, to be closed by hand), re-deciding one node takes at most `config`'s
+    /// `certificate_leaf_budget` nodes, and each node left open is then solved on its own
+    /// (at most `certificate_close_nodes`, on `threads` threads) and stitched in.
+    pub fn bounded(mut self, config: &crate::config::Config, threads: usize) -> Self {
+        if self.leaf_budget.is_none() {
+            self.leaf_budget = Some(config.certificate_leaf_budget);
+            self.close = Some(CloseOptions {
+                nodes: config.certificate_close_nodes,
+                threads,
+                second_level: None,
+                init: config.init,
+            });
+        }
+        self
+    }
+
+    /// The closing search as session `rec` searches.
+    fn for_session(mut self, rec: &SessionRecord) -> Self {
+        if let Some(c) = &mut self.close {
+            c.second_level = match rec.settings.second_level {
+                SecondLevel::Fixed(n) => Some(n),
+                SecondLevel::TreeSize => None,
+            };
+            c.init = rec.settings.init;
+        }
+        self
+    }
+
+    fn terms(&self) -> certificate::Terms<'_> {
+        certificate::Terms {
+            leaf_budget: self.leaf_budget,
+            close: self.close,
+            cancel: self.cancel,
+            report: self.report,
+        }
     }
 }
 
@@ -94,7 +141,7 @@ pub fn write_any(
     rec: &SessionRecord,
     mv: Option<&str>,
     prefix: &Path,
-    opts: Options,
+    opts: Options<'_>,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     match mv {
@@ -131,9 +178,10 @@ pub fn write(
     sessions: &Sessions,
     rec: &SessionRecord,
     prefix: &Path,
+    opts: Options<'_>,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
-    write_with(sessions, rec, prefix, Options::default(), progress)
+    write_with(sessions, rec, prefix, opts, progress)
 }
 
 /// `write`, of the questions `opts` wants and within its budget.
@@ -141,10 +189,11 @@ fn write_with(
     sessions: &Sessions,
     rec: &SessionRecord,
     prefix: &Path,
-    opts: Options,
+    opts: Options<'_>,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root = root_of(rec)?;
+    let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
@@ -221,7 +270,7 @@ pub fn write_move(
     rec: &SessionRecord,
     mv: &str,
     prefix: &Path,
-    opts: Options,
+    opts: Options<'_>,
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root = root_of(rec)?;
@@ -240,6 +289,7 @@ pub fn write_move(
             "not a capture: the position after it could repeat the root, so its value may depend on the game before it".into(),
         ));
     }
+    let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
@@ -303,7 +353,7 @@ pub fn write_move(
 fn write_one(
     prefix: &Path,
     db_dir: Option<&Path>,
-    opts: Options,
+    opts: Options<'_>,
     progress: &mut dyn FnMut(&str, &Written),
     search: serde_json::Value,
     solved: Solved<'_, '_>,
@@ -311,7 +361,7 @@ fn write_one(
     let goal = solved.goal;
     let name = goal.to_string();
     let extra = certificate::header_extra(search);
-    certificate::make(prefix, solved, extra, db_dir, opts.leaf_budget, &mut |n| {
+    certificate::make(prefix, solved, extra, db_dir, opts.terms(), &mut |n| {
         progress(&name, n)
     })
     .map_err(|source| CertificateError::Write {

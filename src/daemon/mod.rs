@@ -234,6 +234,8 @@ pub struct Service {
     claiming: Mutex<()>,
     /// The worker wants the session the spare worker holds.
     handover: AtomicBool,
+    /// The daemon is shutting down: certificates being written give up.
+    pub closing: AtomicBool,
 }
 
 /// A worker's session and its control.
@@ -305,6 +307,7 @@ impl Service {
             spare: Slot::default(),
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
         }
     }
 
@@ -408,10 +411,18 @@ impl Service {
                         })
                     })
                     .transpose()?;
+                let what = mv
+                    .as_deref()
+                    .map_or(String::new(), |m| format!(" (move {m})"));
+                let report = |line: &str| tracing::info!("session {id}{what}: certificate: {line}");
                 let opts = certificates::Options {
                     attacker,
                     leaf_budget,
-                };
+                    cancel: Some(&self.closing),
+                    report: Some(&report),
+                    ..Default::default()
+                }
+                .bounded(&self.config, 1);
                 if !prefix.is_absolute() {
                     return Err(bad_input(format!(
                         "{}: the daemon needs an absolute path",
@@ -429,9 +440,6 @@ impl Service {
                         "session {id} has no question decided yet: no certificate to write"
                     )));
                 }
-                let what = mv
-                    .as_deref()
-                    .map_or(String::new(), |m| format!(" (move {m})"));
                 tracing::info!(
                     "session {id}{what}: writing certificates under {}",
                     prefix.display()
@@ -786,7 +794,14 @@ impl Service {
                 w.progress_line()
             )
         };
-        let made = certificates::write(&self.sessions, rec, &prefix, &mut progress)
+        let report = |line: &str| tracing::info!("session {}: certificate: {line}", rec.id);
+        let opts = certificates::Options {
+            cancel: Some(&self.closing),
+            report: Some(&report),
+            ..Default::default()
+        }
+        .bounded(&self.config, 1);
+        let made = certificates::write(&self.sessions, rec, &prefix, opts, &mut progress)
             .inspect_err(|e| tracing::error!("session {}: no certificate: {e}", rec.id))?;
         // The full check of each question's proof is its certificate's.
         let checked = self.sessions.update(rec.id, Vec::new(), |r| {
@@ -938,6 +953,7 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
             std::thread::sleep(Duration::from_millis(50));
         }
         tracing::info!("daemon: shutting down, checkpointing the running sessions");
+        service.closing.store(true, Ordering::SeqCst);
         while !worker.is_finished() || spare.as_ref().is_some_and(|h| !h.is_finished()) {
             service.control.request_stop();
             service.spare.control.request_stop();
