@@ -664,6 +664,51 @@ fn the_running_daemon_writes_certificates_on_request() {
             format!("session-{id}.white-wins.cert.gz")
         ]
     );
+    // A second session on the same root is decided by the rote store at its root: the
+    // first session's certificate holds it, so it is not re-solved from nothing, neither
+    // when the session is solved nor on request (unless a leaf budget asks for it).
+    let again = data.json(&["session", "start", "3x5", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(again, id);
+    let s = data.wait_for(again, "the second solve", settled);
+    assert_eq!(s["goals"][0]["rote_leaves"], 1, "{s}");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &again.to_string(),
+        data.tmp.path().join("again").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rote store at the root"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !data
+            .dir
+            .join("certificates")
+            .join(format!("session-{again}.white-wins.cert.gz"))
+            .exists()
+    );
+    let v = data.json(&[
+        "session",
+        "certificate",
+        &again.to_string(),
+        data.tmp.path().join("again").to_str().unwrap(),
+        "--leaf-budget",
+        "1000000",
+        "--json",
+    ]);
+    assert!(
+        v["certificates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["verified"] == true),
+        "{v}"
+    );
     let o = data.cmd(&[
         "session",
         "certificate",

@@ -799,6 +799,11 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     let mut rows = Vec::new();
     for g in &goals {
         let (from, to) = (path_for(&kept, *g), path_for(prefix, *g));
+        if !from.is_file() {
+            // Left out by the writer (decided by the rote store at the root; it said why).
+            eprintln!("  {g}: no certificate of this session's own (taken from the rote store)");
+            continue;
+        }
         std::fs::copy(&from, &to).map_err(|e| {
             Failure::other(anyhow!(
                 "copying {} to {}: {e}",
@@ -943,7 +948,8 @@ fn write_certificates(
         &mut progress,
     )
     .map_err(|e| match e {
-        certificates::CertificateError::Move { .. } => Failure::input(anyhow!(e)),
+        certificates::CertificateError::Move { .. }
+        | certificates::CertificateError::FromStore { .. } => Failure::input(anyhow!(e)),
         e => Failure::other(anyhow!(e)),
     })?;
     Ok(made.iter().map(fanorona::certificate::Made::json).collect())

@@ -24,6 +24,10 @@ pub enum CertificateError {
     Root { id: u64, root: String, why: String },
     #[error(transparent)]
     Tables(#[from] crate::egdb::probe::TablesError),
+    #[error(
+        "session {id}: {goals} was decided by the rote store at the root: the session whose search decided this position holds its certificate (cut it out with `fanorona cut CERT --play MOVES`); `--leaf-budget N` re-solves it here instead, as a partial certificate"
+    )]
+    FromStore { id: u64, goals: String },
     #[error("session {id}: move {mv}: {why}")]
     Move { id: u64, mv: String, why: String },
     #[error("cannot create {path}: {source}")]
@@ -88,6 +92,10 @@ pub struct Options<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// A line now and then while open leaves are solved.
     pub report: Option<&'a (dyn Fn(&str) + Sync)>,
+    /// Re-solve, from nothing, a question the rote store decided at the root. Otherwise
+    /// (under `bounded`) it is left to the certificate of the session whose search decided
+    /// that position: `CertificateError::FromStore` when nothing else is written.
+    pub resolve_rote_roots: bool,
 }
 
 impl Options<'_> {
@@ -197,9 +205,24 @@ fn write_with(
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
+    let mut from_store = Vec::new();
     for (g, goal, proves) in decided(rec).filter(|&(_, goal, _)| opts.wants(goal)) {
         let gr = &rec.goals[g];
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
+        // Decided by the rote store at the root: another session's search decided this very
+        // position, and that session's certificate holds it (`fanorona cut` takes it out).
+        // Re-solving it here would redo that search from nothing; only asked-for partial
+        // certificates (an explicit leaf budget) still try.
+        if opts.close.is_some() && !opts.resolve_rote_roots && nodes.first().is_some_and(|n| n.rote)
+        {
+            if let Some(report) = opts.report {
+                report(&format!(
+                    "\"{goal}?\" was decided by the rote store at the root: not re-solved (its certificate is the deciding session's)"
+                ));
+            }
+            from_store.push(format!("\"{goal}?\""));
+            continue;
+        }
         let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
         let tree = (!nodes.is_empty())
             .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
@@ -237,7 +260,9 @@ fn write_with(
         let goal = Goal {
             attacker: winner.opponent(),
         };
-        if !decided(rec).any(|(_, g, _)| g == goal) && opts.wants(goal) {
+        // (Not when the win itself came from the rote store: re-solving from nothing is
+        // what that store spares.)
+        if !decided(rec).any(|(_, g, _)| g == goal) && opts.wants(goal) && from_store.is_empty() {
             let search = serde_json::json!({"session": rec.id, "algorithm": "dfpn",
                 "note": format!("re-solved for the certificate: {winner} wins")});
             made.push(write_one(
@@ -256,6 +281,12 @@ fn write_with(
                 },
             )?);
         }
+    }
+    if made.is_empty() && !from_store.is_empty() {
+        return Err(CertificateError::FromStore {
+            id: rec.id,
+            goals: from_store.join(" and "),
+        });
     }
     Ok(made)
 }

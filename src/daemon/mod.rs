@@ -459,7 +459,11 @@ impl Service {
                     &mut progress,
                 )
                 .map_err(|e| Refusal {
-                    bad_input: matches!(e, certificates::CertificateError::Move { .. }),
+                    bad_input: matches!(
+                        e,
+                        certificates::CertificateError::Move { .. }
+                            | certificates::CertificateError::FromStore { .. }
+                    ),
                     message: e.to_string(),
                 })?;
                 for m in &made {
@@ -761,7 +765,7 @@ impl Service {
             && r.state == State::Solved
         {
             // Logged inside; the session stays solved whatever happens here.
-            let _ = self.write_certificates(r);
+            let _ = self.write_certificates(r, false);
         }
         match result {
             Ok(r) if r.state == State::Running && !control.stop_requested() => {
@@ -781,9 +785,12 @@ impl Service {
 
     /// Writes and checks the certificates of a session just solved, into the data
     /// directory's `certificates/`, logging each; the session's result stays either way.
+    /// A question the rote store decided at the root is re-solved only with
+    /// `resolve_rote_roots` (see `certificates::Options`).
     pub fn write_certificates(
         &self,
         rec: &crate::session::SessionRecord,
+        resolve_rote_roots: bool,
     ) -> Result<Vec<crate::certificate::Made>, certificates::CertificateError> {
         let prefix = certificates::prefix(&self.dir.root, rec.id);
         tracing::info!("session {}: writing its certificates", rec.id);
@@ -798,11 +805,17 @@ impl Service {
         let opts = certificates::Options {
             cancel: Some(&self.closing),
             report: Some(&report),
+            resolve_rote_roots,
             ..Default::default()
         }
         .bounded(&self.config, 1);
         let made = certificates::write(&self.sessions, rec, &prefix, opts, &mut progress)
-            .inspect_err(|e| tracing::error!("session {}: no certificate: {e}", rec.id))?;
+            .inspect_err(|e| match e {
+                certificates::CertificateError::FromStore { .. } => {
+                    tracing::info!("session {}: no certificate of its own: {e}", rec.id)
+                }
+                _ => tracing::error!("session {}: no certificate: {e}", rec.id),
+            })?;
         // The full check of each question's proof is its certificate's.
         let checked = self.sessions.update(rec.id, Vec::new(), |r| {
             for m in &made {
