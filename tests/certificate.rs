@@ -34,7 +34,7 @@ fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -
             dfpn: Some(&mut search),
         };
         let header = write::header(&solved, Default::default());
-        write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
+        write::write(&mut out, &header, solved, None, None, &mut |_| {}).unwrap();
     } else {
         let level = match algo {
             "pn" => Level::Pn,
@@ -53,7 +53,7 @@ fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -
             dfpn: None,
         };
         let header = write::header(&solved, Default::default());
-        write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
+        write::write(&mut out, &header, solved, None, None, &mut |_| {}).unwrap();
     }
     (String::from_utf8(out).unwrap(), proves)
 }
@@ -141,7 +141,7 @@ fn df_pn_with_a_tiny_table_finds_the_values_a_large_one_finds() {
                 };
                 let header = write::header(&solved, Default::default());
                 let mut out = Vec::new();
-                write::write(&mut out, &header, solved, None, &mut |_| {}).unwrap();
+                write::write(&mut out, &header, solved, None, None, &mut |_| {}).unwrap();
                 check(&String::from_utf8(out).unwrap(), None)
                     .unwrap_or_else(|e| panic!("{root} {attacker} {capacity}: {e}"));
             }
@@ -209,10 +209,9 @@ fn partial(
     let (mut out, mut list) = (Vec::new(), Vec::new());
     let part = write::Partial {
         leaf_budget: budget,
-        cancel: None,
         list: &mut list,
     };
-    let written = write::write(&mut out, &header, solved, Some(part), &mut |_| {}).unwrap();
+    let written = write::write(&mut out, &header, solved, Some(part), None, &mut |_| {}).unwrap();
     (
         String::from_utf8(out).unwrap(),
         String::from_utf8(list).unwrap(),
@@ -1023,8 +1022,51 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         part.written.open,
         "{said:?}"
     );
-    // Cancelled.
-    let stop = std::sync::atomic::AtomicBool::new(true);
+    assert_eq!(made.written.closed, part.written.open);
+    // Cancelled while the leaves are solved (one at a time; the first leaf's line sets the
+    // flag): no whole certificate, the partial one and its list stay for `stitch`.
+    let stop = fanorona::certificate::Cancel::default();
+    let stop_at_first = |l: &str| {
+        if l.starts_with("leaf ") {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let prefix = dir.path().join("halfway");
+    let one = Terms {
+        close: Some(CloseOptions {
+            threads: 1,
+            ..close
+        }),
+        cancel: Some(&stop),
+        report: Some(&stop_at_first),
+        ..terms
+    };
+    let e = make(
+        &prefix,
+        solved(),
+        Default::default(),
+        None,
+        one,
+        &mut |_| {},
+    )
+    .err();
+    assert!(
+        matches!(e, Some(fanorona::certificate::WriteError::Cancelled)),
+        "{e:?}"
+    );
+    assert!(!path_for(&prefix, goal).exists());
+    assert!(partial_path_for(&prefix, goal).is_file());
+    assert!(fanorona::certificate::open_list_for(&prefix, goal).is_file());
+    // The re-solving search itself stops on the flag, as its limits would.
+    let mut dfpn = DfPn::new(goal, LeafEval::new(None), Limits::none(), 1 << 16);
+    dfpn.stop_on(Some(fanorona::certificate::Cancel::new(true.into())));
+    let e = dfpn.search(&root, |_| {});
+    assert!(e.pn != 0 && e.dn != 0 && dfpn.stats.nodes <= 1, "{e:?}");
+    dfpn.stop_on(None);
+    let e = dfpn.decide(&mut fanorona::search::dfpn::Path::default(), &root);
+    assert_eq!(e.pn == 0, proves);
+    // Cancelled before it starts: nothing at all is left.
+    let stop = fanorona::certificate::Cancel::new(true.into());
     let prefix = dir.path().join("cancelled");
     let terms = Terms {
         cancel: Some(&stop),

@@ -637,7 +637,7 @@ fn the_running_daemon_writes_certificates_on_request() {
     assert!(
         certs
             .iter()
-            .all(|c| c["open_leaves"] == 0 && c["resolved_nodes"].as_u64() > Some(0)),
+            .all(|c| c["open_leaves"] == 0 && c["closed_leaves"].as_u64() > Some(0)),
         "{v}"
     );
     // The session's own certificates, copied out while the daemon runs.

@@ -6,12 +6,12 @@
 //! of 53 undecided after 20 M to 1 B nodes each, which PN² decided in 30 to 591 M nodes.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::certificate::stitch::{Leaf, StitchError, io_at};
-use crate::certificate::{Solved, Terms, header_extra, make};
+use crate::certificate::{Cancel, Solved, Terms, WriteError, header_extra, make};
 use crate::egdb::Database;
 use crate::position::Position;
 use crate::search::pn::{self, Level, PnTree};
@@ -95,25 +95,39 @@ pub fn solve_leaves(
     db: Option<&Database>,
     db_dir: Option<&Path>,
     opts: &CloseOptions,
-    cancel: Option<&AtomicBool>,
+    cancel: Option<&Cancel>,
     report: &(dyn Fn(&str) + Sync),
 ) -> Solving {
     let next = AtomicU64::new(0);
     let closed = AtomicU64::new(0);
     let nodes = AtomicU64::new(0);
+    // Leaves given up on (or never tried) because of a cancel.
+    let skipped = AtomicU64::new(0);
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     std::thread::scope(|s| {
         for _ in 0..opts.threads.max(1) {
             s.spawn(|| {
-                while !cancelled() {
+                loop {
                     let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                     let Some(leaf) = leaves.get(i) else { break };
-                    let (says, searched) =
+                    if cancelled() {
+                        skipped.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let (said, searched) =
                         solve_one(goal, proves, leaf, db, db_dir, opts, cancel, report);
                     nodes.fetch_add(searched, Ordering::Relaxed);
-                    if says.starts_with("closed") {
-                        closed.fetch_add(1, Ordering::Relaxed);
-                    }
+                    let says = match said {
+                        Said::Closed(lines) => {
+                            closed.fetch_add(1, Ordering::Relaxed);
+                            format!("closed ({lines} nodes)")
+                        }
+                        Said::Cancelled => {
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                            "cancelled".to_string()
+                        }
+                        Said::Open(why) => why,
+                    };
                     report(&format!(
                         "leaf {} ({} of {}): {says}, {searched} search nodes",
                         leaf.node,
@@ -127,11 +141,21 @@ pub fn solve_leaves(
     Solving {
         closed: closed.load(Ordering::Relaxed),
         search_nodes: nodes.load(Ordering::Relaxed),
-        cancelled: cancelled(),
+        cancelled: skipped.load(Ordering::Relaxed) > 0,
     }
 }
 
-/// One leaf of `solve_leaves`: what became of it, and the nodes its search created.
+/// What became of one leaf.
+enum Said {
+    /// Its certificate, of this many lines, is written and checked.
+    Closed(u64),
+    /// Still open, and why.
+    Open(String),
+    Cancelled,
+}
+
+/// One leaf of `solve_leaves`: what became of it, and the nodes its search (and the writing
+/// of its certificate) created.
 #[allow(clippy::too_many_arguments)]
 fn solve_one(
     goal: Goal,
@@ -140,11 +164,14 @@ fn solve_one(
     db: Option<&Database>,
     db_dir: Option<&Path>,
     opts: &CloseOptions,
-    cancel: Option<&AtomicBool>,
+    cancel: Option<&Cancel>,
     report: &(dyn Fn(&str) + Sync),
-) -> (String, u64) {
+) -> (Said, u64) {
     let Ok(pos) = leaf.position.parse::<Position>() else {
-        return (format!("'{}' is not a position", leaf.position), 0);
+        return (
+            Said::Open(format!("'{}' is not a position", leaf.position)),
+            0,
+        );
     };
     let leaf_eval = LeafEval::new(db).with_init(opts.init);
     let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
@@ -156,7 +183,7 @@ fn solve_one(
     let mut curve = Vec::new();
     while !tree.decided() && tree.stats.nodes < opts.nodes {
         if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return ("cancelled".to_string(), tree.stats.nodes);
+            return (Said::Cancelled, tree.stats.nodes);
         }
         let limits = Limits {
             nodes: Some(opts.nodes.min(tree.stats.nodes.saturating_add(STEP))),
@@ -181,13 +208,11 @@ fn solve_one(
     let decided = match result.outcome {
         Outcome::Proven => true,
         Outcome::Disproven => false,
-        _ => return ("undecided".to_string(), searched),
+        _ => return (Said::Open("undecided".to_string()), searched),
     };
     if decided != proves {
-        return (
-            "decided the other way on its own (its past matters)".to_string(),
-            searched,
-        );
+        let why = "decided the other way on its own (its past matters)";
+        return (Said::Open(why.to_string()), searched);
     }
     let prefix = leaf.path.with_file_name(format!("node-{}", leaf.node));
     let solved = Solved {
@@ -202,21 +227,30 @@ fn solve_one(
         "algorithm": "pn2-dfpn", "nodes": searched,
         "note": format!("open leaf {} of a partial certificate", leaf.node),
     }));
-    let says = match make(
-        &prefix,
-        solved,
-        extra,
-        db_dir,
-        Terms::default(),
-        &mut |_| {},
-    ) {
-        Ok(m) if m.verified() => format!("closed ({} nodes)", m.written.nodes),
+    let terms = Terms {
+        cancel,
+        ..Terms::default()
+    };
+    let made = make(&prefix, solved, extra, db_dir, terms, &mut |_| {});
+    let searched = searched + made.as_ref().map_or(0, |m| m.written.resolve_search_nodes);
+    let said = match made {
+        Ok(m) if m.whole() => Said::Closed(m.written.nodes),
         Ok(m) => {
             // Not stitched in: the leaf stays open.
             let _ = std::fs::remove_file(&m.path);
-            format!("certificate FAILED verification: {:?}", m.check.err())
+            if let Some(list) = &m.open_list {
+                let _ = std::fs::remove_file(list);
+            }
+            match m.check {
+                Err(e) => Said::Open(format!("certificate FAILED verification: {e}")),
+                Ok(_) => Said::Open(format!(
+                    "its certificate left {} nodes open",
+                    m.written.open
+                )),
+            }
         }
-        Err(e) => format!("no certificate: {e}"),
+        Err(WriteError::Cancelled) => Said::Cancelled,
+        Err(e) => Said::Open(format!("no certificate: {e}")),
     };
-    (says, searched)
+    (said, searched)
 }

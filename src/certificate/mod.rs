@@ -12,13 +12,12 @@ pub mod stitch;
 pub mod write;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use crate::search::Goal;
 
 pub use check::{Report, Tables, VerifyError, verify, verify_tables, verify_with};
 use serde_json::{Value, json};
-pub use write::{Partial, Solved, WriteError, Written};
+pub use write::{Cancel, Partial, Solved, WriteError, Written};
 
 /// `PREFIX.white-wins` followed by `ending`.
 fn goal_file(prefix: &Path, goal: Goal, ending: &str) -> PathBuf {
@@ -51,12 +50,13 @@ pub fn write_file(
     solved: Solved<'_, '_>,
     extra: serde_json::Map<String, serde_json::Value>,
     partial: Option<Partial<'_>>,
+    cancel: Option<&Cancel>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
     let mut header = write::header(&solved, extra);
     header.partial = partial.is_some();
     let mut out = format::Output::create(path)?;
-    match write::write(out.writer(), &header, solved, partial, progress) {
+    match write::write(out.writer(), &header, solved, partial, cancel, progress) {
         Ok(mut w) => {
             w.bytes = out.finish()?;
             Ok(w)
@@ -108,8 +108,14 @@ pub struct Made {
 }
 
 impl Made {
+    /// It passed the checker (a partial certificate passes for what it holds).
     pub fn verified(&self) -> bool {
         self.check.is_ok()
+    }
+
+    /// It passed the checker and has no open leaf: a certificate of the claim.
+    pub fn whole(&self) -> bool {
+        self.verified() && self.open_list.is_none() && self.written.open == 0
     }
 
     pub fn json(&self) -> Value {
@@ -126,6 +132,7 @@ impl Made {
             "write_seconds": w.seconds,
             "verified": self.verified(),
             "open_leaves": w.open,
+            "closed_leaves": w.closed,
             "open_list": self.open_list.as_ref().map(|p| p.display().to_string()),
             "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
             "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
@@ -143,9 +150,9 @@ pub struct Terms<'c> {
     /// Then solve each open leaf on its own and stitch it in (`close`), so the certificate
     /// comes out whole unless a leaf resists this search too.
     pub close: Option<close::CloseOptions>,
-    /// Set from outside to give up (`WriteError::Cancelled`): seen between nodes and
-    /// between a leaf's steps, so within one `leaf_budget` of re-solving.
-    pub cancel: Option<&'c AtomicBool>,
+    /// Set from outside to give up (`WriteError::Cancelled`): seen between nodes, by the
+    /// re-solving search, and between a leaf's steps of 10 M nodes.
+    pub cancel: Option<&'c Cancel>,
     /// A line now and then while the open leaves are solved.
     pub report: Option<&'c (dyn Fn(&str) + Sync)>,
 }
@@ -162,96 +169,27 @@ pub fn make(
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Made, WriteError> {
     let full = path_for(prefix, solved.goal);
-    let db = solved.db;
-    let goal = solved.goal;
-    let proves = solved.proves;
+    let (db, goal, proves) = (solved.db, solved.goal, solved.proves);
     let claim = if proves { "proven" } else { "disproven" };
     let (mut written, mut path, mut open_list) = match terms.leaf_budget {
         None => (
-            write_file(&full, solved, extra, None, progress)?,
+            write_file(&full, solved, extra, None, terms.cancel, progress)?,
             full.clone(),
             None,
         ),
-        Some(leaf_budget) => {
-            let path = partial_path_for(prefix, goal);
-            let list_path = open_list_for(prefix, goal);
-            let mut list = std::io::BufWriter::new(std::fs::File::create(&list_path)?);
-            let partial = Partial {
-                leaf_budget,
-                list: &mut list,
-                cancel: terms.cancel,
-            };
-            let written = match write_file(&path, solved, extra, Some(partial), progress) {
-                Ok(w) => w,
-                Err(e) => {
-                    drop(list);
-                    let _ = std::fs::remove_file(&list_path);
-                    return Err(e);
-                }
-            };
-            list.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            if written.open == 0 {
-                std::fs::remove_file(&list_path)?;
-                std::fs::rename(&path, &full)?;
-                (written, full.clone(), None)
-            } else {
-                (written, path, Some(list_path))
-            }
-        }
+        Some(leaf_budget) => write_partial(prefix, solved, extra, leaf_budget, terms, progress)?,
     };
-    if let (Some(opts), Some(list)) = (terms.close, open_list.as_deref()) {
-        let start = std::time::Instant::now();
-        let report = terms.report.unwrap_or(&|_| {});
-        let leaves_dir = goal_file(prefix, goal, ".leaves");
-        std::fs::create_dir_all(&leaves_dir)?;
-        let goal_part = format!("{}-wins", goal.attacker);
-        let leaves: Vec<stitch::Leaf> = close::read_open_list(list)?
-            .into_iter()
-            .map(|l| stitch::Leaf {
-                path: close::leaf_path(&leaves_dir, l.node, &goal_part),
-                node: l.node,
-                position: l.position,
-            })
-            .collect();
-        let missing: Vec<&stitch::Leaf> = leaves.iter().filter(|l| !l.path.is_file()).collect();
-        report(&format!(
-            "{} open leaves: solving {} on their own, at most {} nodes each",
-            leaves.len(),
-            missing.len(),
-            opts.nodes
-        ));
-        let solving = close::solve_leaves(
+    if let (Some(opts), Some(list)) = (terms.close, open_list.clone()) {
+        let closing = Closing {
+            prefix,
             goal,
             proves,
-            &missing,
             db,
             db_dir,
-            &opts,
-            terms.cancel,
-            report,
-        );
-        written.resolve_search_nodes += solving.search_nodes;
-        if solving.cancelled {
-            return Err(WriteError::Cancelled);
-        }
-        let open = leaves.iter().filter(|l| !l.path.is_file()).count() as u64;
-        if open == 0 {
-            let done = stitch::stitch(&path, &leaves, &full)?;
-            std::fs::remove_file(&path)?;
-            std::fs::remove_file(list)?;
-            std::fs::remove_dir_all(&leaves_dir)?;
-            written.nodes = done.nodes;
-            written.bytes = done.bytes;
-            written.open = 0;
+        };
+        if closing.close(&path, &list, &opts, terms, &mut written)? {
             (path, open_list) = (full, None);
-        } else {
-            report(&format!(
-                "{open} of {} open leaves still open; their certificates so far are in {}",
-                leaves.len(),
-                leaves_dir.display()
-            ));
         }
-        written.seconds += start.elapsed().as_secs_f64();
     }
     // The search's tables are open already (their files checked when first read).
     let tables = db.map(Tables::Open).or(db_dir.map(Tables::Dir));
@@ -264,4 +202,136 @@ pub fn make(
         check,
         open_list,
     })
+}
+
+/// `make` within a leaf budget: the partial certificate and its list of open leaves (the list
+/// is renamed into place only once both are whole), or the whole certificate under its own
+/// name when nothing was left open. Returns what was written, its file and its list.
+fn write_partial(
+    prefix: &Path,
+    solved: Solved<'_, '_>,
+    extra: serde_json::Map<String, Value>,
+    leaf_budget: u64,
+    terms: Terms<'_>,
+    progress: &mut dyn FnMut(&Written),
+) -> Result<(Written, PathBuf, Option<PathBuf>), WriteError> {
+    let goal = solved.goal;
+    let path = partial_path_for(prefix, goal);
+    let list_path = open_list_for(prefix, goal);
+    let tmp = goal_file(prefix, goal, ".open.jsonl.tmp");
+    let mut list = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    let partial = Partial {
+        leaf_budget,
+        list: &mut list,
+    };
+    let written = match write_file(&path, solved, extra, Some(partial), terms.cancel, progress) {
+        Ok(w) => w,
+        Err(e) => {
+            drop(list);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    list.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    if written.open == 0 {
+        std::fs::remove_file(&tmp)?;
+        let full = path_for(prefix, goal);
+        // Its header says "partial": copied through the stitch (nothing to close), whose
+        // header says it only when leaves stay open.
+        let done = stitch::stitch(&path, &[], &full)?;
+        std::fs::remove_file(&path)?;
+        let written = Written {
+            bytes: done.bytes,
+            ..written
+        };
+        // An earlier try's list names nodes of a file that is gone now.
+        let _ = std::fs::remove_file(&list_path);
+        Ok((written, full, None))
+    } else {
+        std::fs::rename(&tmp, &list_path)?;
+        Ok((written, path, Some(list_path)))
+    }
+}
+
+/// Closing a partial certificate that `make` just wrote.
+struct Closing<'p, 'a> {
+    prefix: &'p Path,
+    goal: Goal,
+    proves: bool,
+    db: Option<&'a crate::egdb::Database>,
+    db_dir: Option<&'p Path>,
+}
+
+impl Closing<'_, '_> {
+    /// Solves each open leaf listed in `list` on its own (`close::solve_leaves`) into
+    /// `PREFIX.GOAL-wins.leaves/`, and once every one is closed stitches them into the whole
+    /// certificate, removing the partial file, its list and the leaves. Returns whether the
+    /// certificate is whole now; `written` takes the leaves' lines and search.
+    fn close(
+        &self,
+        partial: &Path,
+        list: &Path,
+        opts: &close::CloseOptions,
+        terms: Terms<'_>,
+        written: &mut Written,
+    ) -> Result<bool, WriteError> {
+        let start = std::time::Instant::now();
+        let report = terms.report.unwrap_or(&|_| {});
+        let leaves_dir = goal_file(self.prefix, self.goal, ".leaves");
+        // Leaves of an earlier partial certificate are numbered by its nodes: stale now.
+        if leaves_dir.exists() {
+            std::fs::remove_dir_all(&leaves_dir)?;
+        }
+        std::fs::create_dir_all(&leaves_dir)?;
+        let goal_part = format!("{}-wins", self.goal.attacker);
+        let leaves: Vec<stitch::Leaf> = close::read_open_list(list)?
+            .into_iter()
+            .map(|l| stitch::Leaf {
+                path: close::leaf_path(&leaves_dir, l.node, &goal_part),
+                node: l.node,
+                position: l.position,
+            })
+            .collect();
+        report(&format!(
+            "{} open leaves: solving each on its own, at most {} nodes each",
+            leaves.len(),
+            opts.nodes
+        ));
+        let each: Vec<&stitch::Leaf> = leaves.iter().collect();
+        let solving = close::solve_leaves(
+            self.goal,
+            self.proves,
+            &each,
+            self.db,
+            self.db_dir,
+            opts,
+            terms.cancel,
+            report,
+        );
+        written.resolve_search_nodes += solving.search_nodes;
+        written.closed = solving.closed;
+        written.seconds += start.elapsed().as_secs_f64();
+        if solving.cancelled {
+            return Err(WriteError::Cancelled);
+        }
+        if solving.closed < leaves.len() as u64 {
+            report(&format!(
+                "{} of {} open leaves still open: the partial certificate stays, its leaves' certificates so far in {}",
+                leaves.len() as u64 - solving.closed,
+                leaves.len(),
+                leaves_dir.display()
+            ));
+            return Ok(false);
+        }
+        let done = stitch::stitch(partial, &leaves, &path_for(self.prefix, self.goal))?;
+        std::fs::remove_file(partial)?;
+        std::fs::remove_file(list)?;
+        std::fs::remove_dir_all(&leaves_dir)?;
+        // Each leaf's certificate took its open line's place, and all of it was re-solved.
+        written.resolved += done.nodes - written.nodes;
+        written.nodes = done.nodes;
+        written.bytes = done.bytes;
+        written.open = 0;
+        Ok(true)
+    }
 }

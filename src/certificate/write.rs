@@ -58,6 +58,8 @@ pub struct Written {
     pub resolve_search_nodes: u64,
     /// Open leaves (a partial certificate): nodes not decided again within the budget.
     pub open: u64,
+    /// Open leaves then closed: solved on their own and stitched in (`close`).
+    pub closed: u64,
     /// Bytes of the file (compressed, for `.gz`); set by the file writer.
     pub bytes: u64,
     pub seconds: f64,
@@ -98,10 +100,10 @@ pub struct Solved<'s, 'a> {
 pub struct Partial<'o> {
     pub leaf_budget: u64,
     pub list: &'o mut dyn Write,
-    /// Set from outside to give up: seen between nodes (a bounded certificate is the one
-    /// that can be abandoned, within one re-decision).
-    pub cancel: Option<&'o std::sync::atomic::AtomicBool>,
 }
+
+/// A flag set from outside to make a writer give up (`WriteError::Cancelled`).
+pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
 /// The header line of `solved`'s certificate; `extra` keys follow the format's own.
 pub fn header(
@@ -125,12 +127,14 @@ pub fn header(
 
 /// Writes `solved` as a certificate to `out`, header first. `progress` sees what is written
 /// so far every million nodes and every ten seconds (re-solving can take long between nodes).
-/// With `partial`, the header must say `"partial": true`.
+/// With `partial`, the header must say `"partial": true`. `cancel`, once set, stops it
+/// between nodes and the re-solving search within.
 pub fn write(
     out: &mut dyn Write,
     header: &Header,
     solved: Solved<'_, '_>,
     partial: Option<Partial<'_>>,
+    cancel: Option<&Cancel>,
     progress: &mut dyn FnMut(&Written),
 ) -> Result<Written, WriteError> {
     assert_eq!(
@@ -160,6 +164,7 @@ pub fn write(
         }
     };
     let before = resolver.stats.nodes;
+    resolver.stop_on(cancel.cloned());
     let mut w = Walker {
         out,
         board: root.board(),
@@ -176,10 +181,13 @@ pub fn write(
         written: Written::default(),
         twins: None,
         partial,
+        cancel: cancel.cloned(),
         start,
         resolve_before: before,
     };
-    w.run(root, progress)?;
+    let ran = w.run(root, progress);
+    w.resolver.stop_on(None);
+    ran?;
     let mut written = w.written;
     written.resolve_search_nodes = w.resolver.stats.nodes - before;
     if all_resolved {
@@ -223,6 +231,7 @@ struct Walker<'w, 's, 'a, 'p> {
     /// capture, built on first need (for rote-decided nodes whose twin is in the tree).
     twins: Option<HashMap<(Position, u64), usize, BuildHasherDefault<WordHasher>>>,
     partial: Option<Partial<'p>>,
+    cancel: Option<Cancel>,
     start: Instant,
     /// The resolver's node count before this certificate.
     resolve_before: u64,
@@ -422,9 +431,8 @@ impl Walker<'_, '_, '_, '_> {
 
     /// Whether the writer was asked to give up.
     fn cancelled(&self) -> bool {
-        self.partial
+        self.cancel
             .as_ref()
-            .and_then(|p| p.cancel)
             .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
     }
 
@@ -490,9 +498,17 @@ impl Walker<'_, '_, '_, '_> {
         }
         self.path.push(*pos);
         let mut open = false;
+        let cancel = self.cancel.clone();
         let found = self.resolved_choice(&moves).or_else(|| {
             // The table dropped the deciding child: search the children one by one.
             moves.iter().copied().find(|(_, c)| {
+                if cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    open = true;
+                    return false;
+                }
                 let e = self.resolver.decide_within(&mut self.path, c, budget);
                 open |= e.pn != 0 && e.dn != 0;
                 self.wanted(e.pn, e.dn)

@@ -51,8 +51,9 @@ fn run_board(board: Board, db_dir: Option<&Path>, out_dir: &Path) -> Result<Run,
         };
         let path = certificate::path_for(&out_dir.join(board.to_string()), goal);
         let t = Instant::now();
-        let written = certificate::write_file(&path, solved, Default::default(), None, &mut |_| {})
-            .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))?;
+        let written =
+            certificate::write_file(&path, solved, Default::default(), None, None, &mut |_| {})
+                .map_err(|e| Failure::other(anyhow!("{}: {e}", path.display())))?;
         run.write += t.elapsed().as_secs_f64();
         // The tables stay open from the search: their files' checksums were read then, so
         // this measures the checker's own work.

@@ -519,8 +519,17 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             s.draws,
             s.losses
         );
+        // A score of 0 or 1 has no finite Elo difference: what half a game less (more)
+        // would give is a bound.
+        let bound = if s.score >= 1.0 {
+            ">= "
+        } else if s.score <= 0.0 {
+            "<= "
+        } else {
+            ""
+        };
         out!(
-            "score {:.3} (95% interval {:.3} to {:.3}), Elo {:+.0} ({:+.0} to {:+.0})",
+            "score {:.3} (95% interval {:.3} to {:.3}), Elo {bound}{:+.0} ({:+.0} to {:+.0})",
             s.score,
             s.score_low,
             s.score_high,

@@ -798,11 +798,31 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     };
     let mut rows = Vec::new();
     for g in &goals {
-        let (from, to) = (path_for(&kept, *g), path_for(prefix, *g));
+        let (mut from, mut to) = (path_for(&kept, *g), path_for(prefix, *g));
         if !from.is_file() {
-            // Left out by the writer (decided by the rote store at the root; it said why).
-            eprintln!("  {g}: no certificate of this session's own (taken from the rote store)");
-            continue;
+            use fanorona::certificate::{open_list_for, partial_path_for};
+            let (partial, list) = (partial_path_for(&kept, *g), open_list_for(&kept, *g));
+            if !partial.is_file() {
+                // Left out by the writer: decided by the rote store at the root.
+                eprintln!(
+                    "  {g}: no certificate of this session's own (taken from the rote store at its root)"
+                );
+                continue;
+            }
+            // Partial: some leaves resisted; copied with their list, under partial names.
+            let list_to = open_list_for(prefix, *g);
+            std::fs::copy(&list, &list_to).map_err(|e| {
+                Failure::other(anyhow!(
+                    "copying {} to {}: {e}",
+                    list.display(),
+                    list_to.display()
+                ))
+            })?;
+            eprintln!(
+                "  {g}: PARTIAL: its open leaves are listed in {} (close them with `fanorona stitch --solve`)",
+                list_to.display()
+            );
+            (from, to) = (partial, partial_path_for(prefix, *g));
         }
         std::fs::copy(&from, &to).map_err(|e| {
             Failure::other(anyhow!(

@@ -4,7 +4,6 @@
 //! solved, into `DATA_DIR/certificates/`; `session certificate` copies or writes them.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
 
@@ -28,6 +27,11 @@ pub enum CertificateError {
         "session {id}: {goals} was decided by the rote store at the root: the session whose search decided this position holds its certificate (cut it out with `fanorona cut CERT --play MOVES`); `--leaf-budget N` re-solves it here instead, as a partial certificate"
     )]
     FromStore { id: u64, goals: String },
+    #[error(
+        "a certificate is being written under {} now (its progress is in the daemon's log): ask again once it is done",
+        prefix.display()
+    )]
+    Busy { prefix: PathBuf },
     #[error("session {id}: move {mv}: {why}")]
     Move { id: u64, mv: String, why: String },
     #[error("cannot create {path}: {source}")]
@@ -89,7 +93,7 @@ pub struct Options<'a> {
     /// second-level bound and first numbers are the session's.
     pub close: Option<CloseOptions>,
     /// Set from outside to give up (the daemon shutting down).
-    pub cancel: Option<&'a AtomicBool>,
+    pub cancel: Option<&'a certificate::Cancel>,
     /// A line now and then while open leaves are solved.
     pub report: Option<&'a (dyn Fn(&str) + Sync)>,
     /// Re-solve, from nothing, a question the rote store decided at the root. Otherwise

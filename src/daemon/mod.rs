@@ -235,7 +235,22 @@ pub struct Service {
     /// The worker wants the session the spare worker holds.
     handover: AtomicBool,
     /// The daemon is shutting down: certificates being written give up.
-    pub closing: AtomicBool,
+    pub closing: crate::certificate::Cancel,
+    /// Prefixes of certificates being written: two writers on one prefix would share its
+    /// temporary files, list and leaves.
+    writing: Mutex<std::collections::HashSet<PathBuf>>,
+}
+
+/// A certificate prefix held by one writer until dropped.
+struct Writing<'s> {
+    set: &'s Mutex<std::collections::HashSet<PathBuf>>,
+    prefix: PathBuf,
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.set.lock().expect("writing lock").remove(&self.prefix);
+    }
 }
 
 /// A worker's session and its control.
@@ -307,7 +322,8 @@ impl Service {
             spare: Slot::default(),
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),
-            closing: AtomicBool::new(false),
+            closing: Default::default(),
+            writing: Mutex::default(),
         }
     }
 
@@ -414,6 +430,14 @@ impl Service {
                 let what = mv
                     .as_deref()
                     .map_or(String::new(), |m| format!(" (move {m})"));
+                let _held = self.hold_prefix(&prefix).ok_or_else(|| {
+                    bad_input(
+                        certificates::CertificateError::Busy {
+                            prefix: prefix.clone(),
+                        }
+                        .to_string(),
+                    )
+                })?;
                 let report = |line: &str| tracing::info!("session {id}{what}: certificate: {line}");
                 let opts = certificates::Options {
                     attacker,
@@ -783,6 +807,15 @@ impl Service {
         }
     }
 
+    /// Holds `prefix` for one certificate writer; `None` while another writes there.
+    fn hold_prefix(&self, prefix: &Path) -> Option<Writing<'_>> {
+        let mut set = self.writing.lock().expect("writing lock");
+        set.insert(prefix.to_path_buf()).then(|| Writing {
+            set: &self.writing,
+            prefix: prefix.to_path_buf(),
+        })
+    }
+
     /// Writes and checks the certificates of a session just solved, into the data
     /// directory's `certificates/`, logging each; the session's result stays either way.
     /// A question the rote store decided at the root is re-solved only with
@@ -793,6 +826,10 @@ impl Service {
         resolve_rote_roots: bool,
     ) -> Result<Vec<crate::certificate::Made>, certificates::CertificateError> {
         let prefix = certificates::prefix(&self.dir.root, rec.id);
+        let prefix = std::path::absolute(&prefix).unwrap_or(prefix);
+        let Some(_held) = self.hold_prefix(&prefix) else {
+            return Err(certificates::CertificateError::Busy { prefix });
+        };
         tracing::info!("session {}: writing its certificates", rec.id);
         let mut progress = |goal: &str, w: &crate::certificate::Written| {
             tracing::info!(
@@ -820,7 +857,10 @@ impl Service {
         let checked = self.sessions.update(rec.id, Vec::new(), |r| {
             for m in &made {
                 let attacker = m.goal.attacker.name();
-                if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker) {
+                // A partial certificate holds what it has but not yet the claim: not recorded.
+                if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker)
+                    && (m.whole() || !m.verified())
+                {
                     g.certificate_verified = Some(m.verified());
                 }
             }
@@ -832,13 +872,23 @@ impl Service {
         for m in &made {
             let w = &m.written;
             match &m.check {
+                Ok(_) if !m.whole() => tracing::warn!(
+                    "session {}: certificate {} PARTIAL: {} open leaves (listed in {}); the rest verified; close them with `fanorona stitch --solve`",
+                    rec.id,
+                    m.path.display(),
+                    w.open,
+                    m.open_list
+                        .as_ref()
+                        .map_or(String::new(), |p| p.display().to_string())
+                ),
                 Ok(_) => tracing::info!(
-                    "session {}: certificate {} ({} nodes, {} bytes, {} re-solved) verified",
+                    "session {}: certificate {} ({} nodes, {} bytes, {} re-solved, {} leaves closed) verified",
                     rec.id,
                     m.path.display(),
                     w.nodes,
                     w.bytes,
-                    w.resolved
+                    w.resolved,
+                    w.closed
                 ),
                 Err(e) => tracing::error!(
                     "session {}: certificate {} FAILED verification: {e}",

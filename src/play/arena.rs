@@ -163,18 +163,29 @@ fn elo(score: f64, games: usize) -> f64 {
     -400.0 * (1.0 / s - 1.0).log10()
 }
 
+/// The 95% interval of the mean score: Agresti and Coull's for a proportion ("Approximate is
+/// better than 'exact' for interval estimation of binomial proportions", 1998), with draws:
+/// z²/2 pseudo-wins and as many pseudo-losses join the games, and the normal interval of the
+/// mean of them all is taken. Without them a match of all wins (or all draws) had a sample
+/// variance of 0 and claimed "1.000 to 1.000" after two games.
+fn score_interval(scores: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    const Z: f64 = 1.96;
+    let pseudo = Z * Z / 2.0;
+    let n = scores.clone().count() as f64 + 2.0 * pseudo;
+    let mean = (scores.clone().sum::<f64>() + pseudo) / n;
+    let var = (scores.map(|x| (x - mean).powi(2)).sum::<f64>()
+        + pseudo * ((1.0 - mean).powi(2) + mean.powi(2)))
+        / n;
+    let half = Z * (var / n).sqrt();
+    ((mean - half).max(0.0), (mean + half).min(1.0))
+}
+
 pub fn summarise(rows: &[GameRow]) -> Summary {
     let n = rows.len();
     let wins = rows.iter().filter(|r| r.a_score == 1.0).count();
     let draws = rows.iter().filter(|r| r.a_score == 0.5).count();
     let score = rows.iter().map(|r| r.a_score).sum::<f64>() / n.max(1) as f64;
-    let var = rows
-        .iter()
-        .map(|r| (r.a_score - score).powi(2))
-        .sum::<f64>()
-        / (n.max(2) - 1) as f64;
-    let half = 1.96 * (var / n.max(1) as f64).sqrt();
-    let (low, high) = ((score - half).max(0.0), (score + half).min(1.0));
+    let (low, high) = score_interval(rows.iter().map(|r| r.a_score));
     Summary {
         games: n,
         wins,
@@ -218,5 +229,18 @@ mod tests {
         assert!(s.score_low < 0.7 && s.score_high > 0.7);
         let even = summarise(&[1.0, 0.0].map(row));
         assert!(even.elo.abs() < 1e-9);
+        // Two wins prove little: the interval stays wide (it was "1.000 to 1.000").
+        let two = summarise(&[1.0, 1.0].map(row));
+        assert!(two.score_low < 0.35 && two.score_high == 1.0, "{two:?}");
+        // For wins and losses alone it is Agresti and Coull's: 18 of 20 gives 0.687 to 0.984.
+        let mut rows = vec![row(1.0); 18];
+        rows.extend([row(0.0), row(0.0)]);
+        let s = summarise(&rows);
+        assert!((s.score_low - 0.687).abs() < 0.001, "{s:?}");
+        assert!((s.score_high - 0.984).abs() < 0.001, "{s:?}");
+        // A hundred draws: even players, known closely but not exactly.
+        let draws = summarise(&vec![row(0.5); 100]);
+        assert!(draws.score_low > 0.47 && draws.score_low < 0.5, "{draws:?}");
+        assert!((draws.score_high - (1.0 - draws.score_low)).abs() < 1e-12);
     }
 }

@@ -117,6 +117,9 @@ pub struct DfPn<'a> {
     pub repetition_wins: bool,
     /// Frames of nodes `mid` has left, for the next ones it enters.
     spare: Vec<Frame>,
+    /// Set from outside to stop the search as its limits would (a certificate writer told
+    /// to give up).
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<'a> DfPn<'a> {
@@ -131,6 +134,7 @@ impl<'a> DfPn<'a> {
             stopped: false,
             repetition_wins: false,
             spare: Vec::new(),
+            stop: None,
         }
     }
 
@@ -274,11 +278,20 @@ impl<'a> DfPn<'a> {
         result
     }
 
+    /// Stops the search (as its limits would) once `flag` is set; `None` forgets it.
+    pub fn stop_on(&mut self, flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+        self.stop = flag;
+    }
+
     fn out_of_limits(&mut self) -> bool {
         if !self.stopped
-            && self
+            && (self
                 .limits
                 .exceeded(self.stats.nodes, self.start, self.bytes())
+                || self
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)))
         {
             self.stopped = true;
         }
