@@ -1041,19 +1041,19 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         report: Some(&stop_at_first),
         ..terms
     };
-    let e = make(
-        &prefix,
-        solved(),
-        Default::default(),
-        None,
-        one,
-        &mut |_| {},
-    )
-    .err();
-    assert!(
-        matches!(e, Some(fanorona::certificate::WriteError::Cancelled)),
-        "{e:?}"
-    );
+    let cancelled = |prefix: &Path, terms: Terms<'_>| {
+        let e = make(
+            prefix,
+            solved(),
+            Default::default(),
+            None,
+            terms,
+            &mut |_| {},
+        )
+        .err();
+        matches!(e, Some(fanorona::certificate::WriteError::Cancelled))
+    };
+    assert!(cancelled(&prefix, one));
     assert!(!path_for(&prefix, goal).exists());
     assert!(partial_path_for(&prefix, goal).is_file());
     assert!(fanorona::certificate::open_list_for(&prefix, goal).is_file());
@@ -1072,19 +1072,7 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         cancel: Some(&stop),
         ..terms
     };
-    let e = make(
-        &prefix,
-        solved(),
-        Default::default(),
-        None,
-        terms,
-        &mut |_| {},
-    )
-    .err();
-    assert!(
-        matches!(e, Some(fanorona::certificate::WriteError::Cancelled)),
-        "{e:?}"
-    );
+    assert!(cancelled(&prefix, terms));
     let left = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
