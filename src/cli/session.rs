@@ -932,13 +932,15 @@ fn write_certificates(
     };
     if dir.socket().exists() {
         eprintln!(
-            "  writing in the daemon (progress in its log, {})",
+            "  asking the daemon to write it (progress in its log, {})",
             dir.root.join("daemon.log").display()
         );
     }
     match call_within(&dir.socket(), request, None) {
         Ok(v) => return Ok(v["certificates"].as_array().cloned().unwrap_or_default()),
-        Err(ClientError::NoDaemon(_)) => {}
+        Err(ClientError::NoDaemon(_)) => {
+            eprintln!("  no daemon answers: writing it here, under the store's lock");
+        }
         Err(ClientError::Refused { message, bad_input }) => {
             return Err(refused(message, bad_input));
         }
