@@ -202,11 +202,23 @@ fn sigterm_writes_a_final_checkpoint() {
         .as_u64()
         .unwrap()
         .max(goals[1]["iterations"].as_u64().unwrap());
+    // What a killed certificate writer leaves (a file not renamed into place) is cleared
+    // when the daemon starts again; finished certificates stay.
+    let certs = data.dir.join("certificates").join("5x9");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::write(certs.join("x.white-wins.partial.cert.gz.tmp"), "half").unwrap();
+    std::fs::write(certs.join("x.white-wins.open.jsonl.tmp"), "half").unwrap();
+    std::fs::write(certs.join("y.black-wins.cert.gz"), "kept").unwrap();
     // The restarted daemon resumes from there.
     let daemon = data.daemon();
     data.wait_for(id, "more iterations", |s| {
         s["progress"]["iteration"].as_u64().unwrap_or(0) > iterations
     });
+    let left: Vec<_> = std::fs::read_dir(&certs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["y.black-wins.cert.gz"]);
     drop(daemon);
 }
 

@@ -993,6 +993,27 @@ pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
     let _ = std::fs::remove_file(service.dir.socket());
 }
 
+/// Removes, below `dir`, the files certificate writers leave when killed: `*.tmp` (a file
+/// being written, renamed only once whole) and `*.open.jsonl.tmp` (a list not yet in place).
+/// Only called with the data directory locked, so no writer of this directory runs.
+fn remove_unfinished_certificates(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            removed += remove_unfinished_certificates(&path);
+        } else if path.extension().is_some_and(|x| x == "tmp")
+            && std::fs::remove_file(&path).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
 /// running session is checkpointed before it returns.
 pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
@@ -1001,6 +1022,12 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
     let sessions = open_sessions(&dir, &config)?;
     let listener = bind(&dir)?;
     let service = Service::new(sessions, config, dir, true);
+    let stale = remove_unfinished_certificates(&service.dir.root.join("certificates"));
+    if stale > 0 {
+        tracing::info!(
+            "daemon: removed {stale} unfinished certificate files (a writer was killed)"
+        );
+    }
     tracing::info!(
         "daemon {} on {} (store {})",
         std::process::id(),
