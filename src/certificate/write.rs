@@ -488,7 +488,10 @@ impl Walker<'_, '_, '_, '_> {
         if let Some(m) = known {
             return Ok(Some(m));
         }
+        // The budget is the node's: what the children's searches below may take is what the
+        // node's own left over.
         let budget = self.budget();
+        let spent_before = self.resolver.stats.nodes;
         let e = self.resolver.decide_within(&mut self.path, pos, budget);
         if e.pn != 0 && e.dn != 0 {
             return Ok(None);
@@ -509,7 +512,13 @@ impl Walker<'_, '_, '_, '_> {
                     open = true;
                     return false;
                 }
-                let e = self.resolver.decide_within(&mut self.path, c, budget);
+                let spent = self.resolver.stats.nodes - spent_before;
+                let left = budget.map(|b| b.saturating_sub(spent));
+                if left == Some(0) {
+                    open = true;
+                    return false;
+                }
+                let e = self.resolver.decide_within(&mut self.path, c, left);
                 open |= e.pn != 0 && e.dn != 0;
                 self.wanted(e.pn, e.dn)
             })
