@@ -12,6 +12,10 @@
 #                                                    nor write certificates)
 #        SECOND_LEVEL=N scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
 #                                                    30000: README "The second level's bound")
+#        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces: 2.5 hours of both
+#                                                    cores and 18 GiB for its largest pair; a
+#                                                    killed build resumes at its pair. Sessions
+#                                                    on other tables move onto DB8.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=$(realpath -m "${1:-data}")
@@ -29,8 +33,9 @@ checkpoint_interval = "2m"
 EOF
 f() { "$bin" --config "$config" "$@"; }
 
-echo "== tables: 5x9 up to 7 pieces under $db (built slices are kept)"
-f db build --board 5x9 --pieces 7 --db "$db" 2>&1 | tail -1
+pieces=${PIECES:-7}
+echo "== tables: 5x9 up to $pieces pieces under $db (built slices are kept)"
+f db build --board 5x9 --pieces "$pieces" --db "$db" 2>&1 | tail -1
 
 echo "== daemon on $data"
 if python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$data/daemon.sock" 2> /dev/null; then
@@ -52,12 +57,20 @@ done
 echo "== sessions"
 for i in "${!names[@]}"; do
     name=${names[$i]}
-    state=$(python3 - "$name" "$(f session list --json)" <<'PY'
+    read -r id st tables < <(python3 - "$name" "$(f session list --json)" <<'PY'
 import json, sys
 found = [s for s in json.loads(sys.argv[2]) if s["name"] == sys.argv[1]]
-print(f"{found[-1]['id']} {found[-1]['state']}" if found else "none")
+print(f"{found[-1]['id']} {found[-1]['state']} {found[-1]['db_dir']}" if found else "none")
 PY
 )
+    state="$id${st:+ $st}"
+    # A session on other tables moves onto these (say, the 8-piece ones once built): paused
+    # for the change if it runs, then resumed; the trees it kept stay.
+    if [ "$id" != none ] && [ "$st" != solved ] && [ "$tables" != "$db" ]; then
+        [ "$st" = running ] && f session pause "$id" > /dev/null
+        f session tune "$id" --db "$db" > /dev/null && echo "session $id ($name): now on $db"
+        [ "$st" = running ] && f session resume "$id" > /dev/null
+    fi
     case "$state" in
         none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" \
                   --second-level "${SECOND_LEVEL:-30000}" ;;
