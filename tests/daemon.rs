@@ -209,16 +209,28 @@ fn sigterm_writes_a_final_checkpoint() {
     std::fs::write(certs.join("x.white-wins.partial.cert.gz.tmp"), "half").unwrap();
     std::fs::write(certs.join("x.white-wins.open.jsonl.tmp"), "half").unwrap();
     std::fs::write(certs.join("y.black-wins.cert.gz"), "kept").unwrap();
+    // A list whose partial certificate is gone is stale; one beside its certificate stays.
+    std::fs::write(certs.join("z.white-wins.open.jsonl"), "stale").unwrap();
+    std::fs::write(certs.join("w.white-wins.open.jsonl"), "kept").unwrap();
+    std::fs::write(certs.join("w.white-wins.partial.cert.gz"), "kept").unwrap();
     // The restarted daemon resumes from there.
     let daemon = data.daemon();
     data.wait_for(id, "more iterations", |s| {
         s["progress"]["iteration"].as_u64().unwrap_or(0) > iterations
     });
-    let left: Vec<_> = std::fs::read_dir(&certs)
+    let mut left: Vec<_> = std::fs::read_dir(&certs)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(left, ["y.black-wins.cert.gz"]);
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "w.white-wins.open.jsonl",
+            "w.white-wins.partial.cert.gz",
+            "y.black-wins.cert.gz"
+        ]
+    );
     drop(daemon);
 }
 

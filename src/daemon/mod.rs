@@ -994,7 +994,8 @@ pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
 }
 
 /// Removes, below `dir`, the files certificate writers leave when killed: `*.tmp` (a file
-/// being written, renamed only once whole) and `*.open.jsonl.tmp` (a list not yet in place).
+/// being written, renamed only once whole, or a list not yet in place) and a list of open
+/// leaves (`X.open.jsonl`) whose partial certificate (`X.partial.cert.gz`) is not there.
 /// Only called with the data directory locked, so no writer of this directory runs.
 fn remove_unfinished_certificates(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -1005,13 +1006,20 @@ fn remove_unfinished_certificates(dir: &Path) -> usize {
         let path = e.path();
         if path.is_dir() {
             removed += remove_unfinished_certificates(&path);
-        } else if path.extension().is_some_and(|x| x == "tmp")
+        } else if (path.extension().is_some_and(|x| x == "tmp") || orphan_list(&path))
             && std::fs::remove_file(&path).is_ok()
         {
             removed += 1;
         }
     }
     removed
+}
+
+/// Whether `path` is a list of open leaves whose partial certificate is gone.
+fn orphan_list(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.strip_suffix(".open.jsonl")
+        .is_some_and(|stem| !Path::new(&format!("{stem}.partial.cert.gz")).exists())
 }
 
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
