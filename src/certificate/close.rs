@@ -15,7 +15,7 @@ use crate::certificate::{Cancel, Solved, Terms, WriteError, header_extra, make};
 use crate::egdb::Database;
 use crate::position::Position;
 use crate::search::pn::{self, Level, PnTree};
-use crate::search::{Goal, Init, LeafEval, Limits, Outcome};
+use crate::search::{Goal, Init, LeafEval, Limits, Outcome, cancelled};
 
 /// The search each open leaf gets.
 #[derive(Clone, Copy, Debug)]
@@ -103,14 +103,13 @@ pub fn solve_leaves(
     let nodes = AtomicU64::new(0);
     // Leaves given up on (or never tried) because of a cancel.
     let skipped = AtomicU64::new(0);
-    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     std::thread::scope(|s| {
         for _ in 0..opts.threads.max(1) {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                     let Some(leaf) = leaves.get(i) else { break };
-                    if cancelled() {
+                    if cancelled(cancel) {
                         skipped.fetch_add(1, Ordering::Relaxed);
                         continue;
                     }
@@ -182,7 +181,7 @@ fn solve_one(
     let mut last = start;
     let mut curve = Vec::new();
     while !tree.decided() && tree.stats.nodes < opts.nodes {
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if cancelled(cancel) {
             return (Said::Cancelled, tree.stats.nodes);
         }
         let limits = Limits {
@@ -233,22 +232,16 @@ fn solve_one(
     };
     let made = make(&prefix, solved, extra, db_dir, terms, &mut |_| {});
     let searched = searched + made.as_ref().map_or(0, |m| m.written.resolve_search_nodes);
+    // Written without a leaf budget, so whole: it is either checked or fails the check.
     let said = match made {
-        Ok(m) if m.whole() => Said::Closed(m.written.nodes),
-        Ok(m) => {
-            // Not stitched in: the leaf stays open.
-            let _ = std::fs::remove_file(&m.path);
-            if let Some(list) = &m.open_list {
-                let _ = std::fs::remove_file(list);
+        Ok(m) => match m.check {
+            Ok(_) => Said::Closed(m.written.nodes),
+            Err(e) => {
+                // Not stitched in: the leaf stays open.
+                let _ = std::fs::remove_file(&m.path);
+                Said::Open(format!("certificate FAILED verification: {e}"))
             }
-            match m.check {
-                Err(e) => Said::Open(format!("certificate FAILED verification: {e}")),
-                Ok(_) => Said::Open(format!(
-                    "its certificate left {} nodes open",
-                    m.written.open
-                )),
-            }
-        }
+        },
         Err(WriteError::Cancelled) => Said::Cancelled,
         Err(e) => Said::Open(format!("no certificate: {e}")),
     };

@@ -102,8 +102,8 @@ pub struct Partial<'o> {
     pub list: &'o mut dyn Write,
 }
 
-/// A flag set from outside to make a writer give up (`WriteError::Cancelled`).
-pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
+/// Set from outside, it makes a writer give up (`WriteError::Cancelled`).
+pub use crate::search::Cancel;
 
 /// The header line of `solved`'s certificate; `extra` keys follow the format's own.
 pub fn header(
@@ -327,7 +327,7 @@ impl Walker<'_, '_, '_, '_> {
             }
             let (mv, child) = top.moves[top.next];
             top.next += 1;
-            if self.cancelled() {
+            if crate::search::cancelled(self.cancel.as_ref()) {
                 return Err(WriteError::Cancelled);
             }
             let depth = self.stack.len() as u32;
@@ -429,13 +429,6 @@ impl Walker<'_, '_, '_, '_> {
         Ok(())
     }
 
-    /// Whether the writer was asked to give up.
-    fn cancelled(&self) -> bool {
-        self.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-    }
-
     /// Search nodes one re-decision may take: unbounded unless the certificate is partial.
     fn budget(&self) -> Option<u64> {
         self.partial.as_ref().map(|p| p.leaf_budget)
@@ -501,14 +494,10 @@ impl Walker<'_, '_, '_, '_> {
         }
         self.path.push(*pos);
         let mut open = false;
-        let cancel = self.cancel.clone();
         let found = self.resolved_choice(&moves).or_else(|| {
             // The table dropped the deciding child: search the children one by one.
             moves.iter().copied().find(|(_, c)| {
-                if cancel
-                    .as_ref()
-                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-                {
+                if crate::search::cancelled(self.cancel.as_ref()) {
                     open = true;
                     return false;
                 }

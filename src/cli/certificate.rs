@@ -64,6 +64,36 @@ pub fn line_of(m: &Value) -> String {
     )
 }
 
+/// Copies the certificate of `goal` in `from` to `prefix`'s name for it: the whole name, or,
+/// with `list` (its open leaves: a partial certificate), the partial name with the list
+/// beside it. Returns where it went.
+pub fn copy_certificate(
+    from: &Path,
+    list: Option<&Path>,
+    prefix: &Path,
+    goal: fanorona::search::Goal,
+) -> Result<PathBuf, Failure> {
+    use fanorona::certificate::{open_list_for, partial_path_for, path_for};
+    let copy = |from: &Path, to: &Path| {
+        std::fs::copy(from, to).map_err(|e| {
+            Failure::other(anyhow!(
+                "copying {} to {}: {e}",
+                from.display(),
+                to.display()
+            ))
+        })
+    };
+    let to = match list {
+        None => path_for(prefix, goal),
+        Some(list) => {
+            copy(list, &open_list_for(prefix, goal))?;
+            partial_path_for(prefix, goal)
+        }
+    };
+    copy(from, &to)?;
+    Ok(to)
+}
+
 pub fn human_bytes(b: u64) -> String {
     // Decimal units, as `ls --si` and the 5x9 job's table count them.
     match b {

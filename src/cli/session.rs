@@ -798,39 +798,26 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     };
     let mut rows = Vec::new();
     for g in &goals {
-        let (mut from, mut to) = (path_for(&kept, *g), path_for(prefix, *g));
-        if !from.is_file() {
-            use fanorona::certificate::{open_list_for, partial_path_for};
-            let (partial, list) = (partial_path_for(&kept, *g), open_list_for(&kept, *g));
-            if !partial.is_file() {
-                // Left out by the writer: decided by the rote store at the root.
-                eprintln!(
-                    "  {g}: no certificate of this session's own (taken from the rote store at its root)"
-                );
-                continue;
-            }
-            // Partial: some leaves resisted; copied with their list, under partial names.
-            let list_to = open_list_for(prefix, *g);
-            std::fs::copy(&list, &list_to).map_err(|e| {
-                Failure::other(anyhow!(
-                    "copying {} to {}: {e}",
-                    list.display(),
-                    list_to.display()
-                ))
-            })?;
+        use fanorona::certificate::{open_list_for, partial_path_for};
+        // Whole, or partial (some leaves resisted) with its list; or left out by the writer
+        // (decided by the rote store at the root).
+        let (from, list) = if path_for(&kept, *g).is_file() {
+            (path_for(&kept, *g), None)
+        } else if partial_path_for(&kept, *g).is_file() {
+            (partial_path_for(&kept, *g), Some(open_list_for(&kept, *g)))
+        } else {
+            eprintln!(
+                "  {g}: no certificate of this session's own (taken from the rote store at its root)"
+            );
+            continue;
+        };
+        let to = crate::cli::certificate::copy_certificate(&from, list.as_deref(), prefix, *g)?;
+        if list.is_some() {
             eprintln!(
                 "  {g}: PARTIAL: its open leaves are listed in {} (close them with `fanorona stitch --solve`)",
-                list_to.display()
+                open_list_for(prefix, *g).display()
             );
-            (from, to) = (partial, partial_path_for(prefix, *g));
         }
-        std::fs::copy(&from, &to).map_err(|e| {
-            Failure::other(anyhow!(
-                "copying {} to {}: {e}",
-                from.display(),
-                to.display()
-            ))
-        })?;
         let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         let check = made
             .iter()

@@ -220,30 +220,12 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     };
     if let Some(prefix) = &args.certificate {
         for m in &mut made {
-            // A partial one keeps its name, and its list goes beside it.
-            let to = if m.whole() || m.open_list.is_none() {
-                fanorona::certificate::path_for(prefix, m.goal)
-            } else {
-                let list = fanorona::certificate::open_list_for(prefix, m.goal);
-                if let Some(from) = &m.open_list {
-                    std::fs::copy(from, &list).map_err(|e| {
-                        Failure::other(anyhow!(
-                            "copying {} to {}: {e}",
-                            from.display(),
-                            list.display()
-                        ))
-                    })?;
-                }
-                fanorona::certificate::partial_path_for(prefix, m.goal)
-            };
-            std::fs::copy(&m.path, &to).map_err(|e| {
-                Failure::other(anyhow!(
-                    "copying {} to {}: {e}",
-                    m.path.display(),
-                    to.display()
-                ))
-            })?;
-            m.path = to;
+            m.path = crate::cli::certificate::copy_certificate(
+                &m.path,
+                m.open_list.as_deref(),
+                prefix,
+                m.goal,
+            )?;
         }
     }
     verified &= made.iter().all(|m| m.whole());

@@ -119,7 +119,7 @@ pub struct DfPn<'a> {
     spare: Vec<Frame>,
     /// Set from outside to stop the search as its limits would (a certificate writer told
     /// to give up).
-    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    stop: Option<crate::search::Cancel>,
 }
 
 impl<'a> DfPn<'a> {
@@ -279,7 +279,7 @@ impl<'a> DfPn<'a> {
     }
 
     /// Stops the search (as its limits would) once `flag` is set; `None` forgets it.
-    pub fn stop_on(&mut self, flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+    pub fn stop_on(&mut self, flag: Option<crate::search::Cancel>) {
         self.stop = flag;
     }
 
@@ -288,10 +288,7 @@ impl<'a> DfPn<'a> {
             && (self
                 .limits
                 .exceeded(self.stats.nodes, self.start, self.bytes())
-                || self
-                    .stop
-                    .as_ref()
-                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)))
+                || crate::search::cancelled(self.stop.as_ref()))
         {
             self.stopped = true;
         }

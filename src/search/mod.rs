@@ -113,6 +113,15 @@ impl fmt::Display for Value {
     }
 }
 
+/// A flag set from outside to stop a search, or a writer built on one, before its limits
+/// (a daemon shutting down).
+pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+/// Whether `cancel` is given and set.
+pub fn cancelled(cancel: Option<&Cancel>) -> bool {
+    cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// How far a search may go.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Limits {
