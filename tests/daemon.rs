@@ -541,6 +541,50 @@ fn session_moves_shows_where_each_question_stands_below_the_root() {
         moves.iter().any(|m| m["move"] == best && m["pn"] == 0),
         "{v}"
     );
+    // Down the best move: its numbers and nodes, its replies summing to its subtree, and the
+    // heaviest line from it getting lighter at each step.
+    let best = best.as_str().unwrap();
+    let v = data.json(&[
+        "session",
+        "moves",
+        "1",
+        "--line",
+        best,
+        "--heaviest",
+        "--json",
+    ]);
+    let white = &v["questions"][0];
+    assert_eq!(white["reached"], "node", "{v}");
+    let top = moves.iter().find(|m| m["move"] == best).unwrap();
+    assert_eq!(white["at"]["move"], best);
+    assert_eq!(white["at"]["nodes"], top["nodes"]);
+    assert_eq!(white["at"]["pn"], 0);
+    let replies = white["moves"].as_array().unwrap();
+    let below: u64 = replies.iter().map(|m| m["nodes"].as_u64().unwrap()).sum();
+    assert_eq!(below + 1, top["nodes"].as_u64().unwrap());
+    // After White's winning move every Black reply is proven (an AND node).
+    assert!(replies.iter().all(|m| m["pn"] == 0), "{v}");
+    let line: Vec<u64> = white["heaviest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["nodes"].as_u64().unwrap())
+        .collect();
+    assert!(
+        !line.is_empty() && line.windows(2).all(|w| w[0] > w[1]),
+        "{line:?}"
+    );
+    assert_eq!(
+        line[0],
+        replies
+            .iter()
+            .map(|m| m["nodes"].as_u64().unwrap())
+            .max()
+            .unwrap()
+    );
+    let o = data.cmd(&["session", "moves", "1", "--line", &format!("{best} a1-a9")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("move 2 'a1-a9'"), "{}", stderr(&o));
     let o = data.cmd(&["session", "moves", "9"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no session 9"), "{}", stderr(&o));

@@ -55,9 +55,10 @@ pub enum SessionCommand {
     Pause(Id),
     /// Continue a paused, stopped or failed session from its last checkpoint.
     Resume(Id),
-    /// Where each question stands below the root: every move of the root with its proof and
-    /// disproof numbers and the first-level nodes under it, as last checkpointed.
-    Moves(Id),
+    /// Where each question stands below the root: every move of the root (or of the position
+    /// after --line) with its proof and disproof numbers and the first-level nodes under it,
+    /// as last checkpointed; --heaviest adds the line most of the nodes go down.
+    Moves(MovesArgs),
     /// Change how a paused, stopped or failed session is solved from its next resume: its
     /// second-level bound, its leaves' first numbers, its tables. The trees it kept stay; the
     /// answer depends on none of them (tables give exact values, and the new ones must decide
@@ -139,6 +140,22 @@ pub enum SessionCommand {
 pub struct Id {
     /// The session's id (see `session list`).
     pub id: u64,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(clap::Args)]
+pub struct MovesArgs {
+    /// The session's id (see `session list`).
+    pub id: u64,
+    /// Go down this line from the session's root first, in the paper's notation (repeat the
+    /// flag, or separate moves by spaces): --line f4-e5W --line "d2-e3A ..."
+    #[arg(long, value_name = "MOVES")]
+    pub line: Vec<String>,
+    /// Also follow, from there, the move holding the most first-level nodes, then its
+    /// heaviest, down to a leaf: the line the search is spending its nodes on.
+    #[arg(long)]
+    pub heaviest: bool,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -268,6 +285,21 @@ fn state_words(state: &str) -> &str {
 /// `session moves`: per question, the root's numbers, then one line per move.
 fn print_moves(v: &Value) {
     let n = |x: &Value| infinity(x);
+    let row = |m: &Value| {
+        out!(
+            "  {:<20} {:>12} {:>12} {:>12}{}",
+            m["move"].as_str().unwrap_or("?"),
+            n(&m["pn"]),
+            n(&m["dn"]),
+            m["nodes"].as_u64().unwrap_or(0),
+            if m["rote"] == true {
+                "  (rote store)"
+            } else {
+                ""
+            }
+        );
+    };
+    let header = || out!("  {:<20} {:>12} {:>12} {:>12}", "move", "pn", "dn", "nodes");
     for q in v["questions"].as_array().into_iter().flatten() {
         out!(
             "{} wins? {}: root pn {} dn {}, first level {} nodes",
@@ -277,20 +309,35 @@ fn print_moves(v: &Value) {
             n(&q["dn"]),
             q["first_level"]
         );
-        out!("  {:<16} {:>12} {:>12} {:>12}", "move", "pn", "dn", "nodes");
-        for m in q["moves"].as_array().into_iter().flatten() {
-            out!(
-                "  {:<16} {:>12} {:>12} {:>12}{}",
-                m["move"].as_str().unwrap_or("?"),
-                n(&m["pn"]),
-                n(&m["dn"]),
-                m["nodes"].as_u64().unwrap_or(0),
-                if m["rote"] == true {
-                    "  (rote store)"
-                } else {
-                    ""
+        let at = &q["at"];
+        match &q["reached"] {
+            Value::Object(o) => {
+                match o.get("outside").and_then(|x| x["after"].as_u64()) {
+                    Some(0) => out!("  this tree is its root alone"),
+                    Some(k) => out!("  the tree goes no further than move {k} of the line"),
+                    None => out!("  the line is not in this tree"),
                 }
-            );
+                continue;
+            }
+            r if at["move"] != "(root)" => out!(
+                "  after the line ({}): pn {} dn {}, {} nodes{}",
+                at["move"].as_str().unwrap_or("?"),
+                n(&at["pn"]),
+                n(&at["dn"]),
+                at["nodes"],
+                if r == "leaf" { ", a leaf" } else { "" }
+            ),
+            _ => {}
+        }
+        let moves = q["moves"].as_array().map_or(&[][..], Vec::as_slice);
+        if !moves.is_empty() {
+            header();
+            moves.iter().for_each(row);
+        }
+        if let Some(line) = q["heaviest"].as_array() {
+            out!("  the heaviest line from here:");
+            header();
+            line.iter().for_each(row);
         }
     }
 }
@@ -459,7 +506,20 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.out.json),
         SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.out.json),
         SessionCommand::Moves(a) => {
-            let (v, _) = ask(config, Request::Moves { id: a.id })?;
+            let line = a
+                .line
+                .iter()
+                .flat_map(|p| p.split_whitespace())
+                .map(str::to_string)
+                .collect();
+            let (v, _) = ask(
+                config,
+                Request::Moves {
+                    id: a.id,
+                    line,
+                    heaviest: a.heaviest,
+                },
+            )?;
             if a.out.json {
                 out!("{v}");
             } else {

@@ -173,7 +173,10 @@ pub struct Refusal {
 
 impl From<SessionError> for Refusal {
     fn from(e: SessionError) -> Refusal {
-        let bad_input = matches!(e, SessionError::Unknown(_) | SessionError::BadState { .. });
+        let bad_input = matches!(
+            e,
+            SessionError::Unknown(_) | SessionError::BadState { .. } | SessionError::Line { .. }
+        );
         Refusal {
             message: e.to_string(),
             bad_input,
@@ -407,8 +410,9 @@ impl Service {
                 }
                 Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
             }
-            Request::Moves { id } => {
-                let questions = crate::session::moves::root_moves(&self.sessions, id)?;
+            Request::Moves { id, line, heaviest } => {
+                let questions =
+                    crate::session::moves::moves_below(&self.sessions, id, &line, heaviest)?;
                 Ok(json!({"id": id, "questions": questions}))
             }
             Request::Certificate {

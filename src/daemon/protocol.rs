@@ -51,9 +51,14 @@ pub enum Request {
     },
     RoteStats,
     RoteExport,
-    /// The root's moves in each question's first-level tree, as last checkpointed.
+    /// The moves at the end of `line` (from the root) in each question's first-level tree,
+    /// as last checkpointed; with `heaviest`, the line most of the nodes go down from there.
     Moves {
         id: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        line: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        heaviest: bool,
     },
     /// Changes the second-level bound, the leaves' first numbers or the tables (a set
     /// deciding at least as much) of a paused, stopped or failed session.

@@ -39,6 +39,13 @@ pub enum SessionError {
     Foreign(String),
     #[error("the session store is damaged: {0}")]
     Damaged(String),
+    #[error("move {index} '{text}' of the line in {position}: {reason}")]
+    Line {
+        index: usize,
+        text: String,
+        position: String,
+        reason: String,
+    },
     #[error("internal error: {0}")]
     Internal(String),
     #[error("the store has format {found}, newer than this build's {known}: use a newer fanorona")]

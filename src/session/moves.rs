@@ -1,16 +1,18 @@
 //! Where a session's search stands below its root: each question's first-level tree, as last
-//! checkpointed, summed up per move of the root (its numbers and the nodes under it). The
-//! root's disproof number of "White wins?" at the 5x9 start, say, is the sum of its moves':
-//! this tells which opening the disproof still waits for.
+//! checkpointed, summed up per move (its numbers and the nodes under it) at the root or at
+//! the end of a line of moves from it, and the line the nodes go down. The root's disproof
+//! number of "White wins?" at the 5x9 start, say, is the sum of its moves': this tells which
+//! opening the disproof still waits for; the heaviest line tells which position below it the
+//! search is stuck on.
 
 use serde::Serialize;
 
-use crate::moves::legal_moves;
+use crate::moves::{Move, legal_moves};
 use crate::position::Position;
 use crate::search::pn::Node;
 use crate::session::{SessionError, Sessions};
 
-/// One move of the root in one question's first-level tree.
+/// One move in one question's first-level tree.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MoveNumbers {
     /// The move in the paper's notation (the first of several reaching the same position).
@@ -24,7 +26,19 @@ pub struct MoveNumbers {
     pub rote: bool,
 }
 
-/// One question's root and its moves.
+/// Where the asked line of moves ends in one question's tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reached {
+    /// An expanded node: its moves follow.
+    Node,
+    /// A leaf of the first-level tree (decided, or not searched below yet).
+    Leaf,
+    /// The line leaves the tree after this many of its moves (the search never went there).
+    Outside { after: usize },
+}
+
+/// One question's tree at the root or at the end of a line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct QuestionMoves {
     /// "white" or "black": whose win is asked.
@@ -34,64 +48,161 @@ pub struct QuestionMoves {
     pub dn: u64,
     /// Nodes of the first-level tree.
     pub first_level: u64,
+    pub reached: Reached,
+    /// The node at the end of the line (the root for an empty line): numbers and subtree size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<MoveNumbers>,
     pub moves: Vec<MoveNumbers>,
+    /// With `heaviest`: from the node reached, the child holding the most nodes, then its
+    /// heaviest child, down to a leaf.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub heaviest: Vec<MoveNumbers>,
 }
 
-/// The root's moves of every question of session `id` that has a tree, as last checkpointed.
-pub fn root_moves(sessions: &Sessions, id: u64) -> Result<Vec<QuestionMoves>, SessionError> {
+/// The moves at the end of `line` (moves in notation, played from the session's root) in
+/// every question's tree that the session has, as last checkpointed; with `heaviest`, the
+/// line the nodes go down from there too. An illegal move is refused.
+pub fn moves_below(
+    sessions: &Sessions,
+    id: u64,
+    line: &[String],
+    heaviest: bool,
+) -> Result<Vec<QuestionMoves>, SessionError> {
     let rec = sessions.get(id)?;
     let root: Position = rec
         .root
         .parse()
         .map_err(|e| SessionError::Damaged(format!("session {id}'s root: {e}")))?;
+    let positions = play_line(&root, line)?;
     let mut out = Vec::new();
     for (g, goal) in rec.goals.iter().enumerate() {
         if goal.first_level == 0 {
             continue;
         }
         let nodes = sessions.load_tree(id, g as u8, root.board(), goal.first_level)?;
+        let size = subtree_sizes(&nodes);
+        let (index, reached) = follow(&nodes, &positions);
+        let (at, moves, down) = if let Reached::Outside { .. } = reached {
+            (None, Vec::new(), Vec::new())
+        } else {
+            let name = line.last().cloned().unwrap_or_else(|| "(root)".to_string());
+            let down = if heaviest {
+                heaviest_line(&nodes, &size, index)
+            } else {
+                Vec::new()
+            };
+            (
+                Some(numbers(&nodes[index], size[index], name)),
+                children(&nodes, &size, index),
+                down,
+            )
+        };
         out.push(QuestionMoves {
             attacker: goal.attacker.clone(),
             outcome: goal.outcome.clone(),
             pn: nodes[0].pn,
             dn: nodes[0].dn,
             first_level: nodes.len() as u64,
-            moves: moves_of(&root, &nodes),
+            reached,
+            at,
+            moves,
+            heaviest: down,
         });
     }
     Ok(out)
 }
 
-/// The root's children in `nodes` (a tree with its root first, every child after its
-/// parent), each with its numbers and the size of its subtree.
-fn moves_of(root: &Position, nodes: &[Node]) -> Vec<MoveNumbers> {
-    let r = &nodes[0];
-    if !r.expanded {
-        return Vec::new();
+/// The positions of `line` played from `root`, the root first.
+fn play_line(root: &Position, line: &[String]) -> Result<Vec<Position>, SessionError> {
+    let mut positions = vec![*root];
+    for (k, text) in line.iter().enumerate() {
+        let pos = positions[k];
+        let mv = Move::parse(&pos, text).map_err(|e| SessionError::Line {
+            index: k + 1,
+            text: text.clone(),
+            position: pos.to_string(),
+            reason: e.to_string(),
+        })?;
+        positions.push(mv.apply(&pos));
     }
-    // Children come after their parent, so one pass from the end sums every subtree.
+    Ok(positions)
+}
+
+/// The node reached by following `positions` (the root's first) down the tree, and how far
+/// it got.
+fn follow(nodes: &[Node], positions: &[Position]) -> (usize, Reached) {
+    let mut index = 0;
+    for (k, pos) in positions.iter().enumerate().skip(1) {
+        let n = &nodes[index];
+        let child = (n.first as usize..(n.first + n.count) as usize)
+            .find(|&c| n.expanded && nodes[c].pos == *pos);
+        match child {
+            Some(c) => index = c,
+            None => return (index, Reached::Outside { after: k - 1 }),
+        }
+    }
+    let reached = if nodes[index].expanded {
+        Reached::Node
+    } else {
+        Reached::Leaf
+    };
+    (index, reached)
+}
+
+/// The size of every node's subtree, its own node included, in a tree whose children come
+/// after their parent (so one pass from the end sums them).
+fn subtree_sizes(nodes: &[Node]) -> Vec<u64> {
     let mut size = vec![1u64; nodes.len()];
     for i in (1..nodes.len()).rev() {
         let parent = nodes[i].parent as usize;
         size[parent] += size[i];
     }
-    let moves = legal_moves(root);
-    (r.first as usize..(r.first + r.count) as usize)
+    size
+}
+
+fn numbers(node: &Node, nodes: u64, notation: String) -> MoveNumbers {
+    MoveNumbers {
+        notation,
+        pn: node.pn,
+        dn: node.dn,
+        nodes,
+        rote: node.rote,
+    }
+}
+
+/// Node `index`'s children, each with its numbers and the size of its subtree.
+fn children(nodes: &[Node], size: &[u64], index: usize) -> Vec<MoveNumbers> {
+    let n = &nodes[index];
+    if !n.expanded {
+        return Vec::new();
+    }
+    let moves = legal_moves(&n.pos);
+    (n.first as usize..(n.first + n.count) as usize)
         .map(|c| {
-            let child = &nodes[c];
             let notation = moves
                 .iter()
-                .find(|m| m.apply(root) == child.pos)
-                .map_or_else(|| "?".to_string(), |m| m.notation(root.board()));
-            MoveNumbers {
-                notation,
-                pn: child.pn,
-                dn: child.dn,
-                nodes: size[c],
-                rote: child.rote,
-            }
+                .find(|m| m.apply(&n.pos) == nodes[c].pos)
+                .map_or_else(|| "?".to_string(), |m| m.notation(n.pos.board()));
+            numbers(&nodes[c], size[c], notation)
         })
         .collect()
+}
+
+/// From node `index`, the child with the most nodes below it, then its own, down to a leaf.
+fn heaviest_line(nodes: &[Node], size: &[u64], mut index: usize) -> Vec<MoveNumbers> {
+    let mut line = Vec::new();
+    while nodes[index].expanded && nodes[index].count > 0 {
+        let kids = children(nodes, size, index);
+        let first = nodes[index].first as usize;
+        let (k, best) = kids
+            .into_iter()
+            .enumerate()
+            .max_by_key(|(_, m)| m.nodes)
+            .expect("an expanded node with children");
+        line.push(best);
+        index = first + k;
+    }
+    line
 }
 
 #[cfg(test)]
@@ -116,7 +227,7 @@ mod tests {
                 |_| {},
             );
             let nodes = tree.nodes.clone();
-            let moves = moves_of(&root, &nodes);
+            let moves = children(&nodes, &subtree_sizes(&nodes), 0);
             assert_eq!(moves.len(), legal_moves(&root).len());
             assert!(moves.iter().all(|m| m.notation != "?"));
             let total: u64 = moves.iter().map(|m| m.nodes).sum();
@@ -131,6 +242,64 @@ mod tests {
                 assert_eq!(nodes[0].dn, 0);
                 assert_eq!(moves.iter().map(|m| m.dn).min(), Some(0));
             }
+        }
+    }
+
+    #[test]
+    fn a_line_is_followed_down_the_tree_and_refused_when_illegal() {
+        let root = Position::initial("3x5".parse().unwrap());
+        let goal = Goal {
+            attacker: crate::Color::Black,
+        };
+        let (tree, _) = search(
+            &root,
+            goal,
+            LeafEval::rules_only(),
+            Level::Pn,
+            Limits::none(),
+            |_| {},
+        );
+        let nodes = tree.nodes.clone();
+        let size = subtree_sizes(&nodes);
+        // The heaviest line goes down to a leaf, each step holding fewer nodes, the first
+        // step the root's heaviest move.
+        let line = heaviest_line(&nodes, &size, 0);
+        assert!(line.len() >= 2, "{line:?}");
+        assert!(line.windows(2).all(|w| w[0].nodes > w[1].nodes));
+        let top = children(&nodes, &size, 0);
+        assert_eq!(line[0].nodes, top.iter().map(|m| m.nodes).max().unwrap());
+        // Played from the root, the line's notation reaches that leaf and every node on it.
+        let text: Vec<String> = line.iter().map(|m| m.notation.clone()).collect();
+        let positions = play_line(&root, &text).unwrap();
+        let (index, reached) = follow(&nodes, &positions);
+        assert_eq!(reached, Reached::Leaf);
+        assert_eq!((nodes[index].pn, nodes[index].dn), {
+            let last = line.last().unwrap();
+            (last.pn, last.dn)
+        });
+        let (index, reached) = follow(&nodes, &positions[..2]);
+        assert_eq!(reached, Reached::Node);
+        assert_eq!(size[index], line[0].nodes);
+        assert_eq!(
+            children(&nodes, &size, index).len(),
+            nodes[index].count as usize
+        );
+        // A move past the leaf leaves the tree after the line's length.
+        let past = legal_moves(positions.last().unwrap());
+        if let Some(m) = past.first() {
+            let mut longer = positions.clone();
+            longer.push(m.apply(positions.last().unwrap()));
+            assert_eq!(
+                follow(&nodes, &longer).1,
+                Reached::Outside { after: line.len() }
+            );
+        }
+        // An illegal move is refused with its place in the line.
+        let mut bad = text.clone();
+        bad.insert(1, "a1-a9".to_string());
+        match play_line(&root, &bad) {
+            Err(SessionError::Line { index: 2, .. }) => {}
+            other => panic!("{other:?}"),
         }
     }
 }
