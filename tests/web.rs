@@ -267,6 +267,65 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
     let cli_csv = std::fs::read_to_string(&cli_csv).unwrap();
     assert!(cli_csv.lines().count() > 10, "{cli_csv}");
     assert_eq!(web_csv, cli_csv);
+    // Down the paused tree on the page: the root's moves, then the heaviest one's, at the
+    // position and with the numbers `session moves --line` gives.
+    b.click_css("#tree-load");
+    b.wait("#tree-questions table.tree-moves tr[data-move]", 30);
+    let root = data.json(&["session", "moves", &id.to_string(), "--json"]);
+    let white = &root["questions"][0];
+    let heaviest = white["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by_key(|m| m["nodes"].as_u64().unwrap())
+        .unwrap()["move"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rows = b.all(".tree-question[data-attacker=white] table.tree-moves tr[data-move]");
+    assert_eq!(rows.len(), white["moves"].as_array().unwrap().len());
+    b.click_css(&format!(
+        ".tree-question[data-attacker=white] table.tree-moves tr[data-move='{heaviest}']"
+    ));
+    b.wait("#tree-line a[data-depth='1']", 30);
+    let below = data.json(&[
+        "session",
+        "moves",
+        &id.to_string(),
+        "--line",
+        &heaviest,
+        "--json",
+    ]);
+    assert!(
+        b.text("#tree-position")
+            .contains(below["position"].as_str().unwrap()),
+        "{below}"
+    );
+    let replies = b.all(".tree-question[data-attacker=white] table.tree-moves tr[data-move]");
+    assert_eq!(
+        replies.len(),
+        below["questions"][0]["moves"].as_array().unwrap().len()
+    );
+    assert!(!b.all("#tree-board svg.board").is_empty());
+    // The address names the node: opened again, the page comes back to it.
+    let link = b.eval("return location.hash").as_str().unwrap().to_string();
+    assert!(link.contains(&format!("/tree?line={heaviest}")), "{link}");
+    // The heaviest line from there, then back to the root by the line's first link.
+    b.click_css("#tree-heaviest");
+    b.wait("table.tree-heaviest tr[data-move]", 30);
+    b.click_css("#tree-line a[data-depth='0']");
+    b.wait_until(
+        "the root again",
+        "return document.querySelectorAll('#tree-line a').length === 1",
+        30,
+    );
+    b.open(&server.url(&link));
+    b.wait("#tree-line a[data-depth='1']", 30);
+    assert!(
+        b.text("#tree-position")
+            .contains(below["position"].as_str().unwrap())
+    );
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-session-tree.png"));
 }
 
 /// POST `body` to the API of `server`.

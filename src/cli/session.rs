@@ -285,6 +285,9 @@ fn state_words(state: &str) -> &str {
 /// `session moves`: per question, the root's numbers, then one line per move.
 fn print_moves(v: &Value) {
     let n = |x: &Value| infinity(x);
+    if v["line"].as_array().is_some_and(|l| !l.is_empty()) {
+        out!("after the line: {}", v["position"].as_str().unwrap_or("?"));
+    }
     let row = |m: &Value| {
         out!(
             "  {:<20} {:>12} {:>12} {:>12}{}",

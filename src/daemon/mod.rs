@@ -411,9 +411,14 @@ impl Service {
                 Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
             }
             Request::Moves { id, line, heaviest } => {
-                let questions =
+                let below =
                     crate::session::moves::moves_below(&self.sessions, id, &line, heaviest)?;
-                Ok(json!({"id": id, "questions": questions}))
+                Ok(json!({
+                    "id": id,
+                    "line": line,
+                    "position": below.position,
+                    "questions": below.questions,
+                }))
             }
             Request::Certificate {
                 id,

@@ -59,6 +59,14 @@ pub struct QuestionMoves {
     pub heaviest: Vec<MoveNumbers>,
 }
 
+/// The position at the end of a line and each question's tree there.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Below {
+    /// The position after the line (the session's root for an empty one).
+    pub position: String,
+    pub questions: Vec<QuestionMoves>,
+}
+
 /// The moves at the end of `line` (moves in notation, played from the session's root) in
 /// every question's tree that the session has, as last checkpointed; with `heaviest`, the
 /// line the nodes go down from there too. An illegal move is refused.
@@ -67,7 +75,7 @@ pub fn moves_below(
     id: u64,
     line: &[String],
     heaviest: bool,
-) -> Result<Vec<QuestionMoves>, SessionError> {
+) -> Result<Below, SessionError> {
     let rec = sessions.get(id)?;
     let root: Position = rec
         .root
@@ -109,7 +117,10 @@ pub fn moves_below(
             heaviest: down,
         });
     }
-    Ok(out)
+    Ok(Below {
+        position: positions[positions.len() - 1].to_string(),
+        questions: out,
+    })
 }
 
 /// The positions of `line` played from `root`, the root first.

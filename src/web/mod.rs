@@ -237,6 +237,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/sessions/{id}/curve.csv", get(sessions::curve_csv))
         .route("/api/sessions/{id}/curve.png", get(sessions::curve_png))
         .route("/api/sessions/{id}/log", get(sessions::log))
+        .route("/api/sessions/{id}/moves", get(sessions::moves))
         .route("/api/sessions/{id}/{action}", post(sessions::control))
         .fallback(|| async {
             ApiError {

@@ -18,6 +18,7 @@ use super::api::parse_body;
 use super::{ApiError, AppState, blocking, download};
 use crate::daemon::DataDir;
 use crate::daemon::protocol::{ClientError, Request, call, curve_rows};
+use crate::position::Position;
 use crate::search::CurvePoint;
 use crate::session::curve::{self, Row};
 use crate::session::log::{Progress, log_path};
@@ -410,6 +411,48 @@ pub async fn curve_png(
         format!("session-{id}-curve.png"),
         bytes,
     ))
+}
+
+#[derive(Deserialize)]
+pub struct MovesQuery {
+    /// Moves from the session's root, in notation, separated by spaces.
+    #[serde(default)]
+    line: String,
+    #[serde(default)]
+    heaviest: bool,
+}
+
+/// GET /api/sessions/{id}/moves?line=MOVES&heaviest=true: each question's first-level tree
+/// at the end of the line (as last checkpointed), as `fanorona session moves` shows it.
+pub async fn moves(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<MovesQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&id)?;
+    let line = q.line.split_whitespace().map(str::to_string).collect();
+    let mut v = ask(
+        &state,
+        Request::Moves {
+            id,
+            line,
+            heaviest: q.heaviest,
+        },
+    )
+    .await?;
+    // The board at the line's end, drawn as the other pages draw theirs.
+    let pos: Position = v["position"]
+        .as_str()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e| ApiError {
+            status: StatusCode::BAD_GATEWAY,
+            message: format!("the daemon's position: {e}"),
+        })?;
+    v["board"] = json!(super::view::board(pos.board()));
+    v["cells"] = json!(super::view::cells(&pos));
+    v["side"] = json!(pos.side_to_move().name());
+    Ok(Json(v))
 }
 
 #[derive(Deserialize)]

@@ -604,10 +604,89 @@ async function showSession(id) {
     el('div', { id: 'chart-holder' }),
     el('p', { class: 'note', id: 'curve-count' }),
     el('h3', {}, 'Progress log'),
-    el('pre', { class: 'log', id: 'log' }));
+    el('pre', { class: 'log', id: 'log' }),
+    el('h3', {}, 'Where the nodes go'),
+    el('p', { class: 'note' }, 'Each question\'s first-level tree as last checkpointed: the moves at a position with their proof and disproof numbers and the nodes below them. Click a move to go down, a move of the line above to go back up.'),
+    el('div', {},
+      el('button', { id: 'tree-load', onclick: () => loadTree(tree.line, false) }, 'Show the tree here'),
+      el('button', { id: 'tree-heaviest', onclick: () => loadTree(tree.line, true) }, 'Follow the heaviest line')),
+    el('div', { class: 'note', id: 'tree-line' }),
+    el('div', { class: 'error', id: 'tree-error' }),
+    el('div', { class: 'columns' },
+      el('div', { id: 'tree-board' }),
+      el('div', { id: 'tree-questions' })));
+  tree.line = [];
   const gen = generation;
   await refreshSession();
   if (gen === generation) every(2000, refreshSession);
+}
+
+// The first-level tree explorer: the line from the root it shows, the last answer.
+const tree = { line: [] };
+
+function fmtProof(n) {
+  return n >= 4e18 ? 'inf' : fmtNumber(n);
+}
+
+async function loadTree(line, heaviest) {
+  const id = session.id, gen = generation;
+  const err = document.getElementById('tree-error');
+  err.textContent = 'reading the tree…';
+  try {
+    const q = new URLSearchParams({ line: line.join(' ') });
+    if (heaviest) q.set('heaviest', 'true');
+    const t = await api('GET', `/api/sessions/${id}/moves?${q}`);
+    if (gen !== generation) return;
+    tree.line = line;
+    err.textContent = '';
+    renderTree(t);
+    // A link to this node of the tree (kept out of the history: no page change).
+    const link = `#/session/${id}/tree?` + new URLSearchParams({ line: line.join(' '), ...(heaviest ? { heaviest: '1' } : {}) });
+    history.replaceState(null, '', link);
+  } catch (e) {
+    if (gen !== generation) return;
+    err.textContent = e.message;
+  }
+}
+
+function moveRow(m, line) {
+  return el('tr', { class: 'clickable', 'data-move': m.move, onclick: () => loadTree(line, false) },
+    el('td', {}, m.move + (m.rote ? ' (rote store)' : '')),
+    el('td', { class: 'num' }, fmtProof(m.pn)),
+    el('td', { class: 'num' }, fmtProof(m.dn)),
+    el('td', { class: 'num' }, fmtNumber(m.nodes)));
+}
+
+function moveTable(rows, cls) {
+  return el('table', { class: cls },
+    el('thead', {}, el('tr', {}, ['move', 'pn', 'dn', 'nodes'].map(h => el('th', {}, h)))),
+    el('tbody', {}, rows));
+}
+
+function renderTree(t) {
+  const line = tree.line;
+  const crumbs = [el('a', { href: '#', 'data-depth': 0, onclick: e => { e.preventDefault(); loadTree([], false); } }, 'root')];
+  line.forEach((m, i) => crumbs.push(' › ', el('a', { href: '#', 'data-depth': i + 1, onclick: e => { e.preventDefault(); loadTree(line.slice(0, i + 1), false); } }, m)));
+  document.getElementById('tree-line').replaceChildren(...crumbs, el('div', { id: 'tree-position' }, `${t.side} to move: ${t.position}`));
+  document.getElementById('tree-board').replaceChildren(drawBoard(t.board, t.cells.split(''), new Map(), null));
+  const out = [];
+  for (const q of t.questions) {
+    const head = `${q.attacker} wins? ${q.outcome}: root pn ${fmtProof(q.pn)}, dn ${fmtProof(q.dn)}, first level ${fmtNumber(q.first_level)} nodes`;
+    const box = el('div', { class: 'tree-question', 'data-attacker': q.attacker }, el('h4', {}, head));
+    if (typeof q.reached === 'object') {
+      box.append(el('p', { class: 'note' }, q.reached.outside.after === 0 ? 'this tree is its root alone' : `this tree goes no further than move ${q.reached.outside.after} of the line`));
+    } else {
+      if (line.length) box.append(el('p', { class: 'note' }, `here: pn ${fmtProof(q.at.pn)}, dn ${fmtProof(q.at.dn)}, ${fmtNumber(q.at.nodes)} nodes` + (q.reached === 'leaf' ? ' (a leaf)' : '')));
+      if (q.moves.length) box.append(moveTable(q.moves.map(m => moveRow(m, [...line, m.move])), 'tree-moves'));
+      if (q.heaviest && q.heaviest.length) {
+        box.append(el('p', { class: 'note' }, 'the heaviest line from here:'));
+        box.append(moveTable(q.heaviest.map((m, i) => moveRow(m, [...line, ...q.heaviest.slice(0, i + 1).map(h => h.move)])), 'tree-heaviest'));
+      }
+    }
+    out.push(box);
+  }
+  if (!out.length) out.push(el('p', { class: 'note' }, 'no question has a tree yet'));
+  document.getElementById('tree-questions').replaceChildren(...out);
 }
 
 function progressLine(p) {
@@ -721,7 +800,13 @@ async function route() {
     let m;
     if (h.startsWith('#/analyse')) await showAnalyse();
     else if (h.startsWith('#/sessions')) await showSessions();
-    else if ((m = h.match(/^#\/session\/(\d+)/))) await showSession(Number(m[1]));
+    else if ((m = h.match(/^#\/session\/(\d+)\/tree\?(.*)$/))) {
+      // A node of a session's tree: the session's page, then the tree at that line.
+      const q = new URLSearchParams(m[2]);
+      await showSession(Number(m[1]));
+      const line = (q.get('line') || '').split(/\s+/).filter(x => x);
+      await loadTree(line, q.get('heaviest') === '1');
+    } else if ((m = h.match(/^#\/session\/(\d+)/))) await showSession(Number(m[1]));
     else await showPlay();
   } catch (e) {
     document.getElementById('main').replaceChildren(el('div', { class: 'error', id: 'error' }, e.message));
