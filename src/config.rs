@@ -35,6 +35,7 @@ struct RawConfig {
     second_level: Option<Spanned<String>>,
     init: Option<Spanned<String>>,
     store_cache: Option<Spanned<String>>,
+    second_level_table: Option<Spanned<String>>,
     verify: Option<bool>,
     pairs: Option<bool>,
     certificate_leaf_budget: Option<Spanned<u64>>,
@@ -66,6 +67,8 @@ pub struct Config {
     pub init: Init,
     /// The store's page cache, in bytes.
     pub store_cache: u64,
+    /// Bytes each second-level df-pn table (one a question being searched) takes at most.
+    pub second_level_table: u64,
     /// Re-check every decided proof independently.
     pub verify: bool,
     /// New sessions expand two first-level leaves at a time when one question is left
@@ -92,6 +95,7 @@ impl Config {
             second_level: SecondLevel::TreeSize,
             init: Init::Material,
             store_cache: 256 << 20,
+            second_level_table: 512 << 20,
             verify: true,
             pairs: false,
             // 100 M: the 5x9 start's certificate then left 53 of 2 M nodes open in 48
@@ -220,6 +224,35 @@ impl Config {
                 )
             })?;
         }
+        if let Some(s) = raw.second_level_table {
+            let (span, s) = (s.span(), s.into_inner());
+            let bytes = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
+                bad(
+                    "second_level_table",
+                    span.clone(),
+                    format!("{s:?}"),
+                    "a size of at least 1MiB, such as \"512MiB\" or \"4GiB\"",
+                )
+            })?;
+            // Two questions search at once, each with its table: both must fit beside the
+            // rest, or the machine swaps (or kills the daemon) days into a run.
+            if let Some(total) = crate::machine::meminfo("MemTotal")
+                && bytes.saturating_mul(2) > total / 4 * 3
+            {
+                return Err(bad(
+                    "second_level_table",
+                    span,
+                    format!("{s:?}"),
+                    &format!(
+                        "at most {} MiB on this machine (two tables, one a question, in \
+                         three quarters of its {} MiB)",
+                        (total / 8 * 3) >> 20,
+                        total >> 20
+                    ),
+                ));
+            }
+            c.second_level_table = bytes;
+        }
         if let Some(v) = raw.verify {
             c.verify = v;
         }
@@ -279,7 +312,9 @@ fn expected(key: &str) -> Option<&'static str> {
         "log_format" => "\"text\" or \"json\"",
         "second_level" => "\"tree-size\" or a node count in quotes, such as \"1000000\"",
         "init" => "\"mobility\" or \"material\"",
-        "store_cache" => "a size of at least 1MiB in quotes, such as \"256MiB\"",
+        "store_cache" | "second_level_table" => {
+            "a size of at least 1MiB in quotes, such as \"256MiB\""
+        }
         "verify" | "pairs" => "true or false",
         "certificate_leaf_budget" | "certificate_close_nodes" => "a node count, such as 100000000",
         _ => return None,
@@ -372,5 +407,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1") && e.contains("second_level"), "{e}");
+    }
+
+    #[test]
+    fn the_second_level_table_is_a_size_the_machine_can_give_twice() {
+        let c = Config::parse("second_level_table = \"2GiB\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.second_level_table, 2 << 30);
+        assert_eq!(Config::defaults().second_level_table, 512 << 20);
+        for bad in ["\"0\"", "\"512KiB\"", "\"lots\""] {
+            let e = Config::parse(
+                &format!("second_level_table = {bad}\n"),
+                Path::new("c.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("line 1") && e.contains("at least 1MiB"), "{e}");
+        }
+        // Two tables larger than the machine: refused, naming what it can take.
+        if let Some(total) = crate::machine::meminfo("MemTotal") {
+            let gib = total / (1 << 30) + 1;
+            let e = Config::parse(
+                &format!("second_level_table = \"{gib}GiB\"\n"),
+                Path::new("c.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("at most") && e.contains("MiB on this machine"),
+                "{e}"
+            );
+        }
     }
 }

@@ -5,6 +5,7 @@ pub mod config;
 pub mod diagram;
 pub mod egdb;
 pub mod geometry;
+pub mod machine;
 pub mod movegen;
 pub mod moves;
 pub mod perft;

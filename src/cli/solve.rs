@@ -83,6 +83,9 @@ pub struct SolveArgs {
     /// Runs without the session store.
     #[arg(long, value_parser = memory_size)]
     pub memory: Option<u64>,
+    /// Entries of the second-level df-pn table (from the config's `second_level_table`).
+    #[arg(skip)]
+    pub second_level_table: usize,
     /// Solve in memory only: no session in the store, no rote learning, nothing kept.
     #[arg(long)]
     pub no_store: bool,
@@ -237,6 +240,9 @@ fn search(
     if let Some(SecondLevel::Fixed(n)) = args.second_level {
         tree.second_level_budget = Some(n);
     }
+    if args.second_level_table > 0 {
+        tree.second_level_table = args.second_level_table;
+    }
     let curve = pn::run(&mut tree, level, limits, progress);
     let result = tree.result(curve);
     // The check and the certificate create positions of their own, not the search's.
@@ -280,6 +286,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         config.init = i;
     }
     args.second_level = Some(config.second_level);
+    args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);
     let config = &config;
     let pos = target(args.target.as_deref())?;
     if let Some(prefix) = &args.certificate {

@@ -313,16 +313,20 @@ pub fn session_settings(
 impl Service {
     pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
         let (wake, woken) = crossbeam_channel::bounded(1);
+        let table = config.second_level_table;
         Service {
             sessions,
             config,
             dir,
-            control: Control::default(),
+            control: Control::with_table(table),
             running: Mutex::new(None),
             wake,
             woken,
             has_worker,
-            spare: Slot::default(),
+            spare: Slot {
+                running: Mutex::new(None),
+                control: Control::with_table(table),
+            },
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),
             closing: Default::default(),

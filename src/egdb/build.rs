@@ -100,12 +100,9 @@ pub fn memory_needed(board: Board, material: Material, distances: bool) -> u64 {
     n.saturating_mul(if distances { 14 } else { 6 }) / 8
 }
 
-/// Memory available to a new build, from /proc/meminfo (None where it cannot be read).
+/// Memory available to a new build (None where it cannot be read).
 fn memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    crate::machine::meminfo("MemAvailable")
 }
 
 /// Builds every slice of `board` with 2 to `pieces` pieces under `root` that is not built yet.

@@ -68,6 +68,9 @@ pub struct PnTree<'a> {
     /// PN²: a second-level search's node budget; `None` is the paper's (the first-level
     /// tree's size).
     pub second_level_budget: Option<u64>,
+    /// PN² with df-pn at the second level: entries its table keeps at most (see
+    /// `second_level_entries`).
+    pub second_level_table: usize,
     /// PN² with df-pn at the second level: its table, kept across iterations.
     dfpn: Option<Box<DfPn<'a>>>,
     /// The second table, for the second of two leaves expanded at once (`iterate_pair`).
@@ -96,6 +99,7 @@ impl<'a> PnTree<'a> {
             stats: Stats::default(),
             rote,
             second_level_budget: None,
+            second_level_table: DFPN_SECOND_LEVEL_TABLE,
             dfpn: None,
             dfpn2: None,
         };
@@ -122,6 +126,7 @@ impl<'a> PnTree<'a> {
             stats,
             rote,
             second_level_budget: None,
+            second_level_table: DFPN_SECOND_LEVEL_TABLE,
             dfpn: None,
             dfpn2: None,
         }
@@ -624,8 +629,18 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     tree.attach(n, children);
 }
 
-/// Entries the second-level df-pn table keeps at most (the cheapest go when it is full).
-const DFPN_SECOND_LEVEL_TABLE: usize = 4_000_000;
+/// Entries the second-level df-pn table keeps by default (the cheapest go when it is full):
+/// 4 M, in 8 M slots of 64 bytes, 512 MiB.
+pub const DFPN_SECOND_LEVEL_TABLE: usize = 4_000_000;
+
+/// Entries a second-level df-pn table of at most `bytes` keeps: its slots are a power of two
+/// of 64 bytes, filled to the default's share (4 M entries in 8 M slots, 512 MiB), where
+/// probes stay short.
+pub fn second_level_entries(bytes: u64) -> usize {
+    let slots = (bytes / 64).max(2);
+    let slots = 1u64 << (63 - slots.leading_zeros());
+    (slots as u128 * DFPN_SECOND_LEVEL_TABLE as u128 / (8u128 << 20)).max(2) as usize
+}
 
 /// PN²'s expansion of first-level leaf `n` by df-pn: a bounded df-pn search from it (the
 /// same bound as the PN second level); the leaf's children get the numbers it left them.
@@ -646,7 +661,7 @@ fn second_level_table<'a>(tree: &PnTree<'a>) -> Box<DfPn<'a>> {
         tree.goal,
         tree.leaf,
         Limits::none(),
-        DFPN_SECOND_LEVEL_TABLE,
+        tree.second_level_table,
     ))
 }
 
@@ -743,6 +758,25 @@ pub fn iterate_pair(tree: &mut PnTree<'_>) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_second_level_table_fits_its_bytes_at_the_defaults_fill() {
+        assert_eq!(second_level_entries(512 << 20), DFPN_SECOND_LEVEL_TABLE);
+        assert_eq!(second_level_entries(4 << 30), 8 * DFPN_SECOND_LEVEL_TABLE);
+        // A size between powers of two gets the smaller one's table.
+        assert_eq!(second_level_entries(768 << 20), DFPN_SECOND_LEVEL_TABLE);
+        assert_eq!(second_level_entries(1 << 20), 7812);
+        for bytes in [1u64 << 20, 3 << 20, 100 << 20, 512 << 20, 5 << 30] {
+            let entries = second_level_entries(bytes);
+            // The slots a table of that many entries grows to: three quarters full at most.
+            let slots = (entries + entries / 3 + 1).next_power_of_two() as u64;
+            assert!(
+                slots * 64 <= bytes,
+                "{bytes}: {entries} entries in {slots} slots"
+            );
+            assert!(slots * 64 * 2 > bytes, "{bytes}: {slots} slots waste half");
+        }
+    }
     use super::*;
     use crate::position::Color;
 

@@ -39,6 +39,21 @@ pub struct Control {
     pub max_searches: AtomicUsize,
     /// A question alone expanding two leaves at a time (on two threads).
     pub pairing: AtomicBool,
+    /// Entries each second-level df-pn table keeps at most (0: the search's default); the
+    /// config's `second_level_table`.
+    pub second_level_table: AtomicUsize,
+}
+
+impl Control {
+    /// A control whose searches keep second-level tables of at most `bytes` each.
+    pub fn with_table(bytes: u64) -> Control {
+        let c = Control::default();
+        c.second_level_table.store(
+            crate::search::pn::second_level_entries(bytes),
+            Ordering::Relaxed,
+        );
+        c
+    }
 }
 
 impl Control {
@@ -355,6 +370,10 @@ fn solve_goal(
     };
     if let crate::session::SecondLevel::Fixed(n) = rec.settings.second_level {
         tree.second_level_budget = Some(n);
+    }
+    let entries = stop.control.second_level_table.load(Ordering::Relaxed);
+    if entries > 0 {
+        tree.second_level_table = entries;
     }
     let level = match rec.settings.algo {
         Algo::Pn => Level::Pn,
