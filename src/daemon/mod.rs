@@ -452,14 +452,14 @@ impl Service {
                     )
                 })?;
                 let report = |line: &str| tracing::info!("session {id}{what}: certificate: {line}");
-                let opts = certificates::Options {
-                    attacker,
-                    leaf_budget,
-                    cancel: Some(&self.closing),
-                    report: Some(&report),
-                    ..Default::default()
-                }
-                .bounded(&self.config, 1);
+                let opts = self.certificate_options(
+                    certificates::Options {
+                        attacker,
+                        leaf_budget,
+                        ..Default::default()
+                    },
+                    &report,
+                );
                 if !prefix.is_absolute() {
                     return Err(bad_input(format!(
                         "{}: the daemon needs an absolute path",
@@ -829,6 +829,22 @@ impl Service {
         })
     }
 
+    /// How the daemon writes certificates, on request or once a session is solved: `what`
+    /// (which questions, a leaf budget asked for) given up at shutdown, reporting through
+    /// `report`, and bounded by the config (one thread: the workers keep theirs).
+    fn certificate_options<'a>(
+        &'a self,
+        what: certificates::Options<'a>,
+        report: &'a (dyn Fn(&str) + Sync),
+    ) -> certificates::Options<'a> {
+        certificates::Options {
+            cancel: Some(&self.closing),
+            report: Some(report),
+            ..what
+        }
+        .bounded(&self.config, 1)
+    }
+
     /// Writes and checks the certificates of a session just solved, into the data
     /// directory's `certificates/`, logging each; the session's result stays either way.
     /// A question the rote store decided at the root is re-solved only with
@@ -852,13 +868,13 @@ impl Service {
             )
         };
         let report = |line: &str| tracing::info!("session {}: certificate: {line}", rec.id);
-        let opts = certificates::Options {
-            cancel: Some(&self.closing),
-            report: Some(&report),
-            resolve_rote_roots,
-            ..Default::default()
-        }
-        .bounded(&self.config, 1);
+        let opts = self.certificate_options(
+            certificates::Options {
+                resolve_rote_roots,
+                ..Default::default()
+            },
+            &report,
+        );
         let made = certificates::write(&self.sessions, rec, &prefix, opts, &mut progress)
             .inspect_err(|e| match e {
                 certificates::CertificateError::FromStore { .. } => {

@@ -222,22 +222,27 @@ mod tests {
     use crate::search::pn::{Level, search};
     use crate::search::{Goal, INFINITE, LeafEval, Limits};
 
+    /// The whole PN tree of `attacker`'s question from `root`, by the rules alone.
+    fn pn_tree(root: &Position, attacker: crate::Color) -> Vec<Node> {
+        let goal = Goal { attacker };
+        let (tree, _) = search(
+            root,
+            goal,
+            LeafEval::rules_only(),
+            Level::Pn,
+            Limits::none(),
+            |_| {},
+        );
+        tree.nodes
+    }
+
     #[test]
     fn the_moves_sum_to_the_root_and_cover_the_tree() {
         // 3x5 is a White win (the paper's Table 4): "White wins?" proven, "Black wins?"
         // disproven; the root's numbers are the min and the sum of its moves'.
         let root = Position::initial("3x5".parse().unwrap());
         for attacker in [crate::Color::White, crate::Color::Black] {
-            let goal = Goal { attacker };
-            let (tree, _) = search(
-                &root,
-                goal,
-                LeafEval::rules_only(),
-                Level::Pn,
-                Limits::none(),
-                |_| {},
-            );
-            let nodes = tree.nodes.clone();
+            let nodes = pn_tree(&root, attacker);
             let moves = children(&nodes, &subtree_sizes(&nodes), 0);
             assert_eq!(moves.len(), legal_moves(&root).len());
             assert!(moves.iter().all(|m| m.notation != "?"));
@@ -259,18 +264,7 @@ mod tests {
     #[test]
     fn a_line_is_followed_down_the_tree_and_refused_when_illegal() {
         let root = Position::initial("3x5".parse().unwrap());
-        let goal = Goal {
-            attacker: crate::Color::Black,
-        };
-        let (tree, _) = search(
-            &root,
-            goal,
-            LeafEval::rules_only(),
-            Level::Pn,
-            Limits::none(),
-            |_| {},
-        );
-        let nodes = tree.nodes.clone();
+        let nodes = pn_tree(&root, crate::Color::Black);
         let size = subtree_sizes(&nodes);
         // The heaviest line goes down to a leaf, each step holding fewer nodes, the first
         // step the root's heaviest move.
