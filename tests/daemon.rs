@@ -582,6 +582,12 @@ fn session_moves_shows_where_each_question_stands_below_the_root() {
             .max()
             .unwrap()
     );
+    // By pieces on the board: every node of the tree once, the root's 14 pieces the most.
+    let v = data.json(&["session", "moves", "1", "--pieces", "--json"]);
+    let pieces = v["questions"][0]["pieces"].as_array().unwrap();
+    let counted: u64 = pieces.iter().map(|p| p["nodes"].as_u64().unwrap()).sum();
+    assert_eq!(counted, v["questions"][0]["first_level"].as_u64().unwrap());
+    assert_eq!(pieces.last().unwrap()["pieces"], 14);
     let o = data.cmd(&["session", "moves", "1", "--line", &format!("{best} a1-a9")]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("move 2 'a1-a9'"), "{}", stderr(&o));

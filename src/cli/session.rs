@@ -156,6 +156,10 @@ pub struct MovesArgs {
     /// heaviest, down to a leaf: the line the search is spending its nodes on.
     #[arg(long)]
     pub heaviest: bool,
+    /// Also count the nodes below by the pieces on the board, with the open leaves among
+    /// them (where the next searches start).
+    #[arg(long)]
+    pub pieces: bool,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -342,6 +346,18 @@ fn print_moves(v: &Value) {
             header();
             line.iter().for_each(row);
         }
+        if let Some(pieces) = q["pieces"].as_array() {
+            out!("  the nodes from here by pieces on the board:");
+            out!("  {:>6} {:>12} {:>12}", "pieces", "nodes", "open leaves");
+            for p in pieces {
+                out!(
+                    "  {:>6} {:>12} {:>12}",
+                    p["pieces"],
+                    p["nodes"].as_u64().unwrap_or(0),
+                    p["open_leaves"].as_u64().unwrap_or(0)
+                );
+            }
+        }
     }
 }
 
@@ -521,6 +537,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                     id: a.id,
                     line,
                     heaviest: a.heaviest,
+                    pieces: a.pieces,
                 },
             )?;
             if a.out.json {

@@ -414,9 +414,14 @@ impl Service {
                 }
                 Ok(self.status_json(&self.sessions.get(id).unwrap_or(rec)))
             }
-            Request::Moves { id, line, heaviest } => {
-                let below =
-                    crate::session::moves::moves_below(&self.sessions, id, &line, heaviest)?;
+            Request::Moves {
+                id,
+                line,
+                heaviest,
+                pieces,
+            } => {
+                let extras = crate::session::moves::Extras { heaviest, pieces };
+                let below = crate::session::moves::moves_below(&self.sessions, id, &line, extras)?;
                 Ok(json!({
                     "id": id,
                     "line": line,

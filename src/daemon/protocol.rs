@@ -59,6 +59,9 @@ pub enum Request {
         line: Vec<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         heaviest: bool,
+        /// Also the nodes below by pieces on the board.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pieces: bool,
     },
     /// Changes the second-level bound, the leaves' first numbers or the tables (a set
     /// deciding at least as much) of a paused, stopped or failed session.

@@ -57,6 +57,28 @@ pub struct QuestionMoves {
     /// heaviest child, down to a leaf.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub heaviest: Vec<MoveNumbers>,
+    /// With `pieces`: the nodes below the node reached (its own included) by the pieces on
+    /// the board, fewest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pieces: Vec<PieceCount>,
+}
+
+/// A tree's nodes with this many pieces on the board.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PieceCount {
+    pub pieces: u32,
+    pub nodes: u64,
+    /// Leaves not decided yet: where the next second-level searches start.
+    pub open_leaves: u64,
+}
+
+/// What `moves_below` adds to the moves at the node.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras {
+    /// The heaviest line from the node.
+    pub heaviest: bool,
+    /// The nodes below it by pieces on the board.
+    pub pieces: bool,
 }
 
 /// The position at the end of a line and each question's tree there.
@@ -68,13 +90,13 @@ pub struct Below {
 }
 
 /// The moves at the end of `line` (moves in notation, played from the session's root) in
-/// every question's tree that the session has, as last checkpointed; with `heaviest`, the
-/// line the nodes go down from there too. An illegal move is refused.
+/// every question's tree that the session has, as last checkpointed, with the `extras`
+/// asked for. An illegal move is refused.
 pub fn moves_below(
     sessions: &Sessions,
     id: u64,
     line: &[String],
-    heaviest: bool,
+    extras: Extras,
 ) -> Result<Below, SessionError> {
     let rec = sessions.get(id)?;
     let root: Position = rec
@@ -90,12 +112,17 @@ pub fn moves_below(
         let nodes = sessions.load_tree(id, g as u8, root.board(), goal.first_level)?;
         let size = subtree_sizes(&nodes);
         let (index, reached) = follow(&nodes, &positions);
-        let (at, moves, down) = if let Reached::Outside { .. } = reached {
-            (None, Vec::new(), Vec::new())
+        let (at, moves, down, pieces) = if let Reached::Outside { .. } = reached {
+            (None, Vec::new(), Vec::new(), Vec::new())
         } else {
             let name = line.last().cloned().unwrap_or_else(|| "(root)".to_string());
-            let down = if heaviest {
+            let down = if extras.heaviest {
                 heaviest_line(&nodes, &size, index)
+            } else {
+                Vec::new()
+            };
+            let pieces = if extras.pieces {
+                by_pieces(&nodes, index)
             } else {
                 Vec::new()
             };
@@ -103,6 +130,7 @@ pub fn moves_below(
                 Some(numbers(&nodes[index], size[index], name)),
                 children(&nodes, &size, index),
                 down,
+                pieces,
             )
         };
         out.push(QuestionMoves {
@@ -115,6 +143,7 @@ pub fn moves_below(
             at,
             moves,
             heaviest: down,
+            pieces,
         });
     }
     Ok(Below {
@@ -195,6 +224,30 @@ fn children(nodes: &[Node], size: &[u64], index: usize) -> Vec<MoveNumbers> {
                 .find(|m| m.apply(&n.pos) == nodes[c].pos)
                 .map_or_else(|| "?".to_string(), |m| m.notation(n.pos.board()));
             numbers(&nodes[c], size[c], notation)
+        })
+        .collect()
+}
+
+/// The nodes of `index`'s subtree by pieces on the board.
+fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
+    let mut count = [(0u64, 0u64); crate::search::census::MAX_PIECES];
+    let mut stack = vec![index];
+    while let Some(i) = stack.pop() {
+        let n = &nodes[i];
+        let c = &mut count[(n.pos.piece_count() as usize).min(count.len() - 1)];
+        c.0 += 1;
+        if n.expanded {
+            stack.extend(n.first as usize..(n.first + n.count) as usize);
+        } else if n.pn != 0 && n.dn != 0 {
+            c.1 += 1;
+        }
+    }
+    (0..count.len())
+        .filter(|&p| count[p].0 > 0)
+        .map(|p| PieceCount {
+            pieces: p as u32,
+            nodes: count[p].0,
+            open_leaves: count[p].1,
         })
         .collect()
 }
@@ -299,6 +352,22 @@ mod tests {
                 Reached::Outside { after: line.len() }
             );
         }
+        // By pieces: every node of the subtree once, the open leaves among them.
+        let pieces = by_pieces(&nodes, 0);
+        assert_eq!(
+            pieces.iter().map(|p| p.nodes).sum::<u64>(),
+            nodes.len() as u64
+        );
+        assert!(pieces.windows(2).all(|w| w[0].pieces < w[1].pieces));
+        assert_eq!(pieces.last().unwrap().pieces, root.piece_count());
+        let (index, _) = follow(&nodes, &positions[..2]);
+        assert_eq!(
+            by_pieces(&nodes, index)
+                .iter()
+                .map(|p| p.nodes)
+                .sum::<u64>(),
+            size[index]
+        );
         // An illegal move is refused with its place in the line.
         let mut bad = text.clone();
         bad.insert(1, "a1-a9".to_string());

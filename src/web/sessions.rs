@@ -437,6 +437,7 @@ pub async fn moves(
             id,
             line,
             heaviest: q.heaviest,
+            pieces: false,
         },
     )
     .await?;
