@@ -197,6 +197,48 @@ impl<'a> PnTree<'a> {
         let Some(rote) = self.rote else {
             return Vec::new();
         };
+        self.adopt(
+            |tree, i| rote.lookup(&tree.rote_key(i)),
+            |tree, i| {
+                tree.nodes[i].rote = true;
+                tree.stats.rote_hits += 1;
+            },
+        )
+    }
+
+    /// Takes what the tables now decide: a tree searched over smaller tables and moved onto
+    /// larger ones (`session tune --db`) holds open nodes the new tables decide, whose old
+    /// numbers would steer the search until each happened to be expanded. Each becomes a
+    /// table leaf (an expanded one drops its subtree) and the numbers above it are
+    /// recomputed. Returns the nodes changed, ancestors included.
+    pub fn adopt_tables(&mut self) -> Vec<usize> {
+        let (leaf, goal) = (self.leaf, self.goal);
+        let mut scratch = Stats::default();
+        self.adopt(
+            |tree, i| match leaf.eval(&tree.nodes[i].pos, goal, &mut scratch) {
+                Leaf::Proven => Some(true),
+                Leaf::Disproven => Some(false),
+                Leaf::Open => None,
+            },
+            |tree, i| {
+                let node = &mut tree.nodes[i];
+                node.leaf = if node.pn == 0 {
+                    Leaf::Proven
+                } else {
+                    Leaf::Disproven
+                };
+            },
+        )
+    }
+
+    /// Every reachable undecided node that `known` decides (`Some(proven)`) becomes a leaf
+    /// with that value, marked by `mark`; the numbers above are recomputed. Returns the
+    /// nodes changed, ancestors included.
+    fn adopt(
+        &mut self,
+        mut known: impl FnMut(&Self, usize) -> Option<bool>,
+        mark: impl Fn(&mut Self, usize),
+    ) -> Vec<usize> {
         let mut reachable = vec![false; self.nodes.len()];
         reachable[0] = true;
         let mut adopted = Vec::new();
@@ -207,14 +249,13 @@ impl<'a> PnTree<'a> {
             }
             let n = self.nodes[i];
             let open = n.pn != 0 && n.dn != 0 && !n.repetition && n.leaf == Leaf::Open;
-            if open && let Some(proven) = rote.lookup(&self.rote_key(i)) {
+            if open && let Some(proven) = known(self, i) {
                 let node = &mut self.nodes[i];
                 (node.pn, node.dn) = if proven { (0, INFINITE) } else { (INFINITE, 0) };
-                node.rote = true;
                 node.expanded = false;
                 node.first = 0;
                 node.count = 0;
-                self.stats.rote_hits += 1;
+                mark(self, i);
                 adopted.push(i);
                 continue;
             }
@@ -877,6 +918,70 @@ mod tests {
         assert!(crate::search::proof::check(&kept, None).is_ok());
         let proof = crate::search::proof::extract(&tree, leaf).expect("a solution tree");
         assert!(crate::search::proof::check(&proof, None).is_ok());
+    }
+
+    #[test]
+    fn a_tree_moved_onto_tables_takes_what_they_decide() {
+        use crate::egdb::{BuildOptions, Database, build};
+        let dir = tempfile::tempdir().unwrap();
+        let board: crate::geometry::Board = "3x5".parse().unwrap();
+        let options = BuildOptions {
+            threads: 2,
+            progress: false,
+            distances: false,
+            report_every: None,
+        };
+        build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
+        let db = Database::open_whole(dir.path(), board).unwrap();
+        // Eight pieces: Black wins, through captures down to the tables' four.
+        let root: Position = "BB.BB/..W../W.W.W w".parse().unwrap();
+        let goal = Goal {
+            attacker: Color::Black,
+        };
+        // Searched a while with no tables, as a session over smaller ones would have.
+        let mut tree = PnTree::new(root, goal, LeafEval::rules_only(), Vec::new());
+        for _ in 0..300 {
+            let m = tree.select_most_proving();
+            tree.expand(m);
+            tree.update_ancestors(m);
+        }
+        assert!(!tree.decided());
+        let (nodes, stats) = (tree.nodes.clone(), tree.stats);
+        let was_expanded: Vec<bool> = nodes.iter().map(|n| n.expanded).collect();
+        let leaf = LeafEval::with_db(&db);
+        let mut tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, stats, None);
+        let changed = tree.adopt_tables();
+        assert!(changed.contains(&0), "{changed:?}");
+        let mut scratch = Stats::default();
+        let mut adopted = 0;
+        for i in 0..tree.nodes.len() {
+            let n = tree.nodes[i];
+            if n.leaf == Leaf::Open || !changed.contains(&i) {
+                continue;
+            }
+            adopted += 1;
+            assert!(!n.expanded && (n.proven() || n.disproven()));
+            assert_eq!(leaf.eval(&n.pos, goal, &mut scratch), n.leaf, "node {i}");
+            assert_eq!(n.leaf == Leaf::Proven, n.proven());
+        }
+        assert!(adopted > 0);
+        assert!(
+            (0..tree.nodes.len()).any(|i| was_expanded[i] && changed.contains(&i) && {
+                let n = tree.nodes[i];
+                n.leaf != Leaf::Open && !n.expanded
+            }),
+            "an expanded node the tables decide drops its subtree"
+        );
+        assert!(tree.adopt_tables().is_empty(), "nothing more to take");
+        // It goes on to the answer a search over the tables from the start finds, checked.
+        while !tree.decided() {
+            let m = tree.select_most_proving();
+            tree.expand(m);
+            tree.update_ancestors(m);
+        }
+        assert!(tree.root().proven());
+        let proof = crate::search::proof::extract(&tree, leaf).expect("a solution tree");
+        assert!(crate::search::proof::check(&proof, Some(&db)).is_ok());
     }
 
     #[test]

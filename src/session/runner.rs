@@ -100,11 +100,34 @@ fn adopt(id: u64, tree: &mut PnTree<'_>, pending: &mut Pending) {
             tree.nodes.iter().filter(|n| n.rote).count(),
             adopted.len()
         );
-        for i in adopted {
-            pending.chunks.insert((i / CHUNK) as u32);
-            // An ancestor decided by what was adopted is learned like one decided by search.
-            note_decided(tree, i, pending);
-        }
+        mark_adopted(tree, adopted, pending);
+    }
+}
+
+/// Takes into `tree` what its tables decide of its undecided nodes (`PnTree::adopt_tables`):
+/// a session moved onto larger tables (`session tune --db`) resumes with every node they
+/// now answer as a table leaf, not only those it happens to expand again.
+fn adopt_tables(id: u64, tree: &mut PnTree<'_>, pending: &mut Pending) {
+    let adopted = tree.adopt_tables();
+    if !adopted.is_empty() {
+        let root = tree.root();
+        tracing::info!(
+            "session {id}: {}: taken from the tables; {} nodes changed, root pn {} dn {}",
+            tree.goal,
+            adopted.len(),
+            root.pn,
+            root.dn
+        );
+        mark_adopted(tree, adopted, pending);
+    }
+}
+
+/// Marks the nodes an adoption changed for the next checkpoint.
+fn mark_adopted(tree: &PnTree<'_>, adopted: Vec<usize>, pending: &mut Pending) {
+    for i in adopted {
+        pending.chunks.insert((i / CHUNK) as u32);
+        // An ancestor decided by what was adopted is learned like one decided by search.
+        note_decided(tree, i, pending);
     }
 }
 
@@ -392,8 +415,10 @@ fn solve_goal(
                 pending.chunks.insert((i / CHUNK) as u32);
             }
         }
-        // What other sessions (or this one's other question) proved since: the store is
+        // What the tables decide (they may have grown since the tree was searched), then
+        // what other sessions (or this one's other question) proved since: the store is
         // shared, so a position decided under one opening answers it under another.
+        adopt_tables(id, &mut tree, &mut pending);
         adopt(id, &mut tree, &mut pending);
     }
     if !resumed {
