@@ -24,7 +24,7 @@ pub enum CertificateError {
     #[error(transparent)]
     Tables(#[from] crate::egdb::probe::TablesError),
     #[error(
-        "session {id}: {goals} was decided by the rote store at the root: the session whose search decided this position holds its certificate (cut it out with `fanorona cut CERT --play MOVES`); `--leaf-budget N` re-solves it here instead, as a partial certificate"
+        "session {id}: {goals} decided by the rote store at the root: the session whose search decided this position holds its certificate (`fanorona session list` finds it; for a position inside another session's root, `fanorona cut CERT --play MOVES` takes it out); `--leaf-budget N` re-solves it here instead, as a partial certificate"
     )]
     FromStore { id: u64, goals: String },
     #[error(
@@ -289,7 +289,10 @@ fn write_with(
     if made.is_empty() && !from_store.is_empty() {
         return Err(CertificateError::FromStore {
             id: rec.id,
-            goals: from_store.join(" and "),
+            goals: match from_store.as_slice() {
+                [one] => format!("{one} was"),
+                all => format!("{} were", all.join(" and ")),
+            },
         });
     }
     Ok(made)

@@ -75,7 +75,7 @@ fn side(c: Color) -> usize {
 }
 
 /// An in-memory rote table: one lookup answers both attackers.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct RoteTable {
     map: HashMap<(Position, u64), Slot, BuildHasherDefault<WordHasher>>,
     len: usize,

@@ -219,9 +219,16 @@ pub fn run(
             .take(most)
             .collect();
         running.store(open.len(), Ordering::SeqCst);
-        let solve = |g: usize| -> Result<SessionRecord, SessionError> {
-            // Each search has its own copy of the rote table (it learns as it checkpoints).
-            let rote = RefCell::new(sessions.rote_table(root.board())?);
+        // Read once for the round, before either search starts: a search that read the
+        // store itself could find what the other had just decided (a small board's question
+        // ends in milliseconds), so its numbers, and whether it searched at all, would
+        // depend on which thread started first.
+        // Each search has its own copy (it learns as it checkpoints).
+        let store = sessions.rote_table(root.board())?;
+        let mut copies: Vec<RoteTable> = (1..open.len()).map(|_| store.clone()).collect();
+        copies.push(store);
+        let solve = |g: usize, rote: RoteTable| -> Result<SessionRecord, SessionError> {
+            let rote = RefCell::new(rote);
             let mut log = ProgressLog::open(log_dir, id)?;
             let stop = Stop {
                 control,
@@ -243,9 +250,13 @@ pub fn run(
                 let msg = "running, but no question is open (a damaged record)".to_string();
                 return fail(sessions, id, &mut log, msg);
             }
-            [g] => vec![solve(*g)],
+            [g] => vec![solve(*g, copies.pop().expect("a copy a search"))],
             gs => std::thread::scope(|s| {
-                let handles: Vec<_> = gs.iter().map(|&g| s.spawn(move || solve(g))).collect();
+                let handles: Vec<_> = gs
+                    .iter()
+                    .zip(copies)
+                    .map(|(&g, rote)| s.spawn(move || solve(g, rote)))
+                    .collect();
                 handles
                     .into_iter()
                     .map(|h| {
