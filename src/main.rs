@@ -40,8 +40,8 @@ fn main() -> ExitCode {
     };
     match cli::run(parsed) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input(e)) => fail(&chain(&e), 2, json),
-        Err(Failure::Other(e)) => fail(&chain(&e), 1, json),
+        Err(Failure::Input(e)) => fail(&cli::output::one_line(&e), 2, json),
+        Err(Failure::Other(e)) => fail(&cli::output::one_line(&e), 1, json),
         Err(Failure::Reported(code)) => ExitCode::from(code),
     }
 }
@@ -57,23 +57,6 @@ fn fail(message: &str, code: u8, json: bool) -> ExitCode {
         eprintln!("error: {message}");
     }
     ExitCode::from(code)
-}
-
-/// An error and its causes on one line, each cause once: a message that already ends with
-/// its cause's text (an OS error quoted in it) does not get it again.
-fn chain(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let part = cause.to_string();
-        if text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
 }
 
 /// The command the arguments name ("fanorona db build"), for a pointer to its help.

@@ -307,6 +307,13 @@ fn the_second_level_bound_steers_pn2_but_not_its_answer() {
     assert!(one < 10.0, "{one}");
     assert_eq!(per_iteration(&["--second-level", "tree-size"]), paper);
     assert_bad_input(&["solve", "3x7", "--second-level", "0"], "second-level");
+    // PN and df-pn have no second level: the bound is refused, not ignored.
+    for algo in ["pn", "dfpn"] {
+        assert_bad_input(
+            &["solve", "3x3", "--algo", algo, "--second-level", "5"],
+            "with --algo pn2",
+        );
+    }
 }
 
 #[test]

@@ -95,6 +95,16 @@ fn a_missing_or_damaged_slice_is_named_and_refused() {
     let o = run(&["db", "stats", "--board", "3x5", "--db", m]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("2-2 MISSING"), "{}", stdout(&o));
+    // With --json, one object: the report with the failure in it.
+    for (command, db, code) in [("verify", m, 2), ("stats", m, 2), ("verify", d, 1)] {
+        let o = run(&["db", command, "--board", "3x5", "--db", db, "--json"]);
+        assert_eq!(o.status.code(), Some(code), "{command} {db}");
+        let text = stdout(&o);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["exit_code"], code, "{v}");
+        assert!(v["error"].is_string() && v["slices"].is_array(), "{v}");
+    }
     let o = run(&["db", "probe", "B.B../...../..W.W w", "--db", m]);
     assert_fails(
         &o,
@@ -331,6 +341,41 @@ fn outputs_are_checked_before_the_work_and_nothing_is_half_written() {
     let text = std::fs::read_to_string(&csv2).unwrap();
     assert!(text.contains(",inf,") || text.contains(",inf\n"), "{text}");
     assert!(!text.contains("9223372036854775807"));
+    // A directory that is there but cannot be written is found before the work too (as
+    // root, /proc stands for one); a table directory that is a file likewise.
+    let o = run(&["solve", "3x3", "--no-store", "--curve", "/proc/c.csv"]);
+    assert_fails(&o, 2, &["--curve /proc/c.csv", "cannot be written"]);
+    assert!(stdout(&o).is_empty());
+    let file = data.tmp.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let o = run(&[
+        "db",
+        "build",
+        "--board",
+        "3x3",
+        "--pieces",
+        "3",
+        "--db",
+        file.to_str().unwrap(),
+    ]);
+    assert_fails(&o, 2, &["not a directory"]);
+}
+
+#[test]
+fn a_closed_pipe_is_not_taken_for_success() {
+    // The reader is gone before the first line: the exit status says the output was not
+    // delivered (as a tool ended by SIGPIPE), where it used to be 0.
+    // (The program starts after the reader is gone: it would otherwise write first.)
+    let mut child = Command::new("sh")
+        .args(["-c", "sleep 0.3; exec \"$0\" moves --board 5x9", BIN])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "quietly: {}", stderr(&o));
 }
 
 #[test]

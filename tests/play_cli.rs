@@ -184,3 +184,40 @@ fn perfect_play_reads_what_sessions_solved_from_the_rote_store() {
     );
     assert!(stdout(&o).contains("white wins"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_loaded_game_keeps_its_cap_and_a_finished_one_is_not_played_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("capped.txt");
+    let path = record.to_str().unwrap();
+    let players = ["--white", "random", "--black", "random"];
+    let mut args = vec!["play", "3x3", "--max-plies", "2", "--save", path];
+    args.extend(players);
+    let o = run_with(&args, "");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        saved.contains("[MoveCap \"2\"]") && saved.contains("1/2-1/2"),
+        "{saved}"
+    );
+    // Over: refused, and the record is left as it was.
+    let mut args = vec!["play", "--load", path, "--save", path];
+    args.extend(players);
+    let o = run_with(&args, "");
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("the game is over after 2 plies"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), saved);
+    // A larger cap given on purpose continues it.
+    args.extend(["--max-plies", "0"]);
+    let o = run_with(&args, "");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let played_on = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        !played_on.contains("MoveCap") && played_on.contains("2. "),
+        "{played_on}"
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure, input};
+use crate::cli::output::{CliResult, Failure, input, report_json};
 use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
@@ -30,6 +30,17 @@ pub fn build_cmd(
     json: bool,
 ) -> CliResult {
     let board = board(board_text)?;
+    // A path that is not a directory, or one that cannot be written, is refused before any
+    // work (a missing one is made by the build).
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(Failure::input(anyhow!(
+                "--db {}: not a directory",
+                dir.display()
+            )));
+        }
+        crate::cli::output::check_output("--db", &dir.join(".write-test"))?;
+    }
     let terminal = std::io::stderr().is_terminal();
     // A terminal gets progress bars; a log file a line a minute.
     let options = BuildOptions {
@@ -169,13 +180,13 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
         }
         rows.push(row);
     }
+    let result = census_failure(&db, &census);
     if json {
-        out!(
-            "{}",
-            json!({"board": board.to_string(), "slices": rows, "paper_mismatches": mismatches})
-        );
+        let report =
+            json!({"board": board.to_string(), "slices": rows, "paper_mismatches": mismatches});
+        return report_json(report, result);
     }
-    census_failure(&db, &census)
+    result
 }
 
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
@@ -314,21 +325,22 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
                          "errors": check.mismatches}),
         );
     }
-    if json {
-        out!(
-            "{}",
-            json!({"board": board.to_string(), "slices": rows, "errors": total})
-        );
-    } else if total == 0 && census.whole(&db).is_ok() {
+    if !json && total == 0 && census.whole(&db).is_ok() {
         out!("no errors in {} slices", slices.len());
     }
-    census_failure(&db, &census)?;
-    if total > 0 {
-        return Err(Failure::other(anyhow!(
-            "{total} entries disagree with their successors"
-        )));
+    let result = census_failure(&db, &census).and_then(|()| {
+        if total > 0 {
+            return Err(Failure::other(anyhow!(
+                "{total} entries disagree with their successors"
+            )));
+        }
+        Ok(())
+    });
+    if json {
+        let report = json!({"board": board.to_string(), "slices": rows, "errors": total});
+        return report_json(report, result);
     }
-    Ok(())
+    result
 }
 
 /// `db probe --batch`: positions on stdin, one a line; on stdout one value a line (`w`, `d`,
@@ -377,6 +389,13 @@ pub fn probe_batch(dir: &Path) -> CliResult {
                 let pieces = pos.piece_count() as usize;
                 db.lookup(&pos).map_err(|e| match e {
                     // Beyond what was built at all: say so rather than name one slice.
+                    fanorona::egdb::probe::Unavailable::NotBuilt { .. } if *max == 0 => {
+                        format!(
+                            "no tables of {board} under {}: build them with `fanorona db build --board {board} --pieces N --db {}`",
+                            dir.display(),
+                            dir.display()
+                        )
+                    }
                     fanorona::egdb::probe::Unavailable::NotBuilt { .. } if pieces > *max => {
                         format!(
                             "{pieces} pieces: the tables of {board} under {} hold at most {max}",

@@ -24,6 +24,40 @@ impl Failure {
 
 pub type CliResult = Result<(), Failure>;
 
+/// Prints a command's JSON report as its one object, with the failure that ends the command
+/// (`error` and `exit_code`, as a failure alone prints them) folded in.
+pub fn report_json(mut report: serde_json::Value, result: CliResult) -> CliResult {
+    let (message, code) = match &result {
+        Ok(()) | Err(Failure::Reported(_)) => {
+            emit(format_args!("{report}"));
+            return result;
+        }
+        Err(Failure::Input(e)) => (one_line(e), 2),
+        Err(Failure::Other(e)) => (one_line(e), 1),
+    };
+    report["error"] = message.into();
+    report["exit_code"] = code.into();
+    emit(format_args!("{report}"));
+    Err(Failure::Reported(code))
+}
+
+/// An error and its causes on one line, each cause once: a message that already ends with
+/// its cause's text (an OS error quoted in it) does not get it again.
+pub fn one_line(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// Marks the error of `r` as bad input.
 pub fn input<T, E: Into<anyhow::Error>>(r: Result<T, E>) -> Result<T, Failure> {
     r.map_err(Failure::input)
@@ -49,7 +83,22 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
             path.display()
         )));
     }
-    Ok(())
+    // A directory that is there but cannot be written (read-only, another owner's) is
+    // found now too: the file is opened without changing it, and removed if it was new.
+    let existed = path.exists();
+    let opened = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path);
+    if opened.is_ok() && !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    opened.map(drop).map_err(|e| {
+        Failure::input(anyhow::anyhow!(
+            "{flag} {}: cannot be written: {e}",
+            path.display()
+        ))
+    })
 }
 
 /// Writes `bytes` to `path` whole: to `path.tmp` first, then renamed over it, so a failure
@@ -64,13 +113,18 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Fail
         })
 }
 
-/// Writes one line to stdout. A closed pipe (`fanorona moves ... | head -1`) ends the
-/// program quietly, as it does for other command-line tools.
+/// The exit status after stdout was closed under the program (`fanorona moves ... | head
+/// -1`): what a shell reports for a tool ended by SIGPIPE (128 + 13). Not 0: what was not
+/// read (a checker's verdict, a report's last line) was not delivered.
+pub const CLOSED_PIPE: i32 = 141;
+
+/// Writes one line to stdout. A closed pipe ends the program quietly, with the status other
+/// command-line tools have then (`CLOSED_PIPE`).
 pub fn emit(args: fmt::Arguments<'_>) {
     let mut stdout = io::stdout().lock();
     if let Err(e) = stdout.write_fmt(args).and_then(|_| stdout.write_all(b"\n")) {
         if e.kind() == io::ErrorKind::BrokenPipe {
-            process::exit(0);
+            process::exit(CLOSED_PIPE);
         }
         eprintln!("error: writing to stdout: {e}");
         process::exit(1);

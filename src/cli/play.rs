@@ -90,9 +90,10 @@ pub struct PlayArgs {
     /// Write the game's record here after every move.
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
-    /// Plies after which the game is drawn (0: no cap).
-    #[arg(long, default_value_t = 200)]
-    pub max_plies: usize,
+    /// Plies after which the game is drawn (0: no cap). Default 200; a loaded game keeps
+    /// its record's cap unless this is given.
+    #[arg(long, value_name = "N")]
+    pub max_plies: Option<usize>,
     #[command(flatten)]
     pub options: PlayerOptions,
     /// Seed of the players' random choices.
@@ -231,19 +232,36 @@ fn hint(game: &Game, db: Option<&Database>) {
 pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     let white = spec(&args.white)?;
     let black = spec(&args.black)?;
-    let cap = (args.max_plies > 0).then_some(args.max_plies);
+    let cap = |n: usize| (n > 0).then_some(n);
     let (mut game, mut tags) = match &args.load {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Failure::input(anyhow!("cannot read {}: {e}", path.display())))?;
             let (mut g, tags) = record::parse(&text)
                 .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
-            if cap.is_some() {
-                g.max_plies = cap;
+            if let Some(n) = args.max_plies {
+                g.max_plies = cap(n);
+            }
+            // A finished game is not played on (its record would be overwritten with
+            // another result).
+            if let Some(end) = g.end() {
+                return Err(Failure::input(anyhow!(
+                    "{}: the game is over after {} plies: {} ({}); --max-plies N with a larger cap continues a game the cap ended",
+                    path.display(),
+                    g.plies(),
+                    end.result(),
+                    end
+                )));
             }
             (g, tags)
         }
-        None => (Game::new(start(args.target.as_deref())?, cap), Vec::new()),
+        None => (
+            Game::new(
+                start(args.target.as_deref())?,
+                cap(args.max_plies.unwrap_or(200)),
+            ),
+            Vec::new(),
+        ),
     };
     if let Some(p) = &args.save {
         check_output("--save", p)?;
@@ -528,14 +546,23 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         } else {
             ""
         };
+        // So is an interval's end at 0 or 1: no finite number.
+        let low = if s.score_low <= 0.0 {
+            "-inf".to_string()
+        } else {
+            format!("{:+.0}", s.elo_low)
+        };
+        let high = if s.score_high >= 1.0 {
+            "+inf".to_string()
+        } else {
+            format!("{:+.0}", s.elo_high)
+        };
         out!(
-            "score {:.3} (95% interval {:.3} to {:.3}), Elo {bound}{:+.0} ({:+.0} to {:+.0})",
+            "score {:.3} (95% interval {:.3} to {:.3}), Elo {bound}{:+.0} ({low} to {high})",
             s.score,
             s.score_low,
             s.score_high,
             s.elo,
-            s.elo_low,
-            s.elo_high
         );
         out!(
             "{plies:.1} plies a game; {:.4} s a move for {a}, {:.4} s for {b}; {seconds:.1} s on {} threads",

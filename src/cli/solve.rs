@@ -274,6 +274,13 @@ fn search(
 }
 
 pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
+    // A second level only PN² has: refused elsewhere rather than ignored.
+    if args.second_level.is_some() && matches!(args.algo, Algo::Pn | Algo::DfPn) {
+        return Err(Failure::input(anyhow!(
+            "--second-level bounds PN²'s second level: use it with --algo pn2 or pn2-dfpn, not {}",
+            args.algo.name()
+        )));
+    }
     let mut config = config.clone();
     if let Some(t) = args.threads {
         config.threads = t;

@@ -59,6 +59,8 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             args.out.display()
         )));
     }
+    // Writable now, not found out after every game is played.
+    crate::cli::output::check_output("--out", &args.out.join("table1.csv"))?;
     if args.games == 0 || !(0.0..=1.0).contains(&args.noise) || args.depth == 0 {
         return Err(Failure::input(anyhow!(
             "give --games of at least 1, --depth of at least 1 and --noise from 0 to 1"

@@ -171,6 +171,8 @@ pub enum SpecError {
     Kind(String),
     #[error("unknown level '{0}': use easy, medium, hard or perfect")]
     Level(String),
+    #[error("'{0}': {1} has no levels (only minimax, alphabeta and mcts have them)")]
+    NoLevels(String, &'static str),
 }
 
 /// A player named on the command line: `KIND[:LEVEL]`, such as `alphabeta:hard` or `mcts`.
@@ -190,6 +192,11 @@ impl std::str::FromStr for Spec {
             .into_iter()
             .find(|k| k.name() == kind.trim())
             .ok_or_else(|| SpecError::Kind(s.to_string()))?;
+        let fixed = matches!(kind, Kind::Random | Kind::Perfect | Kind::Winimax);
+        // A level these players would ignore is refused rather than dropped.
+        if fixed && !level.trim().is_empty() {
+            return Err(SpecError::NoLevels(s.to_string(), kind.name()));
+        }
         let level = match level.trim() {
             "" if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
             "" => Level::Medium,
@@ -255,5 +262,12 @@ mod tests {
             "mcts:insane".parse::<Spec>(),
             Err(SpecError::Level("insane".into()))
         );
+        // Players without levels refuse one instead of ignoring it.
+        for name in ["random:hard", "perfect:easy", "winimax:perfect"] {
+            assert!(
+                matches!(name.parse::<Spec>(), Err(SpecError::NoLevels(..))),
+                "{name}"
+            );
+        }
     }
 }

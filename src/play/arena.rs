@@ -156,11 +156,19 @@ pub struct Summary {
     pub elo_high: f64,
 }
 
-/// The Elo difference a score implies (the score clamped to half a game from 0 or 1).
+/// The Elo difference a score implies. A score of 0 or 1 (unbounded) is taken half a game
+/// from it; every other score, an interval's end included, as it is.
 fn elo(score: f64, games: usize) -> f64 {
     let eps = 0.5 / games.max(1) as f64;
-    let s = score.clamp(eps, 1.0 - eps);
-    -400.0 * (1.0 / s - 1.0).log10()
+    let s = if score <= 0.0 {
+        eps
+    } else if score >= 1.0 {
+        1.0 - eps
+    } else {
+        score
+    };
+    // + 0.0: an even score gives 0, not -0.
+    -400.0 * (1.0 / s - 1.0).log10() + 0.0
 }
 
 /// The 95% interval of the mean score: Agresti and Coull's for a proportion ("Approximate is
@@ -242,5 +250,16 @@ mod tests {
         let draws = summarise(&vec![row(0.5); 100]);
         assert!(draws.score_low > 0.47 && draws.score_low < 0.5, "{draws:?}");
         assert!((draws.score_high - (1.0 - draws.score_low)).abs() < 1e-12);
+        // One win: the Elo interval follows the score's (it was clamped to 0 to 0), and an
+        // even score is +0, not -0.
+        let one = summarise(&[row(1.0)]);
+        let expected = -400.0 * (1.0 / one.score_low - 1.0).log10();
+        assert!(one.score_low > 0.0 && one.score_low < 0.5, "{one:?}");
+        assert!(
+            (one.elo_low - expected).abs() < 1e-9 && one.elo_low < -100.0,
+            "{one:?}"
+        );
+        assert!(one.elo >= 0.0 && one.elo_high >= one.elo, "{one:?}");
+        assert!(even.elo.is_sign_positive(), "{even:?}");
     }
 }

@@ -96,13 +96,27 @@ pub fn parse(text: &str) -> Result<(Game, Vec<(String, String)>), RecordError> {
         }
     }
     let tag = |k: &str| tags.iter().find(|(key, _, _)| key == k);
-    let start: Position = match (tag("Start"), tag("Board")) {
+    let board = match tag("Board") {
+        Some((_, b, line)) => Some(
+            b.parse::<crate::geometry::Board>()
+                .map_err(|e| err(*line, format!("Board: {e}")))?,
+        ),
+        None => None,
+    };
+    let start: Position = match (tag("Start"), board) {
         (Some((_, s, line)), _) => s.parse().map_err(|e| err(*line, format!("Start: {e}")))?,
-        (None, Some((_, b, line))) => {
-            Position::initial(b.parse().map_err(|e| err(*line, format!("Board: {e}")))?)
-        }
+        (None, Some(b)) => Position::initial(b),
         (None, None) => return Err(err(1, "no Board or Start tag".into())),
     };
+    // Both given: they must name one board.
+    if let (Some(b), Some((_, _, line))) = (board, tag("Start"))
+        && start.board() != b
+    {
+        return Err(err(
+            *line,
+            format!("Start is a {} position, but Board says {b}", start.board()),
+        ));
+    }
     let cap = match tag("MoveCap") {
         Some((_, c, line)) => Some(
             c.parse::<usize>()
@@ -131,7 +145,16 @@ pub fn parse(text: &str) -> Result<(Game, Vec<(String, String)>), RecordError> {
     if tag("Termination").is_some_and(|(_, t, _)| t == "resignation") {
         game.resign();
     }
-    // The result must be the game's.
+    // The result must be the game's, and the Result tag must say the same.
+    if let Some((_, r, line)) = tag("Result") {
+        let played = game.end().map_or("*", End::result);
+        if r != played {
+            return Err(err(
+                *line,
+                format!("Result says {r}, but the moves give {played}"),
+            ));
+        }
+    }
     if let Some((r, line)) = result {
         let played = game.end().map_or("*", End::result);
         if r != played {
@@ -179,5 +202,20 @@ mod tests {
             text.lines().position(|l| l.starts_with("1.")).unwrap() + 1
         );
         assert!(parse("[Board 3x3]\n").is_err());
+        // Tags that contradict the game are refused with their line: a board that is no
+        // board, a Board other than the Start's, a Result the moves do not give.
+        let tagged = |from: &str, to: &str| {
+            assert!(text.contains(from), "{text}");
+            parse(&text.replacen(from, to, 1)).unwrap_err()
+        };
+        let e = tagged("[Board \"5x5\"]", "[Board \"banana\"]");
+        assert!(e.message.starts_with("Board:") && e.line == 1, "{e}");
+        let e = tagged("[Board \"5x5\"]", "[Board \"3x3\"]");
+        assert!(
+            e.message.contains("but Board says 3x3") && e.line == 2,
+            "{e}"
+        );
+        let e = tagged("[Result \"*\"]", "[Result \"1-0\"]");
+        assert!(e.message.contains("Result says 1-0"), "{e}");
     }
 }
