@@ -192,11 +192,18 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     let pos = resolve_position(Some(position), None)?;
     let db = Database::new(dir, pos.board());
+    // A side to move without a move has lost, whatever the tables' shortcut for a side
+    // without pieces says (a position with neither is not reachable; the rules decide it,
+    // as `show` and `solve` do).
     // A damaged or missing table is named instead of answering nothing.
-    let value = db.lookup(&pos).map_err(|e| match e {
-        fanorona::egdb::probe::Unavailable::Damaged(_) => Failure::other(e),
-        _ => Failure::input(e),
-    })?;
+    let value = if fanorona::movegen::is_lost(&pos) {
+        Wdl::Loss
+    } else {
+        db.lookup(&pos).map_err(|e| match e {
+            fanorona::egdb::probe::Unavailable::Damaged(_) => Failure::other(e),
+            _ => Failure::input(e),
+        })?
+    };
     // Each move's value for the mover, and where there are distances, the plies it leaves.
     let distance = db.distance(&pos);
     let mut values = Vec::new();
@@ -375,6 +382,8 @@ pub fn probe_batch(dir: &Path) -> CliResult {
                 unparsed += 1;
                 Err(format!("not a position: {e}"))
             }
+            // The rules first, as for one position.
+            Ok(pos) if fanorona::movegen::is_lost(&pos) => Ok(Wdl::Loss),
             Ok(pos) => {
                 let board = canonical_board(pos.board());
                 let (db, max) = match tables.iter().position(|(d, _)| d.board() == board) {

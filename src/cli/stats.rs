@@ -33,7 +33,7 @@ pub struct StatsArgs {
     #[arg(long, default_value_t = 1)]
     /// Seed of the players' random factors.
     pub seed: u64,
-    /// Plies after which a game is drawn.
+    /// Plies after which a game is drawn (0: no cap).
     #[arg(long, default_value_t = 400)]
     pub max_plies: usize,
     /// Where to write table1.csv, figure4-captures.{csv,png} and figure5-branching.{csv,png}.
@@ -73,7 +73,12 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
         noise: args.noise,
         threads: args.threads.unwrap_or(config.threads),
         seed: args.seed,
-        max_plies: args.max_plies.max(1),
+        // 0 is no cap, as for play and match.
+        max_plies: if args.max_plies == 0 {
+            usize::MAX
+        } else {
+            args.max_plies
+        },
     };
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = indicatif::ProgressBar::new(args.games as u64);
@@ -99,7 +104,7 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
                 "board": board.to_string(), "games": s.games, "draws": s.draws,
                 "depth": spec.depth, "noise": spec.noise, "seed": spec.seed,
                 "mean_length": none.mean_length, "mean_branching": none.mean_branching,
-                "paper": {"mean_length": PAPER_LENGTH, "mean_branching": PAPER_BRANCHING},
+                "paper": (board == fanorona::Board::STANDARD).then(|| json!({"mean_length": PAPER_LENGTH, "mean_branching": PAPER_BRANCHING})),
                 "virtual_databases": s.cuts.iter().skip(1).map(|c| json!({
                     "pieces": c.k, "mean_length": c.mean_length,
                     "mean_branching": c.mean_branching, "games_cut": c.games_cut,
@@ -108,8 +113,14 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             })
         );
     } else {
+        // The paper measured 5x9 only.
+        let paper = if board == fanorona::Board::STANDARD {
+            format!(" (the paper: {PAPER_LENGTH} and {PAPER_BRANCHING})")
+        } else {
+            String::new()
+        };
         out!(
-            "{} games on {board} ({} drawn), {}-ply alpha-beta on material with noise {}: {:.2} plies a game, {:.2} moves a position (the paper: {PAPER_LENGTH} and {PAPER_BRANCHING})",
+            "{} games on {board} ({} drawn), {}-ply alpha-beta on material with noise {}: {:.2} plies a game, {:.2} moves a position{paper}",
             s.games,
             s.draws,
             spec.depth,

@@ -118,8 +118,10 @@ pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
         }
     }
     by_pieces.retain(|r| r.positions > 0);
+    // Databases of 2 to 10 pieces, as the paper's Table 1, but none that holds the start
+    // (on a small board it would end every game before it began).
     let cuts = std::iter::once(0)
-        .chain(2..=10)
+        .chain(2..=10.min(max_pieces.saturating_sub(1)))
         .map(|k| {
             let (mut plies, mut moves, mut positions, mut cut) = (0u64, 0u64, 0u64, 0);
             for (visits, _) in &games {
@@ -185,5 +187,13 @@ mod tests {
         // Every game starts with the full board, where the side to move must capture.
         let full = s.by_pieces.last().unwrap();
         assert_eq!((full.pieces, full.capture_positions), (24, 6));
+        // On 3x3 (8 pieces) the databases stop at 7.
+        let small = StatsSpec {
+            start: Position::initial("3x3".parse().unwrap()),
+            games: 2,
+            ..spec
+        };
+        let ks: Vec<u32> = measure(&small, &|| {}).cuts.iter().map(|c| c.k).collect();
+        assert_eq!(ks, [0, 2, 3, 4, 5, 6, 7]);
     }
 }
