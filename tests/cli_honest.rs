@@ -440,6 +440,12 @@ fn errors_say_what_to_do_once_and_as_json_when_asked() {
         2,
         &["is not a directory"],
     );
+    // Before and after the command: not the last one silently.
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let args = ["--data-dir", a, "solve", "3x3", "--data-dir", b];
+    assert_fails(&run(&args), 2, &["--data-dir is given 2 times"]);
+    assert!(!Path::new(a).exists() && !Path::new(b).exists());
     // Argument errors point at the subcommand's help.
     assert_fails(
         &run(&["db", "build", "--board", "3x3", "--pieces"]),

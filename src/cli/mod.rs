@@ -420,6 +420,18 @@ impl Command {
 }
 
 pub fn run(cli: Cli) -> CliResult {
+    // A global flag given before and after the command would keep only the last: refused,
+    // as a flag given twice after it is.
+    for flag in ["--config", "--data-dir"] {
+        let given = std::env::args()
+            .filter(|a| a == flag || a.starts_with(&format!("{flag}=")))
+            .count();
+        if given > 1 {
+            return Err(Failure::input(anyhow::anyhow!(
+                "{flag} is given {given} times: give it once"
+            )));
+        }
+    }
     // A flag that would be ignored is refused: the user meant something by it.
     let (config_used, data_used) = cli.command.settings_used();
     let ignored = [
