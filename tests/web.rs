@@ -415,6 +415,28 @@ fn bad_requests_are_refused_with_the_reason() {
         json!({"target": "3x3", "db": "/etc"}),
     );
     assert_eq!(s, 400, "{v}");
+    // Names of 1 to 200 characters.
+    for name in [String::new(), "x".repeat(201)] {
+        let (s, v) = post(
+            &server,
+            "/api/sessions",
+            json!({"target": "3x3", "name": name}),
+        );
+        assert_eq!(s, 400, "{v}");
+        assert!(v["error"].as_str().unwrap().contains("1 to 200"), "{v}");
+    }
+    // What the framework answers itself is JSON too: a method the route does not take, a
+    // query that does not parse.
+    let (s, v) = http(server.port, "GET", "/api/game", None);
+    assert_eq!(s, 405, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("method"), "{v}");
+    let (s, v) = http(server.port, "GET", "/api/sessions/1/log?from=-1", None);
+    assert_eq!(s, 400, "{v}");
+    assert!(v["error"].is_string(), "{v}");
+    // A huge input is not echoed back whole.
+    let (s, v) = post(&server, "/api/game", json!({"start": "B".repeat(100_000)}));
+    assert_eq!(s, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().chars().count() <= 1001, "{v}");
 }
 
 #[test]

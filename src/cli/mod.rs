@@ -577,6 +577,9 @@ fn serve(
     certificates: Option<PathBuf>,
     config: &Config,
 ) -> CliResult {
+    // What the server refuses on its own (a certificate that does not check, tables that are
+    // not whole) is named in the log on stderr.
+    crate::cli::session::init_tracing(config);
     let options = fanorona::web::Options {
         bind,
         db_dir: db.unwrap_or_else(|| config.db_dir.clone()),

@@ -28,6 +28,9 @@ use crate::session::store::SledStore;
 use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State, Tuning};
 use protocol::{Answer, Envelope, PROTOCOL, Request};
 
+/// The longest session name taken (lists and pages show it whole).
+const MAX_NAME: usize = 200;
+
 #[derive(Debug, Error)]
 pub enum DaemonError {
     #[error("{path} is in use by process {pid} (a daemon or a solve); stop it first")]
@@ -364,6 +367,14 @@ impl Service {
                 second_level,
             } => {
                 let pos = parse_target(&target).map_err(bad_input)?;
+                if let Some(n) = &name {
+                    let chars = n.trim().chars().count();
+                    if chars == 0 || chars > MAX_NAME {
+                        return Err(bad_input(format!(
+                            "a session's name has 1 to {MAX_NAME} characters (this one has {chars})"
+                        )));
+                    }
+                }
                 if crate::movegen::is_lost(&pos) {
                     return Err(bad_input(format!(
                         "{pos} is already decided: {} has lost",

@@ -236,6 +236,12 @@ pub struct Tools {
 /// A player of the given kind and level.
 pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
     use crate::play::{alphabeta, mcts, perfect, random, winimax};
+    // The perfect level of a searcher is the perfect player (README: `alphabeta:perfect`).
+    if spec.level == Level::Perfect
+        && matches!(spec.kind, Kind::Minimax | Kind::AlphaBeta | Kind::Mcts)
+    {
+        return Box::new(perfect::Perfect::new(tools));
+    }
     match spec.kind {
         Kind::Random => Box::new(random::Random::new(tools.seed)),
         Kind::Minimax => Box::new(alphabeta::AlphaBeta::minimax(spec.level, tools)),

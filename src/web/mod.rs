@@ -80,9 +80,17 @@ impl ApiError {
     }
 }
 
+/// The longest error message sent (one that quotes a huge input is cut).
+const MAX_MESSAGE: usize = 1000;
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({"error": self.message}))).into_response()
+        let mut message = self.message;
+        if let Some((cut, _)) = message.char_indices().nth(MAX_MESSAGE) {
+            message.truncate(cut);
+            message.push('…');
+        }
+        (self.status, axum::Json(json!({"error": message}))).into_response()
     }
 }
 
@@ -297,7 +305,34 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
             .into_response();
         }
     }
-    next.run(request).await
+    as_json_error(next.run(request).await).await
+}
+
+/// An error the framework answered itself (a method a route does not take, a query that does
+/// not parse, a body over the limit) comes as plain text or nothing: it goes out as the API's
+/// JSON error, with that text as its message.
+async fn as_json_error(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|c| c.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let bytes = axum::body::to_bytes(response.into_body(), 64 << 10)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes).trim().to_string();
+    let message = match (text.is_empty(), status) {
+        (false, _) => text,
+        (true, StatusCode::METHOD_NOT_ALLOWED) => {
+            "this address does not take that method (README lists the API)".into()
+        }
+        (true, _) => status.canonical_reason().unwrap_or("error").into(),
+    };
+    ApiError { status, message }.into_response()
 }
 
 /// Whether the request carries `token` in the `x-token` header or the `token` query key.

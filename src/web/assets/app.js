@@ -188,11 +188,17 @@ const play = { start: '5x9', moves: [], white: 'human', black: 'alphabeta:medium
 async function showPlay() {
   await info();
   const main = document.getElementById('main');
+  // The menus show the game on the board (a typed start included), so "New game" starts it
+  // again unless they are changed.
+  const current = play.state ? play.state.board.name : play.start;
   const boardSel = el('select', { id: 'play-board' },
-    INFO.boards.map(b => el('option', { value: b.name, selected: b.name === play.start }, b.name)));
+    INFO.boards.map(b => el('option', { value: b.name, selected: b.name === current }, b.name)));
   const whiteSel = el('select', { id: 'play-white' }, playerOptions(play.white));
   const blackSel = el('select', { id: 'play-black' }, playerOptions(play.black));
   const startInput = el('input', { type: 'text', id: 'play-start', placeholder: 'or a position to start from (rows from the top, then w or b)' });
+  if (play.start.includes('/')) startInput.value = play.start;
+  // A board chosen in the menu is what the next game starts from: a typed start goes.
+  boardSel.addEventListener('change', () => { startInput.value = ''; });
   const newGame = () => {
     play.start = startInput.value.trim() || boardSel.value;
     play.white = whiteSel.value;
@@ -200,7 +206,8 @@ async function showPlay() {
     play.moves = [];
     play.sel = null;
     play.note = '';
-    refreshGame();
+    // A typed start names its board: the menu shows it.
+    refreshGame().then(() => { if (play.state) boardSel.value = play.state.board.name; });
   };
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
@@ -249,10 +256,18 @@ function playerToMove() {
   return play.state && (play.state.side === 'white' ? play.white : play.black);
 }
 
-async function refreshGame() {
+// What a failed request says: the server's own error, or that it did not answer.
+function failure(e) {
+  return e.status === undefined ? `the server did not answer (${e.message}): Retry when it is back` : e.message;
+}
+
+// Asks the server for the game after play.moves. `tentative` moves at the end are taken back
+// if it fails, so the page never holds moves the server has not accepted.
+async function refreshGame(tentative = 0) {
   const gen = ++generation;
   // A player's answer to an older game will not come back here.
   play.thinking = false;
+  play.retry = null;
   try {
     const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, white: play.white, black: play.black });
     if (gen !== generation) return;
@@ -260,7 +275,9 @@ async function refreshGame() {
     play.error = '';
   } catch (e) {
     if (gen !== generation) return;
-    play.error = e.message;
+    if (tentative) play.moves.splice(play.moves.length - tentative, tentative);
+    play.error = failure(e);
+    if (e.status === undefined) play.retry = () => refreshGame();
   }
   play.sel = null;
   play.choice = null;
@@ -279,11 +296,13 @@ async function agentMove(gen, who) {
     play.note = `${who} played ${r.move}` + (r.value ? ` (${r.value}, from the ${r.source})` : '') +
       ` in ${r.seconds.toFixed(2)} s`;
     play.moves.push(r.move);
-    refreshGame();
+    refreshGame(1);
   } catch (e) {
     if (gen !== generation) return;
     play.thinking = false;
-    play.error = e.message;
+    play.error = failure(e);
+    // The player is asked again, for the same position.
+    play.retry = () => agentMove(generation, who);
     renderGame();
   }
 }
@@ -326,6 +345,12 @@ function renderGame() {
   }
   const ch = document.getElementById('choice-holder');
   ch.replaceChildren();
+  if (play.retry) {
+    ch.append(el('button', {
+      id: 'retry',
+      onclick: () => { const f = play.retry; play.retry = null; play.error = ''; f(); },
+    }, 'Retry'));
+  }
   if (play.choice) {
     const { to, options } = play.choice;
     const name = s.board.points[to].name;
@@ -380,7 +405,7 @@ function playMove(notation) {
   play.moves.push(notation);
   play.sel = null;
   play.note = '';
-  refreshGame();
+  refreshGame(1);
 }
 
 function undo() {
@@ -469,7 +494,13 @@ async function runAnalysis() {
       (an.certificates ? `; ${an.certificates} checked certificates` : '');
   } catch (e) {
     if (gen !== generation) return;
-    document.getElementById('error').textContent = e.message;
+    // What is shown must belong to the text in the box: the last position's board and
+    // moves go.
+    analysis.state = null;
+    document.getElementById('board-holder').replaceChildren();
+    document.getElementById('analysis-value').textContent = '';
+    document.querySelector('#analysis-moves tbody').replaceChildren();
+    document.getElementById('error').textContent = failure(e);
     document.getElementById('note').textContent = '';
   }
 }
@@ -721,6 +752,11 @@ async function pollSession() {
       return t + (l ? l.nodes : g.nodes || 0);
     }, 0);
     document.getElementById('session-title').textContent = `Session ${id}: ${s.name}`;
+    // Only what the state allows.
+    const st = s.state;
+    document.getElementById('pause').disabled = !(st === 'running' || st === 'queued');
+    document.getElementById('resume').disabled = !(st === 'paused' || st === 'stopped' || st === 'failed');
+    document.getElementById('stop').disabled = st === 'solved' || st === 'stopped';
     document.getElementById('session-info').replaceChildren(
       el('div', {}, 'state: ', el('span', { id: 'session-state', class: 'state-' + s.state }, s.state),
         ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(nodes)} · ${fmtRate(rate)} · ${s.algo}`),
@@ -743,7 +779,13 @@ async function pollSession() {
     }
   } catch (e) {
     if (gen !== generation) return;
-    document.getElementById('error').textContent = e.message;
+    document.getElementById('error').textContent = failure(e);
+    if (e.status === 404) {
+      // No such session: nothing to control, nothing more to read.
+      for (const b of ['pause', 'resume', 'stop']) document.getElementById(b).disabled = true;
+      for (const t of timers) clearInterval(t);
+      timers = [];
+    }
   }
 }
 
