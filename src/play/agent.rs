@@ -268,6 +268,31 @@ mod tests {
             "mcts:insane".parse::<Spec>(),
             Err(SpecError::Level("insane".into()))
         );
+        // The perfect level of a searcher is perfect play: in a position where four of ten
+        // moves win (the 5x5 tables: a1-a2, a3-a4, a1-b1, d1-c1; the others draw or lose;
+        // minimax:perfect played the losing a3-b2 as hard) each plays a win, and knows it.
+        let pos: crate::Position = ".W.../...../B..../...W./B..B. b".parse().unwrap();
+        let game = crate::play::game::Game::new(pos, None);
+        for name in ["minimax:perfect", "alphabeta:perfect", "mcts:perfect"] {
+            let spec: Spec = name.parse().unwrap();
+            let mut player = make(spec, &Tools::default());
+            assert!(
+                player.name().starts_with("perfect "),
+                "{name}: {}",
+                player.name()
+            );
+            let choice = player.choose(&game);
+            let played = choice.mv.notation(pos.board());
+            assert!(
+                ["a1-a2", "a3-a4", "a1-b1", "d1-c1"].contains(&played.as_str()),
+                "{name}: {played}"
+            );
+            assert!(
+                matches!(choice.info.value, Some((Verdict::Win, _))),
+                "{name}: {:?}",
+                choice.info.value
+            );
+        }
         // Players without levels refuse one instead of ignoring it.
         for name in ["random:hard", "perfect:easy", "winimax:perfect"] {
             assert!(
