@@ -177,6 +177,41 @@ certify() {
     done
 }
 
+# While the start's "White wins?" is open, a first move's session whose "Black wins?" is
+# decided would search its "White wins?" next: a subtree of the start's own search, so the
+# same work twice on the spare thread (a disproof at the start answers every first move, and
+# the rote store then answers the move's session at its root). Such a session is paused,
+# noted in $held, and resumed once the start is solved; a session paused by hand is left
+# alone.
+held="$data/held-for-the-start"
+hold() {
+    python3 - "$(f session list --json)" "$held" <<'PY' | while read -r verb id name; do
+import json, os, sys
+sessions, held = json.loads(sys.argv[1]), sys.argv[2]
+noted = set(open(held).read().split()) if os.path.exists(held) else set()
+start = next((s for s in sessions if s["name"] == "5x9 start"), None)
+open_white = start is not None and start["state"] != "solved" and any(
+    g["attacker"] == "white" and g["outcome"] == "open" for g in start["goals"])
+for s in sessions:
+    if not s["name"].startswith("5x9 ") or s["name"] == "5x9 start":
+        continue
+    goals = {g["attacker"]: g["outcome"] for g in s["goals"]}
+    if open_white and s["state"] in ("running", "queued") and goals.get("black", "open") != "open" \
+            and goals.get("white", "open") == "open":
+        print("pause", s["id"], s["name"])
+    elif not open_white and str(s["id"]) in noted and s["state"] == "paused":
+        print("resume", s["id"], s["name"])
+PY
+        if [ "$verb" = pause ]; then
+            f session pause "$id" > /dev/null && echo "$id" >> "$held" &&
+                echo "session $id ($name): paused until the start is solved (its White wins? lies in the start's tree)"
+        else
+            f session resume "$id" > /dev/null && sed -i "/^$id\$/d" "$held" &&
+                echo "session $id ($name): resumed, the start is solved"
+        fi
+    done
+}
+
 solved() {
     python3 - "$(f session list --json)" "${names[@]}" <<'PY'
 import json, sys
@@ -190,6 +225,7 @@ if [ "${WAIT:-1}" = 1 ]; then
     until solved; do
         echo "== $(date '+%F %T')"
         f session list | grep -F "5x9" || true
+        hold
         certify
         sleep 60
     done
