@@ -195,6 +195,21 @@ fn the_analysis_page_lists_a_5x9_table_position_as_db_probe_does() {
         format!("black to move: {}", probe["value"].as_str().unwrap())
     );
     b.screenshot(&screenshot_path(data.tmp.path(), "web-analysis-5x9.png"));
+    // The address names the position: opened again (a reload, a link sent), it shows it.
+    let hash = b.eval("return location.hash");
+    let named = hash.as_str().unwrap().to_string();
+    assert!(named.starts_with("#/analyse?position="), "{named}");
+    b.open(&server.url("#/play"));
+    b.wait("#board", 10);
+    b.open(&server.url(&named));
+    b.wait_until(
+        "the named position analysed",
+        &format!(
+            "return document.getElementById('analyse-position').value === {} && document.querySelectorAll('#analysis-moves tbody tr[data-move]').length > 0",
+            serde_json::to_string(pos).unwrap()
+        ),
+        30,
+    );
 }
 
 #[test]

@@ -486,6 +486,8 @@ async function runAnalysis() {
     if (gen !== generation) return;
     analysis.state = a;
     analysis.editing = false;
+    // The address names the position, so a reload or a link shows it again.
+    history.replaceState(null, '', '#/analyse?' + new URLSearchParams({ position: a.position }));
     renderAnalysis();
     const an = a.analysis;
     document.getElementById('note').textContent =
@@ -840,7 +842,12 @@ async function route() {
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', h.startsWith(a.getAttribute('href')));
   try {
     let m;
-    if (h.startsWith('#/analyse')) await showAnalyse();
+    if ((m = h.match(/^#\/analyse\?(.*)$/))) {
+      // A position named in the address (as the page writes it): analysed again.
+      const p = new URLSearchParams(m[1]).get('position');
+      if (p) analysis.position = p;
+      await showAnalyse();
+    } else if (h.startsWith('#/analyse')) await showAnalyse();
     else if (h.startsWith('#/sessions')) await showSessions();
     else if ((m = h.match(/^#\/session\/(\d+)\/tree\?(.*)$/))) {
       // A node of a session's tree: the session's page, then the tree at that line.
