@@ -579,3 +579,56 @@ fn the_analysis_reads_checked_certificates_and_refuses_forged_ones() {
         );
     }
 }
+
+#[test]
+fn a_person_resigns_takes_it_back_and_a_record_loads() {
+    let data = data();
+    let server = serve(&data, None);
+    // The API: a resignation ends the game for the side to move; a record reads back.
+    let (s, v) = post(
+        &server,
+        "/api/game",
+        json!({"start": "3x3", "moves": ["c1-b2A"], "resigned": true}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["end"]["termination"], "resignation", "{v}");
+    assert_eq!(v["end"]["result"], "1-0", "{v}");
+    let (s, back) = post(&server, "/api/record", json!({"text": v["record"]}));
+    assert_eq!(s, 200, "{back}");
+    assert_eq!(back["history"], v["history"]);
+    assert_eq!(back["end"], v["end"]);
+    let broken = v["record"].as_str().unwrap().replace("c1-b2A", "c1-c3A");
+    let (s, e) = post(&server, "/api/record", json!({"text": broken}));
+    assert_eq!(s, 400, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("c1-c3A"), "{e}");
+    // The page: Resign ends it, Undo takes the resignation back.
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-board", "5x5");
+    b.select("#play-white", "human");
+    b.select("#play-black", "human");
+    b.click_css("#new-game");
+    b.wait_until(
+        "a 5x5 game",
+        "return play.state && play.state.board.name === '5x5'",
+        10,
+    );
+    b.click_css("#resign");
+    b.wait_until(
+        "the resignation",
+        "return document.getElementById('status').dataset.over === 'yes'",
+        10,
+    );
+    assert!(
+        b.text("#status").contains("white resigned"),
+        "{}",
+        b.text("#status")
+    );
+    b.click_css("#undo");
+    b.wait_until(
+        "the game again",
+        "return document.getElementById('status').dataset.over === 'no'",
+        10,
+    );
+}

@@ -17,7 +17,7 @@ use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::mcts::Rollout;
 use fanorona::play::perfect::{Sources, move_values, rank};
-use fanorona::play::{Agent, Game, Kind, Spec, Tools, make, record};
+use fanorona::play::{Agent, Game, Spec, Tools, make, record};
 use fanorona::search::rote::RoteTable;
 use fanorona::{Board, Position, diagram, legal_moves};
 
@@ -38,10 +38,7 @@ fn tables(
     needed_by: &[Spec],
     hints: bool,
 ) -> Result<Option<Arc<Database>>, Failure> {
-    let wants = hints
-        || needed_by
-            .iter()
-            .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax));
+    let wants = hints || needed_by.iter().any(|s| s.plays_perfectly());
     let dir = match db {
         // Only perfect play and WINIMAX read tables.
         Some(_) if !wants => return Ok(None),
@@ -56,12 +53,7 @@ fn tables(
 /// say which tables to build.
 fn warn_without_tables(specs: &[Spec], db: Option<&Database>, board: Board) {
     let big = board.size() > 21;
-    if db.is_none()
-        && big
-        && specs
-            .iter()
-            .any(|s| matches!(s.kind, Kind::Perfect | Kind::Winimax))
-    {
+    if db.is_none() && big && specs.iter().any(|s| s.plays_perfectly()) {
         eprintln!(
             "note: perfect play on {board} without tables values few moves; build them with `fanorona db build --board {board} --pieces {} --db DIR` and pass --db DIR",
             if board.size() > 35 { 7 } else { 8 }

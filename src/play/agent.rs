@@ -183,6 +183,14 @@ pub struct Spec {
     pub level: Level,
 }
 
+impl Spec {
+    /// Whether it plays perfectly where it can (perfect play, WINIMAX, or a searcher's
+    /// perfect level, which is perfect play): those read the tables and the rote store.
+    pub fn plays_perfectly(self) -> bool {
+        matches!(self.kind, Kind::Perfect | Kind::Winimax) || self.level == Level::Perfect
+    }
+}
+
 impl std::str::FromStr for Spec {
     type Err = SpecError;
 

@@ -110,18 +110,48 @@ pub struct GameRequest {
     white: Option<String>,
     #[serde(default)]
     black: Option<String>,
+    /// The side to move resigned after the moves.
+    #[serde(default)]
+    resigned: bool,
 }
 
 /// POST /api/game: the state of a game given its start and moves.
 pub async fn game(body: Bytes) -> Result<Json<Value>, ApiError> {
     let req: GameRequest = parse_body(&body)?;
-    let game = req.game.replay()?;
+    let mut game = req.game.replay()?;
+    if req.resigned {
+        if let Some(end) = game.end() {
+            return Err(ApiError::bad(format!("the game is over: {end}")));
+        }
+        game.resign();
+    }
     let mut tags = Vec::new();
     for (tag, name) in [("White", &req.white), ("Black", &req.black)] {
         if let Some(n) = name {
             player_name(n)?;
             tags.push((tag.to_string(), n.clone()));
         }
+    }
+    Ok(Json(game_json(&game, &tags)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordRequest {
+    /// A game record, as `play --save` and the page's download write it.
+    text: String,
+}
+
+/// POST /api/record: a game record read back (every move checked, its tags too), as
+/// /api/game shows the game; the page continues it from there.
+pub async fn record(body: Bytes) -> Result<Json<Value>, ApiError> {
+    let req: RecordRequest = parse_body(&body)?;
+    let (game, tags) = record::parse(&req.text).map_err(|e| ApiError::bad(e.to_string()))?;
+    if game.moves().len() > MAX_PLIES {
+        return Err(ApiError::bad(format!(
+            "{} moves: a game here has at most {MAX_PLIES}",
+            game.moves().len()
+        )));
     }
     Ok(Json(game_json(&game, &tags)))
 }
@@ -161,7 +191,7 @@ pub async fn agent(
     }
     let permit = state.think().await?;
     let board = game.position().board();
-    let reads_tables = matches!(spec.kind, Kind::Perfect | Kind::Winimax);
+    let reads_tables = spec.plays_perfectly();
     let seed = req.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

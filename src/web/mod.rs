@@ -237,6 +237,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/api/info", get(api::info))
         .route("/api/game", post(api::game))
+        .route("/api/record", post(api::record))
         .route("/api/agent", post(api::agent))
         .route("/api/analyse", post(api::analyse))
         .route("/api/sessions", get(sessions::list).post(sessions::start))

@@ -183,7 +183,7 @@ function playerOptions(selected) {
   return opts;
 }
 
-const play = { start: '5x9', moves: [], white: 'human', black: 'alphabeta:medium', state: null, sel: null, thinking: false, error: '', note: '', choice: null };
+const play = { start: '5x9', moves: [], resigned: false, white: 'human', black: 'alphabeta:medium', state: null, sel: null, thinking: false, error: '', note: '', choice: null };
 
 async function showPlay() {
   await info();
@@ -204,6 +204,7 @@ async function showPlay() {
     play.white = whiteSel.value;
     play.black = blackSel.value;
     play.moves = [];
+    play.resigned = false;
     play.sel = null;
     play.note = '';
     // A typed start names its board: the menu shows it.
@@ -218,7 +219,8 @@ async function showPlay() {
         el('button', { id: 'stop-chain', disabled: true, onclick: () => stopChain() }, 'Stop here'),
         el('button', { id: 'cancel-move', onclick: () => { play.sel = null; play.choice = null; renderGame(); } }, 'Cancel move'),
         el('button', { id: 'undo', onclick: () => undo() }, 'Undo'),
-        el('button', { id: 'resign-hint', onclick: () => hint() }, 'Hint')),
+        el('button', { id: 'resign-hint', onclick: () => hint() }, 'Hint'),
+        el('button', { id: 'resign', onclick: () => resign() }, 'Resign')),
       el('div', { class: 'error', id: 'error' }),
       el('div', { class: 'note', id: 'note' })),
     el('div', { class: 'panel controls' },
@@ -235,7 +237,9 @@ async function showPlay() {
       el('div', {},
         el('button', { id: 'copy-position', onclick: () => copyText(document.getElementById('position').value) }, 'Copy position'),
         el('button', { id: 'analyse-position', onclick: () => { analysis.position = document.getElementById('position').value; location.hash = '#/analyse'; } }, 'Analyse it'),
-        el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record')))));
+        el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record'),
+        el('button', { id: 'load-record', onclick: () => document.getElementById('record-file').click() }, 'Load record'),
+        el('input', { type: 'file', id: 'record-file', accept: '.txt,text/plain', style: 'display:none', onchange: e => loadRecord(e.target.files[0]) })))));
   await refreshGame();
 }
 
@@ -269,7 +273,7 @@ async function refreshGame(tentative = 0) {
   play.thinking = false;
   play.retry = null;
   try {
-    const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, white: play.white, black: play.black });
+    const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, resigned: play.resigned, white: play.white, black: play.black });
     if (gen !== generation) return;
     play.state = s;
     play.error = '';
@@ -337,6 +341,7 @@ function renderGame() {
   const exact = play.sel && play.sel.steps.length > 0 &&
     candidates(s.moves, play.sel).find(m => m.path.length === play.sel.steps.length);
   stop.disabled = !exact || !!play.choice;
+  document.getElementById('resign').disabled = !human;
   const hist = document.getElementById('history');
   hist.replaceChildren();
   for (let i = 0; i < s.history.length; i += 2) {
@@ -408,7 +413,40 @@ function playMove(notation) {
   refreshGame(1);
 }
 
+// The person to move gives up the game.
+function resign() {
+  if (!play.state || play.state.end || playerToMove() !== 'human') return;
+  play.resigned = true;
+  play.sel = null;
+  refreshGame();
+}
+
+// A record (as downloaded here or written by `fanorona play --save`) read by the server,
+// every move checked; the game goes on from where it stands, with the players chosen here.
+async function loadRecord(file) {
+  if (!file) return;
+  try {
+    const s = await api('POST', '/api/record', { text: await file.text() });
+    play.start = s.start;
+    play.moves = s.history.map(h => h.notation);
+    play.resigned = !!s.end && s.end.termination === 'resignation';
+    play.sel = null;
+    play.note = `loaded ${file.name}: ${play.moves.length} moves`;
+    refreshGame();
+  } catch (e) {
+    play.error = `${file.name}: ${failure(e)}`;
+    renderGame();
+  }
+  document.getElementById('record-file').value = '';
+}
+
 function undo() {
+  if (play.resigned) {
+    // Taking back the resignation.
+    play.resigned = false;
+    refreshGame();
+    return;
+  }
   if (!play.moves.length) return;
   const humans = [play.white, play.black].filter(p => p === 'human').length;
   play.moves.pop();
