@@ -240,6 +240,9 @@ pub struct Service {
     claiming: Mutex<()>,
     /// The worker wants the session the spare worker holds.
     handover: AtomicBool,
+    /// The worker writes a solved session's certificates (one thread, however long): the
+    /// spare may take a session meanwhile.
+    worker_certifying: AtomicBool,
     /// The daemon is shutting down: certificates being written give up.
     pub closing: crate::certificate::Cancel,
     /// Prefixes of certificates being written: two writers on one prefix would share its
@@ -332,6 +335,7 @@ impl Service {
             },
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),
+            worker_certifying: AtomicBool::new(false),
             closing: Default::default(),
             writing: Mutex::default(),
         }
@@ -699,7 +703,8 @@ impl Service {
         })
     }
 
-    /// The worker: solves running sessions, oldest first, until `shutdown`.
+    /// The worker: solves running sessions, oldest first, until `shutdown`. After each it
+    /// writes the certificates of a solved one (`finished`), on its own thread.
     pub fn work(&self, shutdown: &AtomicBool) {
         let mut reported = std::collections::HashSet::new();
         while !shutdown.load(Ordering::SeqCst) {
@@ -712,7 +717,9 @@ impl Service {
             }
             let result = runner::run_guarded(&self.sessions, id, &self.control, &self.dir.logs());
             *self.running.lock().expect("running lock") = None;
+            self.worker_certifying.store(true, Ordering::SeqCst);
             self.finished(id, result, &self.control);
+            self.worker_certifying.store(false, Ordering::SeqCst);
         }
     }
 
@@ -760,8 +767,8 @@ impl Service {
     ///
     /// The worker takes the oldest running session; if the spare holds it, the worker asks
     /// for it back (`handover`) and waits. The spare takes the oldest running session the
-    /// worker does not hold, and only while the worker is solving a session with a single
-    /// search on one thread.
+    /// worker does not hold, and only while the worker leaves a thread idle
+    /// (`spare_may_claim`).
     fn claim(&self, spare: bool, reported: &mut std::collections::HashSet<u64>) -> Option<u64> {
         let _claiming = self.claiming.lock().expect("claim lock");
         let (mine, other, control) = if spare {
@@ -771,9 +778,12 @@ impl Service {
         };
         let held = *other.lock().expect("running lock");
         if spare
-            && (held.is_none()
-                || self.control.searches.load(Ordering::SeqCst) != 1
-                || self.worker_needs_both())
+            && !spare_may_claim(
+                held,
+                self.control.searches.load(Ordering::SeqCst),
+                self.worker_needs_both(),
+                self.worker_certifying.load(Ordering::SeqCst),
+            )
         {
             return None;
         }
@@ -1138,4 +1148,36 @@ pub fn rote_from_export(v: &Value, board: crate::Board) -> crate::search::rote::
         );
     }
     table
+}
+
+/// Whether the spare worker may take a session: while the worker solves one (`held`) with a
+/// single search on one thread and does not want both threads back, or while it writes a
+/// solved session's certificates (one thread; a 5x9 certificate can take an hour, and the
+/// other core idled through it unless the spare already held a session).
+fn spare_may_claim(
+    held: Option<u64>,
+    searches: usize,
+    worker_needs_both: bool,
+    certifying: bool,
+) -> bool {
+    if certifying {
+        return true;
+    }
+    held.is_some() && searches == 1 && !worker_needs_both
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spare_may_claim;
+
+    #[test]
+    fn the_spare_takes_a_session_only_beside_one_busy_thread() {
+        // Beside a single search, not beside two, a pair, or nothing.
+        assert!(spare_may_claim(Some(1), 1, false, false));
+        assert!(!spare_may_claim(Some(1), 2, false, false));
+        assert!(!spare_may_claim(Some(1), 1, true, false));
+        assert!(!spare_may_claim(None, 0, false, false));
+        // Beside the worker writing certificates (it holds no session then).
+        assert!(spare_may_claim(None, 0, false, true));
+    }
 }
