@@ -738,6 +738,29 @@ fn the_running_daemon_writes_certificates_on_request() {
             format!("session-{id}.white-wins.cert.gz")
         ]
     );
+    // One of them lost: asking for the session's certificates writes that one again and
+    // keeps the other, checked already, as it is (it was re-solved from nothing before).
+    let own = |goal: &str| {
+        data.dir
+            .join("certificates")
+            .join(format!("session-{id}.{goal}-wins.cert.gz"))
+    };
+    std::fs::remove_file(own("black")).unwrap();
+    let kept = std::fs::metadata(own("white")).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let copy = data.tmp.path().join("copy");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        copy.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(own("black").is_file());
+    assert_eq!(
+        std::fs::metadata(own("white")).unwrap().modified().unwrap(),
+        kept
+    );
     // A second session on the same root is decided by the rote store at its root: the
     // first session's certificate holds it, so it is not re-solved from nothing, neither
     // when the session is solved nor on request (unless a leaf budget asks for it).

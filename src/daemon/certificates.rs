@@ -100,6 +100,10 @@ pub struct Options<'a> {
     /// (under `bounded`) it is left to the certificate of the session whose search decided
     /// that position: `CertificateError::FromStore` when nothing else is written.
     pub resolve_rote_roots: bool,
+    /// Keep a question's certificate that is already under the prefix and recorded as
+    /// checked (the daemon's own write once a session is solved: each question's was written
+    /// when it was decided).
+    pub keep_checked: bool,
 }
 
 impl Options<'_> {
@@ -212,6 +216,20 @@ fn write_with(
     let mut from_store = Vec::new();
     for (g, goal, proves) in decided(rec).filter(|&(_, goal, _)| opts.wants(goal)) {
         let gr = &rec.goals[g];
+        // Written and checked already (when the question was decided, before the session
+        // was): not re-solved again for the same file. Removing the file asks for it anew.
+        if opts.keep_checked
+            && gr.certificate_verified == Some(true)
+            && crate::certificate::path_for(prefix, goal).exists()
+        {
+            if let Some(report) = opts.report {
+                report(&format!(
+                    "\"{goal}?\": {} is there and was checked; kept",
+                    crate::certificate::path_for(prefix, goal).display()
+                ));
+            }
+            continue;
+        }
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
         // Decided by the rote store at the root: another session's search decided this very
         // position, and that session's certificate holds it (`fanorona cut` takes it out).

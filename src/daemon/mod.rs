@@ -472,10 +472,15 @@ impl Service {
                     )
                 })?;
                 let report = |line: &str| tracing::info!("session {id}{what}: certificate: {line}");
+                // The session's own certificates (`session certificate ID` writes the missing
+                // ones there): one already there and checked is kept.
+                let own = certificates::prefix(&self.dir.root, id);
+                let own = std::path::absolute(&own).unwrap_or(own);
                 let opts = self.certificate_options(
                     certificates::Options {
                         attacker,
                         leaf_budget,
+                        keep_checked: mv.is_none() && prefix == own,
                         ..Default::default()
                     },
                     &report,
@@ -523,6 +528,10 @@ impl Service {
                     ),
                     message: e.to_string(),
                 })?;
+                // Of the session's own root (not a move's): its questions' checks.
+                if mv.is_none() {
+                    self.record_checks(id, &made);
+                }
                 for m in &made {
                     match &m.check {
                         Ok(_) => tracing::info!(
@@ -875,6 +884,26 @@ impl Service {
     /// directory's `certificates/`, logging each; the session's result stays either way.
     /// A question the rote store decided at the root is re-solved only with
     /// `resolve_rote_roots` (see `certificates::Options`).
+    /// Records in session `id` how each certificate of its root's questions checked: the
+    /// full check of a question's proof is its certificate's.
+    fn record_checks(&self, id: u64, made: &[crate::certificate::Made]) {
+        let checked = self.sessions.update(id, Vec::new(), |r| {
+            for m in made {
+                let attacker = m.goal.attacker.name();
+                // A partial certificate holds what it has but not yet the claim: not recorded.
+                if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker)
+                    && (m.whole() || !m.verified())
+                {
+                    g.certificate_verified = Some(m.verified());
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = checked {
+            tracing::error!("session {id}: recording the certificates' check: {e}");
+        }
+    }
+
     pub fn write_certificates(
         &self,
         rec: &crate::session::SessionRecord,
@@ -897,6 +926,7 @@ impl Service {
         let opts = self.certificate_options(
             certificates::Options {
                 resolve_rote_roots,
+                keep_checked: true,
                 ..Default::default()
             },
             &report,
@@ -908,22 +938,7 @@ impl Service {
                 }
                 _ => tracing::error!("session {}: no certificate: {e}", rec.id),
             })?;
-        // The full check of each question's proof is its certificate's.
-        let checked = self.sessions.update(rec.id, Vec::new(), |r| {
-            for m in &made {
-                let attacker = m.goal.attacker.name();
-                // A partial certificate holds what it has but not yet the claim: not recorded.
-                if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker)
-                    && (m.whole() || !m.verified())
-                {
-                    g.certificate_verified = Some(m.verified());
-                }
-            }
-            Ok(())
-        });
-        if let Err(e) = checked {
-            tracing::error!("session {}: recording the certificates' check: {e}", rec.id);
-        }
+        self.record_checks(rec.id, &made);
         for m in &made {
             let w = &m.written;
             match &m.check {
