@@ -51,12 +51,7 @@ fn a_3x3_game_by_clicks_as_black_is_lost_to_perfect_play() {
     let data = data();
     let server = serve(&data, None);
     let b = Browser::start();
-    b.open(&server.url("#/play"));
-    b.wait("#new-game", 10);
-    b.select("#play-board", "3x3");
-    b.select("#play-white", "perfect");
-    b.select("#play-black", "human");
-    b.click_css("#new-game");
+    new_game(&b, &server, "3x3", "perfect", "human");
     // Black's moves by clicks: a ringed piece, then a dot, taking approach where asked,
     // until the game is over (White replies through the server).
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -343,6 +338,16 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
     b.screenshot(&screenshot_path(data.tmp.path(), "web-session-tree.png"));
 }
 
+/// A new game on the Play page: `board` from its start, with these players.
+fn new_game(b: &Browser, server: &Server, board: &str, white: &str, black: &str) {
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-board", board);
+    b.select("#play-white", white);
+    b.select("#play-black", black);
+    b.click_css("#new-game");
+}
+
 /// POST `body` to the API of `server`.
 fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
     http(server.port, "POST", path, Some(&body))
@@ -603,12 +608,7 @@ fn a_person_resigns_takes_it_back_and_a_record_loads() {
     assert!(e["error"].as_str().unwrap().contains("c1-c3A"), "{e}");
     // The page: Resign ends it, Undo takes the resignation back.
     let b = Browser::start();
-    b.open(&server.url("#/play"));
-    b.wait("#new-game", 10);
-    b.select("#play-board", "5x5");
-    b.select("#play-white", "human");
-    b.select("#play-black", "human");
-    b.click_css("#new-game");
+    new_game(&b, &server, "5x5", "human", "human");
     b.wait_until(
         "a 5x5 game",
         "return play.state && play.state.board.name === '5x5'",
