@@ -168,7 +168,7 @@ certify() {
         [ -n "$tag" ] || continue
         from="$certs/5x9-start.$attacker-wins.cert.gz"
         if [ "$tag" != start ] && [ -e "$from" ] && f cut "$from" --play "$tag" \
-            --out "$certs/5x9-$tag.$attacker-wins.cert.gz" 2> /dev/null; then
+            --out "$certs/5x9-$tag.$attacker-wins.cert.gz" 2> /dev/null < /dev/null; then
             continue
         fi
         # The start's own certificate of this question is still to come: the move's is cut
@@ -178,9 +178,9 @@ certify() {
         fi
         echo "== certificate of 5x9 $tag (session $id)"
         if [ "$tag" != start ] && [ "$id" = 1 ]; then
-            f session certificate 1 "$certs/5x9-$tag" --move "$tag" || true
+            f session certificate 1 "$certs/5x9-$tag" --move "$tag" < /dev/null || true
         else
-            f session certificate "$id" "$certs/5x9-$tag" || true
+            f session certificate "$id" "$certs/5x9-$tag" < /dev/null || true
         fi
     done <<< "$todo"
 }
@@ -210,12 +210,15 @@ for s in sessions:
     elif not open_white and str(s["id"]) in noted and s["state"] == "paused":
         print("resume", s["id"], s["name"])
 PY
+        # (A session that changed meanwhile, solved or resumed by hand, is left as it is.)
         if [ "$verb" = pause ]; then
-            f session pause "$id" > /dev/null && echo "$id" >> "$held" &&
+            if f session pause "$id" > /dev/null < /dev/null; then
+                echo "$id" >> "$held"
                 echo "session $id ($name): paused until the start is solved (its White wins? lies in the start's tree)"
-        else
-            f session resume "$id" > /dev/null && sed -i "/^$id\$/d" "$held" &&
-                echo "session $id ($name): resumed, the start is solved"
+            fi
+        elif f session resume "$id" > /dev/null < /dev/null; then
+            sed -i "/^$id\$/d" "$held"
+            echo "session $id ($name): resumed, the start is solved"
         fi
     done
 }
@@ -233,7 +236,7 @@ if [ "${WAIT:-1}" = 1 ]; then
     until solved; do
         echo "== $(date '+%F %T')"
         f session list | grep -F "5x9" || true
-        hold
+        hold || echo "could not read the sessions this minute; trying again"
         certify
         sleep 60
     done

@@ -11,7 +11,7 @@ use cli::output::Failure;
 
 fn main() -> ExitCode {
     // With --json anywhere, a failure is a JSON object on stdout too.
-    let json = std::env::args().any(|a| a == "--json");
+    let json = std::env::args_os().any(|a| a == "--json");
     let parsed = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -63,7 +63,10 @@ fn fail(message: &str, code: u8, json: bool) -> ExitCode {
 fn command_named() -> String {
     let mut command = <cli::Cli as clap::CommandFactory>::command();
     let mut words = vec!["fanorona".to_string()];
-    for arg in std::env::args().skip(1) {
+    for arg in std::env::args_os()
+        .skip(1)
+        .filter_map(|a| a.into_string().ok())
+    {
         let Some(sub) = command.find_subcommand(&arg).cloned() else {
             continue;
         };

@@ -423,8 +423,12 @@ pub fn run(cli: Cli) -> CliResult {
     // A global flag given before and after the command would keep only the last: refused,
     // as a flag given twice after it is.
     for flag in ["--config", "--data-dir"] {
-        let given = std::env::args()
-            .filter(|a| a == flag || a.starts_with(&format!("{flag}=")))
+        // (args_os: an argument that is not UTF-8 is clap's to refuse, not a panic here.)
+        let given = std::env::args_os()
+            .filter(|a| {
+                a.to_str()
+                    .is_some_and(|a| a == flag || a.starts_with(&format!("{flag}=")))
+            })
             .count();
         if given > 1 {
             return Err(Failure::input(anyhow::anyhow!(

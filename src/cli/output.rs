@@ -84,21 +84,23 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
         )));
     }
     // A directory that is there but cannot be written (read-only, another owner's) is
-    // found now too: the file is opened without changing it, and removed if it was new.
-    let existed = path.exists();
-    let opened = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path);
-    if opened.is_ok() && !existed {
-        let _ = std::fs::remove_file(path);
-    }
-    opened.map(drop).map_err(|e| {
-        Failure::input(anyhow::anyhow!(
+    // found now too, by a file of our own made and removed there: the path itself (a file
+    // to be replaced, a symlink, a pipe) is not touched.
+    let probe = dir.join(format!(".fanorona-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(Failure::input(anyhow::anyhow!(
             "{flag} {}: cannot be written: {e}",
             path.display()
-        ))
-    })
+        ))),
+    }
 }
 
 /// Writes `bytes` to `path` whole: to `path.tmp` first, then renamed over it, so a failure

@@ -528,8 +528,9 @@ impl Service {
                     ),
                     message: e.to_string(),
                 })?;
-                // Of the session's own root (not a move's): its questions' checks.
-                if mv.is_none() {
+                // The session's own certificates (not a move's, nor copies elsewhere): its
+                // questions' checks.
+                if mv.is_none() && prefix == own {
                     self.record_checks(id, &made);
                 }
                 for m in &made {
@@ -726,7 +727,14 @@ impl Service {
             }
             let result = runner::run_guarded(&self.sessions, id, &self.control, &self.dir.logs());
             *self.running.lock().expect("running lock") = None;
-            self.worker_certifying.store(true, Ordering::SeqCst);
+            // It searches nothing now (an error may have left the counts up): the spare must
+            // not be told to hand its thread back.
+            self.control.searches.store(0, Ordering::SeqCst);
+            self.control.pairing.store(false, Ordering::SeqCst);
+            // A solved session's certificates come next, on this thread alone (a session
+            // that must wait before it is tried again is not the spare's meanwhile).
+            let solved = matches!(&result, Ok(r) if r.state == State::Solved);
+            self.worker_certifying.store(solved, Ordering::SeqCst);
             self.finished(id, result, &self.control);
             self.worker_certifying.store(false, Ordering::SeqCst);
         }

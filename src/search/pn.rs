@@ -11,6 +11,7 @@
 
 use std::time::Instant;
 
+use crate::egdb::Wdl;
 use crate::movegen::successors;
 use crate::position::Position;
 use crate::repetition::{position_hash, since_capture, since_capture_of};
@@ -212,13 +213,22 @@ impl<'a> PnTree<'a> {
     /// table leaf (an expanded one drops its subtree) and the numbers above it are
     /// recomputed. Returns the nodes changed, ancestors included.
     pub fn adopt_tables(&mut self) -> Vec<usize> {
-        let (leaf, goal) = (self.leaf, self.goal);
-        let mut scratch = Stats::default();
+        // The tables alone: what the rules decide (a side without a move) was decided when
+        // the node was made, and does not change. A probe of a slice not built is a lookup.
+        let Some(db) = self.leaf.db else {
+            return Vec::new();
+        };
+        let goal = self.goal;
         self.adopt(
-            |tree, i| match leaf.eval(&tree.nodes[i].pos, goal, &mut scratch) {
-                Leaf::Proven => Some(true),
-                Leaf::Disproven => Some(false),
-                Leaf::Open => None,
+            |tree, i| {
+                let pos = &tree.nodes[i].pos;
+                let mover_is_attacker = pos.side_to_move() == goal.attacker;
+                db.probe(pos).map(|v| {
+                    matches!(
+                        (v, mover_is_attacker),
+                        (Wdl::Win, true) | (Wdl::Loss, false)
+                    )
+                })
             },
             |tree, i| {
                 let node = &mut tree.nodes[i];

@@ -265,13 +265,16 @@ function failure(e) {
   return e.status === undefined ? `the server did not answer (${e.message}): Retry when it is back` : e.message;
 }
 
-// Asks the server for the game after play.moves. `tentative` moves at the end are taken back
-// if it fails, so the page never holds moves the server has not accepted.
-async function refreshGame(tentative = 0) {
+// Asks the server for the game after play.moves. `tentative` moves at the end (and a
+// resignation, `resigning`) are taken back if it fails, so the page never holds what the
+// server has not accepted. While it waits, the board takes no clicks.
+async function refreshGame(tentative = 0, resigning = false) {
   const gen = ++generation;
   // A player's answer to an older game will not come back here.
   play.thinking = false;
   play.retry = null;
+  play.pending = true;
+  let failed = false;
   try {
     const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, resigned: play.resigned, white: play.white, black: play.black });
     if (gen !== generation) return;
@@ -279,15 +282,21 @@ async function refreshGame(tentative = 0) {
     play.error = '';
   } catch (e) {
     if (gen !== generation) return;
+    failed = true;
     if (tentative) play.moves.splice(play.moves.length - tentative, tentative);
+    if (resigning) play.resigned = false;
     play.error = failure(e);
     if (e.status === undefined) play.retry = () => refreshGame();
+  } finally {
+    if (gen === generation) play.pending = false;
   }
   play.sel = null;
   play.choice = null;
   renderGame();
+  // Only from a state the server gave for these moves: after a failure the board shows
+  // the last good one, and a player asked from it would be asked again and again.
   const who = playerToMove();
-  if (play.state && !play.state.end && who && who !== 'human') agentMove(gen, who);
+  if (!failed && play.state && !play.state.end && who && who !== 'human') agentMove(gen, who);
 }
 
 async function agentMove(gen, who) {
@@ -370,6 +379,8 @@ function renderGame() {
 
 function clickPoint(p) {
   const s = play.state;
+  // One move at a time: the last one is not answered yet.
+  if (play.pending) return;
   play.error = '';
   if (play.choice) return;
   const froms = new Set(s.moves.map(m => m.from));
@@ -418,15 +429,18 @@ function resign() {
   if (!play.state || play.state.end || playerToMove() !== 'human') return;
   play.resigned = true;
   play.sel = null;
-  refreshGame();
+  refreshGame(0, true);
 }
 
 // A record (as downloaded here or written by `fanorona play --save`) read by the server,
 // every move checked; the game goes on from where it stands, with the players chosen here.
 async function loadRecord(file) {
   if (!file) return;
+  const gen = generation;
   try {
     const s = await api('POST', '/api/record', { text: await file.text() });
+    // Another game started, or the page left, meanwhile: this one is not wanted.
+    if (gen !== generation) return;
     play.start = s.start;
     play.moves = s.history.map(h => h.notation);
     play.resigned = !!s.end && s.end.termination === 'resignation';
@@ -434,10 +448,12 @@ async function loadRecord(file) {
     play.note = `loaded ${file.name}: ${play.moves.length} moves`;
     refreshGame();
   } catch (e) {
+    if (gen !== generation) return;
     play.error = `${file.name}: ${failure(e)}`;
     renderGame();
   }
-  document.getElementById('record-file').value = '';
+  const input = document.getElementById('record-file');
+  if (input) input.value = '';
 }
 
 function undo() {
@@ -687,9 +703,10 @@ async function showSession(id) {
       el('div', { id: 'tree-board' }),
       el('div', { id: 'tree-questions' })));
   tree.line = [];
+  session.gone = false;
   const gen = generation;
   await refreshSession();
-  if (gen === generation) every(2000, refreshSession);
+  if (gen === generation && !session.gone) every(2000, refreshSession);
 }
 
 // The first-level tree explorer: the line from the root it shows, the last answer.
@@ -794,9 +811,9 @@ async function pollSession() {
     document.getElementById('session-title').textContent = `Session ${id}: ${s.name}`;
     // Only what the state allows.
     const st = s.state;
-    document.getElementById('pause').disabled = !(st === 'running' || st === 'queued');
+    document.getElementById('pause').disabled = !(st === 'running' || st === 'queued' || st === 'waiting');
     document.getElementById('resume').disabled = !(st === 'paused' || st === 'stopped' || st === 'failed');
-    document.getElementById('stop').disabled = st === 'solved' || st === 'stopped';
+    document.getElementById('stop').disabled = st === 'solved' || st === 'stopped' || st === 'failed';
     document.getElementById('session-info').replaceChildren(
       el('div', {}, 'state: ', el('span', { id: 'session-state', class: 'state-' + s.state }, s.state),
         ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(nodes)} · ${fmtRate(rate)} · ${s.algo}`),
@@ -822,6 +839,7 @@ async function pollSession() {
     document.getElementById('error').textContent = failure(e);
     if (e.status === 404) {
       // No such session: nothing to control, nothing more to read.
+      session.gone = true;
       for (const b of ['pause', 'resume', 'stop']) document.getElementById(b).disabled = true;
       for (const t of timers) clearInterval(t);
       timers = [];
