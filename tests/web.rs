@@ -632,3 +632,35 @@ fn a_person_resigns_takes_it_back_and_a_record_loads() {
         10,
     );
 }
+
+#[test]
+fn tables_that_are_not_whole_are_not_offered() {
+    let data = data();
+    let db = data.tmp.path().join("egdb3");
+    let o = Command::new(BIN)
+        .args(["db", "build", "--board", "3x3", "--pieces", "4", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(db.join("3x3/2-2.wdl")).unwrap();
+    let server = serve(&data, Some(&db));
+    let tables = |v: &Value| {
+        v["boards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == "3x3")
+            .unwrap()["tables"]
+            .clone()
+    };
+    // Before they are opened, the directory is all a listing knows.
+    let (_, info) = http(server.port, "GET", "/api/info", None);
+    assert_eq!(tables(&info), true, "{info}");
+    // An analysis opens them and finds a slice missing: searched instead, and said so.
+    let (s, v) = post(&server, "/api/analyse", json!({"start": "B.B/.W./... w"}));
+    assert_eq!(s, 200, "{v}");
+    assert!(v["analysis"]["tables"].is_null(), "{v}");
+    let (_, info) = http(server.port, "GET", "/api/info", None);
+    assert_eq!(tables(&info), false, "{info}");
+}

@@ -360,7 +360,7 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
             json!({
                 "name": b.to_string(),
                 "start": Position::initial(b).to_string(),
-                "tables": crate::egdb::file::board_dir(&state.options.db_dir, b).is_dir(),
+                "tables": state.has_tables(b),
             })
         })
         .collect();

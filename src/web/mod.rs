@@ -136,6 +136,22 @@ impl AppState {
             })
     }
 
+    /// Whether `board` has tables to use: as found when they were first opened (whole or
+    /// not), else whether their directory is there (opening them checks every slice, which
+    /// a listing does not wait for).
+    pub fn has_tables(&self, board: Board) -> bool {
+        let opened = self
+            .tables
+            .lock()
+            .expect("tables lock")
+            .get(&board)
+            .cloned();
+        match opened {
+            Some(t) => t.is_some(),
+            None => crate::egdb::file::board_dir(&self.options.db_dir, board).is_dir(),
+        }
+    }
+
     /// The tables of `board` under the db directory, if they are built and whole (opened,
     /// and checked, once; call off the server's threads).
     pub fn tables(&self, board: Board) -> Option<Arc<Database>> {
