@@ -209,16 +209,23 @@ impl Sessions {
         writes: Vec<Write>,
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
-        let _g = self.lock.lock().expect("sessions lock");
-        let mut rec = self.read(id)?;
-        change(&mut rec)?;
-        let mut writes = writes;
-        writes.push(Write::put(
-            Table::Sessions,
-            codec::session_key(id),
-            codec::encode_session(&rec),
-        ));
-        self.store.apply(&writes)?;
+        let rec = {
+            let _g = self.lock.lock().expect("sessions lock");
+            let mut rec = self.read(id)?;
+            change(&mut rec)?;
+            let mut writes = writes;
+            writes.push(Write::put(
+                Table::Sessions,
+                codec::session_key(id),
+                codec::encode_session(&rec),
+            ));
+            self.store.commit(&writes)?;
+            rec
+        };
+        // Durable before it returns, but the flush and fsync (seconds for a large
+        // checkpoint) are not made under the lock: readers (`status`, `list`) and the other
+        // worker's checkpoint do not wait on them.
+        self.store.sync()?;
         Ok(rec)
     }
 

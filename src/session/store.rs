@@ -100,7 +100,14 @@ pub trait Store: Send + Sync {
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
     /// All of `writes` or none, durable when this returns.
-    fn apply(&self, writes: &[Write]) -> Result<(), StoreError>;
+    fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {
+        self.commit(writes)?;
+        self.sync()
+    }
+    /// All of `writes` or none, seen by every later read; durable after the next `sync`.
+    fn commit(&self, writes: &[Write]) -> Result<(), StoreError>;
+    /// Makes every commit so far durable.
+    fn sync(&self) -> Result<(), StoreError>;
     /// Bytes the store takes on disk (0 for a store in memory).
     fn size_on_disk(&self) -> u64;
 }
@@ -226,7 +233,7 @@ impl Store for SledStore {
         }
     }
 
-    fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {
+    fn commit(&self, writes: &[Write]) -> Result<(), StoreError> {
         use sled::Transactional;
         let mut batches: Vec<sled::Batch> =
             Table::ALL.iter().map(|_| sled::Batch::default()).collect();
@@ -245,7 +252,10 @@ impl Store for SledStore {
                 }
                 Ok(())
             });
-        result.map_err(|e| self.err(format!("{e:?}")))?;
+        result.map_err(|e| self.err(format!("{e:?}")))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
         self.db.flush().map_err(|e| self.err(e))?;
         self.sync_files()
     }
@@ -312,7 +322,7 @@ impl Store for MemStore {
         Ok(last)
     }
 
-    fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {
+    fn commit(&self, writes: &[Write]) -> Result<(), StoreError> {
         if self.fail_writes.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(StoreError::Io {
                 path: PathBuf::from("(memory)"),
@@ -327,6 +337,10 @@ impl Store for MemStore {
                 None => maps.remove(&key),
             };
         }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
         Ok(())
     }
 
