@@ -189,21 +189,28 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
     result
 }
 
+/// The value of `pos` for its side to move that `db probe` reports: the rules first (a side
+/// to move without a move has lost, as `show` and `solve` say, whatever the tables'
+/// shortcut for a side without pieces says of a position with neither, which no game
+/// reaches), then the tables.
+fn value_of(
+    db: &Database,
+    pos: &fanorona::Position,
+) -> Result<Wdl, fanorona::egdb::probe::Unavailable> {
+    if fanorona::movegen::is_lost(pos) {
+        return Ok(Wdl::Loss);
+    }
+    db.lookup(pos)
+}
+
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     let pos = resolve_position(Some(position), None)?;
     let db = Database::new(dir, pos.board());
-    // A side to move without a move has lost, whatever the tables' shortcut for a side
-    // without pieces says (a position with neither is not reachable; the rules decide it,
-    // as `show` and `solve` do).
     // A damaged or missing table is named instead of answering nothing.
-    let value = if fanorona::movegen::is_lost(&pos) {
-        Wdl::Loss
-    } else {
-        db.lookup(&pos).map_err(|e| match e {
-            fanorona::egdb::probe::Unavailable::Damaged(_) => Failure::other(e),
-            _ => Failure::input(e),
-        })?
-    };
+    let value = value_of(&db, &pos).map_err(|e| match e {
+        fanorona::egdb::probe::Unavailable::Damaged(_) => Failure::other(e),
+        _ => Failure::input(e),
+    })?;
     // Each move's value for the mover, and where there are distances, the plies it leaves.
     let distance = db.distance(&pos);
     let mut values = Vec::new();
@@ -382,8 +389,6 @@ pub fn probe_batch(dir: &Path) -> CliResult {
                 unparsed += 1;
                 Err(format!("not a position: {e}"))
             }
-            // The rules first, as for one position.
-            Ok(pos) if fanorona::movegen::is_lost(&pos) => Ok(Wdl::Loss),
             Ok(pos) => {
                 let board = canonical_board(pos.board());
                 let (db, max) = match tables.iter().position(|(d, _)| d.board() == board) {
@@ -396,7 +401,7 @@ pub fn probe_batch(dir: &Path) -> CliResult {
                     }
                 };
                 let pieces = pos.piece_count() as usize;
-                db.lookup(&pos).map_err(|e| match e {
+                value_of(db, &pos).map_err(|e| match e {
                     // Beyond what was built at all: say so rather than name one slice.
                     fanorona::egdb::probe::Unavailable::NotBuilt { .. } if *max == 0 => {
                         format!(

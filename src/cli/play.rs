@@ -539,16 +539,15 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             ""
         };
         // So is an interval's end at 0 or 1: no finite number.
-        let low = if s.score_low <= 0.0 {
-            "-inf".to_string()
-        } else {
-            format!("{:+.0}", s.elo_low)
+        let end = |infinite: bool, inf: &str, elo: f64| {
+            if infinite {
+                inf.to_string()
+            } else {
+                format!("{elo:+.0}")
+            }
         };
-        let high = if s.score_high >= 1.0 {
-            "+inf".to_string()
-        } else {
-            format!("{:+.0}", s.elo_high)
-        };
+        let low = end(s.score_low <= 0.0, "-inf", s.elo_low);
+        let high = end(s.score_high >= 1.0, "+inf", s.elo_high);
         out!(
             "score {:.3} (95% interval {:.3} to {:.3}), Elo {bound}{:+.0} ({low} to {high})",
             s.score,

@@ -474,8 +474,7 @@ impl Service {
                 let report = |line: &str| tracing::info!("session {id}{what}: certificate: {line}");
                 // The session's own certificates (`session certificate ID` writes the missing
                 // ones there): one already there and checked is kept.
-                let own = certificates::prefix(&self.dir.root, id);
-                let own = std::path::absolute(&own).unwrap_or(own);
+                let own = self.own_prefix(id);
                 let opts = self.certificate_options(
                     certificates::Options {
                         attacker,
@@ -888,10 +887,12 @@ impl Service {
         .bounded(&self.config, 1)
     }
 
-    /// Writes and checks the certificates of a session just solved, into the data
-    /// directory's `certificates/`, logging each; the session's result stays either way.
-    /// A question the rote store decided at the root is re-solved only with
-    /// `resolve_rote_roots` (see `certificates::Options`).
+    /// Where the daemon keeps session `id`'s own certificates (absolute).
+    fn own_prefix(&self, id: u64) -> PathBuf {
+        let prefix = certificates::prefix(&self.dir.root, id);
+        std::path::absolute(&prefix).unwrap_or(prefix)
+    }
+
     /// Records in session `id` how each certificate of its root's questions checked: the
     /// full check of a question's proof is its certificate's.
     fn record_checks(&self, id: u64, made: &[crate::certificate::Made]) {
@@ -912,13 +913,16 @@ impl Service {
         }
     }
 
+    /// Writes and checks the certificates of a session just solved, into the data
+    /// directory's `certificates/`, logging each; the session's result stays either way.
+    /// A question the rote store decided at the root is re-solved only with
+    /// `resolve_rote_roots` (see `certificates::Options`).
     pub fn write_certificates(
         &self,
         rec: &crate::session::SessionRecord,
         resolve_rote_roots: bool,
     ) -> Result<Vec<crate::certificate::Made>, certificates::CertificateError> {
-        let prefix = certificates::prefix(&self.dir.root, rec.id);
-        let prefix = std::path::absolute(&prefix).unwrap_or(prefix);
+        let prefix = self.own_prefix(rec.id);
         let Some(_held) = self.hold_prefix(&prefix) else {
             return Err(certificates::CertificateError::Busy { prefix });
         };

@@ -161,6 +161,12 @@ impl Kind {
             Kind::Winimax => "winimax",
         }
     }
+
+    /// Whether it takes a level: the searchers do; random, perfect play and WINIMAX play one
+    /// way only.
+    pub fn has_levels(self) -> bool {
+        matches!(self, Kind::Minimax | Kind::AlphaBeta | Kind::Mcts)
+    }
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -200,9 +206,8 @@ impl std::str::FromStr for Spec {
             .into_iter()
             .find(|k| k.name() == kind.trim())
             .ok_or_else(|| SpecError::Kind(s.to_string()))?;
-        let fixed = matches!(kind, Kind::Random | Kind::Perfect | Kind::Winimax);
         // A level these players would ignore is refused rather than dropped.
-        if fixed && !level.trim().is_empty() {
+        if !kind.has_levels() && !level.trim().is_empty() {
             return Err(SpecError::NoLevels(s.to_string(), kind.name()));
         }
         let level = match level.trim() {
@@ -219,9 +224,10 @@ impl std::str::FromStr for Spec {
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            Kind::Random | Kind::Perfect | Kind::Winimax => f.write_str(self.kind.name()),
-            k => write!(f, "{}:{}", k.name(), self.level.name()),
+        if self.kind.has_levels() {
+            write!(f, "{}:{}", self.kind.name(), self.level.name())
+        } else {
+            f.write_str(self.kind.name())
         }
     }
 }
@@ -245,9 +251,7 @@ pub struct Tools {
 pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
     use crate::play::{alphabeta, mcts, perfect, random, winimax};
     // The perfect level of a searcher is the perfect player (README: `alphabeta:perfect`).
-    if spec.level == Level::Perfect
-        && matches!(spec.kind, Kind::Minimax | Kind::AlphaBeta | Kind::Mcts)
-    {
+    if spec.level == Level::Perfect && spec.kind.has_levels() {
         return Box::new(perfect::Perfect::new(tools));
     }
     match spec.kind {

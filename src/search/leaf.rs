@@ -118,18 +118,29 @@ impl<'a> LeafEval<'a> {
         }
     }
 
+    /// What the tables say of `pos` for `goal`: `Some(true)` proven, `Some(false)`
+    /// disproven (a draw disproves either side's win), `None` where they do not answer.
+    #[inline]
+    pub fn from_tables(&self, pos: &Position, goal: Goal) -> Option<bool> {
+        let v = self.db?.probe(pos)?;
+        let mover_is_attacker = pos.side_to_move() == goal.attacker;
+        Some(matches!(
+            (v, mover_is_attacker),
+            (Wdl::Win, true) | (Wdl::Loss, false)
+        ))
+    }
+
     /// The verdict on `pos` for `goal`.
     pub fn eval(&self, pos: &Position, goal: Goal, stats: &mut Stats) -> Leaf {
-        let mover_is_attacker = pos.side_to_move() == goal.attacker;
-        if let Some(db) = self.db
-            && let Some(v) = db.probe(pos)
-        {
+        if let Some(proven) = self.from_tables(pos, goal) {
             stats.db_hits += 1;
-            return match (v, mover_is_attacker) {
-                (Wdl::Win, true) | (Wdl::Loss, false) => Leaf::Proven,
-                _ => Leaf::Disproven,
+            return if proven {
+                Leaf::Proven
+            } else {
+                Leaf::Disproven
             };
         }
+        let mover_is_attacker = pos.side_to_move() == goal.attacker;
         if is_lost(pos) {
             return if mover_is_attacker {
                 Leaf::Disproven

@@ -11,7 +11,6 @@
 
 use std::time::Instant;
 
-use crate::egdb::Wdl;
 use crate::movegen::successors;
 use crate::position::Position;
 use crate::repetition::{position_hash, since_capture, since_capture_of};
@@ -215,21 +214,12 @@ impl<'a> PnTree<'a> {
     pub fn adopt_tables(&mut self) -> Vec<usize> {
         // The tables alone: what the rules decide (a side without a move) was decided when
         // the node was made, and does not change. A probe of a slice not built is a lookup.
-        let Some(db) = self.leaf.db else {
+        let (leaf, goal) = (self.leaf, self.goal);
+        if leaf.db.is_none() {
             return Vec::new();
-        };
-        let goal = self.goal;
+        }
         self.adopt(
-            |tree, i| {
-                let pos = &tree.nodes[i].pos;
-                let mover_is_attacker = pos.side_to_move() == goal.attacker;
-                db.probe(pos).map(|v| {
-                    matches!(
-                        (v, mover_is_attacker),
-                        (Wdl::Win, true) | (Wdl::Loss, false)
-                    )
-                })
-            },
+            |tree, i| leaf.from_tables(&tree.nodes[i].pos, goal),
             |tree, i| {
                 let node = &mut tree.nodes[i];
                 node.leaf = if node.pn == 0 {

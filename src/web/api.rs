@@ -45,6 +45,16 @@ pub struct GameText {
     pub moves: Vec<String>,
 }
 
+/// Refuses a game longer than a game here may be.
+fn at_most_max_plies(moves: usize) -> Result<(), ApiError> {
+    if moves > MAX_PLIES {
+        return Err(ApiError::bad(format!(
+            "{moves} moves: a game here has at most {MAX_PLIES}"
+        )));
+    }
+    Ok(())
+}
+
 impl GameText {
     /// The game replayed, every move checked.
     pub fn replay(&self) -> Result<Game, ApiError> {
@@ -52,12 +62,7 @@ impl GameText {
             None | Some("") => Position::initial(Board::STANDARD),
             Some(t) => crate::daemon::parse_target(t).map_err(ApiError::bad)?,
         };
-        if self.moves.len() > MAX_PLIES {
-            return Err(ApiError::bad(format!(
-                "{} moves: a game here has at most {MAX_PLIES}",
-                self.moves.len()
-            )));
-        }
+        at_most_max_plies(self.moves.len())?;
         let mut game = Game::new(start, None);
         for (i, m) in self.moves.iter().enumerate() {
             game.play_text(m.trim())
@@ -147,12 +152,7 @@ pub struct RecordRequest {
 pub async fn record(body: Bytes) -> Result<Json<Value>, ApiError> {
     let req: RecordRequest = parse_body(&body)?;
     let (game, tags) = record::parse(&req.text).map_err(|e| ApiError::bad(e.to_string()))?;
-    if game.moves().len() > MAX_PLIES {
-        return Err(ApiError::bad(format!(
-            "{} moves: a game here has at most {MAX_PLIES}",
-            game.moves().len()
-        )));
-    }
+    at_most_max_plies(game.moves().len())?;
     Ok(Json(game_json(&game, &tags)))
 }
 
@@ -367,9 +367,10 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     let players: Vec<Value> = Kind::ALL
         .iter()
         .map(|k| {
-            let levels: Vec<&str> = match k {
-                Kind::Random | Kind::Perfect | Kind::Winimax => Vec::new(),
-                _ => Level::ALL.iter().map(|l| l.name()).collect(),
+            let levels: Vec<&str> = if k.has_levels() {
+                Level::ALL.iter().map(|l| l.name()).collect()
+            } else {
+                Vec::new()
             };
             json!({"kind": k.name(), "levels": levels})
         })

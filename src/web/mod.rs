@@ -145,11 +145,8 @@ impl AppState {
             .lock()
             .expect("tables lock")
             .get(&board)
-            .cloned();
-        match opened {
-            Some(t) => t.is_some(),
-            None => crate::egdb::file::board_dir(&self.options.db_dir, board).is_dir(),
-        }
+            .map(Option::is_some);
+        opened.unwrap_or_else(|| crate::egdb::file::board_dir(&self.options.db_dir, board).is_dir())
     }
 
     /// The tables of `board` under the db directory, if they are built and whole (opened,
@@ -309,20 +306,22 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
             }
         }
     }
-    if request.method() == axum::http::Method::POST {
-        let json = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|h| h.to_str().ok())
-            .is_some_and(|c| c.starts_with("application/json"));
-        if !json {
-            return refuse(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "send the request as JSON (Content-Type: application/json)",
-            )
-            .into_response();
-        }
+    if request.method() == axum::http::Method::POST && !is_json(headers) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the request as JSON (Content-Type: application/json)",
+        )
+        .into_response();
     }
     as_json_error(next.run(request).await).await
+}
+
+/// Whether a request or response says its body is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|c| c.starts_with("application/json"))
 }
 
 /// An error the framework answered itself (a method a route does not take, a query that does
@@ -330,12 +329,7 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
 /// JSON error, with that text as its message.
 async fn as_json_error(response: Response) -> Response {
     let status = response.status();
-    let json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|c| c.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || json {
+    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
         return response;
     }
     let bytes = axum::body::to_bytes(response.into_body(), 64 << 10)
