@@ -169,7 +169,8 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// First solve the open leaves that have no certificate in DIR yet, each on its own
-        /// (df-pn, without the positions before it), one a thread, and write theirs.
+        /// (PN² with df-pn at the second level, from the leaf alone: the check of the result
+        /// follows each leaf with its past), one a thread, and write theirs.
         #[arg(long)]
         solve: bool,
         /// --solve: at most this many search nodes a leaf.

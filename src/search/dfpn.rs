@@ -500,6 +500,30 @@ impl DfPn<'_> {
         self.deepen(key, e, path, |_, _, _| {})
     }
 
+    /// Df-pn from `pos` (the next position of `path`) through its children, until `pos` is
+    /// decided or `budget` more nodes were created; returns each successor (in `successors`
+    /// order) with the numbers the search left it. Unlike `decide_within`, `pos`'s own entry
+    /// is not taken as the answer: a full table can keep a decided node and drop the cheap
+    /// child that decided it (often a leaf the tables decide), and this finds that child
+    /// again best-first, where trying the children one by one can sink the budget into a
+    /// hard child that does not hold.
+    pub fn decide_children_within(
+        &mut self,
+        path: &mut Path,
+        pos: &Position,
+        budget: Option<u64>,
+    ) -> Vec<(Position, Entry)> {
+        let (key, _) = Self::key_on(path, pos);
+        self.limits = Limits {
+            nodes: budget.map(|b| self.stats.nodes.saturating_add(b.max(1))),
+            ..Limits::none()
+        };
+        self.stopped = false;
+        let mut numbers = Vec::new();
+        self.mid_children(key, INFINITE, INFINITE, path, Some(&mut numbers));
+        successors(pos).into_iter().zip(numbers).collect()
+    }
+
     /// The solution tree of a decided root: one move where the side that needs a single
     /// good move is to move, every move otherwise, down to leaves decided by the rules, the
     /// tables or a repetition. Children the table no longer holds as decided are searched
