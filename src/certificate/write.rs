@@ -567,7 +567,7 @@ impl Walker<'_, '_, '_, '_> {
         let spent_before = self.resolver.stats.nodes;
         let e = self.decide(pos, budget);
         if e.pn != 0 && e.dn != 0 {
-            return Ok(None);
+            return self.not_decided(pos);
         }
         if !self.wanted(e.pn, e.dn) {
             return Err(self.no_solution(pos, "the position is decided the other way"));
@@ -589,8 +589,20 @@ impl Walker<'_, '_, '_, '_> {
                 Some(m) => Ok(Some(m)),
                 None => Err(self.no_solution(pos, "the deciding child is not a move's")),
             },
-            Child::Open => Ok(None),
+            Child::Open => self.not_decided(pos),
             Child::NoneHolds => Err(self.no_solution(pos, "no move holds")),
+        }
+    }
+
+    /// A choosing node not decided again: given up on a cancel; an open leaf in a partial
+    /// certificate; otherwise (no budget, so only a cancel should stop it) a failure.
+    fn not_decided(&self, pos: &Position) -> Result<Option<(Move, Position)>, WriteError> {
+        if crate::search::cancelled(self.cancel.as_ref()) {
+            Err(WriteError::Cancelled)
+        } else if self.partial.is_some() {
+            Ok(None)
+        } else {
+            Err(self.no_solution(pos, "not decided again"))
         }
     }
 

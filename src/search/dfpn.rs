@@ -519,8 +519,14 @@ impl DfPn<'_> {
             ..Limits::none()
         };
         self.stopped = false;
+        let known = self.table.get(&key);
         let mut numbers = Vec::new();
-        self.mid_children(key, INFINITE, INFINITE, path, Some(&mut numbers));
+        let e = self.mid_children(key, INFINITE, INFINITE, path, Some(&mut numbers));
+        // Stopped short, the search stored undecided numbers over a decided entry: put the
+        // decision back, for the node's transpositions.
+        if let Some(k) = known.filter(|k| (k.pn == 0 || k.dn == 0) && e.pn != 0 && e.dn != 0) {
+            self.table.store(key, k, 0);
+        }
         successors(pos).into_iter().zip(numbers).collect()
     }
 
@@ -529,6 +535,9 @@ impl DfPn<'_> {
     /// tables or a repetition. Children the table no longer holds as decided are searched
     /// again, with the path they have in the tree.
     pub fn solution(&mut self, root: &Position) -> Option<crate::search::proof::SolutionTree> {
+        // Children searched again must be decided whatever limits the search had.
+        self.limits = Limits::none();
+        self.stopped = false;
         let key = Key {
             pos: *root,
             since_capture: 0,
