@@ -519,15 +519,22 @@ impl DfPn<'_> {
             ..Limits::none()
         };
         self.stopped = false;
+        let numbers = self.children_again(key, path);
+        successors(pos).into_iter().zip(numbers).collect()
+    }
+
+    /// `key`'s node (the path ends at its parent) searched through its children, whatever
+    /// its own entry says, until it is decided or the limits stop it: each child's numbers
+    /// (in `successors` order). Stopped short, the search would leave undecided numbers over
+    /// a decided entry: the decision is put back, for the node's transpositions.
+    fn children_again(&mut self, key: Key, path: &mut Path) -> Vec<Entry> {
         let known = self.table.get(&key);
         let mut numbers = Vec::new();
         let e = self.mid_children(key, INFINITE, INFINITE, path, Some(&mut numbers));
-        // Stopped short, the search stored undecided numbers over a decided entry: put the
-        // decision back, for the node's transpositions.
         if let Some(k) = known.filter(|k| (k.pn == 0 || k.dn == 0) && e.pn != 0 && e.dn != 0) {
             self.table.store(key, k, 0);
         }
-        successors(pos).into_iter().zip(numbers).collect()
+        numbers
     }
 
     /// The solution tree of a decided root: one move where the side that needs a single
@@ -593,12 +600,11 @@ impl DfPn<'_> {
         if one {
             // A child the table already decides the right way; else the table dropped it
             // (the node's own entry outlived it): the node searched again through its
-            // children, best-first, as `decide_children_within` does.
+            // children, best-first.
             let known = (0..children.len()).find(|&i| wanted(numbers[i]));
             let found = known.or_else(|| {
                 path.pop();
-                let mut again = Vec::new();
-                self.mid_children(key, INFINITE, INFINITE, path, Some(&mut again));
+                let again = self.children_again(key, path);
                 path.push(key.pos);
                 (0..children.len()).find(|&i| !children[i].1 && wanted(again[i]))
             });
