@@ -134,7 +134,7 @@ fn a_damaged_tree_is_refused_when_loaded() {
         .apply(&[Write::put(
             Table::Nodes,
             codec::chunk_key(id, 0, 0),
-            codec::encode_chunk(&nodes[..nodes.len().min(codec::CHUNK)]),
+            codec::encode_chunk(&nodes[..nodes.len().min(codec::CHUNK)], 0),
         )])
         .unwrap();
     let e = sessions

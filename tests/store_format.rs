@@ -1,7 +1,8 @@
 //! Stores written by earlier builds stay readable: `tests/data/store-v1` is a store of format
 //! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5` before
 //! format 2) and `tests/data/store-v2` one of format 2 (the same, made before format 3, both
-//! questions searched), upgraded on open by the steps of `migrations/`. A change of the
+//! questions searched), and `tests/data/store-v3` one of format 3 (made before format 4),
+//! upgraded on open by the steps of `migrations/`. A change of the
 //! stored layout must bump the format and add a step, or these tests fail.
 
 use std::path::Path;
@@ -125,4 +126,37 @@ fn a_format_2_store_is_upgraded_to_rkyv_node_chunks_and_keeps_its_tree() {
             .len(),
         125
     );
+}
+
+/// `tests/data/store-v3`: a store of format 3 (`fanorona --data-dir DIR solve 3x5` before
+/// format 4). Its chunks are not rewritten: they read as written by no checkpoint, with no
+/// patches, and hold the tree the search left.
+#[test]
+fn a_format_3_store_is_upgraded_without_rewriting_its_chunks() {
+    let (_tmp, _dir, sessions) = upgraded("store-v3");
+    let mut versions = Vec::new();
+    sessions
+        .store()
+        .scan(Table::Nodes, &[], &mut |_, v| versions.push(v[0]))
+        .unwrap();
+    assert_eq!(
+        versions,
+        vec![2, 2],
+        "one chunk a question, still unstamped"
+    );
+    let s = sessions.get(1).unwrap();
+    assert_eq!(s.state, State::Solved);
+    assert_eq!(s.value.as_deref(), Some("white"));
+    let g = &s.goals[0];
+    assert_eq!((g.nodes, g.iterations, g.first_level), (1180, 25, 105));
+    let saved = sessions
+        .load_saved(1, 0, "3x5".parse().unwrap(), 105)
+        .unwrap();
+    assert_eq!((saved.nodes.len(), saved.seq), (105, 0));
+    assert!(saved.patches.is_empty());
+    assert_eq!(saved.nodes[0].pn, 0, "the root is proven");
+    assert_eq!(saved.nodes[0].pos.to_string(), s.root);
+    let mut children = saved.nodes[0].first..saved.nodes[0].first + saved.nodes[0].count;
+    assert!(children.clone().any(|c| saved.nodes[c as usize].pn == 0));
+    assert!(children.all(|c| saved.nodes[c as usize].parent == 0));
 }

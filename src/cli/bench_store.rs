@@ -122,7 +122,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
                     Write::put(
                         Table::Nodes,
                         codec::chunk_key(id, 0, chunk),
-                        codec::encode_chunk(c),
+                        codec::encode_chunk(c, 0),
                     )
                 })
                 .collect();
@@ -215,13 +215,14 @@ pub fn resume_from(dir: &std::path::Path, repeat: usize, json: bool) -> CliResul
                 continue;
             }
             let mut times = Vec::new();
-            let mut nodes = Vec::new();
+            let (mut nodes, mut seq) = (Vec::new(), 0);
             for _ in 0..repeat {
                 let t = Instant::now();
-                nodes = sessions
-                    .load_tree(rec.id, g as u8, root.board(), goal.first_level)
+                let saved = sessions
+                    .load_saved(rec.id, g as u8, root.board(), goal.first_level)
                     .map_err(Failure::other)?;
                 times.push(t.elapsed().as_secs_f64());
+                (nodes, seq) = (saved.nodes, saved.seq);
             }
             let mut writes_s = Vec::new();
             for _ in 0..repeat {
@@ -233,7 +234,7 @@ pub fn resume_from(dir: &std::path::Path, repeat: usize, json: bool) -> CliResul
                         Write::put(
                             Table::Nodes,
                             codec::chunk_key(rec.id, g as u8, c as u32),
-                            codec::encode_chunk(chunk),
+                            codec::encode_chunk(chunk, seq),
                         )
                     })
                     .collect();

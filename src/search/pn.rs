@@ -878,7 +878,7 @@ mod tests {
         let (nodes, stats) = (tree.nodes.clone(), tree.stats);
         let was_expanded: Vec<bool> = nodes.iter().map(|n| n.expanded).collect();
         // Through the store's encoding, as a resumed session has it.
-        let bytes = crate::session::codec::encode_chunk(&nodes);
+        let bytes = crate::session::codec::encode_chunk(&nodes, 0);
         let mut nodes = Vec::new();
         crate::session::codec::decode_chunk(&bytes, root.board(), &mut nodes).unwrap();
         let mut tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, stats, Some(&table));

@@ -19,10 +19,18 @@ pub const VALUE_VERSION: u8 = 1;
 /// First-level nodes per stored chunk: a checkpoint rewrites the chunks it changed.
 pub const CHUNK: usize = 1024;
 
-/// The version byte of node chunks this build writes: an rkyv archive of the chunk's
-/// `NodeRecord`s. Version 1, the fixed-width layout of format 2 stores, is read only by the
-/// upgrade to format 3.
-pub const NODES_VERSION: u8 = 2;
+/// The version byte of node chunks this build writes: the checkpoint that wrote the chunk
+/// (its stamp, u64 little-endian at bytes 8..16), then an rkyv archive of the chunk's
+/// `NodeRecord`s. Version 2 (format 3 stores) is the same without a stamp (taken as 0);
+/// version 1, the fixed-width layout of format 2 stores, is read only by the upgrade to
+/// format 3.
+pub const NODES_VERSION: u8 = 3;
+
+/// Chunks of format 3 stores: no stamp.
+const NODES_VERSION_UNSTAMPED: u8 = 2;
+
+/// The version byte of node patches: an rkyv archive of `PatchRecord`s after 8 bytes.
+pub const PATCH_VERSION: u8 = 1;
 
 /// Bytes of one node in a version 1 chunk.
 const NODE_BYTES: usize = 54;
@@ -52,6 +60,16 @@ fn node_flags(n: &Node) -> u8 {
     leaf | (n.expanded as u8) << 2 | (n.repetition as u8) << 3 | (n.rote as u8) << 4
 }
 
+/// The leaf kind in bits 0-1 of a node's flags.
+fn leaf_of(flags: u8, what: &'static str) -> Result<Leaf, DecodeError> {
+    match flags & 3 {
+        0 => Ok(Leaf::Open),
+        1 => Ok(Leaf::Proven),
+        2 => Ok(Leaf::Disproven),
+        _ => Err(damaged(what, "leaf kind 3")),
+    }
+}
+
 /// A node from its stored fields, refusing a position off the board and an unknown leaf kind.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -67,12 +85,7 @@ fn node_of(
 ) -> Result<Node, DecodeError> {
     const W: &str = "node chunk";
     let pos = position(board, color_of(side, W)?, white, black, W)?;
-    let leaf = match flags & 3 {
-        0 => Leaf::Open,
-        1 => Leaf::Proven,
-        2 => Leaf::Disproven,
-        _ => return Err(damaged(W, "leaf kind 3")),
-    };
+    let leaf = leaf_of(flags, W)?;
     Ok(Node {
         pos,
         pn: numbers.0,
@@ -212,7 +225,23 @@ pub fn chunk_key(id: u64, goal: u8, chunk: u32) -> Vec<u8> {
     k
 }
 
-pub fn encode_chunk(nodes: &[Node]) -> Vec<u8> {
+/// The key of the patch checkpoint `seq` wrote to goal `goal`'s tree of session `id` (in the
+/// patches table).
+pub fn patch_key(id: u64, goal: u8, seq: u64) -> Vec<u8> {
+    let mut k = tree_prefix(id, goal);
+    k.extend(seq.to_be_bytes());
+    k
+}
+
+/// The checkpoint that wrote a patch, from its key.
+pub fn patch_seq(key: &[u8]) -> Result<u64, DecodeError> {
+    key.get(9..17)
+        .map(|b| u64::from_be_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(|| damaged("node patch", "short key"))
+}
+
+/// The chunk of `nodes` as written by checkpoint `stamp`.
+pub fn encode_chunk(nodes: &[Node], stamp: u64) -> Vec<u8> {
     let records: Vec<NodeRecord> = nodes
         .iter()
         .map(|n| NodeRecord {
@@ -232,20 +261,42 @@ pub fn encode_chunk(nodes: &[Node]) -> Vec<u8> {
         rkyv::to_bytes::<rkyv::rancor::Error>(&records).expect("node records always serialise");
     let mut v = Vec::with_capacity(ARCHIVE_AT + archive.len());
     v.push(NODES_VERSION);
-    v.resize(ARCHIVE_AT, 0);
+    v.resize(STAMP_AT, 0);
+    v.extend(stamp.to_le_bytes());
     v.extend_from_slice(&archive);
     v
 }
 
-/// Where a chunk's archive starts: after the version byte and padding, 8 bytes in, so that a
-/// value the store hands out 8-byte aligned is read in place.
-const ARCHIVE_AT: usize = 8;
+/// Where a stamped chunk's stamp starts, after the version byte and padding.
+const STAMP_AT: usize = 8;
 
-/// Appends the nodes of a chunk of `board` to `out`, the archive checked first.
-pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<(), DecodeError> {
+/// Where an archive starts: 8-byte aligned, so that a value the store hands out aligned is
+/// read in place.
+const ARCHIVE_AT: usize = 16;
+
+/// Where the archive of an unstamped (version 2) chunk or of a patch starts.
+const ARCHIVE_AT_SHORT: usize = 8;
+
+/// Appends the nodes of a chunk of `board` to `out`, the archive checked first; returns the
+/// chunk's stamp (0 for a chunk of a format 3 store).
+pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<u64, DecodeError> {
     const W: &str = "node chunk";
-    match bytes.first() {
-        Some(&NODES_VERSION) => {}
+    let (stamp, archive) = match bytes.first() {
+        Some(&NODES_VERSION) => {
+            let stamp = bytes
+                .get(STAMP_AT..ARCHIVE_AT)
+                .ok_or_else(|| damaged(W, "too short"))?;
+            (
+                u64::from_le_bytes(stamp.try_into().expect("8 bytes")),
+                &bytes[ARCHIVE_AT..],
+            )
+        }
+        Some(&NODES_VERSION_UNSTAMPED) => (
+            0,
+            bytes
+                .get(ARCHIVE_AT_SHORT..)
+                .ok_or_else(|| damaged(W, "too short"))?,
+        ),
         Some(v) => {
             return Err(damaged(
                 W,
@@ -253,22 +304,115 @@ pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<(
             ));
         }
         None => return Err(damaged(W, "empty value")),
-    }
-    let Some(archive) = bytes.get(ARCHIVE_AT..) else {
-        return Err(damaged(W, "too short"));
     };
-    // Read in place when the store's bytes are aligned for the records, else from a copy.
+    aligned(archive, |a| decode_archive(a, board, out))?;
+    Ok(stamp)
+}
+
+/// Runs `read` on `archive` in place when the store's bytes are aligned for the records, else
+/// on an aligned copy.
+fn aligned<T>(archive: &[u8], read: impl FnOnce(&[u8]) -> T) -> T {
     thread_local! {
         static ALIGNED: std::cell::RefCell<rkyv::util::AlignedVec<16>> =
             std::cell::RefCell::new(rkyv::util::AlignedVec::new());
     }
-    if (archive.as_ptr() as usize).is_multiple_of(std::mem::align_of::<ArchivedNodeRecord>()) {
-        return decode_archive(archive, board, out);
+    if (archive.as_ptr() as usize).is_multiple_of(16) {
+        return read(archive);
     }
-    ALIGNED.with_borrow_mut(|aligned| {
-        aligned.clear();
-        aligned.extend_from_slice(archive);
-        decode_archive(aligned, board, out)
+    ALIGNED.with_borrow_mut(|copy| {
+        copy.clear();
+        copy.extend_from_slice(archive);
+        read(copy)
+    })
+}
+
+/// What a checkpoint changed in a node stored before it: positions, parents and the
+/// since-capture hash never change once a node exists, so a patch carries the rest.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+struct PatchRecord {
+    pn: u64,
+    dn: u64,
+    index: u32,
+    first: u32,
+    count: u32,
+    flags: u8,
+}
+
+/// Bytes a node takes in a chunk, about (for deciding when to fold patches into chunks).
+pub const NODE_BYTES_STORED: u64 = 56;
+
+/// The patch of `nodes[i]` for every `i` in `changed`.
+pub fn encode_patch(nodes: &[Node], changed: &[u32]) -> Vec<u8> {
+    let records: Vec<PatchRecord> = changed
+        .iter()
+        .map(|&i| {
+            let n = &nodes[i as usize];
+            PatchRecord {
+                pn: n.pn,
+                dn: n.dn,
+                index: i,
+                first: n.first,
+                count: n.count,
+                flags: node_flags(n),
+            }
+        })
+        .collect();
+    let archive =
+        rkyv::to_bytes::<rkyv::rancor::Error>(&records).expect("patch records always serialise");
+    let mut v = Vec::with_capacity(ARCHIVE_AT_SHORT + archive.len());
+    v.push(PATCH_VERSION);
+    v.resize(ARCHIVE_AT_SHORT, 0);
+    v.extend_from_slice(&archive);
+    v
+}
+
+/// Applies the patch in `bytes` to `nodes`, except to nodes whose chunk was written by
+/// checkpoint `seq` or later (`stamp(chunk)`: a chunk written since holds them newer);
+/// adds the chunks it changed to `patched`.
+pub fn apply_patch(
+    bytes: &[u8],
+    seq: u64,
+    nodes: &mut [Node],
+    stamp: impl Fn(usize) -> u64,
+    patched: &mut std::collections::BTreeSet<u32>,
+) -> Result<(), DecodeError> {
+    const W: &str = "node patch";
+    match bytes.first() {
+        Some(&PATCH_VERSION) => {}
+        Some(v) => {
+            return Err(damaged(
+                W,
+                format!("value version {v} is not {PATCH_VERSION}"),
+            ));
+        }
+        None => return Err(damaged(W, "empty value")),
+    }
+    let archive = bytes
+        .get(ARCHIVE_AT_SHORT..)
+        .ok_or_else(|| damaged(W, "too short"))?;
+    aligned(archive, |a| {
+        let records = rkyv::access::<rkyv::Archived<Vec<PatchRecord>>, rkyv::rancor::Error>(a)
+            .map_err(|e| damaged(W, format!("not a patch archive: {e}")))?;
+        for r in records.iter() {
+            let i = r.index.to_native() as usize;
+            let Some(n) = nodes.get_mut(i) else {
+                return Err(damaged(W, format!("node {i} is beyond the tree")));
+            };
+            if stamp(i / CHUNK) >= seq {
+                continue;
+            }
+            patched.insert((i / CHUNK) as u32);
+            let leaf = leaf_of(r.flags, W)?;
+            n.pn = r.pn.to_native();
+            n.dn = r.dn.to_native();
+            n.first = r.first.to_native();
+            n.count = r.count.to_native();
+            n.leaf = leaf;
+            n.expanded = r.flags & 4 != 0;
+            n.repetition = r.flags & 8 != 0;
+            n.rote = r.flags & 16 != 0;
+        }
+        Ok(())
     })
 }
 
@@ -439,9 +583,9 @@ mod tests {
             Limits::none(),
             |_| {},
         );
-        let bytes = encode_chunk(&tree.nodes);
+        let bytes = encode_chunk(&tree.nodes, 7);
         let mut back = Vec::new();
-        decode_chunk(&bytes, pos.board(), &mut back).unwrap();
+        assert_eq!(decode_chunk(&bytes, pos.board(), &mut back).unwrap(), 7);
         assert_eq!(back.len(), tree.nodes.len());
         for (a, b) in back.iter().zip(&tree.nodes) {
             assert_eq!(
@@ -471,6 +615,37 @@ mod tests {
                 )
             );
         }
+        // A patch changes the numbers, links and flags of the nodes it names, unless their
+        // chunk was written by its checkpoint or later; a node beyond the tree is damage.
+        let mut changed = tree.nodes.clone();
+        changed[1].pn = 123;
+        changed[1].rote = true;
+        changed[2].first = 77;
+        let patch = encode_patch(&changed, &[1, 2]);
+        let mut patched = std::collections::BTreeSet::new();
+        apply_patch(&patch, 9, &mut back, |_| 9, &mut patched).unwrap();
+        assert_eq!(
+            (back[1].pn, back[2].first),
+            (tree.nodes[1].pn, tree.nodes[2].first)
+        );
+        assert!(patched.is_empty());
+        apply_patch(&patch, 9, &mut back, |_| 8, &mut patched).unwrap();
+        assert_eq!((back[1].pn, back[1].rote, back[2].first), (123, true, 77));
+        assert_eq!(back[1].pos, tree.nodes[1].pos);
+        assert_eq!(patched.into_iter().collect::<Vec<_>>(), vec![0]);
+        let err = apply_patch(&patch, 9, &mut back[..2], |_| 0, &mut Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("node 2 is beyond"), "{err}");
+        assert_eq!(patch_seq(&patch_key(3, 1, 42)).unwrap(), 42);
+        // A chunk of a format 3 store (version 2, no stamp) reads as stamped 0.
+        let mut old = vec![2u8; 1];
+        old.resize(8, 0);
+        old.extend_from_slice(&bytes[16..]);
+        let mut back2 = Vec::new();
+        assert_eq!(decode_chunk(&old, pos.board(), &mut back2).unwrap(), 0);
+        assert_eq!(back2.len(), tree.nodes.len());
+
         let p = curve.last().unwrap();
         assert_eq!(
             decode_point(&curve_key(7, 1, p.iteration), &encode_point(p)).unwrap(),

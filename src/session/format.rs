@@ -5,9 +5,9 @@ use crate::session::store::{Store, Table, Write};
 use crate::session::{SessionError, codec};
 
 /// The format this build writes. Its layout is described in `migrations/0001-initial.md`
-/// and the changes since in `migrations/0002-session-threads.md` and
-/// `migrations/0003-rkyv-nodes.md`.
-pub const FORMAT: u32 = 3;
+/// and the changes since in `migrations/0002-session-threads.md`,
+/// `migrations/0003-rkyv-nodes.md` and `migrations/0004-node-patches.md`.
+pub const FORMAT: u32 = 4;
 
 /// The rules the stored values were found under.
 pub const RULES: &str = "fanorona-1 (../shared/RULES.md: repetition is a draw on its path)";
@@ -32,7 +32,18 @@ pub const MIGRATIONS: &[Migration] = &[
         describe: "first-level node chunks become rkyv archives",
         run: nodes_archived,
     },
+    Migration {
+        from: 3,
+        describe: "checkpoints patch the nodes they change instead of rewriting their chunks",
+        run: patches_allowed,
+    },
 ];
+
+/// Format 3 to 4: nothing to rewrite. Format 3 chunks read as stamped by no checkpoint;
+/// the new format record keeps older programs, which would not apply patches, away.
+fn patches_allowed(_: &dyn Store) -> Result<Vec<Write>, SessionError> {
+    Ok(Vec::new())
+}
 
 /// Format 2 to 3: every node chunk read in the fixed-width layout (its board from its
 /// session's root) and written again as an rkyv archive.
@@ -67,7 +78,7 @@ fn nodes_archived(store: &dyn Store) -> Result<Vec<Write>, SessionError> {
             Ok(()) => writes.push(Write::put(
                 Table::Nodes,
                 k.to_vec(),
-                codec::encode_chunk(&nodes),
+                codec::encode_chunk(&nodes, 0),
             )),
             Err(e) => bad = Some(e.into()),
         }

@@ -70,6 +70,21 @@ pub enum SessionError {
 /// Rote entries kept per board before a search starts (all of them, in memory).
 pub type SharedRote = RefCell<RoteTable>;
 
+/// A first-level tree as last checkpointed, with what its next checkpoint needs to know of
+/// how it is stored.
+#[derive(Default)]
+pub struct SavedTree {
+    pub nodes: Vec<Node>,
+    /// The last checkpoint that wrote to the tree (chunk stamps, patch keys); 0 if none.
+    pub seq: u64,
+    /// The checkpoints whose patches are not yet folded into chunks, in order.
+    pub patches: Vec<u64>,
+    /// The bytes of those patches.
+    pub patch_bytes: u64,
+    /// The chunks those patches change.
+    pub patched: std::collections::BTreeSet<u32>,
+}
+
 /// What `tune` changes in a session's settings; `None` leaves one as it is.
 #[derive(Clone, Debug, Default)]
 pub struct Tuning {
@@ -295,6 +310,13 @@ impl Sessions {
         })
     }
 
+    /// Commits `writes` under the record lock (a reader of a whole tree, under that lock,
+    /// sees them all or none); durable after the store's next sync.
+    pub fn commit_locked(&self, writes: &[Write]) -> Result<(), SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        Ok(self.store.commit(writes)?)
+    }
+
     /// The first-level tree of goal `goal` of session `id` as last checkpointed, read under
     /// the record lock so that a checkpoint running meanwhile (a checkpoint writes the tree
     /// and the record in one batch under that lock) cannot mix two of them.
@@ -319,29 +341,65 @@ impl Sessions {
         board: Board,
         expected: u64,
     ) -> Result<Vec<Node>, SessionError> {
-        let mut nodes = Vec::new();
+        Ok(self.load_saved(id, goal, board, expected)?.nodes)
+    }
+
+    /// `load_tree`, with how the tree is stored: its chunks, then every patch applied in
+    /// order to the nodes of chunks written before it.
+    pub fn load_saved(
+        &self,
+        id: u64,
+        goal: u8,
+        board: Board,
+        expected: u64,
+    ) -> Result<SavedTree, SessionError> {
+        let mut nodes = Vec::with_capacity(expected as usize);
+        let mut stamps = Vec::new();
         let mut bad = None;
-        let mut expect = 0u32;
-        self.store
-            .scan(Table::Nodes, &codec::tree_prefix(id, goal), &mut |k, v| {
-                if bad.is_some() {
-                    return;
+        let prefix = codec::tree_prefix(id, goal);
+        self.store.scan(Table::Nodes, &prefix, &mut |k, v| {
+            if bad.is_some() {
+                return;
+            }
+            let chunk = k
+                .get(9..13)
+                .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+            if chunk != Some(stamps.len() as u32) {
+                bad = Some(DecodeError {
+                    what: "node chunk",
+                    why: format!("chunk {} is missing", stamps.len()),
+                });
+                return;
+            }
+            match codec::decode_chunk(v, board, &mut nodes) {
+                Ok(stamp) => stamps.push(stamp),
+                Err(e) => bad = Some(e),
+            }
+        })?;
+        if let Some(e) = bad {
+            return Err(e.into());
+        }
+        let mut saved = SavedTree {
+            seq: stamps.iter().copied().max().unwrap_or(0),
+            ..SavedTree::default()
+        };
+        self.store.scan(Table::Patches, &prefix, &mut |k, v| {
+            if bad.is_some() {
+                return;
+            }
+            let applied = codec::patch_seq(k).and_then(|seq| {
+                codec::apply_patch(v, seq, &mut nodes, |c| stamps[c], &mut saved.patched)?;
+                Ok(seq)
+            });
+            match applied {
+                Ok(seq) => {
+                    saved.seq = saved.seq.max(seq);
+                    saved.patches.push(seq);
+                    saved.patch_bytes += v.len() as u64;
                 }
-                let chunk = k
-                    .get(9..13)
-                    .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
-                if chunk != Some(expect) {
-                    bad = Some(DecodeError {
-                        what: "node chunk",
-                        why: format!("chunk {expect} is missing"),
-                    });
-                    return;
-                }
-                expect += 1;
-                if let Err(e) = codec::decode_chunk(v, board, &mut nodes) {
-                    bad = Some(e);
-                }
-            })?;
+                Err(e) => bad = Some(e),
+            }
+        })?;
         if let Some(e) = bad {
             return Err(e.into());
         }
@@ -371,7 +429,8 @@ impl Sessions {
                 return Err(broken(format!("node {i} has a broken link")).into());
             }
         }
-        Ok(nodes)
+        saved.nodes = nodes;
+        Ok(saved)
     }
 
     /// The root curve of a session: (goal index, point), in order.

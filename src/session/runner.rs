@@ -125,7 +125,7 @@ fn adopt_tables(id: u64, tree: &mut PnTree<'_>, pending: &mut Pending) {
 /// Marks the nodes an adoption changed for the next checkpoint.
 fn mark_adopted(tree: &PnTree<'_>, adopted: Vec<usize>, pending: &mut Pending) {
     for i in adopted {
-        pending.chunks.insert((i / CHUNK) as u32);
+        pending.changed.push(i as u32);
         // An ancestor decided by what was adopted is learned like one decided by search.
         note_decided(tree, i, pending);
     }
@@ -363,11 +363,61 @@ fn fail(
 /// What a checkpoint has still to write.
 #[derive(Default)]
 struct Pending {
-    chunks: BTreeSet<u32>,
+    /// Nodes the store holds that changed since (repeats allowed; sorted out when written).
+    changed: Vec<u32>,
     points: Vec<CurvePoint>,
     /// Nodes decided by search since the last checkpoint (rote candidates).
     decided: Vec<u32>,
+    stored: Stored,
 }
+
+/// How the tree is stored. A checkpoint writes the chunks of the nodes new since the last
+/// one, and a patch with what changed in the nodes stored before: a PN² iteration changes
+/// the numbers along a path through the whole tree, so rewriting the chunks it touched would
+/// rewrite most of a large tree every checkpoint. Once the patches outweigh the tree's
+/// chunks, the chunks they touch are written again (stamped with the checkpoint, so that a
+/// patch older than its chunk is skipped on load: the fold needs no single batch) and the
+/// patches deleted.
+#[derive(Default)]
+struct Stored {
+    /// Nodes the stored chunks hold.
+    len: usize,
+    /// The last checkpoint written.
+    seq: u64,
+    /// The checkpoints whose patches are not folded yet.
+    patches: Vec<u64>,
+    patch_bytes: u64,
+    /// The chunks those patches change.
+    patched: BTreeSet<u32>,
+    /// Patches are folded only once they outweigh the chunks and this many bytes.
+    fold_at_least: u64,
+}
+
+impl Stored {
+    fn of(saved: &crate::session::SavedTree) -> Stored {
+        Stored {
+            len: saved.nodes.len(),
+            seq: saved.seq,
+            patches: saved.patches.clone(),
+            patch_bytes: saved.patch_bytes,
+            patched: saved.patched.clone(),
+            fold_at_least: FOLD_AT_LEAST,
+        }
+    }
+
+    /// Whether the patches should be folded into the chunks.
+    fn fold_due(&self) -> bool {
+        let chunk_bytes = self.len as u64 * codec::NODE_BYTES_STORED;
+        self.patch_bytes > chunk_bytes.max(self.fold_at_least)
+    }
+}
+
+/// Patches are folded only once they outweigh the chunks and this many bytes: a resume reads
+/// them all (at about 1 GB/s), so a small tree's patches need not be folded often.
+const FOLD_AT_LEAST: u64 = 64 << 20;
+
+/// Chunks a fold writes in one batch.
+const FOLD_BATCH: usize = 512;
 
 /// Works on goal `g` of `rec` until it is decided or stopped; returns the updated record.
 #[allow(clippy::too_many_arguments)]
@@ -386,7 +436,9 @@ fn solve_goal(
     let goal = Goal {
         attacker: color(&rec.goals[g].attacker),
     };
-    let saved = sessions.load_tree(id, g as u8, root.board(), rec.goals[g].first_level)?;
+    let saved = sessions.load_saved(id, g as u8, root.board(), rec.goals[g].first_level)?;
+    let stored = Stored::of(&saved);
+    let saved = saved.nodes;
     let gr = &rec.goals[g];
     let resumed = !saved.is_empty();
     let mut tree = if resumed {
@@ -414,7 +466,10 @@ fn solve_goal(
         Algo::Pn2 => Level::Pn2,
         Algo::Pn2DfPn => Level::Pn2DfPn,
     };
-    let mut pending = Pending::default();
+    let mut pending = Pending {
+        stored,
+        ..Pending::default()
+    };
     if resumed {
         let mended = tree.repair_saturated();
         if !mended.is_empty() {
@@ -422,9 +477,7 @@ fn solve_goal(
                 "session {id}: {goal}: {} first-level nodes had numbers that looked decided without being so; mended",
                 mended.len()
             );
-            for i in mended {
-                pending.chunks.insert((i / CHUNK) as u32);
-            }
+            pending.changed.extend(mended.iter().map(|&i| i as u32));
         }
         // What the tables decide (they may have grown since the tree was searched), then
         // what other sessions (or this one's other question) proved since: the store is
@@ -433,7 +486,6 @@ fn solve_goal(
         adopt(id, &mut tree, &mut pending);
     }
     if !resumed {
-        pending.chunks.insert(0);
         note_decided(&tree, 0, &mut pending);
     }
     let seconds_before = gr.seconds;
@@ -489,20 +541,7 @@ fn solve_goal(
             vec![iterate(&mut tree, level)]
         };
         tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
-        // The nodes changed: the paths from the expanded leaves to the root, and the new
-        // children.
-        for n in expanded {
-            let mut i = n as u32;
-            while i != u32::MAX {
-                pending.chunks.insert(i / CHUNK as u32);
-                note_decided(&tree, i as usize, &mut pending);
-                i = tree.nodes[i as usize].parent;
-            }
-        }
-        for c in before..tree.nodes.len() {
-            pending.chunks.insert((c / CHUNK) as u32);
-            note_decided(&tree, c, &mut pending);
-        }
+        note_iteration(&tree, &expanded, before, &mut pending);
         let it = tree.stats.iterations;
         if level != Level::Pn || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided() {
             pending.points.push(CurvePoint {
@@ -675,6 +714,22 @@ fn final_checkpoint(
     }
 }
 
+/// Marks what an iteration changed: the paths from the leaves it `expanded` to the root, and
+/// the new children from `before` on (written with the chunks of new nodes).
+fn note_iteration(tree: &PnTree<'_>, expanded: &[usize], before: usize, pending: &mut Pending) {
+    for &n in expanded {
+        let mut i = n as u32;
+        while i != u32::MAX {
+            pending.changed.push(i);
+            note_decided(tree, i as usize, pending);
+            i = tree.nodes[i as usize].parent;
+        }
+    }
+    for c in before..tree.nodes.len() {
+        note_decided(tree, c, pending);
+    }
+}
+
 /// Queues node `n` for the rote table if a search (not a leaf rule, a table, a repetition or
 /// the rote table itself) decided it.
 fn note_decided(tree: &PnTree<'_>, n: usize, pending: &mut Pending) {
@@ -722,14 +777,25 @@ fn checkpoint(
     verdict: Option<(Outcome, Option<(bool, u64)>)>,
 ) -> Result<SessionRecord, SessionError> {
     let board = tree.root().pos.board();
+    let seq = pending.stored.seq + 1;
     let mut writes = Vec::new();
-    for &c in &pending.chunks {
-        let lo = c as usize * CHUNK;
-        let hi = (lo + CHUNK).min(tree.nodes.len());
+    // The chunks from the first not wholly stored on, whole; a patch for the nodes before.
+    let tail = pending.stored.len / CHUNK;
+    for c in tail..tree.nodes.len().div_ceil(CHUNK) {
+        writes.push(chunk_write(tree, id, g, c as u32, seq));
+    }
+    let mut changed = std::mem::take(&mut pending.changed);
+    changed.retain(|&i| (i as usize) < tail * CHUNK);
+    changed.sort_unstable();
+    changed.dedup();
+    let mut patch_bytes = 0;
+    if !changed.is_empty() {
+        let patch = codec::encode_patch(&tree.nodes, &changed);
+        patch_bytes = patch.len() as u64;
         writes.push(Write::put(
-            Table::Nodes,
-            codec::chunk_key(id, g as u8, c),
-            codec::encode_chunk(&tree.nodes[lo..hi]),
+            Table::Patches,
+            codec::patch_key(id, g as u8, seq),
+            patch,
         ));
     }
     for p in &pending.points {
@@ -802,6 +868,198 @@ fn checkpoint(
     for (k, e) in learned {
         table.insert(k, e);
     }
-    *pending = Pending::default();
+    drop(table);
+    let st = &mut pending.stored;
+    st.len = tree.nodes.len();
+    st.seq = seq;
+    if !changed.is_empty() {
+        st.patches.push(seq);
+        st.patch_bytes += patch_bytes;
+        st.patched.extend(changed.iter().map(|&i| i / CHUNK as u32));
+    }
+    pending.points.clear();
+    pending.decided.clear();
+    if st.fold_due() {
+        if let Err(e) = fold(sessions, id, g, tree, st) {
+            // The patches stay, and the next checkpoint tries again.
+            tracing::warn!("session {id}: folding the tree's patches into its chunks: {e}");
+        }
+    }
     Ok(rec)
+}
+
+/// The write of chunk `c` of `tree` as checkpoint `seq` has it.
+fn chunk_write(tree: &PnTree<'_>, id: u64, g: usize, c: u32, seq: u64) -> Write {
+    let lo = c as usize * CHUNK;
+    let hi = (lo + CHUNK).min(tree.nodes.len());
+    Write::put(
+        Table::Nodes,
+        codec::chunk_key(id, g as u8, c),
+        codec::encode_chunk(&tree.nodes[lo..hi], seq),
+    )
+}
+
+/// Writes the chunks the patches change as the last checkpoint has them (the tree has not
+/// changed since), in batches of `FOLD_BATCH`, makes them durable, then deletes the patches.
+/// Stopped anywhere, the store still loads the last checkpoint: a chunk written here is
+/// stamped with it, so the older patches skip its nodes.
+fn fold(
+    sessions: &Sessions,
+    id: u64,
+    g: usize,
+    tree: &PnTree<'_>,
+    st: &mut Stored,
+) -> Result<(), SessionError> {
+    let t = Instant::now();
+    let chunks: Vec<u32> = st.patched.iter().copied().collect();
+    for batch in chunks.chunks(FOLD_BATCH) {
+        let writes: Vec<Write> = batch
+            .iter()
+            .map(|&c| chunk_write(tree, id, g, c, st.seq))
+            .collect();
+        sessions.commit_locked(&writes)?;
+    }
+    sessions.store().sync()?;
+    let deletes: Vec<Write> = st
+        .patches
+        .iter()
+        .map(|&seq| Write {
+            table: Table::Patches,
+            key: codec::patch_key(id, g as u8, seq),
+            value: None,
+        })
+        .collect();
+    sessions.commit_locked(&deletes)?;
+    sessions.store().sync()?;
+    tracing::info!(
+        "session {id}: folded {} patches ({} MB) into {} chunks in {:.1} s",
+        st.patches.len(),
+        st.patch_bytes >> 20,
+        chunks.len(),
+        t.elapsed().as_secs_f64()
+    );
+    st.patches.clear();
+    st.patch_bytes = 0;
+    st.patched.clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Init;
+    use crate::search::pn::Node;
+    use crate::session::store::MemStore;
+    use crate::session::{SecondLevel, Settings};
+    use std::sync::Arc;
+
+    fn fields(n: &Node) -> impl PartialEq + std::fmt::Debug {
+        (
+            n.pos,
+            n.pn,
+            n.dn,
+            n.parent,
+            n.first,
+            n.count,
+            n.expanded,
+            n.leaf,
+            n.repetition,
+            n.rote,
+            n.since,
+        )
+    }
+
+    /// After every checkpoint the store loads the tree exactly as it is in memory: new
+    /// nodes' chunks, patches for the old ones, after a fold, and after a fold stopped half
+    /// way (its chunks written, its patches not yet deleted) and checkpointed over.
+    #[test]
+    fn patches_and_folds_keep_the_stored_tree_exact() {
+        let sessions = Sessions::open(Arc::new(MemStore::new()), false).unwrap();
+        let root = Position::initial("3x9".parse().unwrap());
+        let settings = Settings {
+            algo: Algo::Pn2,
+            db_dir: None,
+            second_level: SecondLevel::Fixed(2000),
+            init: Init::Mobility,
+            checkpoint_ms: 1,
+            verify: false,
+            threads: 1,
+            pairs: false,
+        };
+        let id = sessions.create(&root, None, settings).unwrap().id;
+        let rote = RefCell::new(RoteTable::new());
+        let goal = Goal {
+            attacker: Color::White,
+        };
+        let mut tree =
+            PnTree::with_rote(root, goal, LeafEval::rules_only(), Vec::new(), Some(&rote));
+        tree.second_level_budget = Some(2000);
+        let mut pending = Pending::default();
+        let (mut patched, mut folded, mut half) = (0, 0, false);
+        for round in 0..24 {
+            for _ in 0..40 {
+                let before = tree.nodes.len();
+                let n = iterate(&mut tree, Level::Pn2);
+                note_iteration(&tree, &[n], before, &mut pending);
+            }
+            assert!(!tree.decided(), "the test needs a longer solve");
+            checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None).unwrap();
+            let st = &mut pending.stored;
+            if !st.patches.is_empty() {
+                patched += 1;
+            }
+            if round == 9 {
+                // A fold stopped after its chunks: the patches stay beside them.
+                let half_of: Vec<u32> = st.patched.iter().copied().step_by(2).collect();
+                let writes: Vec<Write> = half_of
+                    .iter()
+                    .map(|&c| chunk_write(&tree, id, 0, c, st.seq))
+                    .collect();
+                sessions.commit_locked(&writes).unwrap();
+                half = !writes.is_empty();
+            }
+            if round % 8 == 7 {
+                fold(&sessions, id, 0, &tree, st).unwrap();
+                folded += 1;
+                let mut left = 0;
+                sessions
+                    .store()
+                    .scan(Table::Patches, &[], &mut |_, _| left += 1)
+                    .unwrap();
+                assert_eq!(left, 0, "a fold deletes the patches");
+            }
+            let first_level = sessions.get(id).unwrap().goals[0].first_level;
+            assert_eq!(first_level, tree.nodes.len() as u64);
+            let saved = sessions
+                .load_saved(id, 0, root.board(), first_level)
+                .unwrap();
+            assert_eq!(saved.seq, pending.stored.seq);
+            assert_eq!(saved.patches, pending.stored.patches);
+            assert_eq!(saved.nodes.len(), tree.nodes.len());
+            for (i, (a, b)) in saved.nodes.iter().zip(&tree.nodes).enumerate() {
+                assert_eq!(fields(a), fields(b), "round {round}, node {i}");
+            }
+        }
+        assert!(tree.nodes.len() > 3 * CHUNK, "{} nodes", tree.nodes.len());
+        assert!(
+            patched > 10 && folded == 3 && half,
+            "{patched} {folded} {half}"
+        );
+    }
+
+    #[test]
+    fn patches_fold_once_they_outweigh_the_chunks() {
+        let mut st = Stored {
+            len: 10_000_000,
+            patch_bytes: 500 << 20,
+            fold_at_least: FOLD_AT_LEAST,
+            ..Stored::default()
+        };
+        assert!(!st.fold_due(), "half the chunks' bytes");
+        st.patch_bytes = 600 << 20;
+        assert!(st.fold_due());
+        st.len = 1000;
+        st.patch_bytes = 60 << 20;
+        assert!(!st.fold_due(), "a small tree's patches wait for the floor");
+    }
 }

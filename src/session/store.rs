@@ -24,15 +24,19 @@ pub enum Table {
     Curve,
     /// Solved positions.
     Rote,
+    /// What checkpoints changed in first-level nodes stored before them, one record a
+    /// checkpoint, until folded into the node chunks.
+    Patches,
 }
 
 impl Table {
-    pub const ALL: [Table; 5] = [
+    pub const ALL: [Table; 6] = [
         Table::Meta,
         Table::Sessions,
         Table::Nodes,
         Table::Curve,
         Table::Rote,
+        Table::Patches,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,6 +46,7 @@ impl Table {
             Table::Nodes => "nodes",
             Table::Curve => "curve",
             Table::Rote => "rote",
+            Table::Patches => "patches",
         }
     }
 }
@@ -246,8 +251,8 @@ impl Store for SledStore {
         }
         let t = &self.trees;
         let result: sled::transaction::TransactionResult<(), ()> =
-            (&t[0], &t[1], &t[2], &t[3], &t[4]).transaction(|(a, b, c, d, e)| {
-                for (tree, batch) in [a, b, c, d, e].into_iter().zip(&batches) {
+            (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]).transaction(|(a, b, c, d, e, f)| {
+                for (tree, batch) in [a, b, c, d, e, f].into_iter().zip(&batches) {
                     tree.apply_batch(batch)?;
                 }
                 Ok(())
