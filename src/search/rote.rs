@@ -64,8 +64,22 @@ impl Hasher for WordHasher {
     }
 }
 
-/// What is known of one position with one repeatable past, per attacker (White, Black).
-type Slot = [Option<RoteEntry>; 2];
+/// What is known of one position with one repeatable past: two bits per attacker (White in
+/// bits 0-1, Black in 2-3), 0 unknown, `WINS` or `HOLDS` (the attacker does not win). Best
+/// moves stay in the store: a search needs only the verdicts, and a move kept here would make
+/// each entry five times larger (millions of them, one copy per search, on 5x9).
+type Slot = u8;
+
+const WINS: u8 = 1;
+const HOLDS: u8 = 2;
+
+fn verdict(slot: Slot, attacker: Color) -> Option<bool> {
+    match (slot >> (2 * side(attacker))) & 3 {
+        WINS => Some(true),
+        HOLDS => Some(false),
+        _ => None,
+    }
+}
 
 fn side(c: Color) -> usize {
     match c {
@@ -74,7 +88,7 @@ fn side(c: Color) -> usize {
     }
 }
 
-/// An in-memory rote table: one lookup answers both attackers.
+/// An in-memory rote table of verdicts: one lookup answers both attackers.
 #[derive(Default, Debug, Clone)]
 pub struct RoteTable {
     map: HashMap<(Position, u64), Slot, BuildHasherDefault<WordHasher>>,
@@ -86,16 +100,20 @@ impl RoteTable {
         RoteTable::default()
     }
 
+    /// Keeps `entry`'s verdict for `key` (its best move stays in the store).
     pub fn insert(&mut self, key: RoteKey, entry: RoteEntry) {
-        let slot = &mut self.map.entry((key.pos, key.history)).or_default()[side(key.attacker)];
-        if slot.is_none() {
+        let slot = self.map.entry((key.pos, key.history)).or_default();
+        if verdict(*slot, key.attacker).is_none() {
             self.len += 1;
         }
-        *slot = Some(entry);
+        let shift = 2 * side(key.attacker);
+        let v = if entry.proven { WINS } else { HOLDS };
+        *slot = (*slot & !(3 << shift)) | v << shift;
     }
 
-    pub fn get(&self, key: &RoteKey) -> Option<&RoteEntry> {
-        self.map.get(&(key.pos, key.history))?[side(key.attacker)].as_ref()
+    /// The verdict kept for exactly `key` (`lookup` also infers one from the other attacker's).
+    pub fn known(&self, key: &RoteKey) -> Option<bool> {
+        verdict(*self.map.get(&(key.pos, key.history))?, key.attacker)
     }
 
     pub fn len(&self) -> usize {
@@ -112,13 +130,13 @@ impl Rote for RoteTable {
         if self.map.is_empty() {
             return None;
         }
-        let slot = self.map.get(&(key.pos, key.history))?;
-        if let Some(e) = &slot[side(key.attacker)] {
-            return Some(e.proven);
+        let slot = *self.map.get(&(key.pos, key.history))?;
+        if let Some(v) = verdict(slot, key.attacker) {
+            return Some(v);
         }
         // A side that wins means the other side does not.
-        match &slot[side(key.attacker.opponent())] {
-            Some(e) if e.proven => Some(false),
+        match verdict(slot, key.attacker.opponent()) {
+            Some(true) => Some(false),
             _ => None,
         }
     }
@@ -138,5 +156,50 @@ impl RoteKey {
             history,
             attacker: goal.attacker,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_per_attacker_and_the_other_inferred() {
+        let pos = Position::initial("3x5".parse().unwrap());
+        let key = |history, attacker| RoteKey {
+            pos,
+            history,
+            attacker,
+        };
+        let entry = |proven| RoteEntry {
+            proven,
+            best_move: None,
+        };
+        let mut t = RoteTable::new();
+        assert_eq!(t.lookup(&key(0, Color::White)), None);
+        t.insert(key(0, Color::White), entry(true));
+        assert_eq!(t.known(&key(0, Color::White)), Some(true));
+        assert_eq!(t.known(&key(0, Color::Black)), None);
+        assert_eq!(
+            t.lookup(&key(0, Color::Black)),
+            Some(false),
+            "White wins: Black does not"
+        );
+        assert_eq!(t.lookup(&key(1, Color::White)), None, "another past");
+        t.insert(key(1, Color::Black), entry(false));
+        assert_eq!(t.lookup(&key(1, Color::Black)), Some(false));
+        assert_eq!(
+            t.lookup(&key(1, Color::White)),
+            None,
+            "Black not winning says nothing of White"
+        );
+        t.insert(key(1, Color::White), entry(false));
+        assert_eq!(t.known(&key(1, Color::White)), Some(false));
+        assert_eq!(t.known(&key(1, Color::Black)), Some(false));
+        // Written again: the count stays, the verdict is the new one.
+        t.insert(key(1, Color::White), entry(true));
+        assert_eq!(t.known(&key(1, Color::White)), Some(true));
+        assert_eq!(t.known(&key(1, Color::Black)), Some(false));
+        assert_eq!(t.len(), 3);
     }
 }

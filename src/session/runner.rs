@@ -808,7 +808,7 @@ fn checkpoint(
     let mut learned = Vec::new();
     for &n in &pending.decided {
         let key = tree.rote_key(n as usize);
-        if rote.borrow().get(&key).is_some() {
+        if rote.borrow().known(&key).is_some() {
             continue;
         }
         let entry = RoteEntry {
