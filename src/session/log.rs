@@ -38,6 +38,10 @@ pub struct Progress {
     /// Solving time of this goal (over all runs).
     pub seconds: f64,
     pub checkpoints: u64,
+    /// Bytes the checkpoint this line reports wrote to the tree: chunks and patch, and the
+    /// chunks of a fold it made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

@@ -391,6 +391,8 @@ struct Stored {
     patched: BTreeSet<u32>,
     /// Patches are folded only once they outweigh the chunks and this many bytes.
     fold_at_least: u64,
+    /// Bytes of tree the last checkpoint wrote (its fold included).
+    written: u64,
 }
 
 impl Stored {
@@ -402,6 +404,7 @@ impl Stored {
             patch_bytes: saved.patch_bytes,
             patched: saved.patched.clone(),
             fold_at_least: FOLD_AT_LEAST,
+            written: 0,
         }
     }
 
@@ -520,6 +523,7 @@ fn solve_goal(
         store_bytes: sessions.store().size_on_disk(),
         seconds: tree.stats.seconds,
         checkpoints,
+        written_bytes: None,
         message: None,
     };
     tree.stats.seconds = seconds_before;
@@ -569,7 +573,9 @@ fn solve_goal(
             match result {
                 Ok(r) => {
                     checkpoints = r.checkpoints;
-                    log.write(&progress(&tree, "checkpoint", 0.0, checkpoints));
+                    let mut p = progress(&tree, "checkpoint", 0.0, checkpoints);
+                    p.written_bytes = Some(pending.stored.written);
+                    log.write(&p);
                     failed_checkpoint = false;
                     if last_rote_read.elapsed() >= ROTE_READ_EVERY {
                         adopt_others(sessions, id, &mut tree, rote, &mut pending);
@@ -784,6 +790,7 @@ fn checkpoint(
     for c in tail..tree.nodes.len().div_ceil(CHUNK) {
         writes.push(chunk_write(tree, id, g, c as u32, seq));
     }
+    let mut written: u64 = writes.iter().map(Write::value_bytes).sum();
     let mut changed = std::mem::take(&mut pending.changed);
     changed.retain(|&i| (i as usize) < tail * CHUNK);
     changed.sort_unstable();
@@ -792,6 +799,7 @@ fn checkpoint(
     if !changed.is_empty() {
         let patch = codec::encode_patch(&tree.nodes, &changed);
         patch_bytes = patch.len() as u64;
+        written += patch_bytes;
         writes.push(Write::put(
             Table::Patches,
             codec::patch_key(id, g as u8, seq),
@@ -872,6 +880,7 @@ fn checkpoint(
     let st = &mut pending.stored;
     st.len = tree.nodes.len();
     st.seq = seq;
+    st.written = written;
     if !changed.is_empty() {
         st.patches.push(seq);
         st.patch_bytes += patch_bytes;
@@ -917,6 +926,7 @@ fn fold(
             .iter()
             .map(|&c| chunk_write(tree, id, g, c, st.seq))
             .collect();
+        st.written += writes.iter().map(Write::value_bytes).sum::<u64>();
         sessions.commit_locked(&writes)?;
     }
     sessions.store().sync()?;

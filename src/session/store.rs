@@ -60,6 +60,11 @@ pub struct Write {
 }
 
 impl Write {
+    /// Bytes of the value written (0 for a removal).
+    pub fn value_bytes(&self) -> u64 {
+        self.value.as_ref().map_or(0, |v| v.len() as u64)
+    }
+
     pub fn put(table: Table, key: Vec<u8>, value: Vec<u8>) -> Write {
         Write {
             table,
