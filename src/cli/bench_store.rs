@@ -1,6 +1,7 @@
 //! `fanorona bench --store`: what the session store costs. Resuming a large first-level tree,
-//! the store's size per million nodes, and the solve rate with frequent checkpoints against
-//! the same solve with none until the end.
+//! the store's size per million nodes, the memory a rewrite of the whole tree costs in a fold's
+//! batches and in one, and the solve rate with frequent checkpoints against the same solve
+//! with none until the end.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +14,8 @@ use fanorona::Position;
 use fanorona::search::pn::Node;
 use fanorona::search::{INFINITE, Init, Leaf};
 use fanorona::session::codec::{self, CHUNK};
-use fanorona::session::runner::{Control, run};
+use fanorona::session::log::resident_bytes;
+use fanorona::session::runner::{Control, FOLD_BATCH, run};
 use fanorona::session::store::{SledStore, Store, Table, Write};
 use fanorona::session::{Algo, SecondLevel, Sessions, Settings};
 
@@ -130,6 +132,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
         }
         let write_s = t.elapsed().as_secs_f64();
         let bytes = store.size_on_disk();
+
         let mut resume = Vec::new();
         for _ in 0..repeat {
             let t = Instant::now();
@@ -151,6 +154,44 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
                 "tree of {tree_nodes} nodes: written in {write_s:.2} s, resumed in {resume_s:.2} s (median of {repeat}); store {:.1} MB, {:.1} MB per million nodes",
                 bytes as f64 / 1e6,
                 bytes as f64 / 1e6 / (tree_nodes as f64 / 1e6)
+            );
+        }
+
+        // The whole tree written again in batches of 512 chunks (as a fold writes it), then in
+        // one batch (as a format 3 checkpoint that touched every chunk did): the time and the
+        // growth of resident memory of each.
+        let rewrite = |per_batch: usize| -> Result<(f64, u64), Failure> {
+            let before = resident_bytes();
+            let t = Instant::now();
+            let chunks: Vec<&[Node]> = nodes.chunks(CHUNK).collect();
+            for (b, batch) in chunks.chunks(per_batch).enumerate() {
+                let writes: Vec<Write> = batch
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| {
+                        let chunk = (b * per_batch + j) as u32;
+                        Write::put(
+                            Table::Nodes,
+                            codec::chunk_key(id, 0, chunk),
+                            codec::encode_chunk(c, 1),
+                        )
+                    })
+                    .collect();
+                store.commit(&writes).map_err(Failure::other)?;
+            }
+            store.sync().map_err(Failure::other)?;
+            Ok((
+                t.elapsed().as_secs_f64(),
+                resident_bytes().saturating_sub(before),
+            ))
+        };
+        let (batched_s, batched_growth) = rewrite(FOLD_BATCH)?;
+        let (whole_s, whole_growth) = rewrite(usize::MAX)?;
+        if !json {
+            out!(
+                "the tree written again: in batches of {FOLD_BATCH} chunks (a fold) {batched_s:.2} s, resident memory +{:.0} MB; in one batch {whole_s:.2} s, +{:.0} MB",
+                batched_growth as f64 / 1e6,
+                whole_growth as f64 / 1e6
             );
         }
 
@@ -180,6 +221,10 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
             "resume_seconds": resume_s,
             "store_bytes": bytes,
             "store_bytes_per_million_nodes": bytes as f64 / (tree_nodes as f64 / 1e6),
+            "rewrite_batched_seconds": batched_s,
+            "rewrite_batched_memory_growth": batched_growth,
+            "rewrite_one_batch_seconds": whole_s,
+            "rewrite_one_batch_memory_growth": whole_growth,
             "nodes_per_second_checkpoint_every_second": often,
             "nodes_per_second_no_checkpoint": never,
             "checkpoint_cost": cost,
