@@ -791,10 +791,16 @@ fn checkpoint(
         writes.push(chunk_write(tree, id, g, c as u32, seq));
     }
     let mut written: u64 = writes.iter().map(Write::value_bytes).sum();
-    let mut changed = std::mem::take(&mut pending.changed);
-    changed.retain(|&i| (i as usize) < tail * CHUNK);
-    changed.sort_unstable();
-    changed.dedup();
+    // Kept in `pending` until the batch is written: a failed checkpoint leaves them for the
+    // next.
+    pending.changed.sort_unstable();
+    pending.changed.dedup();
+    let changed: Vec<u32> = pending
+        .changed
+        .iter()
+        .copied()
+        .filter(|&i| (i as usize) < tail * CHUNK)
+        .collect();
     let mut patch_bytes = 0;
     if !changed.is_empty() {
         let patch = codec::encode_patch(&tree.nodes, &changed);
@@ -886,6 +892,7 @@ fn checkpoint(
         st.patch_bytes += patch_bytes;
         st.patched.extend(changed.iter().map(|&i| i / CHUNK as u32));
     }
+    pending.changed.clear();
     pending.points.clear();
     pending.decided.clear();
     if st.fold_due() {
@@ -984,7 +991,8 @@ mod tests {
     /// way (its chunks written, its patches not yet deleted) and checkpointed over.
     #[test]
     fn patches_and_folds_keep_the_stored_tree_exact() {
-        let sessions = Sessions::open(Arc::new(MemStore::new()), false).unwrap();
+        let mem = Arc::new(MemStore::new());
+        let sessions = Sessions::open(mem.clone(), false).unwrap();
         let root = Position::initial("3x9".parse().unwrap());
         let settings = Settings {
             algo: Algo::Pn2,
@@ -1013,6 +1021,13 @@ mod tests {
                 note_iteration(&tree, &[n], before, &mut pending);
             }
             assert!(!tree.decided(), "the test needs a longer solve");
+            if round == 12 {
+                // A full disk: the next checkpoint writes what this one could not.
+                mem.fail_writes.store(true, Ordering::SeqCst);
+                assert!(checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None).is_err());
+                mem.fail_writes.store(false, Ordering::SeqCst);
+                continue;
+            }
             checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None).unwrap();
             let st = &mut pending.stored;
             if !st.patches.is_empty() {
