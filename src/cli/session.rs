@@ -309,12 +309,13 @@ fn print_moves(v: &Value) {
     let header = || out!("  {:<20} {:>12} {:>12} {:>12}", "move", "pn", "dn", "nodes");
     for q in v["questions"].as_array().into_iter().flatten() {
         out!(
-            "{} wins? {}: root pn {} dn {}, first level {} nodes",
+            "{} wins? {}: root pn {} dn {}, first level {} nodes ({} below decided nodes or cut off)",
             q["attacker"].as_str().unwrap_or("?"),
             q["outcome"].as_str().unwrap_or("?"),
             n(&q["pn"]),
             n(&q["dn"]),
-            q["first_level"]
+            q["first_level"],
+            q["settled_below"]
         );
         let at = &q["at"];
         match &q["reached"] {

@@ -353,7 +353,8 @@ impl Sessions {
         board: Board,
         expected: u64,
     ) -> Result<SavedTree, SessionError> {
-        let mut nodes = Vec::with_capacity(expected as usize);
+        // Room for the tree at once (no doubling), but not whatever a damaged record says.
+        let mut nodes = Vec::with_capacity(expected.min(1 << 26) as usize);
         let mut stamps = Vec::new();
         let mut bad = None;
         let prefix = codec::tree_prefix(id, goal);

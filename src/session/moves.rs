@@ -48,6 +48,9 @@ pub struct QuestionMoves {
     pub dn: u64,
     /// Nodes of the first-level tree.
     pub first_level: u64,
+    /// Of those, the nodes no search visits again: below a decided node, or cut off from the
+    /// root (a node the rote store settled keeps its old children).
+    pub settled_below: u64,
     pub reached: Reached,
     /// The node at the end of the line (the root for an empty line): numbers and subtree size.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +112,8 @@ pub fn moves_below(
         if goal.first_level == 0 {
             continue;
         }
-        let nodes = sessions.load_tree(id, g as u8, root.board(), goal.first_level)?;
+        // Under the record lock: a checkpoint or fold of a running session cannot mix in.
+        let nodes = sessions.load_tree_now(id, g as u8, root.board())?;
         let size = subtree_sizes(&nodes);
         let (index, reached) = follow(&nodes, &positions);
         let (at, moves, down, pieces) = if let Reached::Outside { .. } = reached {
@@ -139,6 +143,7 @@ pub fn moves_below(
             pn: nodes[0].pn,
             dn: nodes[0].dn,
             first_level: nodes.len() as u64,
+            settled_below: settled_below(&nodes),
             reached,
             at,
             moves,
@@ -187,6 +192,22 @@ fn follow(nodes: &[Node], positions: &[Position]) -> (usize, Reached) {
         Reached::Leaf
     };
     (index, reached)
+}
+
+/// The nodes below a decided node or cut off from the root, in a tree whose children come
+/// after their parent.
+fn settled_below(nodes: &[Node]) -> u64 {
+    let mut live = vec![false; nodes.len()];
+    let mut settled = 0;
+    for i in 0..nodes.len() {
+        let n = &nodes[i];
+        if i > 0 && !live[i] {
+            settled += 1;
+        } else if n.expanded && !(n.proven() || n.disproven()) {
+            live[n.first as usize..(n.first + n.count) as usize].fill(true);
+        }
+    }
+    settled
 }
 
 /// The size of every node's subtree, its own node included, in a tree whose children come
@@ -287,6 +308,42 @@ mod tests {
             |_| {},
         );
         tree.nodes
+    }
+
+    #[test]
+    fn settled_nodes_are_those_no_search_reaches() {
+        // Solved: everything below the root is settled.
+        let root = Position::initial("3x5".parse().unwrap());
+        let nodes = pn_tree(&root, crate::Color::White);
+        assert_eq!(settled_below(&nodes), nodes.len() as u64 - 1);
+        // Stopped early: the nodes not reached from the root through undecided expanded
+        // nodes, counted by a walk down the tree.
+        let (tree, _) = search(
+            &Position::initial("3x9".parse().unwrap()),
+            Goal {
+                attacker: crate::Color::White,
+            },
+            LeafEval::rules_only(),
+            Level::Pn,
+            Limits {
+                nodes: Some(20_000),
+                ..Limits::none()
+            },
+            |_| {},
+        );
+        let nodes = tree.nodes;
+        fn live(nodes: &[Node], i: usize) -> u64 {
+            let n = &nodes[i];
+            if !n.expanded || n.proven() || n.disproven() {
+                return 1;
+            }
+            1 + (n.first..n.first + n.count)
+                .map(|c| live(nodes, c as usize))
+                .sum::<u64>()
+        }
+        let settled = nodes.len() as u64 - live(&nodes, 0);
+        assert!(settled > 0 && settled < nodes.len() as u64 / 2, "{settled}");
+        assert_eq!(settled_below(&nodes), settled);
     }
 
     #[test]

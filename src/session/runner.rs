@@ -371,6 +371,17 @@ struct Pending {
     stored: Stored,
 }
 
+impl Pending {
+    /// Sorts out repeats once `changed` outgrows the stored tree (fast PN² on a small tree,
+    /// or checkpoints failing on a full disk, would grow it without end).
+    fn bound_changed(&mut self) {
+        if self.changed.len() > (2 * self.stored.len).max(1 << 20) {
+            self.changed.sort_unstable();
+            self.changed.dedup();
+        }
+    }
+}
+
 /// How the tree is stored. A checkpoint writes the chunks of the nodes new since the last
 /// one, and a patch with what changed in the nodes stored before: a PN² iteration changes
 /// the numbers along a path through the whole tree, so rewriting the chunks it touched would
@@ -393,6 +404,9 @@ struct Stored {
     fold_at_least: u64,
     /// Bytes of tree the last checkpoint wrote (its fold included).
     written: u64,
+    /// After a failed fold, the patch bytes the next try waits for (a full disk is not
+    /// filled again at every checkpoint).
+    retry_fold_at: u64,
 }
 
 impl Stored {
@@ -405,13 +419,14 @@ impl Stored {
             patched: saved.patched.clone(),
             fold_at_least: FOLD_AT_LEAST,
             written: 0,
+            retry_fold_at: 0,
         }
     }
 
     /// Whether the patches should be folded into the chunks.
     fn fold_due(&self) -> bool {
         let chunk_bytes = self.len as u64 * codec::NODE_BYTES_STORED;
-        self.patch_bytes > chunk_bytes.max(self.fold_at_least)
+        self.patch_bytes > chunk_bytes.max(self.fold_at_least).max(self.retry_fold_at)
     }
 }
 
@@ -567,7 +582,7 @@ fn solve_goal(
         }
         if last_checkpoint.elapsed() >= interval {
             let t = Instant::now();
-            let result = checkpoint(sessions, id, g, &tree, &mut pending, rote, None);
+            let result = checkpoint(sessions, id, g, &tree, &mut pending, rote, None, true);
             *control.checkpoint_seconds.lock().expect("checkpoint time") +=
                 t.elapsed().as_secs_f64();
             match result {
@@ -697,7 +712,8 @@ fn final_checkpoint(
 ) -> Result<SessionRecord, SessionError> {
     let mut last_tries = 3;
     loop {
-        match checkpoint(sessions, id, g, tree, pending, rote, verdict) {
+        // No fold: the run is ending (a fold can take seconds; the next run's checkpoints make it).
+        match checkpoint(sessions, id, g, tree, pending, rote, verdict, false) {
             Ok(r) => return Ok(r),
             // Only the store can heal (space freed); anything else is returned at once.
             Err(e @ SessionError::Store(_)) if last_tries > 0 => {
@@ -731,6 +747,7 @@ fn note_iteration(tree: &PnTree<'_>, expanded: &[usize], before: usize, pending:
             i = tree.nodes[i as usize].parent;
         }
     }
+    pending.bound_changed();
     for c in before..tree.nodes.len() {
         note_decided(tree, c, pending);
     }
@@ -772,7 +789,9 @@ fn deciding_move(tree: &PnTree<'_>, n: usize) -> Option<crate::moves::Move> {
 }
 
 /// Writes what is pending, and the goal's counters, in one batch. With `verdict`, the goal is
-/// decided: its outcome is recorded and the next goal (or the value) set up.
+/// decided: its outcome is recorded and the next goal (or the value) set up. With `may_fold`,
+/// then folds the patches if they are due.
+#[allow(clippy::too_many_arguments)]
 fn checkpoint(
     sessions: &Sessions,
     id: u64,
@@ -781,6 +800,7 @@ fn checkpoint(
     pending: &mut Pending,
     rote: &RefCell<RoteTable>,
     verdict: Option<(Outcome, Option<(bool, u64)>)>,
+    may_fold: bool,
 ) -> Result<SessionRecord, SessionError> {
     let board = tree.root().pos.board();
     let seq = pending.stored.seq + 1;
@@ -895,9 +915,10 @@ fn checkpoint(
     pending.changed.clear();
     pending.points.clear();
     pending.decided.clear();
-    if st.fold_due() {
+    if may_fold && st.fold_due() {
         if let Err(e) = fold(sessions, id, g, tree, st) {
-            // The patches stay, and the next checkpoint tries again.
+            // The patches stay; a later checkpoint tries again, once they grew by a quarter.
+            st.retry_fold_at = st.patch_bytes + st.patch_bytes / 4;
             tracing::warn!("session {id}: folding the tree's patches into its chunks: {e}");
         }
     }
@@ -958,6 +979,7 @@ fn fold(
     st.patches.clear();
     st.patch_bytes = 0;
     st.patched.clear();
+    st.retry_fold_at = 0;
     Ok(())
 }
 
@@ -1024,11 +1046,13 @@ mod tests {
             if round == 12 {
                 // A full disk: the next checkpoint writes what this one could not.
                 mem.fail_writes.store(true, Ordering::SeqCst);
-                assert!(checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None).is_err());
+                assert!(
+                    checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None, true).is_err()
+                );
                 mem.fail_writes.store(false, Ordering::SeqCst);
                 continue;
             }
-            checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None).unwrap();
+            checkpoint(&sessions, id, 0, &tree, &mut pending, &rote, None, true).unwrap();
             let st = &mut pending.stored;
             if !st.patches.is_empty() {
                 patched += 1;
@@ -1073,6 +1097,18 @@ mod tests {
     }
 
     #[test]
+    fn repeats_of_changed_nodes_are_sorted_out_once_they_outgrow_the_tree() {
+        let mut p = Pending::default();
+        p.stored.len = 10;
+        p.changed = (0..(1u32 << 20)).map(|i| i % 7).collect();
+        p.bound_changed();
+        assert_eq!(p.changed.len(), 1 << 20, "up to the floor, as it came");
+        p.changed.push(3);
+        p.bound_changed();
+        assert_eq!(p.changed, (0..7).collect::<Vec<u32>>());
+    }
+
+    #[test]
     fn patches_fold_once_they_outweigh_the_chunks() {
         let mut st = Stored {
             len: 10_000_000,
@@ -1086,5 +1122,9 @@ mod tests {
         st.len = 1000;
         st.patch_bytes = 60 << 20;
         assert!(!st.fold_due(), "a small tree's patches wait for the floor");
+        st.patch_bytes = 80 << 20;
+        assert!(st.fold_due());
+        st.retry_fold_at = 100 << 20;
+        assert!(!st.fold_due(), "after a failed fold, until they grew");
     }
 }
