@@ -36,6 +36,7 @@ struct RawConfig {
     init: Option<Spanned<String>>,
     store_cache: Option<Spanned<String>>,
     second_level_table: Option<Spanned<String>>,
+    memory_bound: Option<Spanned<String>>,
     verify: Option<bool>,
     pairs: Option<bool>,
     certificate_leaf_budget: Option<Spanned<u64>>,
@@ -69,6 +70,10 @@ pub struct Config {
     pub store_cache: u64,
     /// Bytes each second-level df-pn table (one a question being searched) takes at most.
     pub second_level_table: u64,
+    /// The daemon's own resident memory (endgame tables' mapped pages not counted) at which a
+    /// running session checkpoints and pauses itself, so that growing first-level trees never
+    /// push the machine into swap or the OOM killer (0: no bound).
+    pub memory_bound: u64,
     /// Re-check every decided proof independently.
     pub verify: bool,
     /// New sessions expand two first-level leaves at a time when one question is left
@@ -96,6 +101,9 @@ impl Config {
             init: Init::Material,
             store_cache: 256 << 20,
             second_level_table: 512 << 20,
+            // Seven eighths of the machine: room for the page cache of the tables and for
+            // the commands a user runs beside the daemon.
+            memory_bound: crate::machine::meminfo("MemTotal").map_or(0, |t| t / 8 * 7),
             verify: true,
             pairs: false,
             // 100 M: the 5x9 start's certificate then left 53 of 2 M nodes open in 48
@@ -253,6 +261,28 @@ impl Config {
             }
             c.second_level_table = bytes;
         }
+        if let Some(s) = raw.memory_bound {
+            let (span, s) = (s.span(), s.into_inner());
+            let bytes = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
+                bad(
+                    "memory_bound",
+                    span.clone(),
+                    format!("{s:?}"),
+                    "a size of at least 1MiB, such as \"20GiB\"",
+                )
+            })?;
+            if let Some(total) = crate::machine::meminfo("MemTotal")
+                && bytes > total
+            {
+                return Err(bad(
+                    "memory_bound",
+                    span,
+                    format!("{s:?}"),
+                    &format!("at most the machine's {} MiB", total >> 20),
+                ));
+            }
+            c.memory_bound = bytes;
+        }
         if let Some(v) = raw.verify {
             c.verify = v;
         }
@@ -407,6 +437,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1") && e.contains("second_level"), "{e}");
+    }
+
+    #[test]
+    fn the_memory_bound_is_a_size_the_machine_has() {
+        let c = Config::parse("memory_bound = \"2GiB\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.memory_bound, 2 << 30);
+        for bad in ["\"0\"", "\"lots\""] {
+            let e = Config::parse(&format!("memory_bound = {bad}\n"), Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("line 1") && e.contains("at least 1MiB"), "{e}");
+        }
+        if let Some(total) = crate::machine::meminfo("MemTotal") {
+            assert_eq!(Config::defaults().memory_bound, total / 8 * 7);
+            let gib = total / (1 << 30) + 1;
+            let e = Config::parse(
+                &format!("memory_bound = \"{gib}GiB\"\n"),
+                Path::new("c.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("at most the machine's"), "{e}");
+        }
     }
 
     #[test]

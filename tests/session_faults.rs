@@ -185,3 +185,44 @@ fn the_worker_skips_a_damaged_record() {
         Some("white")
     );
 }
+
+/// A daemon past its memory bound: the running session checkpoints and pauses itself, saying
+/// why, and a resume (with room again) goes on from that checkpoint.
+#[test]
+fn a_session_past_the_memory_bound_pauses_itself_and_resumes() {
+    let sessions = Sessions::open(Arc::new(MemStore::new()), false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    // Long without tables: still open when the bound is first checked, after a second.
+    let root = Position::initial("9x3".parse().unwrap());
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let control = Control::default();
+    // Any process takes more than a byte: the bound is passed at the first progress line.
+    control.memory_bound.store(1, Ordering::SeqCst);
+    let paused = run(&sessions, id, &control, logs.path()).unwrap();
+    assert_eq!(paused.state, State::Paused);
+    let why = paused.error.clone().unwrap_or_default();
+    assert!(why.contains("memory_bound"), "{why}");
+    let g = paused.goals[0].clone();
+    assert_eq!(g.outcome, "open", "paused before it was decided");
+    assert!(g.first_level > 1 && g.iterations > 0);
+    let tree = sessions
+        .load_tree(id, 0, root.board(), g.first_level)
+        .unwrap();
+    assert_eq!(tree.len() as u64, g.first_level);
+
+    // Room again: resumed, it goes on from there until asked to stop.
+    control.memory_bound.store(0, Ordering::SeqCst);
+    control.clear();
+    let resumed = sessions.set_state(id, State::Running).unwrap();
+    assert_eq!(resumed.error, None);
+    let again = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&sessions, id, &control, logs.path()));
+        std::thread::sleep(Duration::from_millis(1500));
+        control.request_stop();
+        h.join().unwrap()
+    })
+    .unwrap();
+    assert_eq!(again.state, State::Running);
+    assert!(again.goals[0].iterations > g.iterations);
+    assert!(again.goals[0].nodes > g.nodes);
+}

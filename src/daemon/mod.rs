@@ -319,19 +319,25 @@ pub fn session_settings(
 impl Service {
     pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
         let (wake, woken) = crossbeam_channel::bounded(1);
-        let table = config.second_level_table;
+        let control = || {
+            let c = Control::with_table(config.second_level_table);
+            c.memory_bound
+                .store(config.memory_bound, std::sync::atomic::Ordering::Relaxed);
+            c
+        };
+        let (control, spare) = (control(), control());
         Service {
             sessions,
             config,
             dir,
-            control: Control::with_table(table),
+            control,
             running: Mutex::new(None),
             wake,
             woken,
             has_worker,
             spare: Slot {
                 running: Mutex::new(None),
-                control: Control::with_table(table),
+                control: spare,
             },
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),

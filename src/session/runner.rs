@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::egdb::Database;
@@ -42,6 +42,9 @@ pub struct Control {
     /// Entries each second-level df-pn table keeps at most (0: the search's default); the
     /// config's `second_level_table`.
     pub second_level_table: AtomicUsize,
+    /// The process's own resident bytes at which the session checkpoints and pauses itself
+    /// (0: no bound); the config's `memory_bound`.
+    pub memory_bound: AtomicU64,
 }
 
 impl Control {
@@ -544,6 +547,7 @@ fn solve_goal(
     tree.stats.seconds = seconds_before;
     log.write(&progress(&tree, event, 0.0, checkpoints));
     let mut failed_checkpoint = false;
+    let mut over_memory = None;
     while !tree.decided() && !stop.now() {
         let before = tree.nodes.len();
         // With two threads and this question alone (the other decided), PN² with df-pn
@@ -575,10 +579,33 @@ fn solve_goal(
             let nps = (tree.stats.nodes - last_log_nodes) as f64
                 / (tree.stats.seconds - last_log_secs).max(1e-9);
             let p = progress(&tree, "progress", nps, checkpoints);
+            let bound = control.memory_bound.load(Ordering::Relaxed);
+            if bound > 0 && p.memory_bytes > bound {
+                over_memory = Some((p.memory_bytes, bound));
+            }
             log.write(&p);
             control.report(p);
             (last_log, last_log_nodes, last_log_secs) =
                 (Instant::now(), tree.stats.nodes, tree.stats.seconds);
+        }
+        if let Some((used, bound)) = over_memory {
+            // Set aside before the machine runs short: the tree is checkpointed below and
+            // freed; the user resumes it once memory allows (or with a larger bound).
+            let why = format!(
+                "paused by the daemon: its resident memory, {} MiB, passed memory_bound ({} MiB); resume once memory allows",
+                used >> 20,
+                bound >> 20
+            );
+            tracing::warn!("session {id}: {why}");
+            sessions.update(id, Vec::new(), |r| {
+                if r.state == State::Running {
+                    r.state = State::Paused;
+                    r.error = Some(why);
+                }
+                Ok(())
+            })?;
+            stop.halt.store(true, Ordering::SeqCst);
+            break;
         }
         if last_checkpoint.elapsed() >= interval {
             let t = Instant::now();
@@ -915,12 +942,13 @@ fn checkpoint(
     pending.changed.clear();
     pending.points.clear();
     pending.decided.clear();
-    if may_fold && st.fold_due() {
-        if let Err(e) = fold(sessions, id, g, tree, st) {
-            // The patches stay; a later checkpoint tries again, once they grew by a quarter.
-            st.retry_fold_at = st.patch_bytes + st.patch_bytes / 4;
-            tracing::warn!("session {id}: folding the tree's patches into its chunks: {e}");
-        }
+    if may_fold
+        && st.fold_due()
+        && let Err(e) = fold(sessions, id, g, tree, st)
+    {
+        // The patches stay; a later checkpoint tries again, once they grew by a quarter.
+        st.retry_fold_at = st.patch_bytes + st.patch_bytes / 4;
+        tracing::warn!("session {id}: folding the tree's patches into its chunks: {e}");
     }
     Ok(rec)
 }
