@@ -136,6 +136,20 @@ impl Config {
                 message: format!("line {line}: {key} = {shown}: expected {expected}"),
             }
         };
+        // A size of at least `MIN_SIZE` for `key` (`example` shown when it is not one), with
+        // its span and text for a later refusal.
+        let size = |key: &str, s: Spanned<String>, example: &str| {
+            let (span, s) = (s.span(), s.into_inner());
+            match parse_bytes(&s).filter(|&b| b >= MIN_SIZE) {
+                Some(b) => Ok((b, span, format!("{s:?}"))),
+                None => Err(bad(
+                    key,
+                    span,
+                    format!("{s:?}"),
+                    &format!("a size of at least 1MiB, such as {example}"),
+                )),
+            }
+        };
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |dir: PathBuf| {
             if dir.is_absolute() {
@@ -222,26 +236,10 @@ impl Config {
             })?;
         }
         if let Some(s) = raw.store_cache {
-            let (span, s) = (s.span(), s.into_inner());
-            c.store_cache = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
-                bad(
-                    "store_cache",
-                    span,
-                    format!("{s:?}"),
-                    "a size of at least 1MiB, such as \"256MiB\" or \"1GiB\"",
-                )
-            })?;
+            c.store_cache = size("store_cache", s, "\"256MiB\" or \"1GiB\"")?.0;
         }
         if let Some(s) = raw.second_level_table {
-            let (span, s) = (s.span(), s.into_inner());
-            let bytes = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
-                bad(
-                    "second_level_table",
-                    span.clone(),
-                    format!("{s:?}"),
-                    "a size of at least 1MiB, such as \"512MiB\" or \"4GiB\"",
-                )
-            })?;
+            let (bytes, span, shown) = size("second_level_table", s, "\"512MiB\" or \"4GiB\"")?;
             // Two questions search at once, each with its table: both must fit beside the
             // rest, or the machine swaps (or kills the daemon) days into a run.
             if let Some(total) = crate::machine::meminfo("MemTotal")
@@ -250,7 +248,7 @@ impl Config {
                 return Err(bad(
                     "second_level_table",
                     span,
-                    format!("{s:?}"),
+                    shown,
                     &format!(
                         "at most {} MiB on this machine (two tables, one a question, in \
                          three quarters of its {} MiB)",
@@ -262,22 +260,14 @@ impl Config {
             c.second_level_table = bytes;
         }
         if let Some(s) = raw.memory_bound {
-            let (span, s) = (s.span(), s.into_inner());
-            let bytes = parse_bytes(&s).filter(|&b| b >= MIN_SIZE).ok_or_else(|| {
-                bad(
-                    "memory_bound",
-                    span.clone(),
-                    format!("{s:?}"),
-                    "a size of at least 1MiB, such as \"20GiB\"",
-                )
-            })?;
+            let (bytes, span, shown) = size("memory_bound", s, "\"20GiB\"")?;
             if let Some(total) = crate::machine::meminfo("MemTotal")
                 && bytes > total
             {
                 return Err(bad(
                     "memory_bound",
                     span,
-                    format!("{s:?}"),
+                    shown,
                     &format!("at most the machine's {} MiB", total >> 20),
                 ));
             }

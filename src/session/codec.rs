@@ -259,11 +259,19 @@ pub fn encode_chunk(nodes: &[Node], stamp: u64) -> Vec<u8> {
         .collect();
     let archive =
         rkyv::to_bytes::<rkyv::rancor::Error>(&records).expect("node records always serialise");
+    framed(NODES_VERSION, Some(stamp), &archive)
+}
+
+/// A value of `version`: the version byte, zeros to 8 bytes, the stamp if any, the archive
+/// (8-byte aligned within the value).
+fn framed(version: u8, stamp: Option<u64>, archive: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(ARCHIVE_AT + archive.len());
-    v.push(NODES_VERSION);
+    v.push(version);
     v.resize(STAMP_AT, 0);
-    v.extend(stamp.to_le_bytes());
-    v.extend_from_slice(&archive);
+    if let Some(stamp) = stamp {
+        v.extend(stamp.to_le_bytes());
+    }
+    v.extend_from_slice(archive);
     v
 }
 
@@ -359,11 +367,7 @@ pub fn encode_patch(nodes: &[Node], changed: &[u32]) -> Vec<u8> {
         .collect();
     let archive =
         rkyv::to_bytes::<rkyv::rancor::Error>(&records).expect("patch records always serialise");
-    let mut v = Vec::with_capacity(ARCHIVE_AT_SHORT + archive.len());
-    v.push(PATCH_VERSION);
-    v.resize(ARCHIVE_AT_SHORT, 0);
-    v.extend_from_slice(&archive);
-    v
+    framed(PATCH_VERSION, None, &archive)
 }
 
 /// Applies the patch in `bytes` to `nodes`, except to nodes whose chunk was written by
