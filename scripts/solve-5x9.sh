@@ -57,10 +57,11 @@ done
 echo "== sessions"
 for i in "${!names[@]}"; do
     name=${names[$i]}
-    read -r id st tables < <(python3 - "$name" "$(f session list --json)" <<'PY'
+    read -r id st tables why < <(python3 - "$name" "$(f session list --json)" <<'PY'
 import json, sys
 found = [s for s in json.loads(sys.argv[2]) if s["name"] == sys.argv[1]]
-print(f"{found[-1]['id']} {found[-1]['state']} {found[-1]['db_dir']}" if found else "none")
+s = found[-1] if found else None
+print(f"{s['id']} {s['state']} {s['db_dir']} {s.get('error') or ''}" if s else "none")
 PY
 )
     state="$id${st:+ $st}"
@@ -76,7 +77,8 @@ PY
                   --second-level "${SECOND_LEVEL:-30000}" ;;
         # Paused is a user's choice (an interruption leaves sessions running, and the daemon
         # resumes them): say so and leave it.
-        *" paused") echo "session ${state% *} ($name): paused; \`fanorona session resume ${state% *}\` continues it" ;;
+        # The daemon pauses a session itself past its memory bound: the reason is shown.
+        *" paused") echo "session ${state% *} ($name): paused${why:+ ($why)}; \`fanorona session resume ${state% *}\` continues it" ;;
         *" stopped" | *" failed") f session resume "${state% *}" > /dev/null && echo "resumed ${state% *} ($name)" ;;
         *) echo "session ${state% *} ($name): ${state#* }" ;;
     esac
