@@ -157,7 +157,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
             );
         }
 
-        // The whole tree written again in batches of 512 chunks (as a fold writes it), then in
+        // The whole tree written again in the fold's batches (`FOLD_BATCH` chunks), then in
         // one batch (as a format 3 checkpoint that touched every chunk did): the time and the
         // growth of resident memory of each.
         let rewrite = |per_batch: usize| -> Result<(f64, u64), Failure> {

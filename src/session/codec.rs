@@ -60,14 +60,20 @@ fn node_flags(n: &Node) -> u8 {
     leaf | (n.expanded as u8) << 2 | (n.repetition as u8) << 3 | (n.rote as u8) << 4
 }
 
-/// The leaf kind in bits 0-1 of a node's flags.
-fn leaf_of(flags: u8, what: &'static str) -> Result<Leaf, DecodeError> {
-    match flags & 3 {
-        0 => Ok(Leaf::Open),
-        1 => Ok(Leaf::Proven),
-        2 => Ok(Leaf::Disproven),
-        _ => Err(damaged(what, "leaf kind 3")),
-    }
+/// Sets `n`'s leaf kind and flags from `flags` (as `node_flags` wrote them), refusing an
+/// unknown leaf kind.
+#[inline]
+fn set_flags(n: &mut Node, flags: u8, what: &'static str) -> Result<(), DecodeError> {
+    n.leaf = match flags & 3 {
+        0 => Leaf::Open,
+        1 => Leaf::Proven,
+        2 => Leaf::Disproven,
+        _ => return Err(damaged(what, "leaf kind 3")),
+    };
+    n.expanded = flags & 4 != 0;
+    n.repetition = flags & 8 != 0;
+    n.rote = flags & 16 != 0;
+    Ok(())
 }
 
 /// A node from its stored fields, refusing a position off the board and an unknown leaf kind.
@@ -85,20 +91,21 @@ fn node_of(
 ) -> Result<Node, DecodeError> {
     const W: &str = "node chunk";
     let pos = position(board, color_of(side, W)?, white, black, W)?;
-    let leaf = leaf_of(flags, W)?;
-    Ok(Node {
+    let mut n = Node {
         pos,
         pn: numbers.0,
         dn: numbers.1,
         parent: links.0,
         first: links.1,
         count: links.2,
-        expanded: flags & 4 != 0,
-        leaf,
-        repetition: flags & 8 != 0,
-        rote: flags & 16 != 0,
+        expanded: false,
+        leaf: Leaf::Open,
+        repetition: false,
+        rote: false,
         since,
-    })
+    };
+    set_flags(&mut n, flags, W)?;
+    Ok(n)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +122,18 @@ fn damaged(what: &'static str, why: impl Into<String>) -> DecodeError {
     }
 }
 
+/// A value's version byte, one of `known` (the first the current one, named when it is not).
+fn version(bytes: &[u8], known: &[u8], what: &'static str) -> Result<u8, DecodeError> {
+    match bytes.first() {
+        Some(v) if known.contains(v) => Ok(*v),
+        Some(v) => Err(damaged(
+            what,
+            format!("value version {v} is not {}", known[0]),
+        )),
+        None => Err(damaged(what, "empty value")),
+    }
+}
+
 /// Reads fixed-width fields off a byte slice.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -124,17 +143,11 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader past the version byte, which must be ours.
     fn versioned(bytes: &'a [u8], what: &'static str) -> Result<Reader<'a>, DecodeError> {
-        match bytes.first() {
-            Some(&VALUE_VERSION) => Ok(Reader {
-                bytes: &bytes[1..],
-                what,
-            }),
-            Some(v) => Err(damaged(
-                what,
-                format!("value version {v} is not {VALUE_VERSION}"),
-            )),
-            None => Err(damaged(what, "empty value")),
-        }
+        version(bytes, &[VALUE_VERSION], what)?;
+        Ok(Reader {
+            bytes: &bytes[1..],
+            what,
+        })
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
@@ -235,9 +248,15 @@ pub fn patch_key(id: u64, goal: u8, seq: u64) -> Vec<u8> {
 
 /// The checkpoint that wrote a patch, from its key.
 pub fn patch_seq(key: &[u8]) -> Result<u64, DecodeError> {
+    after_tree(key, "node patch")
+}
+
+/// The u64 after a key's tree prefix (session and goal): a curve point's iteration, a
+/// patch's checkpoint.
+fn after_tree(key: &[u8], what: &'static str) -> Result<u64, DecodeError> {
     key.get(9..17)
         .map(|b| u64::from_be_bytes(b.try_into().expect("8 bytes")))
-        .ok_or_else(|| damaged("node patch", "short key"))
+        .ok_or_else(|| damaged(what, "short key"))
 }
 
 /// The chunk of `nodes` as written by checkpoint `stamp`.
@@ -289,8 +308,8 @@ const ARCHIVE_AT_SHORT: usize = 8;
 /// chunk's stamp (0 for a chunk of a format 3 store).
 pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<u64, DecodeError> {
     const W: &str = "node chunk";
-    let (stamp, archive) = match bytes.first() {
-        Some(&NODES_VERSION) => {
+    let (stamp, archive) = match version(bytes, &[NODES_VERSION, NODES_VERSION_UNSTAMPED], W)? {
+        NODES_VERSION => {
             let stamp = bytes
                 .get(STAMP_AT..ARCHIVE_AT)
                 .ok_or_else(|| damaged(W, "too short"))?;
@@ -299,19 +318,12 @@ pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<u
                 &bytes[ARCHIVE_AT..],
             )
         }
-        Some(&NODES_VERSION_UNSTAMPED) => (
+        _ => (
             0,
             bytes
                 .get(ARCHIVE_AT_SHORT..)
                 .ok_or_else(|| damaged(W, "too short"))?,
         ),
-        Some(v) => {
-            return Err(damaged(
-                W,
-                format!("value version {v} is not {NODES_VERSION}"),
-            ));
-        }
-        None => return Err(damaged(W, "empty value")),
     };
     aligned(archive, |a| decode_archive(a, board, out))?;
     Ok(stamp)
@@ -381,16 +393,7 @@ pub fn apply_patch(
     patched: &mut std::collections::BTreeSet<u32>,
 ) -> Result<(), DecodeError> {
     const W: &str = "node patch";
-    match bytes.first() {
-        Some(&PATCH_VERSION) => {}
-        Some(v) => {
-            return Err(damaged(
-                W,
-                format!("value version {v} is not {PATCH_VERSION}"),
-            ));
-        }
-        None => return Err(damaged(W, "empty value")),
-    }
+    version(bytes, &[PATCH_VERSION], W)?;
     let archive = bytes
         .get(ARCHIVE_AT_SHORT..)
         .ok_or_else(|| damaged(W, "too short"))?;
@@ -406,15 +409,11 @@ pub fn apply_patch(
                 continue;
             }
             patched.insert((i / CHUNK) as u32);
-            let leaf = leaf_of(r.flags, W)?;
+            set_flags(n, r.flags, W)?;
             n.pn = r.pn.to_native();
             n.dn = r.dn.to_native();
             n.first = r.first.to_native();
             n.count = r.count.to_native();
-            n.leaf = leaf;
-            n.expanded = r.flags & 4 != 0;
-            n.repetition = r.flags & 8 != 0;
-            n.rote = r.flags & 16 != 0;
         }
         Ok(())
     })
@@ -493,10 +492,7 @@ pub fn encode_point(p: &CurvePoint) -> Vec<u8> {
 
 pub fn decode_point(key: &[u8], bytes: &[u8]) -> Result<CurvePoint, DecodeError> {
     let mut r = Reader::versioned(bytes, "curve point")?;
-    let iteration = key
-        .get(9..17)
-        .map(|b| u64::from_be_bytes(b.try_into().expect("8 bytes")))
-        .ok_or_else(|| damaged("curve point", "short key"))?;
+    let iteration = after_tree(key, "curve point")?;
     Ok(CurvePoint {
         iteration,
         nodes: r.u64()?,

@@ -413,17 +413,19 @@ struct Stored {
 }
 
 impl Stored {
-    fn of(saved: &crate::session::SavedTree) -> Stored {
-        Stored {
+    /// How `saved` is stored, and its nodes.
+    fn of(saved: crate::session::SavedTree) -> (Stored, Vec<crate::search::pn::Node>) {
+        let stored = Stored {
             len: saved.nodes.len(),
             seq: saved.seq,
-            patches: saved.patches.clone(),
+            patches: saved.patches,
             patch_bytes: saved.patch_bytes,
-            patched: saved.patched.clone(),
+            patched: saved.patched,
             fold_at_least: FOLD_AT_LEAST,
             written: 0,
             retry_fold_at: 0,
-        }
+        };
+        (stored, saved.nodes)
     }
 
     /// Whether the patches should be folded into the chunks.
@@ -457,9 +459,8 @@ fn solve_goal(
     let goal = Goal {
         attacker: color(&rec.goals[g].attacker),
     };
-    let saved = sessions.load_saved(id, g as u8, root.board(), rec.goals[g].first_level)?;
-    let stored = Stored::of(&saved);
-    let saved = saved.nodes;
+    let (stored, saved) =
+        Stored::of(sessions.load_saved(id, g as u8, root.board(), rec.goals[g].first_level)?);
     let gr = &rec.goals[g];
     let resumed = !saved.is_empty();
     let mut tree = if resumed {
