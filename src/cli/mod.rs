@@ -34,8 +34,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Where sessions live: the store, the daemon's lock and socket, the progress logs
-    /// (default: data_dir of the config); read by solve, daemon, session, rote, play and
-    /// match.
+    /// (default: data_dir of the config); read by solve, daemon, session, rote, store, play
+    /// and match.
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -232,6 +232,11 @@ pub enum Command {
         #[command(subcommand)]
         command: session::RoteCommand,
     },
+    /// The session store on disk: compact it (give back the space of rewritten records).
+    Store {
+        #[command(subcommand)]
+        command: session::StoreCommand,
+    },
     /// Endgame databases: build, count, probe and verify the retrograde tables.
     Db {
         #[command(subcommand)]
@@ -414,6 +419,7 @@ impl Command {
             Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
             Command::Rote { .. } => "rote",
+            Command::Store { .. } => "store",
             Command::Db { .. } => "db",
             Command::Bench { .. } => "bench",
         }
@@ -509,6 +515,7 @@ pub fn run(cli: Cli) -> CliResult {
         } => serve(bind, token, db, certificates, &config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),
+        Command::Store { command } => session::store(command, &config()?),
         Command::Show { target, out } => rules::show(&target, out.json),
         Command::Moves { target, out } => rules::moves(&target, out.json),
         Command::Perft {

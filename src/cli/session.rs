@@ -180,6 +180,68 @@ pub enum RoteCommand {
     },
 }
 
+#[derive(clap::Subcommand)]
+pub enum StoreCommand {
+    /// Copy every record into a new store beside the old, check the copy against it, and
+    /// swap it in. sled keeps the space of every record rewritten or deleted (checkpoints'
+    /// patches, folded chunks), so a store that ran for days is mostly garbage. Needs the
+    /// store to itself (stop the daemon first) and free disk for the live records; stopped
+    /// anywhere, the store is whole (the compaction is finished or undone when it opens).
+    Compact {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+pub fn store(command: StoreCommand, config: &Config) -> CliResult {
+    match command {
+        StoreCommand::Compact {
+            out: JsonFlag { json },
+        } => {
+            let dir = DataDir::new(&config.data_dir);
+            let _lock = daemon::lock(&dir).map_err(daemon_failure)?;
+            let mut last = std::time::Instant::now();
+            let gb = |b: u64| b as f64 / 1e9;
+            let done = daemon::compact::compact(&dir, config, &mut |table, c| {
+                if !json && last.elapsed() >= Duration::from_secs(5) {
+                    eprintln!(
+                        "copying {}: {} records, {:.2} GB so far",
+                        table.name(),
+                        c.records,
+                        gb(c.bytes)
+                    );
+                    last = std::time::Instant::now();
+                }
+            })
+            .map_err(daemon_failure)?;
+            if json {
+                out!(
+                    "{}",
+                    serde_json::json!({
+                        "store": dir.store(),
+                        "records": done.contents.records,
+                        "record_bytes": done.contents.bytes,
+                        "bytes_before": done.bytes_before,
+                        "bytes_after": done.bytes_after,
+                        "seconds": done.seconds,
+                    })
+                );
+            } else {
+                out!(
+                    "{}: {} records ({:.2} GB) copied, checked and swapped in; {:.2} GB on disk before, {:.2} GB now; {:.1} s",
+                    dir.store().display(),
+                    done.contents.records,
+                    gb(done.contents.bytes),
+                    gb(done.bytes_before),
+                    gb(done.bytes_after),
+                    done.seconds
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum SessionAlgo {
     Pn,

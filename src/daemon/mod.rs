@@ -5,6 +5,7 @@
 //! `logs/session-N.jsonl` (one progress log per session).
 
 pub mod certificates;
+pub mod compact;
 pub mod protocol;
 
 use std::fs::{File, OpenOptions};
@@ -138,6 +139,9 @@ pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
 /// A marker file beside the store records that it was created, so a store whose files were
 /// damaged or deleted is reported instead of being taken for a new, empty one.
 pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
+    if let Some(what) = compact::recover(dir)? {
+        tracing::info!("{}: {what}", dir.root.display());
+    }
     let marker = dir.root.join("store.created");
     let created = marker.exists();
     if created && !dir.store().is_dir() {

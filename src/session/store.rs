@@ -107,6 +107,13 @@ pub trait Store: Send + Sync {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError>;
+    /// Every key from `from` on, in key order, until `each` returns false.
+    fn scan_while(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StoreError>;
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
     /// All of `writes` or none, durable when this returns.
@@ -120,11 +127,27 @@ pub trait Store: Send + Sync {
     fn sync(&self) -> Result<(), StoreError>;
     /// Bytes the store takes on disk (0 for a store in memory).
     fn size_on_disk(&self) -> u64;
+    /// Gives back the memory of what was read (a backend that keeps it); every record stays.
+    fn release_cache(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// The store on disk, in sled.
+///
+/// sled 0.34 keeps every page it reads in memory while the database is open, whatever its
+/// cache capacity: reading a first-level tree's chunks on resume left their gigabytes
+/// resident for good. `release_cache` therefore closes and reopens the database after such
+/// reads (the open handles are behind a lock: every call waits for it).
 pub struct SledStore {
     path: PathBuf,
+    cache_bytes: u64,
+    /// `None` only after a reopen failed: every call then reports it.
+    open: std::sync::RwLock<Option<Sled>>,
+}
+
+/// An open sled database and its trees, one per `Table`.
+struct Sled {
     db: sled::Db,
     trees: Vec<sled::Tree>,
 }
@@ -132,6 +155,15 @@ pub struct SledStore {
 impl SledStore {
     /// Opens (or creates) the store in directory `path`; `cache_bytes` is sled's page cache.
     pub fn open(path: &Path, cache_bytes: u64) -> Result<SledStore, StoreError> {
+        let sled = Self::open_sled(path, cache_bytes)?;
+        Ok(SledStore {
+            path: path.to_path_buf(),
+            cache_bytes,
+            open: std::sync::RwLock::new(Some(sled)),
+        })
+    }
+
+    fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
         let err = |e: sled::Error| StoreError::Backend {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -147,15 +179,16 @@ impl SledStore {
             .map(|t| db.open_tree(t.name()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(err)?;
-        Ok(SledStore {
-            path: path.to_path_buf(),
-            db,
-            trees,
-        })
+        Ok(Sled { db, trees })
     }
 
-    fn tree(&self, t: Table) -> &sled::Tree {
-        &self.trees[t as usize]
+    /// Runs `f` on the open database.
+    fn with<R>(&self, f: impl FnOnce(&Sled) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        let open = self.open.read().expect("store lock");
+        match open.as_ref() {
+            Some(s) => f(s),
+            None => Err(self.err("closed: reopening it failed earlier (see the log)")),
+        }
     }
 
     fn err(&self, e: impl std::fmt::Display) -> StoreError {
@@ -197,10 +230,12 @@ impl SledStore {
 
 impl Store for SledStore {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.tree(table)
-            .get(key)
-            .map(|v| v.map(|v| v.to_vec()))
-            .map_err(|e| self.err(e))
+        self.with(|s| {
+            s.trees[table as usize]
+                .get(key)
+                .map(|v| v.map(|v| v.to_vec()))
+                .map_err(|e| self.err(e))
+        })
     }
 
     fn scan(
@@ -209,11 +244,13 @@ impl Store for SledStore {
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError> {
-        for kv in self.tree(table).scan_prefix(prefix) {
-            let (k, v) = kv.map_err(|e| self.err(e))?;
-            each(&k, &v);
-        }
-        Ok(())
+        self.with(|s| {
+            for kv in s.trees[table as usize].scan_prefix(prefix) {
+                let (k, v) = kv.map_err(|e| self.err(e))?;
+                each(&k, &v);
+            }
+            Ok(())
+        })
     }
 
     fn scan_from(
@@ -223,24 +260,45 @@ impl Store for SledStore {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError> {
-        for kv in self.tree(table).range(from..) {
-            let (k, v) = kv.map_err(|e| self.err(e))?;
-            if !k.starts_with(prefix) {
-                break;
+        self.with(|s| {
+            for kv in s.trees[table as usize].range(from..) {
+                let (k, v) = kv.map_err(|e| self.err(e))?;
+                if !k.starts_with(prefix) {
+                    break;
+                }
+                each(&k, &v);
             }
-            each(&k, &v);
-        }
-        Ok(())
+            Ok(())
+        })
+    }
+
+    fn scan_while(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StoreError> {
+        self.with(|s| {
+            for kv in s.trees[table as usize].range(from..) {
+                let (k, v) = kv.map_err(|e| self.err(e))?;
+                if !each(&k, &v) {
+                    break;
+                }
+            }
+            Ok(())
+        })
     }
 
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
-        match self.tree(table).scan_prefix(prefix).next_back() {
-            None => Ok(None),
-            Some(kv) => {
-                let (k, v) = kv.map_err(|e| self.err(e))?;
-                Ok(Some((k.to_vec(), v.to_vec())))
-            }
-        }
+        self.with(
+            |s| match s.trees[table as usize].scan_prefix(prefix).next_back() {
+                None => Ok(None),
+                Some(kv) => {
+                    let (k, v) = kv.map_err(|e| self.err(e))?;
+                    Ok(Some((k.to_vec(), v.to_vec())))
+                }
+            },
+        )
     }
 
     fn commit(&self, writes: &[Write]) -> Result<(), StoreError> {
@@ -254,25 +312,136 @@ impl Store for SledStore {
                 None => b.remove(w.key.as_slice()),
             }
         }
-        let t = &self.trees;
-        let result: sled::transaction::TransactionResult<(), ()> =
-            (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]).transaction(|(a, b, c, d, e, f)| {
-                for (tree, batch) in [a, b, c, d, e, f].into_iter().zip(&batches) {
-                    tree.apply_batch(batch)?;
-                }
-                Ok(())
-            });
-        result.map_err(|e| self.err(format!("{e:?}")))
+        self.with(|s| {
+            let t = &s.trees;
+            let result: sled::transaction::TransactionResult<(), ()> =
+                (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]).transaction(|(a, b, c, d, e, f)| {
+                    for (tree, batch) in [a, b, c, d, e, f].into_iter().zip(&batches) {
+                        tree.apply_batch(batch)?;
+                    }
+                    Ok(())
+                });
+            result.map_err(|e| self.err(format!("{e:?}")))
+        })
     }
 
     fn sync(&self) -> Result<(), StoreError> {
-        self.db.flush().map_err(|e| self.err(e))?;
+        self.with(|s| s.db.flush().map_err(|e| self.err(e)))?;
         self.sync_files()
     }
 
     fn size_on_disk(&self) -> u64 {
-        self.db.size_on_disk().unwrap_or(0)
+        self.with(|s| Ok(s.db.size_on_disk().unwrap_or(0)))
+            .unwrap_or(0)
     }
+
+    fn release_cache(&self) -> Result<(), StoreError> {
+        let mut open = self.open.write().expect("store lock");
+        if let Some(s) = open.take() {
+            s.db.flush().map_err(|e| self.err(e))?;
+        }
+        // The old database is dropped (its file lock released) before the new one opens.
+        *open = Some(Self::open_sled(&self.path, self.cache_bytes)?);
+        crate::machine::give_back_free_memory();
+        Ok(())
+    }
+}
+
+/// A store's records summed up: how many, the bytes of their keys and values, and a digest
+/// of them all in table and key order (so two stores with equal contents agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Contents {
+    pub records: u64,
+    pub bytes: u64,
+    pub digest: u64,
+}
+
+impl Contents {
+    fn add(&mut self, table: Table, key: &[u8], value: &[u8]) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (self.digest, table as u8, key, value).hash(&mut h);
+        self.digest = h.finish();
+        self.records += 1;
+        self.bytes += (key.len() + value.len()) as u64;
+    }
+}
+
+/// What `store` holds, read through; the store gives back what it keeps in memory every
+/// `release_bytes` read.
+pub fn contents(store: &dyn Store, release_bytes: u64) -> Result<Contents, StoreError> {
+    let mut c = Contents::default();
+    for table in Table::ALL {
+        let mut start = Vec::new();
+        loop {
+            let mut read = 0u64;
+            let mut last = None;
+            store.scan_while(table, &start, &mut |k, v| {
+                c.add(table, k, v);
+                read += (k.len() + v.len()) as u64;
+                if read >= release_bytes {
+                    last = Some(k.to_vec());
+                    return false;
+                }
+                true
+            })?;
+            // Stopped short: on from the next key, once the store let go of what it read.
+            let Some(mut next) = last else { break };
+            next.push(0);
+            start = next;
+            store.release_cache()?;
+        }
+    }
+    Ok(c)
+}
+
+/// Records a copy writes per batch at most: sled's transactions slow down and take memory
+/// out of all proportion with many small writes (a batch of 1.4 million curve points took
+/// minutes and gigabytes).
+const COPY_BATCH_RECORDS: usize = 10_000;
+
+/// Copies every record of `from` into `to` (a new, empty store) in batches of about
+/// `batch_bytes` (or `COPY_BATCH_RECORDS`), and syncs `to`; `progress` sees each table's name and the contents copied
+/// so far after every batch. Both stores give back what they keep in memory every
+/// `release_bytes` copied, so the copy of a large store takes little memory. Returns what
+/// was copied.
+pub fn copy_all(
+    from: &dyn Store,
+    to: &dyn Store,
+    batch_bytes: u64,
+    release_bytes: u64,
+    progress: &mut dyn FnMut(Table, &Contents),
+) -> Result<Contents, StoreError> {
+    let mut copied = Contents::default();
+    let mut since_release = 0u64;
+    for table in Table::ALL {
+        // Each batch is read from the key after the last one copied.
+        let mut start = Vec::new();
+        loop {
+            let mut batch = Vec::new();
+            let mut pending = 0u64;
+            from.scan_while(table, &start, &mut |k, v| {
+                copied.add(table, k, v);
+                pending += (k.len() + v.len()) as u64;
+                batch.push(Write::put(table, k.to_vec(), v.to_vec()));
+                pending < batch_bytes && batch.len() < COPY_BATCH_RECORDS
+            })?;
+            let Some(last) = batch.last() else { break };
+            start.clone_from(&last.key);
+            start.push(0);
+            to.commit(&batch)?;
+            progress(table, &copied);
+            since_release += pending;
+            if since_release >= release_bytes {
+                to.sync()?;
+                from.release_cache()?;
+                to.release_cache()?;
+                since_release = 0;
+            }
+        }
+    }
+    to.sync()?;
+    Ok(copied)
 }
 
 /// Every table's map in one, keyed by (table, key).
@@ -320,6 +489,24 @@ impl Store for MemStore {
             .take_while(|((t, k), _)| *t == table && k.starts_with(prefix))
         {
             each(k, v);
+        }
+        Ok(())
+    }
+
+    fn scan_while(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StoreError> {
+        let maps = self.maps.lock().expect("store lock");
+        for ((_, k), v) in maps
+            .range((table, from.to_vec())..)
+            .take_while(|((t, _), _)| *t == table)
+        {
+            if !each(k, v) {
+                break;
+            }
         }
         Ok(())
     }
@@ -419,6 +606,42 @@ mod tests {
         exercise(&MemStore::new());
         let dir = tempfile::tempdir().unwrap();
         exercise(&SledStore::open(&dir.path().join("store"), 1 << 20).unwrap());
+    }
+
+    #[test]
+    fn a_copy_holds_the_same_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = SledStore::open(&dir.path().join("a"), 1 << 20).unwrap();
+        // Many rewrites of the same keys: the garbage a copy leaves behind.
+        for round in 0..20u8 {
+            let writes: Vec<Write> = (0..2000u32)
+                .map(|i| {
+                    let t = Table::ALL[i as usize % Table::ALL.len()];
+                    Write::put(t, i.to_be_bytes().to_vec(), vec![round; 200])
+                })
+                .collect();
+            from.apply(&writes).unwrap();
+        }
+        let to = SledStore::open(&dir.path().join("b"), 1 << 20).unwrap();
+        let mut seen = 0;
+        let copied = copy_all(&from, &to, 50_000, 120_000, &mut |_, c| seen = c.records).unwrap();
+        assert_eq!(copied.records, 2000);
+        assert_eq!(seen, 2000);
+        assert_eq!(copied.bytes, 2000 * 204);
+        assert_eq!(contents(&from, 100_000).unwrap(), copied);
+        assert_eq!(contents(&to, u64::MAX).unwrap(), copied);
+        assert_eq!(
+            to.get(Table::Rote, &4u32.to_be_bytes()).unwrap(),
+            Some(vec![19; 200])
+        );
+        // Any change shows in the digest.
+        to.apply(&[Write::put(
+            Table::Meta,
+            0u32.to_be_bytes().to_vec(),
+            vec![18; 200],
+        )])
+        .unwrap();
+        assert_ne!(contents(&to, u64::MAX).unwrap().digest, copied.digest);
     }
 
     #[test]
