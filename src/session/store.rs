@@ -146,6 +146,9 @@ pub struct SledStore {
     open: std::sync::RwLock<Option<Sled>>,
 }
 
+/// Opens tried when the store reopens (50 ms apart: a minute).
+const REOPEN_TRIES: u32 = 1200;
+
 /// An open sled database and its trees, one per `Table`.
 struct Sled {
     db: sled::Db,
@@ -340,8 +343,20 @@ impl Store for SledStore {
         if let Some(s) = open.take() {
             s.db.flush().map_err(|e| self.err(e))?;
         }
-        // The old database is dropped (its file lock released) before the new one opens.
-        *open = Some(Self::open_sled(&self.path, self.cache_bytes)?);
+        // The old database is dropped before the new one opens; its file lock goes with the
+        // last of its background threads, so the open is tried again for a while.
+        let mut tries = 0;
+        let sled = loop {
+            match Self::open_sled(&self.path, self.cache_bytes) {
+                Ok(s) => break s,
+                Err(e) if tries >= REOPEN_TRIES => return Err(e),
+                Err(_) => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+        };
+        *open = Some(sled);
         crate::machine::give_back_free_memory();
         Ok(())
     }
@@ -606,6 +621,30 @@ mod tests {
         exercise(&MemStore::new());
         let dir = tempfile::tempdir().unwrap();
         exercise(&SledStore::open(&dir.path().join("store"), 1 << 20).unwrap());
+    }
+
+    /// Reopening the database while other threads write and read loses nothing.
+    #[test]
+    fn releasing_the_cache_beside_writers_keeps_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SledStore::open(&dir.path().join("store"), 1 << 20).unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..2u8 {
+                let s = &s;
+                scope.spawn(move || {
+                    for i in 0..300u32 {
+                        let key = [&[t][..], &i.to_be_bytes()].concat();
+                        s.apply(&[Write::put(Table::Curve, key.clone(), vec![t; 100])])
+                            .unwrap();
+                        assert_eq!(s.get(Table::Curve, &key).unwrap(), Some(vec![t; 100]));
+                    }
+                });
+            }
+            for _ in 0..20 {
+                s.release_cache().unwrap();
+            }
+        });
+        assert_eq!(contents(&s, 1000).unwrap().records, 600);
     }
 
     #[test]
