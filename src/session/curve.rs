@@ -198,8 +198,12 @@ fn draw(
                     last.iteration, last.nodes
                 ),
             };
+            // 24 points, smaller when the caption would not fit the plot's width (a glyph is
+            // about half its size wide).
+            let width = plot.dim_in_pixel().0 as f64 - 30.0;
+            let size = (width / (0.55 * caption.chars().count() as f64)).clamp(12.0, 24.0);
             chart
-                .caption(caption, ("sans-serif", 24))
+                .caption(caption, ("sans-serif", size))
                 .x_label_area_size(50)
                 .y_label_area_size(80);
         }
