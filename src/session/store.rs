@@ -106,7 +106,15 @@ pub trait Store: Send + Sync {
         prefix: &[u8],
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.scan_while(table, from, &mut |k, v| {
+            let inside = k.starts_with(prefix);
+            if inside {
+                each(k, v);
+            }
+            inside
+        })
+    }
     /// Every key from `from` on, in key order, until `each` returns false.
     fn scan_while(
         &self,
@@ -250,25 +258,6 @@ impl Store for SledStore {
         self.with(|s| {
             for kv in s.trees[table as usize].scan_prefix(prefix) {
                 let (k, v) = kv.map_err(|e| self.err(e))?;
-                each(&k, &v);
-            }
-            Ok(())
-        })
-    }
-
-    fn scan_from(
-        &self,
-        table: Table,
-        prefix: &[u8],
-        from: &[u8],
-        each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError> {
-        self.with(|s| {
-            for kv in s.trees[table as usize].range(from..) {
-                let (k, v) = kv.map_err(|e| self.err(e))?;
-                if !k.starts_with(prefix) {
-                    break;
-                }
                 each(&k, &v);
             }
             Ok(())
@@ -489,23 +478,6 @@ impl Store for MemStore {
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError> {
         self.scan_from(table, prefix, prefix, each)
-    }
-
-    fn scan_from(
-        &self,
-        table: Table,
-        prefix: &[u8],
-        from: &[u8],
-        each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError> {
-        let maps = self.maps.lock().expect("store lock");
-        for ((_, k), v) in maps
-            .range((table, from.to_vec())..)
-            .take_while(|((t, k), _)| *t == table && k.starts_with(prefix))
-        {
-            each(k, v);
-        }
-        Ok(())
     }
 
     fn scan_while(
