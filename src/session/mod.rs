@@ -93,10 +93,6 @@ pub struct Tuning {
     pub db_dir: Option<PathBuf>,
 }
 
-/// Bytes of a tree read after which the store gives back what it keeps of them (sled keeps
-/// every page read in memory: a resume of a 30-million-node tree left 2 GB resident).
-const RELEASE_AFTER_READING: u64 = 64 << 20;
-
 /// The sessions of a store. Record updates go through one lock, so the daemon's command
 /// handler (pause, stop) and the solving thread (checkpoints) never overwrite each other.
 pub struct Sessions {
@@ -361,10 +357,8 @@ impl Sessions {
         let mut nodes = Vec::with_capacity(expected.min(1 << 26) as usize);
         let mut stamps = Vec::new();
         let mut bad = None;
-        let mut read = 0u64;
         let prefix = codec::tree_prefix(id, goal);
         self.store.scan(Table::Nodes, &prefix, &mut |k, v| {
-            read += v.len() as u64;
             if bad.is_some() {
                 return;
             }
@@ -398,7 +392,6 @@ impl Sessions {
                 codec::apply_patch(v, seq, &mut nodes, |c| stamps[c], &mut saved.patched)?;
                 Ok(seq)
             });
-            read += v.len() as u64;
             match applied {
                 Ok(seq) => {
                     saved.seq = saved.seq.max(seq);
@@ -410,9 +403,6 @@ impl Sessions {
         })?;
         if let Some(e) = bad {
             return Err(e.into());
-        }
-        if read >= RELEASE_AFTER_READING {
-            self.store.release_cache()?;
         }
         let broken = |why: String| DecodeError {
             what: "first-level tree",
