@@ -56,25 +56,23 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DaemonE
     move |source| DaemonError::Io { what, path, source }
 }
 
-/// fsync of a directory, so the renames and removals in it are durable.
-fn sync_dir(path: &Path) -> Result<(), DaemonError> {
+/// fsync of a file, or of a directory so that the renames and removals in it are durable.
+fn sync_path(path: &Path) -> Result<(), DaemonError> {
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
         .map_err(io("cannot sync", path))
 }
 
-fn remove_dir(path: &Path) -> Result<(), DaemonError> {
-    match std::fs::remove_dir_all(path) {
+/// A removal's result, where what was to go being gone already is success.
+fn removed(path: &Path, result: std::io::Result<()>) -> Result<(), DaemonError> {
+    match result {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("cannot remove", path)(e)),
         _ => Ok(()),
     }
 }
 
-fn remove_file(path: &Path) -> Result<(), DaemonError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("cannot remove", path)(e)),
-        _ => Ok(()),
-    }
+fn remove_dir(path: &Path) -> Result<(), DaemonError> {
+    removed(path, std::fs::remove_dir_all(path))
 }
 
 /// Finishes or undoes a compaction that a crash stopped (the data directory locked); says
@@ -88,10 +86,10 @@ pub fn recover(dir: &DataDir) -> Result<Option<&'static str>, DaemonError> {
                 std::fs::rename(dir.store(), &old).map_err(io("cannot rename", &dir.store()))?;
             }
             std::fs::rename(&new, dir.store()).map_err(io("cannot rename", &new))?;
-            sync_dir(&dir.root)?;
+            sync_path(&dir.root)?;
         }
-        remove_file(&marker)?;
-        sync_dir(&dir.root)?;
+        removed(&marker, std::fs::remove_file(&marker))?;
+        sync_path(&dir.root)?;
         remove_dir(&old)?;
         return Ok(Some(
             "finished a compaction of the store that was stopped after its copy",
@@ -133,7 +131,7 @@ pub fn compact(
 ) -> Result<Compaction, DaemonError> {
     let start = Instant::now();
     recover(dir)?;
-    if !dir.root.join("store.created").exists() || !dir.store().is_dir() {
+    if !dir.created().exists() || !dir.store().is_dir() {
         return Err(SessionError::Damaged(format!(
             "{} holds no session store to compact",
             dir.root.display()
@@ -175,10 +173,8 @@ pub fn compact(
     let marker = dir.compacted();
     std::fs::write(&marker, format!("{} records\n", copied.records))
         .map_err(io("cannot write", &marker))?;
-    std::fs::File::open(&marker)
-        .and_then(|f| f.sync_all())
-        .map_err(io("cannot sync", &marker))?;
-    sync_dir(&dir.root)?;
+    sync_path(&marker)?;
+    sync_path(&dir.root)?;
     recover(dir)?;
     Ok(Compaction {
         contents: copied,

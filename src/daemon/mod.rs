@@ -75,6 +75,10 @@ impl DataDir {
     pub fn store(&self) -> PathBuf {
         self.root.join("store")
     }
+    /// Written when the store was created: a store missing beside it is damaged, not new.
+    pub fn created(&self) -> PathBuf {
+        self.root.join("store.created")
+    }
     pub fn lock(&self) -> PathBuf {
         self.root.join("daemon.lock")
     }
@@ -142,7 +146,7 @@ pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonE
     if let Some(what) = compact::recover(dir)? {
         tracing::info!("{}: {what}", dir.root.display());
     }
-    let marker = dir.root.join("store.created");
+    let marker = dir.created();
     let created = marker.exists();
     if created && !dir.store().is_dir() {
         return Err(SessionError::Damaged(format!(

@@ -398,30 +398,56 @@ impl Contents {
     }
 }
 
-/// What `store` holds, read through in scans of about `scan_bytes` each (so that a store
+/// Reads the next piece of `table` from `start` on: every record to `each`, until the piece
+/// holds `max_bytes` of keys and values or `max_records` records. `start` is left at the
+/// key after the last one read, for the next piece. Returns whether the piece held any
+/// record. Between pieces no scan is open, so the caller may write, and a store that keeps
+/// what it reads can let go of it.
+fn next_piece(
+    store: &dyn Store,
+    table: Table,
+    start: &mut Vec<u8>,
+    max_bytes: u64,
+    max_records: usize,
+    each: &mut dyn FnMut(&[u8], &[u8]),
+) -> Result<bool, StoreError> {
+    let (mut bytes, mut records) = (0u64, 0usize);
+    let mut last = None;
+    store.scan_while(table, start, &mut |k, v| {
+        each(k, v);
+        bytes += (k.len() + v.len()) as u64;
+        records += 1;
+        let more = bytes < max_bytes && records < max_records;
+        if !more {
+            last = Some(k.to_vec());
+        }
+        more
+    })?;
+    match last {
+        Some(key) => {
+            *start = key;
+            start.push(0);
+            Ok(true)
+        }
+        // The table's end was reached.
+        None => Ok(false),
+    }
+}
+
+/// What `store` holds, read through in pieces of about `scan_bytes` each (so that a store
 /// that keeps what it reads can let go of it between them).
 pub fn contents(store: &dyn Store, scan_bytes: u64) -> Result<Contents, StoreError> {
     let mut c = Contents::default();
     for table in Table::ALL {
         let mut start = Vec::new();
-        loop {
-            let mut read = 0u64;
-            let mut last = None;
-            store.scan_while(table, &start, &mut |k, v| {
-                c.add(table, k, v);
-                read += (k.len() + v.len()) as u64;
-                if read >= scan_bytes {
-                    last = Some(k.to_vec());
-                    return false;
-                }
-                true
-            })?;
-            // Stopped short (a store that keeps what it reads lets go of it after a scan
-            // this long): on from the next key.
-            let Some(mut next) = last else { break };
-            next.push(0);
-            start = next;
-        }
+        while next_piece(
+            store,
+            table,
+            &mut start,
+            scan_bytes,
+            usize::MAX,
+            &mut |k, v| c.add(table, k, v),
+        )? {}
     }
     Ok(c)
 }
@@ -432,11 +458,10 @@ pub fn contents(store: &dyn Store, scan_bytes: u64) -> Result<Contents, StoreErr
 const COPY_BATCH_RECORDS: usize = 10_000;
 
 /// Copies every record of `from` into `to` (a new, empty store) in batches of about
-/// `batch_bytes` (or `COPY_BATCH_RECORDS`), and syncs `to`; `progress` sees each table's name and the contents copied
-/// so far after every batch. The copy gives back what it keeps in memory every
-/// `release_bytes` copied (the source does so by itself), so the copy of a large store takes
-/// little memory. Returns what
-/// was copied.
+/// `batch_bytes` (or `COPY_BATCH_RECORDS`), and syncs `to`; `progress` sees each table's
+/// name and the contents copied so far after every batch. The copy gives back what it keeps
+/// in memory every `release_bytes` copied (the source does so by itself), so the copy of a
+/// large store takes little memory. Returns what was copied.
 pub fn copy_all(
     from: &dyn Store,
     to: &dyn Store,
@@ -447,28 +472,35 @@ pub fn copy_all(
     let mut copied = Contents::default();
     let mut since_release = 0u64;
     for table in Table::ALL {
-        // Each batch is read from the key after the last one copied.
         let mut start = Vec::new();
         loop {
             let mut batch = Vec::new();
             let mut pending = 0u64;
-            from.scan_while(table, &start, &mut |k, v| {
-                copied.add(table, k, v);
-                pending += (k.len() + v.len()) as u64;
-                batch.push(Write::put(table, k.to_vec(), v.to_vec()));
-                pending < batch_bytes && batch.len() < COPY_BATCH_RECORDS
-            })?;
-            let Some(last) = batch.last() else { break };
-            start.clone_from(&last.key);
-            start.push(0);
-            to.commit(&batch)?;
-            progress(table, &copied);
+            let more = next_piece(
+                from,
+                table,
+                &mut start,
+                batch_bytes,
+                COPY_BATCH_RECORDS,
+                &mut |k, v| {
+                    copied.add(table, k, v);
+                    pending += (k.len() + v.len()) as u64;
+                    batch.push(Write::put(table, k.to_vec(), v.to_vec()));
+                },
+            )?;
+            if !batch.is_empty() {
+                to.commit(&batch)?;
+                progress(table, &copied);
+            }
             since_release += pending;
             if since_release >= release_bytes {
                 // The source lets go of what it read by itself; the copy of what it wrote.
                 to.sync()?;
                 to.release_cache()?;
                 since_release = 0;
+            }
+            if !more {
+                break;
             }
         }
     }
