@@ -10,8 +10,9 @@
 # Usage: scripts/solve-5x9.sh [DATA_DIR] [DB_DIR]   (defaults: data, data/egdb)
 #        WAIT=0 scripts/solve-5x9.sh ...            (start or resume, print, do not wait
 #                                                    nor write certificates)
-#        SECOND_LEVEL=N scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
-#                                                    30000: README "The second level's bound")
+#        SECOND_LEVEL=B scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
+#                                                    max(30000,tree/100): README "The second
+#                                                    level's bound")
 #        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces: 2.5 hours of both
 #                                                    cores and 18 GiB for its largest pair; a
 #                                                    killed build resumes at its pair. Sessions
@@ -74,7 +75,7 @@ PY
     fi
     case "$state" in
         none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" \
-                  --second-level "${SECOND_LEVEL:-30000}" ;;
+                  --second-level "${SECOND_LEVEL:-max(30000,tree/100)}" ;;
         # Paused is a user's choice (an interruption leaves sessions running, and the daemon
         # resumes them): say so and leave it.
         # The daemon pauses a session itself past its memory bound: the reason is shown.

@@ -220,7 +220,7 @@ impl Config {
                     "second_level",
                     span,
                     format!("{s:?}"),
-                    "\"tree-size\" or a node count such as \"1000000\"",
+                    "\"tree-size\", a node count such as \"1000000\", \"tree/D\" or \"max(N,tree/D)\"",
                 )
             })?;
         }
@@ -330,7 +330,9 @@ fn expected(key: &str) -> Option<&'static str> {
         "checkpoint_interval" => "a duration in quotes, such as \"5m\" or \"30s\"",
         "log_level" => "\"error\", \"warn\", \"info\", \"debug\" or \"trace\"",
         "log_format" => "\"text\" or \"json\"",
-        "second_level" => "\"tree-size\" or a node count in quotes, such as \"1000000\"",
+        "second_level" => {
+            "\"tree-size\", a node count in quotes such as \"1000000\", \"tree/D\" or \"max(N,tree/D)\""
+        }
         "init" => "\"mobility\" or \"material\"",
         "store_cache" | "second_level_table" => {
             "a size of at least 1MiB in quotes, such as \"256MiB\""

@@ -961,7 +961,7 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
     let close = CloseOptions {
         nodes: 1 << 30,
         threads: 2,
-        second_level: None,
+        second_level: fanorona::search::SecondLevel::TreeSize,
         init: fanorona::search::Init::Material,
     };
     let lines = std::sync::Mutex::new(Vec::new());

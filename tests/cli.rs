@@ -312,7 +312,15 @@ fn the_second_level_bound_steers_pn2_but_not_its_answer() {
     assert!(paper > 100.0, "{paper}");
     assert!(one < 10.0, "{one}");
     assert_eq!(per_iteration(&["--second-level", "tree-size"]), paper);
+    // A share of the tree: over one it is the paper's bound; with a floor above what the
+    // share reaches, the floor is a fixed bound.
+    assert_eq!(per_iteration(&["--second-level", "tree/1"]), paper);
+    assert_eq!(
+        per_iteration(&["--second-level", "max(5000,tree/1000000)"]),
+        per_iteration(&["--second-level", "5000"])
+    );
     assert_bad_input(&["solve", "3x7", "--second-level", "0"], "second-level");
+    assert_bad_input(&["solve", "3x7", "--second-level", "tree/0"], "tree/D");
     // PN and df-pn have no second level: the bound is refused, not ignored.
     for algo in ["pn", "dfpn"] {
         assert_bad_input(

@@ -278,12 +278,12 @@ fn pause_resume_stop_and_the_faults_a_user_meets() {
         "tune",
         &id.to_string(),
         "--second-level",
-        "5000",
+        "max(5000,tree/100)",
         "--json",
     ]);
     assert_eq!(
         (&s["state"], &s["second_level"]),
-        (&"stopped".into(), &"5000".into())
+        (&"stopped".into(), &"max(5000,tree/100)".into())
     );
     // Its leaves' first numbers (new sessions take the config's, material by default).
     assert_eq!(s["init"], "material", "{s}");
@@ -297,7 +297,7 @@ fn pause_resume_stop_and_the_faults_a_user_meets() {
     ]);
     assert_eq!(
         (&s["init"], &s["second_level"]),
-        (&"mobility".into(), &"5000".into())
+        (&"mobility".into(), &"max(5000,tree/100)".into())
     );
     let o = data.cmd(&["session", "tune", &id.to_string(), "--init", "eval"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

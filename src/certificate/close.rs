@@ -15,7 +15,7 @@ use crate::certificate::{Cancel, Solved, Terms, WriteError, header_extra, make};
 use crate::egdb::Database;
 use crate::position::Position;
 use crate::search::pn::{self, Level, PnTree};
-use crate::search::{Goal, Init, LeafEval, Limits, Outcome, cancelled};
+use crate::search::{Goal, Init, LeafEval, Limits, Outcome, SecondLevel, cancelled};
 
 /// The search each open leaf gets.
 #[derive(Clone, Copy, Debug)]
@@ -24,8 +24,8 @@ pub struct CloseOptions {
     pub nodes: u64,
     /// Leaves solved at once, one thread each.
     pub threads: usize,
-    /// PN²'s second-level bound (the first level's size when `None`).
-    pub second_level: Option<u64>,
+    /// PN²'s second-level bound.
+    pub second_level: SecondLevel,
     /// How new leaves get their first numbers.
     pub init: Init,
 }
@@ -174,7 +174,7 @@ fn solve_one(
     };
     let leaf_eval = LeafEval::new(db).with_init(opts.init);
     let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
-    tree.second_level_budget = opts.second_level;
+    tree.second_level = opts.second_level;
     // In steps, so that a cancel is seen within one; a line a minute while it runs.
     const STEP: u64 = 10_000_000;
     let start = std::time::Instant::now();

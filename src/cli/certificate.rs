@@ -488,10 +488,7 @@ fn solve_leaves(
     let opts = CloseOptions {
         nodes: solve.nodes,
         threads: solve.threads,
-        second_level: match solve.second_level {
-            SecondLevel::Fixed(n) => Some(n),
-            SecondLevel::TreeSize => None,
-        },
+        second_level: solve.second_level,
         init: solve.init,
     };
     let done = close::solve_leaves(

@@ -37,9 +37,10 @@ pub enum SessionCommand {
         /// A name to know it by in `session list` (default: the board and a number).
         #[arg(long)]
         name: Option<String>,
-        /// PN²'s second-level bound: "tree-size" (the paper's) or a node count (default:
-        /// second_level of the daemon's config).
-        #[arg(long, value_name = "tree-size|N")]
+        /// PN²'s second-level bound: "tree-size" (the paper's), a node count, "tree/D" (the
+        /// first-level tree's size over D) or "max(N,tree/D)" (that, at least N). Default:
+        /// second_level of the daemon's config.
+        #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)")]
         second_level: Option<SecondLevel>,
         #[command(flatten)]
         out: JsonFlag,
@@ -66,8 +67,9 @@ pub enum SessionCommand {
     Tune {
         /// The session's id (see `session list`).
         id: u64,
-        /// "tree-size" (the paper's: the first-level tree's size) or a node count.
-        #[arg(long, value_name = "tree-size|N", required_unless_present_any = ["db", "init"])]
+        /// "tree-size" (the paper's: the first-level tree's size), a node count, "tree/D" (the
+        /// tree's size over D) or "max(N,tree/D)" (that, at least N).
+        #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)", required_unless_present_any = ["db", "init"])]
         second_level: Option<SecondLevel>,
         /// How new leaves get their first numbers from now on: "mobility" or "material".
         #[arg(long, value_name = "mobility|material")]

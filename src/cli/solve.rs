@@ -107,9 +107,10 @@ pub struct SolveArgs {
     /// PREFIX.black-wins.cert.gz, and verify it (`fanorona verify` reads it back).
     #[arg(long, value_name = "PREFIX")]
     pub certificate: Option<PathBuf>,
-    /// PN²'s second-level bound: "tree-size" (the paper's: the first-level tree's size) or
-    /// a node count (default: second_level of the config).
-    #[arg(long, value_name = "tree-size|N")]
+    /// PN²'s second-level bound: "tree-size" (the paper's: the first-level tree's size), a
+    /// node count, "tree/D" (the tree's size over D) or "max(N,tree/D)" (that, at least N).
+    /// Default: second_level of the config.
+    #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)")]
     pub second_level: Option<SecondLevel>,
     /// How a new leaf's first numbers are set: "mobility" (Allis) or "material" (mobility
     /// weighted by the material lead, after EF-PN). Default: init of the config.
@@ -237,8 +238,8 @@ fn search(
         _ => Level::Pn2,
     };
     let mut tree = PnTree::new(*pos, goal, leaf, Vec::new());
-    if let Some(SecondLevel::Fixed(n)) = args.second_level {
-        tree.second_level_budget = Some(n);
+    if let Some(bound) = args.second_level {
+        tree.second_level = bound;
     }
     if args.second_level_table > 0 {
         tree.second_level_table = args.second_level_table;
@@ -606,9 +607,7 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
                             s.spawn(move || {
                                 let leaf = LeafEval::new(Some(db)).with_init(init);
                                 let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
-                                if let SecondLevel::Fixed(n) = bound {
-                                    tree.second_level_budget = Some(n);
-                                }
+                                tree.second_level = bound;
                                 pn::run(&mut tree, level, limits, |_| {});
                                 tree.stats.nodes
                             })

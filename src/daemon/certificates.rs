@@ -141,7 +141,7 @@ impl Options<'_> {
             self.close = Some(CloseOptions {
                 nodes: config.certificate_close_nodes,
                 threads,
-                second_level: None,
+                second_level: SecondLevel::TreeSize,
                 init: config.init,
             });
         }
@@ -151,10 +151,7 @@ impl Options<'_> {
     /// The closing search as session `rec` searches.
     fn for_session(mut self, rec: &SessionRecord) -> Self {
         if let Some(c) = &mut self.close {
-            c.second_level = match rec.settings.second_level {
-                SecondLevel::Fixed(n) => Some(n),
-                SecondLevel::TreeSize => None,
-            };
+            c.second_level = rec.settings.second_level;
             c.init = rec.settings.init;
         }
         self

@@ -11,6 +11,7 @@ pub mod leaf;
 pub mod pn;
 pub mod proof;
 pub mod rote;
+pub mod second_level;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -19,6 +20,7 @@ use crate::moves::Move;
 use crate::position::{Color, Position};
 
 pub use leaf::{Init, Leaf, LeafEval};
+pub use second_level::SecondLevel;
 
 /// Proof and disproof numbers: `INFINITE` marks a proven (pn 0, dn INFINITE) or disproven
 /// (pn INFINITE, dn 0) node. Sums saturate below it.

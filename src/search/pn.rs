@@ -18,8 +18,8 @@ use crate::search::census;
 use crate::search::dfpn::DfPn;
 use crate::search::rote::{Rote, RoteKey};
 use crate::search::{
-    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, Stats, combine,
-    outcome_of,
+    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, SecondLevel, Stats,
+    combine, outcome_of,
 };
 
 const NO_PARENT: u32 = u32::MAX;
@@ -65,9 +65,9 @@ pub struct PnTree<'a> {
     pub stats: Stats,
     /// Solved positions to consult before searching a new node.
     rote: Option<&'a dyn Rote>,
-    /// PN²: a second-level search's node budget; `None` is the paper's (the first-level
-    /// tree's size).
-    pub second_level_budget: Option<u64>,
+    /// PN²: how large a second-level search may grow (the paper's bound by default: the
+    /// first-level tree's size).
+    pub second_level: SecondLevel,
     /// PN² with df-pn at the second level: entries its table keeps at most (see
     /// `second_level_entries`).
     pub second_level_table: usize,
@@ -98,7 +98,7 @@ impl<'a> PnTree<'a> {
             nodes: Vec::new(),
             stats: Stats::default(),
             rote,
-            second_level_budget: None,
+            second_level: SecondLevel::TreeSize,
             second_level_table: DFPN_SECOND_LEVEL_TABLE,
             dfpn: None,
             dfpn2: None,
@@ -125,7 +125,7 @@ impl<'a> PnTree<'a> {
             nodes,
             stats,
             rote,
-            second_level_budget: None,
+            second_level: SecondLevel::TreeSize,
             second_level_table: DFPN_SECOND_LEVEL_TABLE,
             dfpn: None,
             dfpn2: None,
@@ -424,7 +424,7 @@ impl<'a> PnTree<'a> {
     /// What a second-level search from leaf `n` starts from: its position, the positions
     /// before it (the game, then its ancestors) and its node budget.
     fn second_level_start(&self, n: usize) -> (Position, Vec<Position>, u64) {
-        let budget = self.second_level_budget.unwrap_or(self.nodes.len() as u64);
+        let budget = self.second_level.budget(self.nodes.len() as u64);
         let mut history = self.path(n);
         let pos = history.pop().expect("the path ends at the node");
         (pos, history, budget)

@@ -2,11 +2,11 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::search::Init;
+pub use crate::search::SecondLevel;
 
 /// Where a session stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -51,50 +51,6 @@ pub enum Algo {
     /// PN² with df-pn (and its transposition table) at the second level.
     #[serde(rename = "pn2-dfpn")]
     Pn2DfPn,
-}
-
-/// How large a second-level search may grow.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SecondLevel {
-    /// As the paper: at most as many nodes as the first-level tree has.
-    TreeSize,
-    /// At most this many nodes, whatever the first level's size.
-    Fixed(u64),
-}
-
-impl SecondLevel {
-    /// The node budget of a second-level search under a first level of `first` nodes.
-    pub fn budget(self, first: u64) -> u64 {
-        match self {
-            SecondLevel::TreeSize => first,
-            SecondLevel::Fixed(n) => n,
-        }
-    }
-}
-
-impl FromStr for SecondLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "tree-size" => Ok(SecondLevel::TreeSize),
-            _ => match s.parse::<u64>() {
-                Ok(n) if n > 0 => Ok(SecondLevel::Fixed(n)),
-                _ => Err(format!(
-                    "'{s}' is not a second-level policy: \"tree-size\" or a node count"
-                )),
-            },
-        }
-    }
-}
-
-impl fmt::Display for SecondLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SecondLevel::TreeSize => f.write_str("tree-size"),
-            SecondLevel::Fixed(n) => write!(f, "{n}"),
-        }
-    }
 }
 
 /// How a session is solved.

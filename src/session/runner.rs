@@ -476,9 +476,7 @@ fn solve_goal(
     } else {
         PnTree::with_rote(root, goal, leaf, Vec::new(), Some(rote))
     };
-    if let crate::session::SecondLevel::Fixed(n) = rec.settings.second_level {
-        tree.second_level_budget = Some(n);
-    }
+    tree.second_level = rec.settings.second_level;
     let entries = stop.control.second_level_table.load(Ordering::Relaxed);
     if entries > 0 {
         tree.second_level_table = entries;
@@ -1062,7 +1060,7 @@ mod tests {
         };
         let mut tree =
             PnTree::with_rote(root, goal, LeafEval::rules_only(), Vec::new(), Some(&rote));
-        tree.second_level_budget = Some(2000);
+        tree.second_level = SecondLevel::Fixed(2000);
         let mut pending = Pending::default();
         let (mut patched, mut folded, mut half) = (0, 0, false);
         for round in 0..24 {
