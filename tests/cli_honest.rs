@@ -191,6 +191,19 @@ fn status_shows_both_questions_live_and_readers_reach_a_running_solve() {
     let o = data.cmd(&["session", "status", &id.to_string()]);
     let text = stdout(&o);
     assert_eq!(text.matches("    now: iteration").count(), 2, "{text}");
+    // The paper's bound (the config's default) follows the tree: each line says what an
+    // expansion may cost, the first-level size it shows.
+    for line in text.lines().filter(|l| l.starts_with("    now:")) {
+        let after = |key: &str| {
+            let rest =
+                &line[line.find(key).unwrap_or_else(|| panic!("{key}: {line}")) + key.len()..];
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(after("first level "), after("second level now "), "{line}");
+    }
     assert!(text.contains("(at the last checkpoint)"), "{text}");
     data.json(&["session", "stop", &id.to_string(), "--json"]);
     drop(daemon);

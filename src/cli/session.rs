@@ -483,8 +483,16 @@ fn print_status(v: &Value) {
             proof_note(goal)
         );
         if let Some(p) = now {
+            // A bound that follows the tree: what an expansion may cost now.
+            let bound = g("second_level").parse::<SecondLevel>().ok();
+            let budget = match (bound, p["first_level"].as_u64()) {
+                (Some(b @ (SecondLevel::TreeSize | SecondLevel::Share { .. })), Some(first)) => {
+                    format!(", second level now {} nodes", b.budget(first))
+                }
+                _ => String::new(),
+            };
             out!(
-                "    now: iteration {}, {} nodes, first level {}, root pn {} dpn {}, {} nodes/s",
+                "    now: iteration {}, {} nodes, first level {}, root pn {} dpn {}, {} nodes/s{budget}",
                 p["iteration"],
                 p["nodes"],
                 p["first_level"],
