@@ -98,7 +98,9 @@ pub trait Store: Send + Sync {
         table: Table,
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.scan_from(table, prefix, prefix, each)
+    }
     /// Every key starting with `prefix` from `from` on, in key order.
     fn scan_from(
         &self,
@@ -268,24 +270,6 @@ impl Store for SledStore {
                 .map(|v| v.map(|v| v.to_vec()))
                 .map_err(|e| self.err(e))
         })
-    }
-
-    fn scan(
-        &self,
-        table: Table,
-        prefix: &[u8],
-        each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError> {
-        let mut read = 0;
-        self.with(|s| {
-            for kv in s.trees[table as usize].scan_prefix(prefix) {
-                let (k, v) = kv.map_err(|e| self.err(e))?;
-                read += v.len() as u64;
-                each(&k, &v);
-            }
-            Ok(())
-        })?;
-        self.note_read(read)
     }
 
     fn scan_while(
@@ -470,12 +454,12 @@ pub fn copy_all(
     progress: &mut dyn FnMut(Table, &Contents),
 ) -> Result<Contents, StoreError> {
     let mut copied = Contents::default();
-    let mut since_release = 0u64;
+    // `copied.bytes` at the last release.
+    let mut released_at = 0u64;
     for table in Table::ALL {
         let mut start = Vec::new();
         loop {
             let mut batch = Vec::new();
-            let mut pending = 0u64;
             let more = next_piece(
                 from,
                 table,
@@ -484,7 +468,6 @@ pub fn copy_all(
                 COPY_BATCH_RECORDS,
                 &mut |k, v| {
                     copied.add(table, k, v);
-                    pending += (k.len() + v.len()) as u64;
                     batch.push(Write::put(table, k.to_vec(), v.to_vec()));
                 },
             )?;
@@ -492,12 +475,11 @@ pub fn copy_all(
                 to.commit(&batch)?;
                 progress(table, &copied);
             }
-            since_release += pending;
-            if since_release >= release_bytes {
+            if copied.bytes - released_at >= release_bytes {
                 // The source lets go of what it read by itself; the copy of what it wrote.
                 to.sync()?;
                 to.release_cache()?;
-                since_release = 0;
+                released_at = copied.bytes;
             }
             if !more {
                 break;
@@ -529,15 +511,6 @@ impl Store for MemStore {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let maps = self.maps.lock().expect("store lock");
         Ok(maps.get(&(table, key.to_vec())).cloned())
-    }
-
-    fn scan(
-        &self,
-        table: Table,
-        prefix: &[u8],
-        each: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), StoreError> {
-        self.scan_from(table, prefix, prefix, each)
     }
 
     fn scan_while(
