@@ -126,3 +126,61 @@ fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
     eprintln!("alpha-beta solved {solved}");
     assert!(solved > 30, "{solved}");
 }
+
+/// A new df-pn node one piece beyond the tables whose side to move must capture is decided at
+/// once from its children's table values (`DfPn::by_captures`): on random 4-piece 5x9
+/// positions over 3-piece tables, the value must be the 4-piece table's, found without
+/// searching the root (one node and at most one per move probed), and its solution tree must
+/// hold the root as an inner node over table leaves.
+#[test]
+fn a_capture_into_the_tables_decides_a_node_as_the_next_table_says() {
+    let options = BuildOptions {
+        threads: 2,
+        progress: false,
+        distances: false,
+        report_every: None,
+    };
+    let (three, four) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    build(three.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
+    build(four.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
+    let (db3, db4) = (
+        Database::new(three.path(), Board::STANDARD),
+        Database::new(four.path(), Board::STANDARD),
+    );
+    let mut rng = Rng(11);
+    let (mut decided, mut wins) = (0, 0);
+    while decided < 60 {
+        let (w, b) = [(2, 2), (3, 1), (1, 3)][rng.below(3) as usize];
+        let pos = random_position(&mut rng, Board::STANDARD, w, b);
+        if !fanorona::movegen::has_capture(&pos) {
+            continue;
+        }
+        let expected = db4.probe(&pos).unwrap();
+        let goal = Goal {
+            attacker: pos.side_to_move(),
+        };
+        let mut d = DfPn::new(goal, LeafEval::new(Some(&db3)), Limits::none(), 1 << 12);
+        // Decided as the root was created: no deepening step ran.
+        let mut steps = 0;
+        let e = d.search(&pos, |_| steps += 1);
+        assert_eq!(steps, 0, "{pos}: searched in {steps} steps");
+        assert_eq!(
+            e.pn == 0,
+            expected == fanorona::egdb::Wdl::Win,
+            "{pos}: {e:?}, the tables say {expected:?}"
+        );
+        assert!(e.pn == 0 || e.dn == 0, "{pos}: {e:?}");
+        let moves = fanorona::movegen::count_moves(&pos);
+        assert!(d.stats.nodes <= 1 + moves, "{pos}: {} nodes", d.stats.nodes);
+        let tree = d.solution(&pos).unwrap();
+        check(&tree, Some(&db3)).unwrap();
+        assert!(
+            !tree.nodes[0].children.is_empty(),
+            "{pos}: the root is a leaf"
+        );
+        decided += 1;
+        wins += usize::from(e.pn == 0);
+    }
+    // Both kinds of answer were met.
+    assert!(wins > 0 && wins < decided, "{wins} wins of {decided}");
+}

@@ -16,7 +16,7 @@ mod table;
 
 use std::time::Instant;
 
-use crate::movegen::{successors, successors_into};
+use crate::movegen::{has_capture, successors, successors_into};
 use crate::position::Position;
 use crate::search::{
     CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, SearchResult, Stats, add, census,
@@ -120,6 +120,12 @@ pub struct DfPn<'a> {
     /// Set from outside to stop the search as its limits would (a certificate writer told
     /// to give up).
     stop: Option<crate::search::Cancel>,
+    /// One piece more than the tables hold: a new node with this many pieces whose side to
+    /// move must capture is decided from its children's table values at once (see
+    /// `by_captures`). `None` without tables.
+    captures_into_tables: Option<u32>,
+    /// The children `by_captures` probes, reused.
+    probed: Vec<Position>,
 }
 
 impl<'a> DfPn<'a> {
@@ -135,6 +141,8 @@ impl<'a> DfPn<'a> {
             repetition_wins: false,
             spare: Vec::new(),
             stop: None,
+            captures_into_tables: leaf.db.map(|db| db.max_pieces() as u32 + 1),
+            probed: Vec::new(),
         }
     }
 
@@ -178,13 +186,64 @@ impl<'a> DfPn<'a> {
                 pn: INFINITE,
                 dn: 0,
             },
-            Leaf::Open => {
-                let (pn, dn) = self.leaf.initial(&key.pos, self.goal);
-                Entry { pn, dn }
-            }
+            Leaf::Open => match self.by_captures(&key.pos) {
+                Some(true) => Entry {
+                    pn: 0,
+                    dn: INFINITE,
+                },
+                Some(false) => Entry {
+                    pn: INFINITE,
+                    dn: 0,
+                },
+                None => {
+                    let (pn, dn) = self.leaf.initial(&key.pos, self.goal);
+                    Entry { pn, dn }
+                }
+            },
         };
         self.table.store(*key, e, 1);
         e
+    }
+
+    /// Whether the attacker wins at `pos`, when its side to move must capture and it has one
+    /// piece more than the tables hold: captures are compulsory, so every move takes at
+    /// least one piece and the tables answer each child; nothing before a capture can repeat
+    /// after it, so the value holds on any path. Each child probed counts as a node created,
+    /// as it would be if the search expanded `pos`; `copy` still writes the children into a
+    /// solution tree as table leaves, so a certificate never holds `pos` as a leaf.
+    fn by_captures(&mut self, pos: &Position) -> Option<bool> {
+        if Some(pos.piece_count()) != self.captures_into_tables || !has_capture(pos) {
+            return None;
+        }
+        let mut probed = std::mem::take(&mut self.probed);
+        successors_into(pos, &mut probed);
+        let or = self.is_or(pos);
+        let mut verdict = Some(!or);
+        for child in &probed {
+            self.stats.nodes += 1;
+            let proven = if child.piece_count() < pos.piece_count() {
+                self.leaf.from_tables(child, self.goal)
+            } else {
+                None
+            };
+            match proven {
+                None => {
+                    verdict = None;
+                    break;
+                }
+                Some(p) => {
+                    self.stats.db_hits += 1;
+                    if p == or {
+                        // A winning capture for the attacker, or a holding one for the
+                        // defender, decides the node.
+                        verdict = Some(or);
+                        break;
+                    }
+                }
+            }
+        }
+        self.probed = probed;
+        verdict
     }
 
     /// Multiple iterative deepening at `key` (the last position of `path`) until its numbers
