@@ -120,6 +120,8 @@ pub struct Database {
     slices: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
     /// The same for the distance files.
     distances: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
+    /// `max_pieces` as first asked by `max_pieces_once`.
+    held: OnceLock<usize>,
 }
 
 impl Database {
@@ -130,6 +132,7 @@ impl Database {
             board: canonical_board(board),
             slices: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
             distances: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
+            held: OnceLock::new(),
         }
     }
 
@@ -277,6 +280,13 @@ impl Database {
             })
         };
         (2..=45).rev().find(|&n| built(n)).unwrap_or(0)
+    }
+
+    /// `max_pieces` as it was when first asked here, then kept: for a search that asks once per
+    /// search (hundreds of file checks each time otherwise). A slice built later is not seen,
+    /// as a slice first probed missing stays missing.
+    pub fn max_pieces_once(&self) -> usize {
+        *self.held.get_or_init(|| self.max_pieces())
     }
 
     /// The value of `pos` for its side to move, if its slice is built. The position may be on

@@ -141,7 +141,7 @@ impl<'a> DfPn<'a> {
             repetition_wins: false,
             spare: Vec::new(),
             stop: None,
-            captures_into_tables: leaf.db.map(|db| db.max_pieces() as u32 + 1),
+            captures_into_tables: leaf.db.map(|db| db.max_pieces_once() as u32 + 1),
             probed: Vec::new(),
         }
     }
