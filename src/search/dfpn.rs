@@ -38,6 +38,23 @@ pub struct Entry {
     pub dn: u64,
 }
 
+impl Entry {
+    /// The numbers of a decided node: proven (the attacker wins) or disproven.
+    fn decided(proven: bool) -> Entry {
+        if proven {
+            Entry {
+                pn: 0,
+                dn: INFINITE,
+            }
+        } else {
+            Entry {
+                pn: INFINITE,
+                dn: 0,
+            }
+        }
+    }
+}
+
 /// The path from the root: positions, and for each the hash of the set of positions since
 /// the last capture up to and including it.
 #[derive(Default)]
@@ -149,17 +166,7 @@ impl<'a> DfPn<'a> {
     /// The numbers of a child that repeats its path: a draw (the attacker has not won), or
     /// under `repetition_wins` a win for the attacker.
     fn repetition(&self) -> Entry {
-        if self.repetition_wins {
-            Entry {
-                pn: 0,
-                dn: INFINITE,
-            }
-        } else {
-            Entry {
-                pn: INFINITE,
-                dn: 0,
-            }
-        }
+        Entry::decided(self.repetition_wins)
     }
 
     fn is_or(&self, pos: &Position) -> bool {
@@ -178,28 +185,15 @@ impl<'a> DfPn<'a> {
         }
         self.stats.nodes += 1;
         let e = match self.leaf.eval(&key.pos, self.goal, &mut self.stats) {
-            Leaf::Proven => Entry {
-                pn: 0,
-                dn: INFINITE,
-            },
-            Leaf::Disproven => Entry {
-                pn: INFINITE,
-                dn: 0,
-            },
-            Leaf::Open => match self.by_captures(&key.pos) {
-                Some(true) => Entry {
-                    pn: 0,
-                    dn: INFINITE,
-                },
-                Some(false) => Entry {
-                    pn: INFINITE,
-                    dn: 0,
-                },
-                None => {
+            Leaf::Proven => Entry::decided(true),
+            Leaf::Disproven => Entry::decided(false),
+            Leaf::Open => self.by_captures(&key.pos).map_or_else(
+                || {
                     let (pn, dn) = self.leaf.initial(&key.pos, self.goal);
                     Entry { pn, dn }
-                }
-            },
+                },
+                Entry::decided,
+            ),
         };
         self.table.store(*key, e, 1);
         e
@@ -221,12 +215,7 @@ impl<'a> DfPn<'a> {
         let mut verdict = Some(!or);
         for child in &probed {
             self.stats.nodes += 1;
-            let proven = if child.piece_count() < pos.piece_count() {
-                self.leaf.from_tables(child, self.goal)
-            } else {
-                None
-            };
-            match proven {
+            match self.leaf.from_tables(child, self.goal) {
                 None => {
                     verdict = None;
                     break;
