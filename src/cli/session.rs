@@ -162,6 +162,11 @@ pub struct MovesArgs {
     /// them (where the next searches start).
     #[arg(long)]
     pub pieces: bool,
+    /// Also count the live nodes below (those not below a decided node) against the distinct
+    /// searches they stand for: the same position with the same positions since the last
+    /// capture, reached by other move orders.
+    #[arg(long)]
+    pub transpositions: bool,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -423,6 +428,22 @@ fn print_moves(v: &Value) {
                 );
             }
         }
+        let t = &q["transpositions"];
+        if t.is_object() {
+            let c = |k: &str| t[k].as_u64().unwrap_or(0);
+            out!(
+                "  live nodes from here: {} over {} positions, {} with their pasts since the last capture",
+                c("live"),
+                c("positions"),
+                c("keys")
+            );
+            out!(
+                "  open leaves: {} over {} keys; {} live nodes lie in subtrees of a key expanded before",
+                c("open_leaves"),
+                c("open_leaf_keys"),
+                c("in_repeated_subtrees")
+            );
+        }
     }
 }
 
@@ -611,6 +632,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                     line,
                     heaviest: a.heaviest,
                     pieces: a.pieces,
+                    transpositions: a.transpositions,
                 },
             )?;
             if a.out.json {

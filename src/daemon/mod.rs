@@ -448,8 +448,13 @@ impl Service {
                 line,
                 heaviest,
                 pieces,
+                transpositions,
             } => {
-                let extras = crate::session::moves::Extras { heaviest, pieces };
+                let extras = crate::session::moves::Extras {
+                    heaviest,
+                    pieces,
+                    transpositions,
+                };
                 let below = crate::session::moves::moves_below(&self.sessions, id, &line, extras)?;
                 Ok(json!({
                     "id": id,

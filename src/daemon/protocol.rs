@@ -62,6 +62,9 @@ pub enum Request {
         /// Also the nodes below by pieces on the board.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pieces: bool,
+        /// Also how many distinct searches the live nodes below stand for.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        transpositions: bool,
     },
     /// Changes the second-level bound, the leaves' first numbers or the tables (a set
     /// deciding at least as much) of a paused, stopped or failed session.

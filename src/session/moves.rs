@@ -64,6 +64,31 @@ pub struct QuestionMoves {
     /// the board, fewest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pieces: Vec<PieceCount>,
+    /// With `transpositions`: how often the live nodes below the node reached stand for the
+    /// same search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transpositions: Option<Transpositions>,
+}
+
+/// The live nodes below a node (those a search may still visit: not below a decided node),
+/// and how many distinct searches they stand for. Two nodes with the same position and the
+/// same positions since the last capture (the node's `since`) have the same value, however
+/// they were reached: the first level is a tree, so it searches them apart.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Transpositions {
+    /// Live nodes, the node reached included.
+    pub live: u64,
+    /// Distinct positions among them.
+    pub positions: u64,
+    /// Distinct positions with their sets since the last capture.
+    pub keys: u64,
+    /// Open leaves among the live nodes (where the next searches start), and their distinct
+    /// keys.
+    pub open_leaves: u64,
+    pub open_leaf_keys: u64,
+    /// Live nodes in the subtrees of expanded nodes whose key an expanded live node before
+    /// them (in the tree's order) already has: work a shared node would not have repeated.
+    pub in_repeated_subtrees: u64,
 }
 
 /// A tree's nodes with this many pieces on the board.
@@ -82,6 +107,8 @@ pub struct Extras {
     pub heaviest: bool,
     /// The nodes below it by pieces on the board.
     pub pieces: bool,
+    /// How many distinct searches the live nodes below it stand for.
+    pub transpositions: bool,
 }
 
 /// The position at the end of a line and each question's tree there.
@@ -116,6 +143,8 @@ pub fn moves_below(
         let nodes = sessions.load_tree_now(id, g as u8, root.board())?;
         let size = subtree_sizes(&nodes);
         let (index, reached) = follow(&nodes, &positions);
+        let repeats = (extras.transpositions && !matches!(reached, Reached::Outside { .. }))
+            .then(|| transpositions(&nodes, index));
         let (at, moves, down, pieces) = if let Reached::Outside { .. } = reached {
             (None, Vec::new(), Vec::new(), Vec::new())
         } else {
@@ -149,6 +178,7 @@ pub fn moves_below(
             moves,
             heaviest: down,
             pieces,
+            transpositions: repeats,
         });
     }
     Ok(Below {
@@ -273,6 +303,55 @@ fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
         .collect()
 }
 
+/// The live nodes of `index`'s subtree and the distinct searches they stand for, in a tree
+/// whose children come after their parent.
+fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
+    use std::collections::HashSet;
+    use std::hash::{BuildHasher, RandomState};
+    let hasher = RandomState::new();
+    let key = |n: &Node| hasher.hash_one((n.pos, n.since));
+    let mut t = Transpositions::default();
+    // Per node from `index` on: live, and inside a repeated subtree.
+    let mut live = vec![false; nodes.len() - index];
+    let mut repeated = vec![false; nodes.len() - index];
+    live[0] = true;
+    let (mut positions, mut keys, mut leaf_keys, mut expanded_keys) = (
+        HashSet::new(),
+        HashSet::new(),
+        HashSet::new(),
+        HashSet::new(),
+    );
+    for i in index..nodes.len() {
+        let k = i - index;
+        if !live[k] {
+            continue;
+        }
+        let n = &nodes[i];
+        t.live += 1;
+        positions.insert(hasher.hash_one(n.pos));
+        keys.insert(key(n));
+        let decided = n.proven() || n.disproven();
+        if n.expanded && !decided {
+            if !expanded_keys.insert(key(n)) {
+                repeated[k] = true;
+            }
+            let children = n.first as usize - index..(n.first + n.count) as usize - index;
+            live[children.clone()].fill(true);
+            if repeated[k] {
+                repeated[children].fill(true);
+            }
+        } else if !n.expanded && !decided {
+            t.open_leaves += 1;
+            leaf_keys.insert(key(n));
+        }
+        t.in_repeated_subtrees += u64::from(repeated[k]);
+    }
+    t.positions = positions.len() as u64;
+    t.keys = keys.len() as u64;
+    t.open_leaf_keys = leaf_keys.len() as u64;
+    t
+}
+
 /// From node `index`, the child with the most nodes below it, then its own, down to a leaf.
 fn heaviest_line(nodes: &[Node], size: &[u64], mut index: usize) -> Vec<MoveNumbers> {
     let mut line = Vec::new();
@@ -369,6 +448,60 @@ mod tests {
                 assert_eq!(moves.iter().map(|m| m.dn).min(), Some(0));
             }
         }
+    }
+
+    #[test]
+    fn transpositions_count_the_live_nodes_standing_for_one_search() {
+        // 3x9 stopped early: counted against a walk that keys each live node by hand.
+        let (tree, _) = search(
+            &Position::initial("3x9".parse().unwrap()),
+            Goal {
+                attacker: crate::Color::White,
+            },
+            LeafEval::rules_only(),
+            Level::Pn,
+            Limits {
+                nodes: Some(20_000),
+                ..Limits::none()
+            },
+            |_| {},
+        );
+        let nodes = tree.nodes;
+        let mut live = Vec::new();
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            live.push(i);
+            let n = &nodes[i];
+            if n.expanded && !(n.proven() || n.disproven()) {
+                stack.extend(n.first as usize..(n.first + n.count) as usize);
+            }
+        }
+        let t = transpositions(&nodes, 0);
+        assert_eq!(t.live, live.len() as u64);
+        assert_eq!(t.live + settled_below(&nodes), nodes.len() as u64);
+        let distinct = |f: &dyn Fn(&Node) -> bool| {
+            let mut keys: Vec<_> = live
+                .iter()
+                .map(|&i| &nodes[i])
+                .filter(|n| f(n))
+                .map(|n| (n.pos.to_string(), n.since))
+                .collect();
+            let all = keys.len() as u64;
+            keys.sort();
+            keys.dedup();
+            (all, keys.len() as u64)
+        };
+        assert_eq!(distinct(&|_| true).1, t.keys);
+        let open = |n: &Node| !n.expanded && !(n.proven() || n.disproven());
+        assert_eq!(distinct(&open), (t.open_leaves, t.open_leaf_keys));
+        // 3x9's opening moves transpose: the same position is searched twice.
+        assert!(t.keys < t.live, "{t:?}");
+        assert!(t.positions <= t.keys);
+        assert!(t.in_repeated_subtrees > 0 && t.in_repeated_subtrees < t.live, "{t:?}");
+        // Below a leaf: the leaf alone.
+        let leaf = live.iter().copied().find(|&i| open(&nodes[i])).unwrap();
+        let t = transpositions(&nodes, leaf);
+        assert_eq!((t.live, t.keys, t.open_leaves, t.in_repeated_subtrees), (1, 1, 1, 0));
     }
 
     #[test]

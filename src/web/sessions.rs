@@ -438,6 +438,7 @@ pub async fn moves(
             line,
             heaviest: q.heaviest,
             pieces: false,
+            transpositions: false,
         },
     )
     .await?;
