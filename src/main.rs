@@ -4,15 +4,15 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches};
 
 use cli::output::Failure;
 
 fn main() -> ExitCode {
     // With --json anywhere, a failure is a JSON object on stdout too.
     let json = std::env::args_os().any(|a| a == "--json");
-    let parsed = match cli::Cli::try_parse() {
+    let parsed = match parse() {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();
@@ -44,6 +44,17 @@ fn main() -> ExitCode {
         Err(Failure::Other(e)) => fail(&cli::output::one_line(&e), 1, json),
         Err(Failure::Reported(code)) => ExitCode::from(code),
     }
+}
+
+/// The command line, read with negative numbers taken as values on every command: `--depth
+/// -1` is then refused by the flag's own check, which names it, rather than read as an
+/// unknown flag '-1'.
+fn parse() -> Result<cli::Cli, clap::Error> {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negatives)
+    }
+    let matches = negatives(cli::Cli::command()).try_get_matches()?;
+    cli::Cli::from_arg_matches(&matches)
 }
 
 /// Reports a failure: one line on stderr, or with --json one object on stdout.

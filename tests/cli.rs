@@ -90,8 +90,15 @@ fn perft_json_reports_the_count() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_status_2() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["show", "BBB/B.W/WW w"], "ragged rows: row 3 has 2 points"),
+        // Black has no pieces: the game ended before White's move.
+        (
+            &["show", "WWW/W.W/WWW w"],
+            "black has no pieces, so the game ended with white's win",
+        ),
+        (&["solve", ".B./.../... b"], "white has no pieces"),
+        (&["show", "BBB"], "malformed board 'BBB'"),
         (
             &["show", "BBB/BxW/WWW w"],
             "unknown character 'x' in row 2, column 2",
@@ -108,6 +115,50 @@ fn bad_input_is_one_line_and_exit_status_2() {
     for (args, message) in cases {
         assert_bad_input(args, message);
     }
+}
+
+#[test]
+fn a_board_stands_for_its_start_on_every_command() {
+    // show, moves and perft take the board as the target, as solve and play do; solve and
+    // play take --board, as show, moves and match do.
+    let start = json(&["show", "--board", "3x3", "--json"]);
+    assert_eq!(json(&["show", "3x3", "--json"]), start);
+    assert_eq!(
+        stdout(&run(&["moves", "3x3"])),
+        stdout(&run(&["moves", "--board", "3x3"]))
+    );
+    let v = json(&["perft", "5x5", "--depth", "2", "--json"]);
+    assert_eq!(v["nodes"], 21);
+    let by_flag = run(&["solve", "--board", "3x5", "--nodes", "1000000"]);
+    assert!(by_flag.status.success(), "{}", stderr(&by_flag));
+    assert!(
+        stdout(&by_flag).contains("value: white wins"),
+        "{}",
+        stdout(&by_flag)
+    );
+    // One question disproven says what that leaves.
+    let o = run(&["solve", "3x5", "--goal", "black", "--nodes", "1000000"]);
+    assert!(
+        stdout(&o).contains("value: black does not win (white wins or it is a draw"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn serve_refuses_named_directories_that_are_not_there_and_resolves_host_names() {
+    assert_bad_input(
+        &["serve", "--db", "/no/such/tables"],
+        "--db /no/such/tables: no such directory",
+    );
+    assert_bad_input(
+        &["serve", "--certificates", "/no/such/certificates"],
+        "--certificates /no/such/certificates: no such directory",
+    );
+    assert_bad_input(
+        &["serve", "--bind", "no-such-host.invalid:8080"],
+        "is not HOST:PORT that resolves",
+    );
 }
 
 #[test]
@@ -131,9 +182,22 @@ fn show_plays_moves_and_names_an_illegal_one() {
 
 #[test]
 fn bad_arguments_are_one_line_and_exit_status_2() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["perft"], "--depth"),
         (&["perft", "--depth", "x"], "invalid value 'x'"),
+        // A negative number is the flag's value, refused by its check, not an unknown flag.
+        (
+            &["perft", "--depth", "-1"],
+            "invalid value '-1' for '--depth",
+        ),
+        (
+            &["play", "3x3", "--move-time", "-1"],
+            "--move-time -1: give more than 0",
+        ),
+        (
+            &["solve", "--board", "3x3", "BBB/B.W/WWW w"],
+            "cannot be used with",
+        ),
         (
             &["perft", "--depth", "2", "--threads", "100000"],
             "thread count",

@@ -419,6 +419,13 @@ fn bad_requests_are_refused_with_the_reason() {
     assert_eq!(s, 503);
     assert!(v["error"].as_str().unwrap().contains("fanorona"), "{v}");
     assert!(v["error"].as_str().unwrap().contains("daemon"), "{v}");
+    // A bad name is refused as such whether or not a daemon runs.
+    let (s, v) = post(
+        &server,
+        "/api/sessions",
+        json!({"target": "3x3", "name": " "}),
+    );
+    assert_eq!(s, 400, "{v}");
     let _daemon = data.daemon();
     let (s, v) = http(server.port, "GET", "/api/sessions/42", None);
     assert_eq!(s, 404, "{v}");

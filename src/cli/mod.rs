@@ -67,7 +67,8 @@ fn threads(s: &str) -> Result<usize, String> {
 /// A position to work on: a position's text, or a board's start, then moves played.
 #[derive(clap::Args)]
 pub struct Target {
-    /// A position such as 'BBB/B.W/WWW w' (rows from the top, then w or b to move).
+    /// A position such as 'BBB/B.W/WWW w' (rows from the top, then w or b to move), or a
+    /// board (RxC) for its start.
     pub position: Option<String>,
     /// The start of this board (RxC, such as 5x9) instead of a position; 5x9 by default.
     #[arg(long, conflicts_with = "position")]
@@ -206,8 +207,9 @@ pub enum Command {
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
     /// (through the data directory's daemon). Prints the address to open.
     Serve {
-        /// Address to listen on; another than localhost needs --token.
-        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+        /// Address to listen on (a host name such as localhost is resolved); another than
+        /// localhost needs --token.
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = socket_address)]
         bind: std::net::SocketAddr,
         /// A secret every request must carry (the printed address includes it); needed to
         /// listen beyond localhost. At least 16 letters, digits, '-' or '_'.
@@ -581,6 +583,24 @@ pub fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// `--bind`'s address: an IP address with its port, or a host name resolved (its first IPv4
+/// address, else its first).
+fn socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let all: Vec<_> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("'{text}' is not HOST:PORT that resolves ({e})"))?
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("'{text}' resolves to no address"))
+}
+
 /// `fanorona serve`: runs until stopped.
 fn serve(
     bind: std::net::SocketAddr,
@@ -592,6 +612,16 @@ fn serve(
     // What the server refuses on its own (a certificate that does not check, tables that are
     // not whole) is named in the log on stderr.
     crate::cli::session::init_tracing(config);
+    // Directories named on the command line must be there: a typo would otherwise serve
+    // every board without its tables, or no certificate, without a word.
+    for (flag, dir) in [("--db", &db), ("--certificates", &certificates)] {
+        if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
+            return Err(Failure::input(anyhow::anyhow!(
+                "{flag} {}: no such directory",
+                dir.display()
+            )));
+        }
+    }
     let options = fanorona::web::Options {
         bind,
         db_dir: db.unwrap_or_else(|| config.db_dir.clone()),

@@ -65,6 +65,9 @@ fn warn_without_tables(specs: &[Spec], db: Option<&Database>, board: Board) {
 pub struct PlayArgs {
     /// A board (RxC, its start) or a position; 5x9 by default.
     pub target: Option<String>,
+    /// The start of this board (RxC), as the target (the form show, moves and match take).
+    #[arg(long, value_name = "RxC", conflicts_with = "target")]
+    pub board: Option<String>,
     /// Who plays White: human, or a player (random, minimax, alphabeta, mcts, perfect,
     /// winimax; a level after a colon: easy, medium, hard, perfect).
     #[arg(long, default_value = "human")]
@@ -158,7 +161,7 @@ fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
         None => Ok(None),
         Some(s) if s > 0.0 && s < 86_400.0 => Ok(Some(Duration::from_secs_f64(s))),
         Some(s) => Err(Failure::input(anyhow!(
-            "--move-time {s}: give seconds between 0 and 86400"
+            "--move-time {s}: give more than 0 and less than 86400 seconds"
         ))),
     }
 }
@@ -166,7 +169,9 @@ fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
 fn start(target: Option<&str>) -> Result<Position, Failure> {
     match target {
         None => Ok(Position::initial(Board::STANDARD)),
-        Some(t) => fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e))),
+        Some(t) => crate::cli::rules::played_to(
+            fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e)))?,
+        ),
     }
 }
 
@@ -249,7 +254,7 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
         }
         None => (
             Game::new(
-                start(args.target.as_deref())?,
+                start(args.target.as_deref().or(args.board.as_deref()))?,
                 cap(args.max_plies.unwrap_or(200)),
             ),
             Vec::new(),
@@ -436,8 +441,9 @@ pub struct MatchArgs {
     /// Endgame tables for perfect play (default: db_dir of the config, if it has the board).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Write one row a game: index, A's colour, result, termination, plies, seconds, time
-    /// a move for A and B, moves.
+    /// Write one row a game, under a header: game (its index), a, b (the players), board,
+    /// a_colour, result (for A), termination, winner, plies, seconds, a_seconds_per_move,
+    /// b_seconds_per_move, seed, moves.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Print one JSON object.
@@ -522,12 +528,12 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         );
     } else {
         out!(
-            "{a} vs {b} on {}, {} games: {} wins, {} draws, {} losses for {a}",
+            "{a} vs {b} on {}, {}: {}, {}, {} for {a}",
             start.board(),
-            s.games,
-            s.wins,
-            s.draws,
-            s.losses
+            counted(s.games, "game", "games"),
+            counted(s.wins, "win", "wins"),
+            counted(s.draws, "draw", "draws"),
+            counted(s.losses, "loss", "losses")
         );
         // A score of 0 or 1 has no finite Elo difference: what half a game less (more)
         // would give is a bound.
@@ -556,13 +562,27 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             s.elo,
         );
         out!(
-            "{plies:.1} plies a game; {:.4} s a move for {a}, {:.4} s for {b}; {seconds:.1} s on {} threads",
-            a_time,
-            b_time,
-            spec.threads
+            "{plies:.1} plies a game; {} a move for {a}, {} for {b}; {seconds:.1} s on {}",
+            per_move(a_time),
+            per_move(b_time),
+            counted(spec.threads, "thread", "threads")
         );
     }
     Ok(())
+}
+
+/// "1 game", "3 games".
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A time a move, in milliseconds below a second (fast players take microseconds).
+fn per_move(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{:.3} ms", seconds * 1e3)
+    } else {
+        format!("{seconds:.2} s")
+    }
 }
 
 /// Starting positions, one a line (blank lines and `#` comments skipped), all on one board.

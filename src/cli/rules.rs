@@ -16,10 +16,26 @@ use fanorona::{Board, Move, Position, diagram, legal_moves};
 /// The position named by a positional text or `--board`, else the 5x9 start.
 pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<Position, Failure> {
     match (position, board) {
-        (Some(p), _) => input(p.parse::<Position>().context("bad position")),
+        // A board's name stands for its start, as solve and play take it.
+        (Some(p), _) if !p.contains('/') => Ok(Position::initial(input(p.parse::<Board>())?)),
+        (Some(p), _) => played_to(input(p.parse::<Position>().context("bad position"))?),
         (None, Some(b)) => Ok(Position::initial(input(b.parse::<Board>())?)),
         (None, None) => Ok(Position::initial(Board::STANDARD)),
     }
+}
+
+/// `pos`, unless the side not to move has no pieces: the game ended when the other took its
+/// last one, so no move follows (the side to move without pieces is a lost position, and
+/// is taken).
+pub fn played_to(pos: Position) -> Result<Position, Failure> {
+    let waiting = pos.side_to_move().opponent();
+    if pos.pieces(waiting) == 0 && pos.pieces(pos.side_to_move()) != 0 {
+        let (w, m) = (waiting.name(), pos.side_to_move().name());
+        return Err(Failure::input(anyhow::anyhow!(
+            "bad position {pos}: {w} has no pieces, so the game ended with {m}'s win before this move"
+        )));
+    }
+    Ok(pos)
 }
 
 fn notations(pos: &Position) -> Vec<String> {

@@ -63,6 +63,9 @@ const DFPN_TABLE: usize = 20_000_000;
 pub struct SolveArgs {
     /// A board (RxC, its initial position) or a position; 7x3 by default.
     pub target: Option<String>,
+    /// The start of this board (RxC), as the target (the form show, moves and match take).
+    #[arg(long, value_name = "RxC", conflicts_with = "target")]
+    pub board: Option<String>,
     /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
@@ -141,7 +144,7 @@ const DEFAULT_BOARD: &str = "7x3";
 fn target(text: Option<&str>) -> Result<Position, Failure> {
     let text = text.unwrap_or(DEFAULT_BOARD);
     if text.contains('/') {
-        input(text.parse::<Position>().context("bad position"))
+        crate::cli::rules::played_to(input(text.parse::<Position>().context("bad position"))?)
     } else {
         Ok(Position::initial(input(text.parse::<Board>())?))
     }
@@ -296,6 +299,9 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     args.second_level = Some(config.second_level);
     args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);
     let config = &config;
+    if args.target.is_none() {
+        args.target = args.board.take();
+    }
     let pos = target(args.target.as_deref())?;
     if let Some(prefix) = &args.certificate {
         check_prefix(prefix)?;
@@ -491,7 +497,14 @@ fn undecided_reason(args: &SolveArgs, solution: &Solution) -> String {
         _ => false,
     };
     match (open, by_nodes, args.memory) {
-        (None, _, _) if args.goal.is_some() => "not decided by this one question".to_string(),
+        // One question asked and disproven: its side does not win, which leaves two values.
+        (None, _, _) if args.goal.is_some() => {
+            let side = args.goal.as_deref().unwrap_or("?");
+            let other = if side == "white" { "black" } else { "white" };
+            format!(
+                "{side} does not win ({other} wins or it is a draw; without --goal both questions are asked)"
+            )
+        }
         (Some(s), true, _) => format!(
             "unknown: {} stopped at --nodes {}",
             s.goal,

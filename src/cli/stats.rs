@@ -61,11 +61,25 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
     }
     // Writable now, not found out after every game is played.
     crate::cli::output::check_output("--out", &args.out.join("table1.csv"))?;
-    if args.games == 0 || !(0.0..=1.0).contains(&args.noise) || args.depth == 0 {
-        return Err(Failure::input(anyhow!(
-            "give --games of at least 1, --depth of at least 1 and --noise from 0 to 1"
-        )));
+    // The first flag out of range, by name.
+    let bad = [
+        (
+            args.games == 0,
+            format!("--games {}: give at least 1", args.games),
+        ),
+        (
+            args.depth == 0,
+            format!("--depth {}: give at least 1", args.depth),
+        ),
+        (
+            !(0.0..=1.0).contains(&args.noise),
+            format!("--noise {}: give a share from 0 to 1", args.noise),
+        ),
+    ];
+    if let Some((_, message)) = bad.into_iter().find(|(b, _)| *b) {
+        return Err(Failure::input(anyhow!(message)));
     }
+
     let spec = StatsSpec {
         start: Position::initial(board),
         games: args.games,
@@ -214,6 +228,15 @@ fn plot(
         .iter()
         .flat_map(|(_, p, _)| p.iter().map(|&(_, y)| y))
         .fold(1.0, f64::max);
+    // Ticks on a small scale fall between whole numbers: enough decimals to tell them apart.
+    let decimals = if max_y >= 20.0 {
+        0
+    } else if max_y >= 2.0 {
+        1
+    } else {
+        2
+    };
+    let y_tick = move |v: &f64| format!("{v:.decimals$}");
     let root = BitMapBackend::new(path, (1000, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -230,7 +253,7 @@ fn plot(
         .axis_desc_style(("sans-serif", 18))
         .label_style(("sans-serif", 15))
         .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&y_tick)
         .draw()
         .map_err(|e| fail(&e))?;
     for &(name, points, color) in series {

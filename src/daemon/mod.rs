@@ -50,12 +50,18 @@ pub enum DaemonError {
 }
 
 impl DaemonError {
-    /// Whether the user can mend it (another process holds the directory, or the path is
-    /// not a directory), as opposed to a failure of the machine.
+    /// Whether the user can mend it (another process holds the directory, the path is not
+    /// a directory or cannot be made one: a parent missing or not writable), as opposed to a
+    /// failure of the machine.
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            DaemonError::Locked { .. } | DaemonError::NotADirectory { .. }
+            DaemonError::Locked { .. }
+                | DaemonError::NotADirectory { .. }
+                | DaemonError::Io {
+                    what: DATA_DIR_UNMADE,
+                    ..
+                }
         )
     }
 }
@@ -95,6 +101,9 @@ pub struct DataLock {
     _file: File,
 }
 
+/// What a data directory that cannot be created is called in its error.
+const DATA_DIR_UNMADE: &str = "cannot create the data directory";
+
 /// Takes the data directory's lock, or names the process that holds it.
 pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
     let io = |what, source| DaemonError::Io {
@@ -108,7 +117,7 @@ pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
         });
     }
     std::fs::create_dir_all(&dir.root).map_err(|source| DaemonError::Io {
-        what: "cannot create",
+        what: DATA_DIR_UNMADE,
         path: dir.root.clone(),
         source,
     })?;
@@ -277,6 +286,18 @@ pub struct Slot {
     pub control: Control,
 }
 
+/// A session's name is refused unless it has 1 to `MAX_NAME` characters (spaces around it
+/// not counted).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let chars = name.trim().chars().count();
+    if chars == 0 || chars > MAX_NAME {
+        return Err(format!(
+            "a session's name has 1 to {MAX_NAME} characters (this one has {chars})"
+        ));
+    }
+    Ok(())
+}
+
 /// A board (RxC, its start) or a position.
 pub fn parse_target(text: &str) -> Result<Position, String> {
     if text.contains('/') {
@@ -386,12 +407,7 @@ impl Service {
             } => {
                 let pos = parse_target(&target).map_err(bad_input)?;
                 if let Some(n) = &name {
-                    let chars = n.trim().chars().count();
-                    if chars == 0 || chars > MAX_NAME {
-                        return Err(bad_input(format!(
-                            "a session's name has 1 to {MAX_NAME} characters (this one has {chars})"
-                        )));
-                    }
+                    check_name(n).map_err(bad_input)?;
                 }
                 if crate::movegen::is_lost(&pos) {
                     return Err(bad_input(format!(

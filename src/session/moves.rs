@@ -497,11 +497,17 @@ mod tests {
         // 3x9's opening moves transpose: the same position is searched twice.
         assert!(t.keys < t.live, "{t:?}");
         assert!(t.positions <= t.keys);
-        assert!(t.in_repeated_subtrees > 0 && t.in_repeated_subtrees < t.live, "{t:?}");
+        assert!(
+            t.in_repeated_subtrees > 0 && t.in_repeated_subtrees < t.live,
+            "{t:?}"
+        );
         // Below a leaf: the leaf alone.
         let leaf = live.iter().copied().find(|&i| open(&nodes[i])).unwrap();
         let t = transpositions(&nodes, leaf);
-        assert_eq!((t.live, t.keys, t.open_leaves, t.in_repeated_subtrees), (1, 1, 1, 0));
+        assert_eq!(
+            (t.live, t.keys, t.open_leaves, t.in_repeated_subtrees),
+            (1, 1, 1, 0)
+        );
     }
 
     #[test]

@@ -100,6 +100,10 @@ pub async fn start(
 ) -> Result<Json<Value>, ApiError> {
     let req: StartRequest = parse_body(&body)?;
     let pos = crate::daemon::parse_target(req.target.trim()).map_err(ApiError::bad)?;
+    // Refused here as the daemon would, so a bad request is a 400 whether or not one runs.
+    if let Some(name) = &req.name {
+        crate::daemon::check_name(name).map_err(ApiError::bad)?;
+    }
     let db = crate::egdb::file::board_dir(&state.options.db_dir, pos.board())
         .is_dir()
         .then(|| {
