@@ -185,7 +185,12 @@ impl Report {
             );
         }
         for (m, v) in self.moves.iter().flatten() {
-            out!("  {m}: {v}");
+            let words = if v == "unknown" {
+                v.clone()
+            } else {
+                value_words(v)
+            };
+            out!("  {m}: {words}");
         }
         if let Some(c) = &self.census {
             let total = c.iter().sum::<u64>().max(1);

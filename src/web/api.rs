@@ -31,7 +31,8 @@ const ANALYSIS_TIME: Duration = Duration::from_secs(3);
 
 /// A request body as `T`, or a 400 that says what is wrong with it.
 pub fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad request: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad(format!("the body is not the JSON this address takes: {e}")))
 }
 
 /// A game: where it started (a board such as `5x9`, or a position) and the moves played.

@@ -337,7 +337,14 @@ async fn as_json_error(response: Response) -> Response {
         .unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes).trim().to_string();
     let message = match (text.is_empty(), status) {
-        (false, _) => text,
+        (_, StatusCode::PAYLOAD_TOO_LARGE) => {
+            "the request's body is over the API's limit of 2 MB".into()
+        }
+        // The framework's own words, in the API's.
+        (false, _) => match text.strip_prefix("Failed to deserialize query string: ") {
+            Some(detail) => format!("bad query: {detail}"),
+            None => text,
+        },
         (true, StatusCode::METHOD_NOT_ALLOWED) => {
             "this address does not take that method (README lists the API)".into()
         }
