@@ -321,12 +321,10 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
         HashSet::new(),
         HashSet::new(),
     );
-    for i in index..nodes.len() {
-        let k = i - index;
+    for (k, n) in nodes[index..].iter().enumerate() {
         if !live[k] {
             continue;
         }
-        let n = &nodes[i];
         t.live += 1;
         positions.insert(hasher.hash_one(n.pos));
         keys.insert(key(n));
@@ -492,7 +490,7 @@ mod tests {
             (all, keys.len() as u64)
         };
         assert_eq!(distinct(&|_| true).1, t.keys);
-        let open = |n: &Node| !n.expanded && !(n.proven() || n.disproven());
+        let open = |n: &Node| !(n.expanded || n.proven() || n.disproven());
         assert_eq!(distinct(&open), (t.open_leaves, t.open_leaf_keys));
         // 3x9's opening moves transpose: the same position is searched twice.
         assert!(t.keys < t.live, "{t:?}");
