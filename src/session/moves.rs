@@ -387,14 +387,8 @@ mod tests {
         tree.nodes
     }
 
-    #[test]
-    fn settled_nodes_are_those_no_search_reaches() {
-        // Solved: everything below the root is settled.
-        let root = Position::initial("3x5".parse().unwrap());
-        let nodes = pn_tree(&root, crate::Color::White);
-        assert_eq!(settled_below(&nodes), nodes.len() as u64 - 1);
-        // Stopped early: the nodes not reached from the root through undecided expanded
-        // nodes, counted by a walk down the tree.
+    /// "White wins?" on 3x9, stopped after 20,000 nodes: a tree with open and settled parts.
+    fn stopped_3x9() -> Vec<Node> {
         let (tree, _) = search(
             &Position::initial("3x9".parse().unwrap()),
             Goal {
@@ -408,7 +402,18 @@ mod tests {
             },
             |_| {},
         );
-        let nodes = tree.nodes;
+        tree.nodes
+    }
+
+    #[test]
+    fn settled_nodes_are_those_no_search_reaches() {
+        // Solved: everything below the root is settled.
+        let root = Position::initial("3x5".parse().unwrap());
+        let nodes = pn_tree(&root, crate::Color::White);
+        assert_eq!(settled_below(&nodes), nodes.len() as u64 - 1);
+        // Stopped early: the nodes not reached from the root through undecided expanded
+        // nodes, counted by a walk down the tree.
+        let nodes = stopped_3x9();
         fn live(nodes: &[Node], i: usize) -> u64 {
             let n = &nodes[i];
             if !n.expanded || n.proven() || n.disproven() {
@@ -451,20 +456,7 @@ mod tests {
     #[test]
     fn transpositions_count_the_live_nodes_standing_for_one_search() {
         // 3x9 stopped early: counted against a walk that keys each live node by hand.
-        let (tree, _) = search(
-            &Position::initial("3x9".parse().unwrap()),
-            Goal {
-                attacker: crate::Color::White,
-            },
-            LeafEval::rules_only(),
-            Level::Pn,
-            Limits {
-                nodes: Some(20_000),
-                ..Limits::none()
-            },
-            |_| {},
-        );
-        let nodes = tree.nodes;
+        let nodes = stopped_3x9();
         let mut live = Vec::new();
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
