@@ -123,10 +123,10 @@ fn a_board_stands_for_its_start_on_every_command() {
     // play take --board, as show, moves and match do.
     let start = json(&["show", "--board", "3x3", "--json"]);
     assert_eq!(json(&["show", "3x3", "--json"]), start);
-    assert_eq!(
-        stdout(&run(&["moves", "3x3"])),
-        stdout(&run(&["moves", "--board", "3x3"]))
-    );
+    let (by_name, by_flag) = (run(&["moves", "3x3"]), run(&["moves", "--board", "3x3"]));
+    assert!(by_name.status.success() && by_flag.status.success());
+    assert_eq!(stdout(&by_name), stdout(&by_flag));
+    assert_eq!(stdout(&by_name).lines().count(), 4);
     let v = json(&["perft", "5x5", "--depth", "2", "--json"]);
     assert_eq!(v["nodes"], 21);
     let by_flag = run(&["solve", "--board", "3x5", "--nodes", "1000000"]);
@@ -182,7 +182,7 @@ fn show_plays_moves_and_names_an_illegal_one() {
 
 #[test]
 fn bad_arguments_are_one_line_and_exit_status_2() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["perft"], "--depth"),
         (&["perft", "--depth", "x"], "invalid value 'x'"),
         // A negative number is the flag's value, refused by its check, not an unknown flag.
@@ -198,6 +198,7 @@ fn bad_arguments_are_one_line_and_exit_status_2() {
             &["solve", "--board", "3x3", "BBB/B.W/WWW w"],
             "cannot be used with",
         ),
+        (&["solve", "--board", "BBB/B.W/WWW w"], "malformed board"),
         (
             &["perft", "--depth", "2", "--threads", "100000"],
             "thread count",

@@ -66,7 +66,7 @@ pub struct PlayArgs {
     /// A board (RxC, its start) or a position; 5x9 by default.
     pub target: Option<String>,
     /// The start of this board (RxC), as the target (the form show, moves and match take).
-    #[arg(long, value_name = "RxC", conflicts_with = "target")]
+    #[arg(long, value_name = "RxC", conflicts_with_all = ["target", "load"])]
     pub board: Option<String>,
     /// Who plays White: human, or a player (random, minimax, alphabeta, mcts, perfect,
     /// winimax; a level after a colon: easy, medium, hard, perfect).
@@ -169,9 +169,7 @@ fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
 fn start(target: Option<&str>) -> Result<Position, Failure> {
     match target {
         None => Ok(Position::initial(Board::STANDARD)),
-        Some(t) => crate::cli::rules::played_to(
-            fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e)))?,
-        ),
+        Some(t) => fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e))),
     }
 }
 
@@ -254,7 +252,10 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
         }
         None => (
             Game::new(
-                start(args.target.as_deref().or(args.board.as_deref()))?,
+                match &args.board {
+                    Some(b) => Position::initial(input(b.parse::<Board>())?),
+                    None => start(args.target.as_deref())?,
+                },
                 cap(args.max_plies.unwrap_or(200)),
             ),
             Vec::new(),
@@ -607,7 +608,7 @@ fn read_starts(path: &Path) -> Result<Vec<Position>, Failure> {
                 starts[0].board()
             )));
         }
-        if fanorona::movegen::is_lost(&pos) {
+        if fanorona::movegen::is_lost(&pos) || fanorona::daemon::ended_before(&pos).is_some() {
             return Err(Failure::input(anyhow!(
                 "{} line {}: the game is already over there",
                 path.display(),

@@ -17,7 +17,9 @@ use fanorona::{Board, Move, Position, diagram, legal_moves};
 pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<Position, Failure> {
     match (position, board) {
         // A board's name stands for its start, as solve and play take it.
-        (Some(p), _) if !p.contains('/') => Ok(Position::initial(input(p.parse::<Board>())?)),
+        (Some(p), _) if !p.contains('/') && !p.trim().contains(char::is_whitespace) => {
+            Ok(Position::initial(input(p.trim().parse::<Board>())?))
+        }
         (Some(p), _) => played_to(input(p.parse::<Position>().context("bad position"))?),
         (None, Some(b)) => Ok(Position::initial(input(b.parse::<Board>())?)),
         (None, None) => Ok(Position::initial(Board::STANDARD)),
@@ -28,14 +30,10 @@ pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<P
 /// last one, so no move follows (the side to move without pieces is a lost position, and
 /// is taken).
 pub fn played_to(pos: Position) -> Result<Position, Failure> {
-    let waiting = pos.side_to_move().opponent();
-    if pos.pieces(waiting) == 0 && pos.pieces(pos.side_to_move()) != 0 {
-        let (w, m) = (waiting.name(), pos.side_to_move().name());
-        return Err(Failure::input(anyhow::anyhow!(
-            "bad position {pos}: {w} has no pieces, so the game ended with {m}'s win before this move"
-        )));
+    match fanorona::daemon::ended_before(&pos) {
+        Some(why) => Err(Failure::input(anyhow::anyhow!(why))),
+        None => Ok(pos),
     }
-    Ok(pos)
 }
 
 fn notations(pos: &Position) -> Vec<String> {

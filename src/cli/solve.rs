@@ -299,8 +299,10 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     args.second_level = Some(config.second_level);
     args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);
     let config = &config;
-    if args.target.is_none() {
-        args.target = args.board.take();
+    if let Some(b) = args.board.take() {
+        // A board, as --board is everywhere, not a position.
+        input(b.parse::<Board>())?;
+        args.target = Some(b);
     }
     let pos = target(args.target.as_deref())?;
     if let Some(prefix) = &args.certificate {

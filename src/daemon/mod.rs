@@ -51,17 +51,21 @@ pub enum DaemonError {
 
 impl DaemonError {
     /// Whether the user can mend it (another process holds the directory, the path is not
-    /// a directory or cannot be made one: a parent missing or not writable), as opposed to a
-    /// failure of the machine.
+    /// a directory or cannot be made one: a parent missing, not a directory or not
+    /// writable), as opposed to a failure of the machine (a full disk, say).
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            DaemonError::Locked { .. }
-                | DaemonError::NotADirectory { .. }
-                | DaemonError::Io {
-                    what: DATA_DIR_UNMADE,
-                    ..
-                }
+            DaemonError::Locked { .. } | DaemonError::NotADirectory { .. }
+        ) || matches!(
+            self,
+            DaemonError::Io { what: DATA_DIR_UNMADE, source, .. } if matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::NotADirectory
+                    | std::io::ErrorKind::ReadOnlyFilesystem
+            )
         )
     }
 }
@@ -298,11 +302,28 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A board (RxC, its start) or a position.
+/// Why `pos` cannot be played on, if its side not to move has no pieces: the game ended
+/// when the other took the last one. (The side to move without pieces is a lost position,
+/// which the searches answer.)
+pub fn ended_before(pos: &Position) -> Option<String> {
+    let waiting = pos.side_to_move().opponent();
+    (pos.pieces(waiting) == 0 && pos.pieces(pos.side_to_move()) != 0).then(|| {
+        format!(
+            "bad position {pos}: {} has no pieces, so the game ended with {}'s win before this move",
+            waiting.name(),
+            pos.side_to_move().name()
+        )
+    })
+}
+
+/// A board (RxC, its start) or a position that can be played on.
 pub fn parse_target(text: &str) -> Result<Position, String> {
+    let text = text.trim();
     if text.contains('/') {
-        text.parse::<Position>()
-            .map_err(|e| format!("bad position: {e}"))
+        let pos = text
+            .parse::<Position>()
+            .map_err(|e| format!("bad position: {e}"))?;
+        ended_before(&pos).map_or(Ok(pos), Err)
     } else {
         text.parse::<crate::Board>()
             .map(Position::initial)

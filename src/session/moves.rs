@@ -314,7 +314,15 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
     // Per node from `index` on: live, and inside a repeated subtree.
     let mut live = vec![false; nodes.len() - index];
     let mut repeated = vec![false; nodes.len() - index];
-    live[0] = true;
+    // Below a decided node (a line followed past it), nothing is live.
+    let mut up = nodes[index].parent;
+    let mut settled = false;
+    while up != u32::MAX {
+        let a = &nodes[up as usize];
+        settled |= a.proven() || a.disproven();
+        up = a.parent;
+    }
+    live[0] = !settled;
     let (mut positions, mut keys, mut leaf_keys, mut expanded_keys) = (
         HashSet::new(),
         HashSet::new(),
@@ -482,6 +490,10 @@ mod tests {
             (all, keys.len() as u64)
         };
         assert_eq!(distinct(&|_| true).1, t.keys);
+        let mut positions: Vec<String> = live.iter().map(|&i| nodes[i].pos.to_string()).collect();
+        positions.sort();
+        positions.dedup();
+        assert_eq!(positions.len() as u64, t.positions);
         let open = |n: &Node| !(n.expanded || n.proven() || n.disproven());
         assert_eq!(distinct(&open), (t.open_leaves, t.open_leaf_keys));
         // 3x9's opening moves transpose: the same position is searched twice.
@@ -498,6 +510,12 @@ mod tests {
             (t.live, t.keys, t.open_leaves, t.in_repeated_subtrees),
             (1, 1, 1, 0)
         );
+        // Below a decided node: nothing is live.
+        let decided = (1..nodes.len())
+            .find(|&i| nodes[i].expanded && (nodes[i].proven() || nodes[i].disproven()))
+            .unwrap();
+        let below = nodes[decided].first as usize;
+        assert_eq!(transpositions(&nodes, below), Transpositions::default());
     }
 
     #[test]
