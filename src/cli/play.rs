@@ -169,7 +169,7 @@ fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
 fn start(target: Option<&str>) -> Result<Position, Failure> {
     match target {
         None => Ok(Position::initial(Board::STANDARD)),
-        Some(t) => fanorona::daemon::parse_target(t).map_err(|e| Failure::input(anyhow!(e))),
+        Some(t) => crate::cli::rules::target_position(t),
     }
 }
 

@@ -17,23 +17,16 @@ use fanorona::{Board, Move, Position, diagram, legal_moves};
 pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<Position, Failure> {
     match (position, board) {
         // A board's name stands for its start, as solve and play take it.
-        (Some(p), _) if !p.contains('/') && !p.trim().contains(char::is_whitespace) => {
-            Ok(Position::initial(input(p.trim().parse::<Board>())?))
-        }
-        (Some(p), _) => played_to(input(p.parse::<Position>().context("bad position"))?),
+        (Some(p), _) => target_position(p),
         (None, Some(b)) => Ok(Position::initial(input(b.parse::<Board>())?)),
         (None, None) => Ok(Position::initial(Board::STANDARD)),
     }
 }
 
-/// `pos`, unless the side not to move has no pieces: the game ended when the other took its
-/// last one, so no move follows (the side to move without pieces is a lost position, and
-/// is taken).
-pub fn played_to(pos: Position) -> Result<Position, Failure> {
-    match fanorona::daemon::ended_before(&pos) {
-        Some(why) => Err(Failure::input(anyhow::anyhow!(why))),
-        None => Ok(pos),
-    }
+/// A board (its start) or a position, read as every command and the daemon read a target
+/// (`parse_target`: a finished game is refused).
+pub fn target_position(text: &str) -> Result<Position, Failure> {
+    fanorona::daemon::parse_target(text).map_err(|e| Failure::input(anyhow::anyhow!(e)))
 }
 
 fn notations(pos: &Position) -> Vec<String> {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use serde_json::json;
 
 use crate::cli::bench;
@@ -142,12 +142,7 @@ fn memory_size(s: &str) -> Result<u64, String> {
 const DEFAULT_BOARD: &str = "7x3";
 
 fn target(text: Option<&str>) -> Result<Position, Failure> {
-    let text = text.unwrap_or(DEFAULT_BOARD);
-    if text.contains('/') {
-        crate::cli::rules::played_to(input(text.parse::<Position>().context("bad position"))?)
-    } else {
-        Ok(Position::initial(input(text.parse::<Board>())?))
-    }
+    crate::cli::rules::target_position(text.unwrap_or(DEFAULT_BOARD))
 }
 
 /// The whole tables of `board` under `dir`, or the refusal that names what is missing (exit

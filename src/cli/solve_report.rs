@@ -73,10 +73,10 @@ fn census_rows(c: &[u64; census::MAX_PIECES]) -> impl Iterator<Item = (usize, u6
         .map(|(p, n)| (p, *n))
 }
 
-/// "white wins", "black wins" or "draw".
+/// "white wins", "black wins", "draw" or "unknown".
 pub fn value_words(value: &str) -> String {
     match value {
-        "draw" => "draw".to_string(),
+        "draw" | "unknown" => value.to_string(),
         v => format!("{v} wins"),
     }
 }
@@ -185,12 +185,7 @@ impl Report {
             );
         }
         for (m, v) in self.moves.iter().flatten() {
-            let words = if v == "unknown" {
-                v.clone()
-            } else {
-                value_words(v)
-            };
-            out!("  {m}: {words}");
+            out!("  {m}: {}", value_words(v));
         }
         if let Some(c) = &self.census {
             let total = c.iter().sum::<u64>().max(1);

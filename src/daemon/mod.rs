@@ -316,10 +316,11 @@ pub fn ended_before(pos: &Position) -> Option<String> {
     })
 }
 
-/// A board (RxC, its start) or a position that can be played on.
+/// A board (RxC, its start) or a position that can be played on. Text with rows or a side
+/// to move is read as a position, so a position typed without its slashes is named as one.
 pub fn parse_target(text: &str) -> Result<Position, String> {
     let text = text.trim();
-    if text.contains('/') {
+    if text.contains('/') || text.contains(char::is_whitespace) {
         let pos = text
             .parse::<Position>()
             .map_err(|e| format!("bad position: {e}"))?;

@@ -227,17 +227,22 @@ fn follow(nodes: &[Node], positions: &[Position]) -> (usize, Reached) {
 /// The nodes below a decided node or cut off from the root, in a tree whose children come
 /// after their parent.
 fn settled_below(nodes: &[Node]) -> u64 {
-    let mut live = vec![false; nodes.len()];
-    let mut settled = 0;
-    for i in 0..nodes.len() {
-        let n = &nodes[i];
-        if i > 0 && !live[i] {
-            settled += 1;
-        } else if n.expanded && !(n.proven() || n.disproven()) {
-            live[n.first as usize..(n.first + n.count) as usize].fill(true);
+    let live = live_below(nodes, 0, true);
+    (nodes.len() - live.iter().filter(|&&l| l).count()) as u64
+}
+
+/// For each node from `index` on (in a tree whose children come after their parent),
+/// whether a search may still visit it: `index` itself if `reached`, and the children of
+/// every live expanded node that is not decided.
+fn live_below(nodes: &[Node], index: usize, reached: bool) -> Vec<bool> {
+    let mut live = vec![false; nodes.len() - index];
+    live[0] = reached;
+    for (k, n) in nodes[index..].iter().enumerate() {
+        if live[k] && n.expanded && !(n.proven() || n.disproven()) {
+            live[n.first as usize - index..(n.first + n.count) as usize - index].fill(true);
         }
     }
-    settled
+    live
 }
 
 /// The size of every node's subtree, its own node included, in a tree whose children come
@@ -311,9 +316,6 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
     let hasher = RandomState::new();
     let key = |n: &Node| hasher.hash_one((n.pos, n.since));
     let mut t = Transpositions::default();
-    // Per node from `index` on: live, and inside a repeated subtree.
-    let mut live = vec![false; nodes.len() - index];
-    let mut repeated = vec![false; nodes.len() - index];
     // Below a decided node (a line followed past it), nothing is live.
     let mut up = nodes[index].parent;
     let mut settled = false;
@@ -322,7 +324,9 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
         settled |= a.proven() || a.disproven();
         up = a.parent;
     }
-    live[0] = !settled;
+    let live = live_below(nodes, index, !settled);
+    // Per node from `index` on: inside the subtree of a key expanded before.
+    let mut repeated = vec![false; nodes.len() - index];
     let (mut positions, mut keys, mut leaf_keys, mut expanded_keys) = (
         HashSet::new(),
         HashSet::new(),
@@ -341,10 +345,8 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
             if !expanded_keys.insert(key(n)) {
                 repeated[k] = true;
             }
-            let children = n.first as usize - index..(n.first + n.count) as usize - index;
-            live[children.clone()].fill(true);
             if repeated[k] {
-                repeated[children].fill(true);
+                repeated[n.first as usize - index..(n.first + n.count) as usize - index].fill(true);
             }
         } else if !n.expanded && !decided {
             t.open_leaves += 1;

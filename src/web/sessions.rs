@@ -99,7 +99,7 @@ pub async fn start(
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let req: StartRequest = parse_body(&body)?;
-    let pos = crate::daemon::parse_target(req.target.trim()).map_err(ApiError::bad)?;
+    let pos = crate::daemon::parse_target(&req.target).map_err(ApiError::bad)?;
     // Refused here as the daemon would, so a bad request is a 400 whether or not one runs.
     if let Some(name) = &req.name {
         crate::daemon::check_name(name).map_err(ApiError::bad)?;
