@@ -158,8 +158,9 @@ pub struct MovesArgs {
     /// heaviest, down to a leaf: the line the search is spending its nodes on.
     #[arg(long)]
     pub heaviest: bool,
-    /// Also count the nodes below by the pieces on the board, with the open leaves among
-    /// them (where the next searches start).
+    /// Also count the nodes below by the pieces on the board, with the live ones among them
+    /// (not below a decided node) and the open leaves among those (where the next searches
+    /// start).
     #[arg(long)]
     pub pieces: bool,
     /// Also count the live nodes below (those not below a decided node) against the distinct
@@ -418,12 +419,19 @@ fn print_moves(v: &Value) {
         }
         if let Some(pieces) = q["pieces"].as_array() {
             out!("  the nodes from here by pieces on the board:");
-            out!("  {:>6} {:>12} {:>12}", "pieces", "nodes", "open leaves");
+            out!(
+                "  {:>6} {:>12} {:>12} {:>12}",
+                "pieces",
+                "nodes",
+                "live",
+                "open leaves"
+            );
             for p in pieces {
                 out!(
-                    "  {:>6} {:>12} {:>12}",
+                    "  {:>6} {:>12} {:>12} {:>12}",
                     p["pieces"],
                     p["nodes"].as_u64().unwrap_or(0),
+                    p["live"].as_u64().unwrap_or(0),
                     p["open_leaves"].as_u64().unwrap_or(0)
                 );
             }
@@ -442,6 +450,11 @@ fn print_moves(v: &Value) {
                 c("open_leaves"),
                 c("open_leaf_keys"),
                 c("in_repeated_subtrees")
+            );
+            out!(
+                "  open leaves at a position proven elsewhere in the tree: {}; disproven elsewhere: {}",
+                c("open_at_proven"),
+                c("open_at_disproven")
             );
         }
     }

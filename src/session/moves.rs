@@ -89,6 +89,11 @@ pub struct Transpositions {
     /// Live nodes in the subtrees of expanded nodes whose key an expanded live node before
     /// them (in the tree's order) already has: work a shared node would not have repeated.
     pub in_repeated_subtrees: u64,
+    /// Open leaves whose position is proven (disproven) at a node of the whole tree, under
+    /// another past: what a table sharing values across pasts could decide at best (a proof
+    /// holds under a smaller past, a disproof under a larger one).
+    pub open_at_proven: u64,
+    pub open_at_disproven: u64,
 }
 
 /// A tree's nodes with this many pieces on the board.
@@ -96,7 +101,9 @@ pub struct Transpositions {
 pub struct PieceCount {
     pub pieces: u32,
     pub nodes: u64,
-    /// Leaves not decided yet: where the next second-level searches start.
+    /// Nodes a search may still visit (not below a decided node).
+    pub live: u64,
+    /// Live leaves not decided yet: where the next second-level searches start.
     pub open_leaves: u64,
 }
 
@@ -284,18 +291,22 @@ fn children(nodes: &[Node], size: &[u64], index: usize) -> Vec<MoveNumbers> {
         .collect()
 }
 
-/// The nodes of `index`'s subtree by pieces on the board.
+/// The nodes of `index`'s subtree by pieces on the board, with the live ones (a search may
+/// still visit them) and the open leaves among those.
 fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
-    let mut count = [(0u64, 0u64); crate::search::census::MAX_PIECES];
+    let live = live_below(nodes, index, !below_decided(nodes, index));
+    let mut count = [(0u64, 0u64, 0u64); crate::search::census::MAX_PIECES];
     let mut stack = vec![index];
     while let Some(i) = stack.pop() {
         let n = &nodes[i];
         let c = &mut count[(n.pos.piece_count() as usize).min(count.len() - 1)];
         c.0 += 1;
+        if live[i - index] {
+            c.1 += 1;
+            c.2 += u64::from(!n.expanded && !(n.proven() || n.disproven()));
+        }
         if n.expanded {
             stack.extend(n.first as usize..(n.first + n.count) as usize);
-        } else if n.pn != 0 && n.dn != 0 {
-            c.1 += 1;
         }
     }
     (0..count.len())
@@ -303,9 +314,24 @@ fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
         .map(|p| PieceCount {
             pieces: p as u32,
             nodes: count[p].0,
-            open_leaves: count[p].1,
+            live: count[p].1,
+            open_leaves: count[p].2,
         })
         .collect()
+}
+
+/// Whether a decided node stands above `index` (a line followed past it): nothing below
+/// one is live.
+fn below_decided(nodes: &[Node], index: usize) -> bool {
+    let mut up = nodes[index].parent;
+    while up != u32::MAX {
+        let a = &nodes[up as usize];
+        if a.proven() || a.disproven() {
+            return true;
+        }
+        up = a.parent;
+    }
+    false
 }
 
 /// The live nodes of `index`'s subtree and the distinct searches they stand for, in a tree
@@ -316,15 +342,15 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
     let hasher = RandomState::new();
     let key = |n: &Node| hasher.hash_one((n.pos, n.since));
     let mut t = Transpositions::default();
-    // Below a decided node (a line followed past it), nothing is live.
-    let mut up = nodes[index].parent;
-    let mut settled = false;
-    while up != u32::MAX {
-        let a = &nodes[up as usize];
-        settled |= a.proven() || a.disproven();
-        up = a.parent;
+    let live = live_below(nodes, index, !below_decided(nodes, index));
+    let (mut proven, mut disproven) = (HashSet::new(), HashSet::new());
+    for n in nodes.iter().filter(|n| !n.repetition) {
+        if n.proven() {
+            proven.insert(hasher.hash_one(n.pos));
+        } else if n.disproven() {
+            disproven.insert(hasher.hash_one(n.pos));
+        }
     }
-    let live = live_below(nodes, index, !settled);
     // Per node from `index` on: inside the subtree of a key expanded before.
     let mut repeated = vec![false; nodes.len() - index];
     let (mut positions, mut keys, mut leaf_keys, mut expanded_keys) = (
@@ -351,6 +377,9 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
         } else if !n.expanded && !decided {
             t.open_leaves += 1;
             leaf_keys.insert(key(n));
+            let at = hasher.hash_one(n.pos);
+            t.open_at_proven += u64::from(proven.contains(&at));
+            t.open_at_disproven += u64::from(disproven.contains(&at));
         }
         t.in_repeated_subtrees += u64::from(repeated[k]);
     }
@@ -498,6 +527,15 @@ mod tests {
         assert_eq!(positions.len() as u64, t.positions);
         let open = |n: &Node| !(n.expanded || n.proven() || n.disproven());
         assert_eq!(distinct(&open), (t.open_leaves, t.open_leaf_keys));
+        let at = |f: &dyn Fn(&Node) -> bool| {
+            let decided: Vec<_> = nodes.iter().filter(|n| !n.repetition && f(n)).collect();
+            live.iter()
+                .filter(|&&i| open(&nodes[i]) && decided.iter().any(|d| d.pos == nodes[i].pos))
+                .count() as u64
+        };
+        assert_eq!(at(&|n| n.proven()), t.open_at_proven);
+        assert_eq!(at(&|n| n.disproven()), t.open_at_disproven);
+        assert!(t.open_at_proven > 0, "{t:?}");
         // 3x9's opening moves transpose: the same position is searched twice.
         assert!(t.keys < t.live, "{t:?}");
         assert!(t.positions <= t.keys);
@@ -518,6 +556,33 @@ mod tests {
             .unwrap();
         let below = nodes[decided].first as usize;
         assert_eq!(transpositions(&nodes, below), Transpositions::default());
+    }
+
+    #[test]
+    fn by_pieces_counts_as_live_only_what_a_search_may_still_visit() {
+        // 3x9 stopped early, against a walk from the root that stops at decided nodes.
+        let nodes = stopped_3x9();
+        let pieces = by_pieces(&nodes, 0);
+        let (mut live, mut open, mut stack) = (0u64, 0u64, vec![0usize]);
+        while let Some(i) = stack.pop() {
+            let n = &nodes[i];
+            live += 1;
+            if n.proven() || n.disproven() {
+                continue;
+            }
+            if n.expanded {
+                stack.extend(n.first as usize..(n.first + n.count) as usize);
+            } else {
+                open += 1;
+            }
+        }
+        assert_eq!(pieces.iter().map(|p| p.live).sum::<u64>(), live);
+        assert_eq!(pieces.iter().map(|p| p.open_leaves).sum::<u64>(), open);
+        assert!(live < nodes.len() as u64 && open > 0, "{live} {open}");
+        assert_eq!(
+            pieces.iter().map(|p| p.nodes).sum::<u64>(),
+            nodes.len() as u64
+        );
     }
 
     #[test]
