@@ -294,7 +294,7 @@ fn db_commands_build_count_probe_and_verify() {
 fn db_bad_input_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["db", "build", "--board", "7x7", "--pieces", "3", "--dir", d],
             "unsupported board 7x7",
@@ -312,6 +312,11 @@ fn db_bad_input_is_named() {
         (
             &["db", "probe", "BBB/B.W/WWW w", "--dir", d],
             "fanorona db build --board 3x3 --pieces 8",
+        ),
+        // No machine builds the 44 pieces of a 5x9 start: search is named instead.
+        (
+            &["db", "probe", "5x9", "--dir", d],
+            "solved by search: `fanorona solve POSITION",
         ),
     ];
     for (args, message) in cases {
@@ -490,4 +495,46 @@ fn init_steers_the_search_in_memory_and_in_a_session() {
     let o = run(&["solve", "3x5", "--no-store", "--init", "eval"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("'eval' is not"), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_store_measures_and_removes_the_scratch_stores_of_interrupted_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    // An interrupted run's store (no process has that id: ids stop far below it), a running
+    // one's (this test's own id) and a directory of another name.
+    let abandoned = tmp.path().join("fanorona-bench-store-4000000000");
+    let running = tmp
+        .path()
+        .join(format!("fanorona-bench-store-{}", std::process::id()));
+    let other = tmp.path().join("fanorona-bench-store-notes");
+    for d in [&abandoned, &running, &other] {
+        std::fs::create_dir_all(d.join("store")).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_fanorona"))
+        .args([
+            "bench",
+            "--store",
+            "--tree-nodes",
+            "20000",
+            "--seconds",
+            "0.2",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["tree_nodes"], 20000);
+    assert!(v["store_bytes"].as_u64().unwrap() > 0, "{v}");
+    assert!(!abandoned.exists());
+    assert!(running.exists() && other.exists());
+    // Its own scratch store is gone too.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
 }

@@ -101,7 +101,30 @@ fn solve_rate(
     ))
 }
 
+/// The scratch stores of earlier `bench --store` runs that were interrupted (their process is
+/// gone, so nothing removed them): a gigabyte each.
+fn remove_abandoned_stores(tmp: &std::path::Path) {
+    let Ok(dir) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fanorona-bench-store-"))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliResult {
+    if cfg!(target_os = "linux") {
+        remove_abandoned_stores(&std::env::temp_dir());
+    }
     let tmp = std::env::temp_dir().join(format!("fanorona-bench-store-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = (|| -> Result<serde_json::Value, Failure> {

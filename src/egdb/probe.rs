@@ -13,8 +13,8 @@ use crate::position::Position;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unavailable {
     #[error(
-        "slice {material} of {board} is not built under {}: build it with `fanorona db build --board {board} --pieces {} --db {}`",
-        root.display(), material.pieces(), root.display()
+        "slice {material} of {board} is not built under {}: {}",
+        root.display(), build_hint(*board, *material, root)
     )]
     NotBuilt {
         material: Material,
@@ -25,6 +25,27 @@ pub enum Unavailable {
     Damaged(String),
     #[error("a {board} position, but the tables are of {tables}")]
     Board { board: Board, tables: Board },
+}
+
+/// How to get a slice that is not built: build it, where a machine like this one could;
+/// otherwise (a 5x9 start needs all 44 pieces) search, which is what positions above the
+/// tables are for.
+fn build_hint(board: Board, material: Material, root: &Path) -> String {
+    let need = crate::egdb::build::memory_needed(board, material, false);
+    match crate::machine::meminfo("MemTotal") {
+        Some(total) if need > total => format!(
+            "a build of {} pieces on {board} would need about {:.0} GiB of memory, more than this machine's {:.0} GiB; positions above the tables are solved by search: `fanorona solve POSITION --db {}`",
+            material.pieces(),
+            need as f64 / (1u64 << 30) as f64,
+            total as f64 / (1u64 << 30) as f64,
+            root.display()
+        ),
+        _ => format!(
+            "build it with `fanorona db build --board {board} --pieces {} --db {}`",
+            material.pieces(),
+            root.display()
+        ),
+    }
 }
 
 /// Tables a search or command needs that are not whole: every slice up to the largest piece
