@@ -203,6 +203,11 @@ fn value_of(
     db.lookup(pos)
 }
 
+/// "1 ply", "3 plies".
+fn plies_words(n: u32) -> String {
+    format!("{n} {}", if n == 1 { "ply" } else { "plies" })
+}
+
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     let pos = resolve_position(Some(position), None)?;
     let db = Database::new(dir, pos.board());
@@ -250,13 +255,18 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
             pos.side_to_move()
         );
         if let Some(d) = distance {
-            out!("{d} plies to a capture or the end, with best play");
+            out!(
+                "{} to a capture or the end, with best play",
+                plies_words(d)
+            );
         }
         if let Some(b) = &best {
             out!("best move: {b}");
         }
         for (m, v, d) in &values {
-            let plies = d.map(|d| format!(", {d} plies after")).unwrap_or_default();
+            let plies = d
+                .map(|d| format!(", {} after", plies_words(d)))
+                .unwrap_or_default();
             out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
         }
     }
