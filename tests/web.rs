@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::browser::{Browser, Server, http, http_raw, screenshot_path};
+use common::browser::{Browser, Server, http, http_raw, response_head, screenshot_path};
 use common::{BIN, Data};
 use serde_json::{Value, json};
 
@@ -517,6 +517,31 @@ fn beyond_localhost_only_with_a_token() {
 }
 
 #[test]
+fn no_answer_may_be_framed_by_another_site() {
+    let data = data();
+    let server = serve(&data, None);
+    let local = format!("127.0.0.1:{}", server.port);
+    // The page, the API, a page that is not there and a refusal (another host name).
+    for (path, host, status) in [
+        ("/", local.as_str(), "200"),
+        ("/api/info", local.as_str(), "200"),
+        ("/nothing", local.as_str(), "404"),
+        ("/api/info", "example.com", "403"),
+    ] {
+        let head = response_head(server.port, path, host);
+        assert!(
+            head.starts_with(&format!("http/1.1 {status}")),
+            "{path}: {head}"
+        );
+        assert!(head.contains("x-frame-options: deny"), "{path}: {head}");
+        assert!(
+            head.contains("content-security-policy: frame-ancestors 'none'"),
+            "{path}: {head}"
+        );
+    }
+}
+
+#[test]
 fn many_tabs_play_at_once() {
     // Eight games at once, each its own: the API keeps no game, so none sees another's.
     let data = data();
@@ -676,4 +701,71 @@ fn tables_that_are_not_whole_are_not_offered() {
     assert!(v["analysis"]["tables"].is_null(), "{v}");
     let (_, info) = http(server.port, "GET", "/api/info", None);
     assert_eq!(tables(&info), false, "{info}");
+}
+
+#[test]
+fn a_refused_new_game_or_set_up_keeps_what_the_page_held() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    // A game with a move in it, then a new game from a malformed start.
+    new_game(&b, &server, "3x3", "human", "human");
+    b.wait_until("the game", "return !!play.state && !play.pending", 10);
+    b.eval("play.moves.push('c1-b2A'); refreshGame(1); return true");
+    b.wait_until(
+        "the move",
+        "return !play.pending && play.state.history.length === 1",
+        10,
+    );
+    b.type_into("#play-start", "BBB/BXB/WWW w");
+    b.click_css("#new-game");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    // The old game is still the page's, with its move, and goes on.
+    assert_eq!(
+        b.eval("return [play.start, play.moves, play.state.board.name]"),
+        json!(["3x3", ["c1-b2A"], "3x3"])
+    );
+    b.eval("play.moves.push(play.state.moves[0].notation); refreshGame(1); return true");
+    b.wait_until(
+        "a second move",
+        "return !play.pending && play.state.history.length === 2 && document.getElementById('error').textContent === ''",
+        10,
+    );
+
+    // A set-up with no black piece is refused and stays on the board to be mended.
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    b.wait_until("the analysis", "return !!analysis.state", 10);
+    b.click_css("#edit");
+    b.eval("analysis.cells = analysis.cells.map(c => c === 'B' ? 'W' : c); return true");
+    b.click_css("#edit");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    assert!(
+        b.text("#error").contains("no pieces"),
+        "{}",
+        b.text("#error")
+    );
+    assert_eq!(
+        b.eval("return [analysis.editing, analysis.cells.join(''), !!document.querySelector('#board-holder svg')]"),
+        json!([true, "WWWW.WWWW", true])
+    );
+    b.eval("analysis.cells[0] = 'B'; return true");
+    b.click_css("#edit");
+    b.wait_until(
+        "the mended set-up",
+        "return !analysis.editing && analysis.state.position.startsWith('WWW/W.W/BWW')",
+        10,
+    );
+    assert_eq!(b.text("#edit"), "Set up pieces");
+    // An empty box is said to be one.
+    b.type_into("#analyse-position", "");
+    b.click_css("#analyse");
+    assert!(b.text("#error").contains("type a position"));
 }

@@ -255,10 +255,7 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
             pos.side_to_move()
         );
         if let Some(d) = distance {
-            out!(
-                "{} to a capture or the end, with best play",
-                plies_words(d)
-            );
+            out!("{} to a capture or the end, with best play", plies_words(d));
         }
         if let Some(b) = &best {
             out!("best move: {b}");

@@ -271,9 +271,22 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// Every answer says it may not be shown inside another site's frame: a page there could
+/// otherwise lay its own over the buttons that pause, stop or start sessions.
+async fn guard(state: State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let mut response = admit(state, request, next).await;
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
+}
+
 /// Refuses requests without the token (when one is set), requests addressed to another host
 /// name (without a token), and POSTs that are not JSON.
-async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+async fn admit(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let refuse = |status, message: &str| ApiError {
         status,
         message: message.to_string(),

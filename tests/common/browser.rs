@@ -37,6 +37,24 @@ pub fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, 
 }
 
 /// One HTTP/1.1 exchange with extra headers; the status and the raw body.
+/// The status line and headers of a GET of `path`, lowercased.
+pub fn response_head(port: u16, path: &str, host: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\nHost: {host}\r\n\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut head = String::new();
+    let mut r = BufReader::new(s);
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap() == 0 || line.trim_end().is_empty() {
+            break;
+        }
+        head.push_str(&line.to_ascii_lowercase());
+    }
+    head
+}
+
 pub fn http_raw(
     port: u16,
     method: &str,

@@ -200,6 +200,8 @@ async function showPlay() {
   // A board chosen in the menu is what the next game starts from: a typed start goes.
   boardSel.addEventListener('change', () => { startInput.value = ''; });
   const newGame = () => {
+    // The game on the board stays, playable, until the server takes the new one.
+    const before = { start: play.start, white: play.white, black: play.black, moves: play.moves, resigned: play.resigned, note: play.note };
     play.start = startInput.value.trim() || boardSel.value;
     play.white = whiteSel.value;
     play.black = blackSel.value;
@@ -207,8 +209,17 @@ async function showPlay() {
     play.resigned = false;
     play.sel = null;
     play.note = '';
-    // A typed start names its board: the menu shows it.
-    refreshGame().then(() => { if (play.state) boardSel.value = play.state.board.name; });
+    refreshGame().then(ok => {
+      // A typed start names its board: the menu shows it.
+      if (ok) { boardSel.value = play.state.board.name; return; }
+      if (ok !== false) return;
+      const error = play.error;
+      Object.assign(play, before);
+      play.error = error;
+      renderGame();
+      const who = playerToMove();
+      if (play.state && !play.state.end && who && who !== 'human') agentMove(generation, who);
+    });
   };
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
@@ -267,7 +278,8 @@ function failure(e) {
 
 // Asks the server for the game after play.moves. `tentative` moves at the end (and a
 // resignation, `resigning`) are taken back if it fails, so the page never holds what the
-// server has not accepted. While it waits, the board takes no clicks.
+// server has not accepted. While it waits, the board takes no clicks. Whether the server
+// took it (undefined when a newer request took over).
 async function refreshGame(tentative = 0, resigning = false) {
   const gen = ++generation;
   // A player's answer to an older game will not come back here.
@@ -277,11 +289,11 @@ async function refreshGame(tentative = 0, resigning = false) {
   let failed = false;
   try {
     const s = await api('POST', '/api/game', { start: play.start, moves: play.moves, resigned: play.resigned, white: play.white, black: play.black });
-    if (gen !== generation) return;
+    if (gen !== generation) return undefined;
     play.state = s;
     play.error = '';
   } catch (e) {
-    if (gen !== generation) return;
+    if (gen !== generation) return undefined;
     failed = true;
     if (tentative) play.moves.splice(play.moves.length - tentative, tentative);
     if (resigning) play.resigned = false;
@@ -297,6 +309,7 @@ async function refreshGame(tentative = 0, resigning = false) {
   // the last good one, and a player asked from it would be asked again and again.
   const who = playerToMove();
   if (!failed && play.state && !play.state.end && who && who !== 'human') agentMove(gen, who);
+  return !failed;
 }
 
 async function agentMove(gen, who) {
@@ -489,7 +502,7 @@ async function hint() {
     play.note = 'best: ' + best.join(', ');
   } catch (e) {
     if (gen !== generation) return;
-    play.note = e.message;
+    play.note = failure(e);
   }
   renderGame();
 }
@@ -516,7 +529,7 @@ async function showAnalyse() {
       el('h3', {}, 'Position'),
       el('textarea', { id: 'analyse-position', rows: 2 }),
       el('div', {},
-        el('button', { id: 'analyse', onclick: () => { analysis.position = document.getElementById('analyse-position').value.trim(); runAnalysis(); } }, 'Analyse'),
+        el('button', { id: 'analyse', onclick: analyseTyped }, 'Analyse'),
         el('button', { id: 'edit', onclick: toggleEdit }, 'Set up pieces'),
         el('button', { id: 'solve-session', onclick: solveAsSession }, 'Solve as a session'),
         boardSel),
@@ -529,6 +542,17 @@ async function showAnalyse() {
   await runAnalysis();
 }
 
+// The position typed in the box; an empty box is said to be one, not taken for a start.
+function analyseTyped() {
+  const typed = document.getElementById('analyse-position').value.trim();
+  if (!typed) {
+    document.getElementById('error').textContent = 'type a position (rows from the top, then w or b) or choose a board';
+    return;
+  }
+  analysis.position = typed;
+  runAnalysis();
+}
+
 async function runAnalysis() {
   const gen = ++generation;
   const pos = analysis.position;
@@ -539,7 +563,11 @@ async function runAnalysis() {
     const a = await api('POST', '/api/analyse', { start: pos });
     if (gen !== generation) return;
     analysis.state = a;
+    // Whatever asked for it, a position analysed ends a set-up.
     analysis.editing = false;
+    analysis.fromSetup = false;
+    document.getElementById('edit').textContent = 'Set up pieces';
+    document.getElementById('edit-note').replaceChildren();
     // The address names the position, so a reload or a link shows it again.
     history.replaceState(null, '', '#/analyse?' + new URLSearchParams({ position: a.position }));
     renderAnalysis();
@@ -550,6 +578,15 @@ async function runAnalysis() {
       (an.certificates ? `; ${an.certificates} checked certificates` : '');
   } catch (e) {
     if (gen !== generation) return;
+    if (analysis.fromSetup) {
+      // A set-up the server refuses (a side without pieces, say) stays on the board, still
+      // being set up, to be mended.
+      analysis.fromSetup = false;
+      renderAnalysis();
+      document.getElementById('error').textContent = failure(e);
+      document.getElementById('note').textContent = '';
+      return;
+    }
     // What is shown must belong to the text in the box: the last position's board and
     // moves go.
     analysis.state = null;
@@ -606,8 +643,7 @@ function toggleEdit() {
       rows.push(row);
     }
     analysis.position = rows.join('/') + ' ' + analysis.side;
-    document.getElementById('edit').textContent = 'Set up pieces';
-    document.getElementById('edit-note').replaceChildren();
+    analysis.fromSetup = true;
     runAnalysis();
   }
 }
@@ -624,7 +660,7 @@ async function solveAsSession() {
     const r = await api('POST', '/api/sessions', { target: pos });
     location.hash = '#/session/' + r.id;
   } catch (e) {
-    document.getElementById('error').textContent = e.message;
+    document.getElementById('error').textContent = failure(e);
   }
 }
 
@@ -895,7 +931,8 @@ async function route() {
   timers = [];
   generation++;
   const h = location.hash || '#/play';
-  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', h.startsWith(a.getAttribute('href')));
+  const tab = h.startsWith('#/session/') ? '#/sessions' : h;
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', tab.startsWith(a.getAttribute('href')));
   try {
     let m;
     if ((m = h.match(/^#\/analyse\?(.*)$/))) {
@@ -908,10 +945,10 @@ async function route() {
     else if ((m = h.match(/^#\/session\/(\d+)\/tree\?(.*)$/))) {
       // A node of a session's tree: the session's page, then the tree at that line.
       const q = new URLSearchParams(m[2]);
-      await showSession(Number(m[1]));
+      await showSession(m[1]);
       const line = (q.get('line') || '').split(/\s+/).filter(x => x);
       await loadTree(line, q.get('heaviest') === '1');
-    } else if ((m = h.match(/^#\/session\/(\d+)/))) await showSession(Number(m[1]));
+    } else if ((m = h.match(/^#\/session\/(\d+)/))) await showSession(m[1]);
     else await showPlay();
   } catch (e) {
     document.getElementById('main').replaceChildren(el('div', { class: 'error', id: 'error' }, e.message));
