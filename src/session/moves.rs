@@ -303,7 +303,7 @@ fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
         c.0 += 1;
         if live[i - index] {
             c.1 += 1;
-            c.2 += u64::from(!n.expanded && !(n.proven() || n.disproven()));
+            c.2 += u64::from(!(n.expanded || n.proven() || n.disproven()));
         }
         if n.expanded {
             stack.extend(n.first as usize..(n.first + n.count) as usize);
