@@ -736,6 +736,21 @@ fn a_refused_new_game_or_set_up_keeps_what_the_page_held() {
         10,
     );
 
+    // A move the server never answered comes back with Retry, sent again as it was.
+    b.eval(
+        "window.realFetch = window.fetch; window.fetch = () => Promise.reject(new TypeError('Failed to fetch'));
+         play.moves.push(play.state.moves[0].notation); refreshGame(1); return true",
+    );
+    b.wait("#retry", 10);
+    assert_eq!(b.eval("return play.moves.length"), json!(2));
+    b.eval("window.fetch = window.realFetch; return true");
+    b.click_css("#retry");
+    b.wait_until(
+        "the move sent again",
+        "return !play.pending && play.state.history.length === 3 && play.moves.length === 3",
+        10,
+    );
+
     // A set-up with no black piece is refused and stays on the board to be mended.
     b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
     b.wait_until("the analysis", "return !!analysis.state", 10);

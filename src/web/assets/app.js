@@ -212,7 +212,8 @@ async function showPlay() {
     refreshGame().then(ok => {
       // A typed start names its board: the menu shows it.
       if (ok) { boardSel.value = play.state.board.name; return; }
-      if (ok !== false) return;
+      // Unanswered (Retry then starts the new game) or overtaken: nothing to put back.
+      if (ok !== false || play.retry) return;
       const error = play.error;
       Object.assign(play, before);
       play.error = error;
@@ -295,10 +296,17 @@ async function refreshGame(tentative = 0, resigning = false) {
   } catch (e) {
     if (gen !== generation) return undefined;
     failed = true;
-    if (tentative) play.moves.splice(play.moves.length - tentative, tentative);
+    const taken = play.moves.splice(play.moves.length - tentative, tentative);
     if (resigning) play.resigned = false;
     play.error = failure(e);
-    if (e.status === undefined) play.retry = () => refreshGame();
+    // Unanswered: Retry sends the same moves (and resignation) again.
+    if (e.status === undefined) {
+      play.retry = () => {
+        play.moves.push(...taken);
+        play.resigned = play.resigned || resigning;
+        return refreshGame(taken.length, resigning);
+      };
+    }
   } finally {
     if (gen === generation) play.pending = false;
   }
