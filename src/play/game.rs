@@ -22,9 +22,10 @@ pub enum GameError {
 /// How a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
-    /// The loser had no legal move (every piece captured, or none could move).
+    /// The loser had no legal move: every piece captured (`captured`), or none could move.
     NoMoves {
         winner: Color,
+        captured: bool,
     },
     Resigned {
         winner: Color,
@@ -38,7 +39,7 @@ pub enum End {
 impl End {
     pub fn winner(self) -> Option<Color> {
         match self {
-            End::NoMoves { winner } | End::Resigned { winner } => Some(winner),
+            End::NoMoves { winner, .. } | End::Resigned { winner } => Some(winner),
             End::Repetition | End::MoveCap => None,
         }
     }
@@ -66,7 +67,15 @@ impl End {
 impl fmt::Display for End {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            End::NoMoves { winner } => {
+            End::NoMoves {
+                winner,
+                captured: true,
+            } => write!(
+                f,
+                "{winner} wins ({} has no pieces left)",
+                winner.opponent()
+            ),
+            End::NoMoves { winner, .. } => {
                 write!(f, "{winner} wins ({} has no move)", winner.opponent())
             }
             End::Resigned { winner } => write!(f, "{winner} wins ({} resigned)", winner.opponent()),
@@ -140,6 +149,7 @@ impl Game {
         if crate::movegen::is_lost(pos) {
             return Some(End::NoMoves {
                 winner: pos.side_to_move().opponent(),
+                captured: pos.us() == 0,
             });
         }
         let earlier = &self.positions[..self.positions.len() - 1];
@@ -242,8 +252,13 @@ mod tests {
         assert_eq!(
             lost.end(),
             Some(End::NoMoves {
-                winner: Color::Black
+                winner: Color::Black,
+                captured: true,
             })
+        );
+        assert_eq!(
+            lost.end().unwrap().to_string(),
+            "black wins (white has no pieces left)"
         );
     }
 }

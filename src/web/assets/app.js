@@ -372,6 +372,9 @@ function renderGame() {
     candidates(s.moves, play.sel).find(m => m.path.length === play.sel.steps.length);
   stop.disabled = !exact || !!play.choice;
   document.getElementById('resign').disabled = !human;
+  // Only what can do something is offered.
+  document.getElementById('cancel-move').disabled = !play.sel && !play.choice;
+  document.getElementById('resign-hint').disabled = !!s.end;
   const hist = document.getElementById('history');
   hist.replaceChildren();
   for (let i = 0; i < s.history.length; i += 2) {
@@ -664,11 +667,16 @@ function editPoint(p) {
 
 async function solveAsSession() {
   const pos = document.getElementById('analyse-position').value.trim();
+  // One click, one session: the button waits for the answer.
+  const button = document.getElementById('solve-session');
+  button.disabled = true;
   try {
     const r = await api('POST', '/api/sessions', { target: pos });
     location.hash = '#/session/' + r.id;
   } catch (e) {
     document.getElementById('error').textContent = failure(e);
+  } finally {
+    button.disabled = false;
   }
 }
 
