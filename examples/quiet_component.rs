@@ -5,7 +5,8 @@
 //! retrograde analysis of one quiet endgame would have to hold.
 //!
 //! `cargo run --release --example quiet_component -- POSITION [CAP]` (CAP: positions, default
-//! 50 million; about 40 bytes each).
+//! 50 million, checked between plies, so the last ply can take it 2 or 3 times over; about
+//! 40 bytes each). The exits are counted among the positions before the last ply.
 
 use std::collections::{BTreeMap, HashSet};
 

@@ -102,12 +102,20 @@ fn solve_rate(
 }
 
 /// The scratch stores of earlier `bench --store` runs that were interrupted (their process is
-/// gone, so nothing removed them): a gigabyte each.
+/// gone, so nothing removed them): a gigabyte each. Only directories of this user's: a run
+/// of another user's (or in another process namespace) may look gone from here.
+#[cfg(target_os = "linux")]
 fn remove_abandoned_stores(tmp: &std::path::Path) {
-    let Ok(dir) = std::fs::read_dir(tmp) else {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(dir), Ok(me)) = (std::fs::read_dir(tmp), std::fs::metadata("/proc/self")) else {
         return;
     };
     for entry in dir.flatten() {
+        let ours = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|m| m.is_dir() && m.uid() == me.uid());
+        if !ours {
+            continue;
+        }
         let name = entry.file_name();
         let pid = name
             .to_str()
@@ -122,9 +130,8 @@ fn remove_abandoned_stores(tmp: &std::path::Path) {
 }
 
 pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliResult {
-    if cfg!(target_os = "linux") {
-        remove_abandoned_stores(&std::env::temp_dir());
-    }
+    #[cfg(target_os = "linux")]
+    remove_abandoned_stores(&std::env::temp_dir());
     let tmp = std::env::temp_dir().join(format!("fanorona-bench-store-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = (|| -> Result<serde_json::Value, Failure> {

@@ -27,22 +27,24 @@ pub enum Unavailable {
     Board { board: Board, tables: Board },
 }
 
-/// How to get a slice that is not built: build it, where a machine like this one could;
-/// otherwise (a 5x9 start needs all 44 pieces) search, which is what positions above the
-/// tables are for.
+/// How to get a slice that is not built: build it, where this machine could (the build's own
+/// check: its largest pair of that piece count in the memory available); otherwise (a 5x9
+/// start needs all 44 pieces) search, which is what positions above the tables are for.
 fn build_hint(board: Board, material: Material, root: &Path) -> String {
-    let need = crate::egdb::build::memory_needed(board, material, false);
-    match crate::machine::meminfo("MemTotal") {
-        Some(total) if need > total => format!(
-            "a build of {} pieces on {board} would need about {:.0} GiB of memory, more than this machine's {:.0} GiB; positions above the tables are solved by search: `fanorona solve POSITION --db {}`",
-            material.pieces(),
+    let pieces = material.pieces();
+    let need = Material::with_pieces(pieces)
+        .map(|m| crate::egdb::build::memory_needed(board, m, false))
+        .max()
+        .unwrap_or(0);
+    match crate::machine::meminfo("MemAvailable") {
+        Some(have) if need > have => format!(
+            "a build of {pieces} pieces on {board} would need about {:.0} GiB of memory, more than the {:.0} GiB this machine has available; positions above the tables are solved by search: `fanorona solve POSITION --db {}`",
             need as f64 / (1u64 << 30) as f64,
-            total as f64 / (1u64 << 30) as f64,
+            have as f64 / (1u64 << 30) as f64,
             root.display()
         ),
         _ => format!(
-            "build it with `fanorona db build --board {board} --pieces {} --db {}`",
-            material.pieces(),
+            "build it with `fanorona db build --board {board} --pieces {pieces} --db {}`",
             root.display()
         ),
     }

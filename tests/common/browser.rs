@@ -36,7 +36,6 @@ pub fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, 
     )
 }
 
-/// One HTTP/1.1 exchange with extra headers; the status and the raw body.
 /// The status line and headers of a GET of `path`, lowercased.
 pub fn response_head(port: u16, path: &str, host: &str) -> String {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -55,6 +54,7 @@ pub fn response_head(port: u16, path: &str, host: &str) -> String {
     head
 }
 
+/// One HTTP/1.1 exchange with extra headers; the status and the raw body.
 pub fn http_raw(
     port: u16,
     method: &str,

@@ -200,8 +200,9 @@ async function showPlay() {
   // A board chosen in the menu is what the next game starts from: a typed start goes.
   boardSel.addEventListener('change', () => { startInput.value = ''; });
   const newGame = () => {
-    // The game on the board stays, playable, until the server takes the new one.
-    const before = { start: play.start, white: play.white, black: play.black, moves: play.moves, resigned: play.resigned, note: play.note };
+    // The game on the board stays, playable, until the server takes the new one: as the
+    // server last took it (a move still on its way when the button was pressed is not).
+    const before = play.accepted;
     play.start = startInput.value.trim() || boardSel.value;
     play.white = whiteSel.value;
     play.black = blackSel.value;
@@ -213,9 +214,9 @@ async function showPlay() {
       // A typed start names its board: the menu shows it.
       if (ok) { boardSel.value = play.state.board.name; return; }
       // Unanswered (Retry then starts the new game) or overtaken: nothing to put back.
-      if (ok !== false || play.retry) return;
+      if (ok !== false || play.retry || !before) return;
       const error = play.error;
-      Object.assign(play, before);
+      Object.assign(play, before, { moves: [...before.moves] });
       play.error = error;
       renderGame();
       const who = playerToMove();
@@ -272,10 +273,12 @@ function playerToMove() {
   return play.state && (play.state.side === 'white' ? play.white : play.black);
 }
 
-// What a failed request says: the server's own error, or that it did not answer.
-function failure(e) {
-  return e.status === undefined ? `the server did not answer (${e.message}): Retry when it is back` : e.message;
+// What a failed request says: the server's own error, or that it did not answer and what
+// to do then (`then`: on the play page, its Retry button).
+function failure(e, then = 'Retry when it is back') {
+  return e.status === undefined ? `the server did not answer (${e.message}): ${then}` : e.message;
 }
+const AGAIN = 'try again when it is back';
 
 // Asks the server for the game after play.moves. `tentative` moves at the end (and a
 // resignation, `resigning`) are taken back if it fails, so the page never holds what the
@@ -293,6 +296,8 @@ async function refreshGame(tentative = 0, resigning = false) {
     if (gen !== generation) return undefined;
     play.state = s;
     play.error = '';
+    // What a refused new game goes back to.
+    play.accepted = { start: play.start, moves: [...play.moves], resigned: play.resigned, white: play.white, black: play.black };
   } catch (e) {
     if (gen !== generation) return undefined;
     failed = true;
@@ -386,7 +391,7 @@ function renderGame() {
   if (play.retry) {
     ch.append(el('button', {
       id: 'retry',
-      onclick: () => { const f = play.retry; play.retry = null; play.error = ''; f(); },
+      onclick: () => { const f = play.retry; play.retry = null; play.error = ''; if (f) f(); },
     }, 'Retry'));
   }
   if (play.choice) {
@@ -473,7 +478,7 @@ async function loadRecord(file) {
     refreshGame();
   } catch (e) {
     if (gen !== generation) return;
-    play.error = `${file.name}: ${failure(e)}`;
+    play.error = `${file.name}: ${failure(e, AGAIN)}`;
     renderGame();
   }
   const input = document.getElementById('record-file');
@@ -513,7 +518,7 @@ async function hint() {
     play.note = 'best: ' + best.join(', ');
   } catch (e) {
     if (gen !== generation) return;
-    play.note = failure(e);
+    play.note = failure(e, AGAIN);
   }
   renderGame();
 }
@@ -566,6 +571,9 @@ function analyseTyped() {
 
 async function runAnalysis() {
   const gen = ++generation;
+  // Whether this request is a set-up's (read once: a newer request takes the question over).
+  const fromSetup = analysis.fromSetup;
+  analysis.fromSetup = false;
   const pos = analysis.position;
   document.getElementById('analyse-position').value = pos;
   document.getElementById('error').textContent = '';
@@ -576,7 +584,6 @@ async function runAnalysis() {
     analysis.state = a;
     // Whatever asked for it, a position analysed ends a set-up.
     analysis.editing = false;
-    analysis.fromSetup = false;
     document.getElementById('edit').textContent = 'Set up pieces';
     document.getElementById('edit-note').replaceChildren();
     // The address names the position, so a reload or a link shows it again.
@@ -589,12 +596,11 @@ async function runAnalysis() {
       (an.certificates ? `; ${an.certificates} checked certificates` : '');
   } catch (e) {
     if (gen !== generation) return;
-    if (analysis.fromSetup) {
+    if (fromSetup && analysis.editing) {
       // A set-up the server refuses (a side without pieces, say) stays on the board, still
       // being set up, to be mended.
-      analysis.fromSetup = false;
       renderAnalysis();
-      document.getElementById('error').textContent = failure(e);
+      document.getElementById('error').textContent = failure(e, AGAIN);
       document.getElementById('note').textContent = '';
       return;
     }
@@ -604,7 +610,7 @@ async function runAnalysis() {
     document.getElementById('board-holder').replaceChildren();
     document.getElementById('analysis-value').textContent = '';
     document.querySelector('#analysis-moves tbody').replaceChildren();
-    document.getElementById('error').textContent = failure(e);
+    document.getElementById('error').textContent = failure(e, AGAIN);
     document.getElementById('note').textContent = '';
   }
 }
@@ -674,7 +680,7 @@ async function solveAsSession() {
     const r = await api('POST', '/api/sessions', { target: pos });
     location.hash = '#/session/' + r.id;
   } catch (e) {
-    document.getElementById('error').textContent = failure(e);
+    document.getElementById('error').textContent = failure(e, AGAIN);
   } finally {
     button.disabled = false;
   }
@@ -888,7 +894,7 @@ async function pollSession() {
     }
   } catch (e) {
     if (gen !== generation) return;
-    document.getElementById('error').textContent = failure(e);
+    document.getElementById('error').textContent = failure(e, 'the page asks again on its own');
     if (e.status === 404) {
       // No such session: nothing to control, nothing more to read.
       session.gone = true;
