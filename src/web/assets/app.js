@@ -177,7 +177,10 @@ async function info() {
 function playerOptions(selected) {
   const opts = [el('option', { value: 'human', selected: selected === 'human' }, 'human')];
   for (const p of INFO.players) {
-    const names = p.levels.length ? p.levels.map(l => p.kind + ':' + l) : [p.kind];
+    // A searcher's perfect level is the perfect player, listed once as `perfect` (unless a
+    // game already names it so).
+    const levels = p.levels.filter(l => l !== 'perfect' || selected === p.kind + ':' + l);
+    const names = p.levels.length ? levels.map(l => p.kind + ':' + l) : [p.kind];
     for (const n of names) opts.push(el('option', { value: n, selected: selected === n }, n));
   }
   return opts;
