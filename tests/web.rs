@@ -772,6 +772,17 @@ fn a_refused_new_game_or_set_up_keeps_what_the_page_held() {
         json!([true, "WWWW.WWWW", true])
     );
     b.eval("analysis.cells[0] = 'B'; return true");
+    // "Solve as a session" takes the board being set up, mended, not the refused position
+    // the box still holds: it gets as far as wanting a daemon.
+    b.eval("document.getElementById('error').textContent = ''; return true");
+    b.click_css("#solve-session");
+    b.wait_until(
+        "the session's answer",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    let e = b.text("#error");
+    assert!(e.contains("daemon") && !e.contains("no pieces"), "{e}");
     b.click_css("#edit");
     b.wait_until(
         "the mended set-up",

@@ -655,17 +655,22 @@ function toggleEdit() {
         el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black')));
     renderAnalysis();
   } else {
-    const b = a.board;
-    const rows = [];
-    for (let r = b.rows - 1; r >= 0; r--) {
-      let row = '';
-      for (let c = 0; c < b.cols; c++) row += analysis.cells[r * b.cols + c];
-      rows.push(row);
-    }
-    analysis.position = rows.join('/') + ' ' + analysis.side;
+    analysis.position = setUpPosition();
     analysis.fromSetup = true;
     runAnalysis();
   }
+}
+
+// The position being set up: its rows from the top, then the side to move.
+function setUpPosition() {
+  const b = analysis.state.board;
+  const rows = [];
+  for (let r = b.rows - 1; r >= 0; r--) {
+    let row = '';
+    for (let c = 0; c < b.cols; c++) row += analysis.cells[r * b.cols + c];
+    rows.push(row);
+  }
+  return rows.join('/') + ' ' + analysis.side;
 }
 
 function editPoint(p) {
@@ -675,7 +680,8 @@ function editPoint(p) {
 }
 
 async function solveAsSession() {
-  const pos = document.getElementById('analyse-position').value.trim();
+  // The board being set up, if it is; else the position in the box.
+  const pos = analysis.editing && analysis.state ? setUpPosition() : document.getElementById('analyse-position').value.trim();
   // One click, one session: the button waits for the answer.
   const button = document.getElementById('solve-session');
   button.disabled = true;
