@@ -246,7 +246,11 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
     }
     assert!(b.text("#session-state").contains("running"));
     assert!(!b.all("#chart svg.chart polyline.pn").is_empty());
-    assert!(b.text("#log").contains("white wins?"));
+    let log = b.text("#log");
+    assert!(
+        log.contains("white wins?") && log.contains(" UTC "),
+        "{log}"
+    );
     b.screenshot(&screenshot_path(data.tmp.path(), "web-session.png"));
     // Paused from the page, it says so.
     b.click_css("#pause");

@@ -846,7 +846,8 @@ function renderTree(t) {
 
 function progressLine(p) {
   const n = v => (v === 'inf' ? 'inf' : fmtNumber(v));
-  const t = new Date(p.time * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  // In UTC, as the daemon's own log and the progress files have it: said so.
+  const t = new Date(p.time * 1000).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
   return `${t} ${p.event.padStart(10)} ${p.goal} wins? it ${p.iteration} nodes ${fmtNumber(p.nodes)} (${fmtRate(p.nodes_per_second)}) pn ${n(p.root_pn)} dpn ${n(p.root_dpn)} first ${p.first_level}` +
     (p.message ? ' | ' + p.message : '');
 }
