@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure, input, report_json};
+use crate::cli::output::{CliResult, Failure, counted, input, report_json};
 use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
@@ -203,11 +203,6 @@ fn value_of(
     db.lookup(pos)
 }
 
-/// "1 ply", "3 plies".
-fn plies_words(n: u32) -> String {
-    format!("{n} {}", if n == 1 { "ply" } else { "plies" })
-}
-
 pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     let pos = resolve_position(Some(position), None)?;
     let db = Database::new(dir, pos.board());
@@ -255,14 +250,17 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
             pos.side_to_move()
         );
         if let Some(d) = distance {
-            out!("{} to a capture or the end, with best play", plies_words(d));
+            out!(
+                "{} to a capture or the end, with best play",
+                counted(d as usize, "ply", "plies")
+            );
         }
         if let Some(b) = &best {
             out!("best move: {b}");
         }
         for (m, v, d) in &values {
             let plies = d
-                .map(|d| format!(", {} after", plies_words(d)))
+                .map(|d| format!(", {} after", counted(d as usize, "ply", "plies")))
                 .unwrap_or_default();
             out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
         }

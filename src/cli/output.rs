@@ -58,6 +58,11 @@ pub fn one_line(e: &anyhow::Error) -> String {
     text
 }
 
+/// "1 game", "3 games".
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Marks the error of `r` as bad input.
 pub fn input<T, E: Into<anyhow::Error>>(r: Result<T, E>) -> Result<T, Failure> {
     r.map_err(Failure::input)

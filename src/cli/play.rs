@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure, check_output, input, write_atomically};
+use crate::cli::output::{CliResult, Failure, check_output, counted, input, write_atomically};
 use crate::out;
 use fanorona::daemon::protocol::Request;
 use fanorona::egdb::Database;
@@ -570,11 +570,6 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         );
     }
     Ok(())
-}
-
-/// "1 game", "3 games".
-fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// A time a move, in milliseconds below a second (fast players take microseconds).

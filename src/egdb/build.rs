@@ -101,7 +101,7 @@ pub fn memory_needed(board: Board, material: Material, distances: bool) -> u64 {
 }
 
 /// Memory available to a new build (None where it cannot be read).
-fn memory_available() -> Option<u64> {
+pub(crate) fn memory_available() -> Option<u64> {
     crate::machine::meminfo("MemAvailable")
 }
 

@@ -36,7 +36,7 @@ fn build_hint(board: Board, material: Material, root: &Path) -> String {
         .map(|m| crate::egdb::build::memory_needed(board, m, false))
         .max()
         .unwrap_or(0);
-    match crate::machine::meminfo("MemAvailable") {
+    match crate::egdb::build::memory_available() {
         Some(have) if need > have => format!(
             "a build of {pieces} pieces on {board} would need about {:.0} GiB of memory, more than the {:.0} GiB this machine has available; positions above the tables are solved by search: `fanorona solve POSITION --db {}`",
             need as f64 / (1u64 << 30) as f64,

@@ -234,16 +234,16 @@ fn follow(nodes: &[Node], positions: &[Position]) -> (usize, Reached) {
 /// The nodes below a decided node or cut off from the root, in a tree whose children come
 /// after their parent.
 fn settled_below(nodes: &[Node]) -> u64 {
-    let live = live_below(nodes, 0, true);
+    let live = live_below(nodes, 0);
     (nodes.len() - live.iter().filter(|&&l| l).count()) as u64
 }
 
 /// For each node from `index` on (in a tree whose children come after their parent),
-/// whether a search may still visit it: `index` itself if `reached`, and the children of
-/// every live expanded node that is not decided.
-fn live_below(nodes: &[Node], index: usize, reached: bool) -> Vec<bool> {
+/// whether a search may still visit it: `index` itself unless a decided node stands above
+/// it, and the children of every live expanded node that is not decided.
+fn live_below(nodes: &[Node], index: usize) -> Vec<bool> {
     let mut live = vec![false; nodes.len() - index];
-    live[0] = reached;
+    live[0] = !below_decided(nodes, index);
     for (k, n) in nodes[index..].iter().enumerate() {
         if live[k] && n.expanded && !(n.proven() || n.disproven()) {
             live[n.first as usize - index..(n.first + n.count) as usize - index].fill(true);
@@ -294,7 +294,7 @@ fn children(nodes: &[Node], size: &[u64], index: usize) -> Vec<MoveNumbers> {
 /// The nodes of `index`'s subtree by pieces on the board, with the live ones (a search may
 /// still visit them) and the open leaves among those.
 fn by_pieces(nodes: &[Node], index: usize) -> Vec<PieceCount> {
-    let live = live_below(nodes, index, !below_decided(nodes, index));
+    let live = live_below(nodes, index);
     let mut count = [(0u64, 0u64, 0u64); crate::search::census::MAX_PIECES];
     let mut stack = vec![index];
     while let Some(i) = stack.pop() {
@@ -342,7 +342,7 @@ fn transpositions(nodes: &[Node], index: usize) -> Transpositions {
     let hasher = RandomState::new();
     let key = |n: &Node| hasher.hash_one((n.pos, n.since));
     let mut t = Transpositions::default();
-    let live = live_below(nodes, index, !below_decided(nodes, index));
+    let live = live_below(nodes, index);
     let (mut proven, mut disproven) = (HashSet::new(), HashSet::new());
     for n in nodes.iter().filter(|n| !n.repetition) {
         if n.proven() {
