@@ -438,8 +438,20 @@ fn bad_requests_are_refused_with_the_reason() {
     assert_eq!(s, 404, "{v}");
     let (s, _) = http(server.port, "GET", "/api/sessions/x/curve", None);
     assert_eq!(s, 400);
-    let (s, _) = http(server.port, "GET", "/api/no/such", None);
+    let (s, v) = http(server.port, "GET", "/api/no/such", None);
     assert_eq!(s, 404);
+    assert!(
+        v["error"].as_str().unwrap().contains("no such API address"),
+        "{v}"
+    );
+    // Typed into the address bar: the app under its usual other name, a page elsewhere.
+    let (s, page) = http_raw(server.port, "GET", "/index.html", None, &[]);
+    assert_eq!(s, 200);
+    assert!(String::from_utf8_lossy(&page).contains("app.js"));
+    let (s, page) = http_raw(server.port, "GET", "/no/such/page", None, &[]);
+    assert_eq!(s, 404);
+    let page = String::from_utf8_lossy(&page);
+    assert!(page.contains("<a href=\"/\">Open the app</a>"), "{page}");
     let (s, v) = post(&server, "/api/sessions", json!({"target": "BBB/B.W/WWW"}));
     assert_eq!(s, 400, "{v}");
     // No request names a file: the tables and the data directory are the server's own.

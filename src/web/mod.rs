@@ -241,6 +241,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(|| async { asset("text/html; charset=utf-8", INDEX) }),
         )
         .route(
+            "/index.html",
+            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
             "/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
         )
@@ -261,15 +265,35 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/sessions/{id}/log", get(sessions::log))
         .route("/api/sessions/{id}/moves", get(sessions::moves))
         .route("/api/sessions/{id}/{action}", post(sessions::control))
-        .fallback(|| async {
-            ApiError {
-                status: StatusCode::NOT_FOUND,
-                message: "no such page".into(),
-            }
-        })
+        .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
+
+/// An address that is not there: the API's JSON error under `/api/`, a page elsewhere (someone
+/// typed it into the address bar) that leads back to the app.
+async fn not_found(uri: axum::http::Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return ApiError {
+            status: StatusCode::NOT_FOUND,
+            message: "no such API address (README lists the API)".into(),
+        }
+        .into_response();
+    }
+    (
+        StatusCode::NOT_FOUND,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        NOT_FOUND_PAGE,
+    )
+        .into_response()
+}
+
+const NOT_FOUND_PAGE: &str = "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">\
+<title>Not found - Fanorona</title><p>There is no page at this address. \
+<a href=\"/\">Open the app</a>.</p></html>\n";
 
 /// Every answer says it may not be shown inside another site's frame: a page there could
 /// otherwise lay its own over the buttons that pause, stop or start sessions.
@@ -337,12 +361,23 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|c| c.starts_with("application/json"))
 }
 
+/// Whether a response is one of our pages (the framework's own errors are plain text).
+fn is_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/html"))
+}
+
 /// An error the framework answered itself (a method a route does not take, a query that does
 /// not parse, a body over the limit) comes as plain text or nothing: it goes out as the API's
 /// JSON error, with that text as its message.
 async fn as_json_error(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || is_json(response.headers())
+        || is_html(response.headers())
+    {
         return response;
     }
     let bytes = axum::body::to_bytes(response.into_body(), 64 << 10)
