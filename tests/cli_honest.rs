@@ -328,7 +328,10 @@ fn outputs_are_checked_before_the_work_and_nothing_is_half_written() {
     assert_fails(
         &o,
         2,
-        &["--curve /nonexistent/dir/c.csv", "is not a directory"],
+        &[
+            "--curve /nonexistent/dir/c.csv",
+            "/nonexistent/dir does not exist",
+        ],
     );
     assert!(stdout(&o).is_empty());
     // A session that never ran has no curve: refused, and no file left behind.
@@ -540,4 +543,53 @@ fn every_argument_has_help() {
             assert!(same_line || next_line, "{args:?}: no help for '{item}'");
         }
     }
+}
+
+#[test]
+fn a_position_the_tables_decide_gets_their_best_move_from_solve() {
+    let tmp = tempfile::tempdir().unwrap();
+    build_tables(tmp.path());
+    let db = tmp.path().to_str().unwrap();
+    // White, one against two, loses whatever it plays: solve decides it without a search,
+    // and its best move is the tables' (the longest defence, here the last of four).
+    let pos = "B...B/..W../..... w";
+    let probe = run(&["db", "probe", pos, "--db", db, "--json"]);
+    assert!(probe.status.success(), "{}", stderr(&probe));
+    let probe: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let best = probe["best_move"].as_str().expect("the tables' best move");
+    let o = run(&["solve", pos, "--db", db, "--no-store", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(probe["value"], "loss");
+    assert_eq!(v["value"], "black");
+    assert_eq!(v["best_move"], best, "{v}");
+    assert_eq!(v["nodes"], 0, "{v}");
+}
+
+#[test]
+fn read_only_commands_do_not_make_a_mistyped_data_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("typo");
+    let dir = missing.to_str().unwrap();
+    assert_fails(
+        &run(&["--data-dir", dir, "rote", "stats"]),
+        2,
+        &["typo: no such data directory"],
+    );
+    assert_fails(
+        &run(&["--data-dir", dir, "session", "status", "1"]),
+        2,
+        &["no such data directory"],
+    );
+    // Listing there says there is nothing, as for an empty one.
+    let o = run(&["--data-dir", dir, "session", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "no sessions");
+    assert!(!missing.exists());
+    // perft walks a line a move at a time: a depth no count could reach is refused.
+    assert_fails(
+        &run(&["perft", "3x3", "--depth", "20000"]),
+        2,
+        &["20000 is not in 0..=1000"],
+    );
 }

@@ -221,3 +221,101 @@ fn a_loaded_game_keeps_its_cap_and_a_finished_one_is_not_played_on() {
         "{played_on}"
     );
 }
+
+#[test]
+fn a_loaded_game_keeps_its_players_and_a_person_can_ask_for_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.txt");
+    let path = record.to_str().unwrap();
+    // A person against perfect play, left after one move each.
+    let o = run_with(
+        &["play", "3x3", "--black", "perfect", "--save", path],
+        "help\n-1\n1\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("or: hint (every move's value"), "{text}");
+    assert!(text.contains("-1 is not in the list (1 to 4)"), "{text}");
+    // The person's move is echoed as the player's is.
+    assert!(text.contains("1 white plays a1-b2A"), "{text}");
+    assert!(text.contains("2 black plays "), "{text}");
+    // Loaded without players named: perfect play still answers, and the record says so.
+    let o = run_with(&["play", "--load", path, "--save", path], "1\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("4 black plays "), "{}", stdout(&o));
+    let saved = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        saved.contains("[White \"human\"]") && saved.contains("[Black \"perfect\"]"),
+        "{saved}"
+    );
+    // Named, a player takes the side over, and the record says so.
+    let o = run_with(
+        &["play", "--load", path, "--black", "random", "--save", path],
+        "1\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = std::fs::read_to_string(&record).unwrap();
+    assert!(saved.contains("[Black \"random\"]"), "{saved}");
+}
+
+#[test]
+fn a_match_stopped_by_ctrl_c_reports_and_writes_the_games_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let child = Command::new(BIN)
+        .args([
+            "match",
+            "random",
+            "random",
+            "--board",
+            "5x5",
+            "--games",
+            "100000000",
+            "--threads",
+            "1",
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let text = stdout(&o);
+    let played: usize = text
+        .split("interrupted: ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(played > 0, "{text}");
+    assert!(
+        text.contains(&format!("{played} of 100000000 games played")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("5x5, {played} game")), "{text}");
+    // Every game played is in the CSV, under its header.
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
+    assert_eq!(rows, played + 1);
+}
+
+#[test]
+fn a_match_from_a_finished_position_is_refused() {
+    let o = run_with(
+        &["match", "random", "random", "--board", "BBB/.../... w"],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the game is already over there (white has lost)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -16,7 +16,7 @@ fn beats_random(spec: &str, board: &str, games: usize) -> f64 {
         max_plies: Some(200),
         tools: Tools::default(),
     };
-    let rows = run_match(&m, &|_| {});
+    let rows = run_match(&m, &|_| {}, &std::sync::atomic::AtomicBool::new(false));
     let s = summarise(&rows);
     s.wins as f64 / s.games as f64
 }

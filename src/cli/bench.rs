@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use crate::cli::output::counted;
 use crate::out;
 
 /// One case of a workload: a label for the text output, its fields for the JSON output, and
@@ -52,8 +53,9 @@ pub fn run(cases: Vec<Case<'_>>, repeat: usize, threads: usize, unit: &str, json
         );
     } else {
         out!(
-            "signature {total} {unit}; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M {unit}/s, {threads} thread(s)",
-            rate / 1e6
+            "signature {total} {unit}; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M {unit}/s, {}",
+            rate / 1e6,
+            counted(threads, "thread", "threads")
         );
     }
 }

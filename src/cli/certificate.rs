@@ -10,7 +10,7 @@ use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use std::io::Write;
 
@@ -38,7 +38,8 @@ pub fn line_of(m: &Value) -> String {
     let open = n("open_leaves");
     let check = if m["verified"].as_bool() == Some(true) && open > 0 {
         format!(
-            "PARTIAL: {open} open leaves (listed in {}), the rest verified in {:.2} s",
+            "PARTIAL: {} (listed in {}), the rest verified in {:.2} s",
+            counted(open, "open leaf", "open leaves"),
             m["open_list"].as_str().unwrap_or("?"),
             m["verify_seconds"].as_f64().unwrap_or(0.0)
         )
@@ -54,11 +55,12 @@ pub fn line_of(m: &Value) -> String {
         )
     };
     format!(
-        "  certificate {}? {}: {}, {nodes} nodes ({} shared leaves), {} written in {:.2} s{resolved}; {check}",
+        "  certificate {}? {}: {}, {} ({}), {} written in {:.2} s{resolved}; {check}",
         m["goal"].as_str().unwrap_or("?"),
         m["claim"].as_str().unwrap_or("?"),
         m["path"].as_str().unwrap_or("?"),
-        n("shared_leaves"),
+        counted(nodes, "node", "nodes"),
+        counted(n("shared_leaves"), "shared leaf", "shared leaves"),
         human_bytes(n("bytes")),
         m["write_seconds"].as_f64().unwrap_or(0.0),
     )

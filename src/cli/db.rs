@@ -10,12 +10,12 @@ use serde_json::json;
 use crate::cli::output::{CliResult, Failure, counted, input, report_json};
 use crate::cli::rules::resolve_position;
 use crate::out;
+use fanorona::Board;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
-use fanorona::egdb::probe::{Census, SliceState};
+use fanorona::egdb::probe::{Census, SliceState, best_table_move};
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::verify_slice;
 use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Slice, Wdl, build, paper};
-use fanorona::{Board, legal_moves};
 
 fn board(text: &str) -> Result<Board, Failure> {
     input(text.parse::<Board>())
@@ -213,26 +213,12 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     })?;
     // Each move's value for the mover, and where there are distances, the plies it leaves.
     let distance = db.distance(&pos);
-    let mut values = Vec::new();
-    for m in legal_moves(&pos) {
-        let child = m.apply(&pos);
-        let v = db.probe(&child).map(Wdl::flipped);
-        // A capture converts into a smaller table: the count starts again there.
-        let d = if m.is_capture() {
-            Some(0)
-        } else {
-            db.distance(&child)
-        };
-        values.push((m.notation(pos.board()), v, d));
-    }
-    // The best move keeps the value; a win goes for the fewest plies, a loss for the most.
-    let keeping = values.iter().filter(|(_, v, _)| *v == Some(value));
-    let best = match value {
-        Wdl::Win => keeping.min_by_key(|(_, _, d)| d.unwrap_or(u32::MAX)),
-        Wdl::Loss => keeping.max_by_key(|(_, _, d)| d.unwrap_or(0)),
-        Wdl::Draw => keeping.min_by_key(|_| 0),
-    }
-    .map(|(m, _, _)| m.clone());
+    let moves = db.table_moves(&pos);
+    let best = best_table_move(&moves, value).map(|m| m.mv.notation(pos.board()));
+    let values: Vec<_> = moves
+        .iter()
+        .map(|m| (m.mv.notation(pos.board()), m.value, m.plies_after))
+        .collect();
     if json {
         let moves: Vec<_> = values
             .iter()

@@ -6,6 +6,7 @@ pub mod bench_certificates;
 pub mod bench_store;
 pub mod certificate;
 pub mod db;
+pub mod game_batch;
 pub mod output;
 pub mod play;
 pub mod rules;
@@ -110,8 +111,10 @@ pub enum Command {
     Perft {
         #[command(flatten)]
         target: Target,
-        /// How many moves deep to count (a capture chain is one move).
-        #[arg(long)]
+        /// How many moves deep to count (a capture chain is one move), at most 1000: every
+        /// line is walked one move at a time, so a count that deep could never finish unless
+        /// the lines end first.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1000))]
         depth: u32,
         /// Print the count below each first move (on one thread).
         #[arg(long)]

@@ -59,8 +59,9 @@ pub fn one_line(e: &anyhow::Error) -> String {
 }
 
 /// "1 game", "3 games".
-pub fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+pub fn counted<N: fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let word = if n == N::from(1) { one } else { many };
+    format!("{n} {word}")
 }
 
 /// Marks the error of `r` as bad input.
@@ -77,9 +78,14 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
     };
     if !dir.is_dir() {
         return Err(Failure::input(anyhow::anyhow!(
-            "{flag} {}: {} is not a directory",
+            "{flag} {}: {} {}",
             path.display(),
-            dir.display()
+            dir.display(),
+            if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            }
         )));
     }
     if path.is_dir() {

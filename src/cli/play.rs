@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde_json::json;
 
+use crate::cli::game_batch::GameBatch;
 use crate::cli::output::{CliResult, Failure, check_output, counted, input, write_atomically};
 use crate::out;
 use fanorona::daemon::protocol::Request;
@@ -69,12 +70,13 @@ pub struct PlayArgs {
     #[arg(long, value_name = "RxC", conflicts_with_all = ["target", "load"])]
     pub board: Option<String>,
     /// Who plays White: human, or a player (random, minimax, alphabeta, mcts, perfect,
-    /// winimax; a level after a colon: easy, medium, hard, perfect).
-    #[arg(long, default_value = "human")]
-    pub white: String,
-    /// Who plays Black (as --white).
-    #[arg(long, default_value = "alphabeta")]
-    pub black: String,
+    /// winimax; a level after a colon: easy, medium, hard, perfect). Default human; a loaded
+    /// game keeps its record's players unless this is given.
+    #[arg(long)]
+    pub white: Option<String>,
+    /// Who plays Black (as --white). Default alphabeta.
+    #[arg(long)]
+    pub black: Option<String>,
     /// Endgame tables for perfect play and hints (default: db_dir of the config, if it has
     /// the board).
     #[arg(long, value_name = "DIR")]
@@ -224,9 +226,30 @@ fn hint(game: &Game, db: Option<&Database>) {
     }
 }
 
+/// Who plays a side, and the record's tag for it: the player given, else the loaded
+/// record's (kept as it is written there: a name that is no player's is a person's), else
+/// the default.
+fn player(
+    given: Option<&str>,
+    tags: &[(String, String)],
+    side: &str,
+    default: &str,
+) -> Result<(Option<Spec>, String), Failure> {
+    let recorded = tags.iter().find(|(k, _)| k == side).map(|(_, v)| v);
+    match (given, recorded) {
+        (None, Some(name)) => Ok((spec(name).unwrap_or(None), name.clone())),
+        (given, _) => {
+            let s = spec(given.unwrap_or(default))?;
+            Ok((s, s.map_or("human".to_string(), |s| s.to_string())))
+        }
+    }
+}
+
 pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
-    let white = spec(&args.white)?;
-    let black = spec(&args.black)?;
+    // Bad names are refused before a record is read.
+    for given in [&args.white, &args.black].into_iter().flatten() {
+        spec(given)?;
+    }
     let cap = |n: usize| (n > 0).then_some(n);
     let (mut game, mut tags) = match &args.load {
         Some(path) => {
@@ -240,10 +263,15 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
             // A finished game is not played on (its record would be overwritten with
             // another result).
             if let Some(end) = g.end() {
+                let more = if end == fanorona::play::End::MoveCap {
+                    "; --max-plies N with a larger cap continues a game the cap ended"
+                } else {
+                    ""
+                };
                 return Err(Failure::input(anyhow!(
-                    "{}: the game is over after {} plies: {} ({}); --max-plies N with a larger cap continues a game the cap ended",
+                    "{}: the game is over after {}: {} ({}){more}",
                     path.display(),
-                    g.plies(),
+                    counted(g.plies(), "ply", "plies"),
                     end.result(),
                     end
                 )));
@@ -261,6 +289,8 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
             Vec::new(),
         ),
     };
+    let (white, white_tag) = player(args.white.as_deref(), &tags, "White", "human")?;
+    let (black, black_tag) = player(args.black.as_deref(), &tags, "Black", "alphabeta")?;
     if let Some(p) = &args.save {
         check_output("--save", p)?;
     }
@@ -289,10 +319,9 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
             None => None,
         },
     ];
-    let name = |s: Option<Spec>| s.map_or("human".to_string(), |s| s.to_string());
     tags.retain(|(k, _)| k != "White" && k != "Black");
-    tags.push(("White".into(), name(white)));
-    tags.push(("Black".into(), name(black)));
+    tags.push(("White".into(), white_tag));
+    tags.push(("Black".into(), black_tag));
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let interactive = std::io::stdin().is_terminal();
@@ -340,6 +369,12 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
             let word = line.trim();
             match word.split_whitespace().next().unwrap_or("") {
                 "" => continue,
+                "help" | "?" => {
+                    out!(
+                        "type a move in notation (such as b2-c2A) or its number in the list, or: hint (every move's value where it is known), undo, resign, save FILE, quit"
+                    );
+                    continue;
+                }
                 "quit" => {
                     out!("left unfinished");
                     break;
@@ -378,8 +413,10 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
                 }
                 _ => {
                     // A number from the list, or a move in notation.
-                    let chosen = match word.parse::<usize>() {
-                        Ok(n) if (1..=moves.len()).contains(&n) => game.play_text(&moves[n - 1]),
+                    let chosen = match word.parse::<i64>() {
+                        Ok(n) if (1..=moves.len() as i64).contains(&n) => {
+                            game.play_text(&moves[n as usize - 1])
+                        }
                         Ok(n) => {
                             out!("{n} is not in the list (1 to {})", moves.len());
                             continue;
@@ -387,8 +424,12 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
                         Err(_) => game.play_text(word),
                     };
                     if let Err(e) = chosen {
-                        out!("not played: {e}");
+                        out!("not played: {e} (help lists what else can be typed)");
                         continue;
+                    }
+                    // Said as a program's move is, for a record of the game on screen.
+                    if let Some(m) = game.moves().last() {
+                        out!("{} {mover} plays {}", game.plies(), m.notation(board));
                     }
                 }
             }
@@ -402,7 +443,7 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     }
     if let Some(end) = game.end() {
         show_position(&game);
-        out!("{end} after {} plies", game.plies());
+        out!("{end} after {}", counted(game.plies(), "ply", "plies"));
     }
     if let Some(p) = &args.save {
         save(p, &game, &tags)?;
@@ -443,8 +484,10 @@ pub struct MatchArgs {
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Write one row a game, under a header: game (its index), a, b (the players), board,
-    /// a_colour, result (for A), termination, winner, plies, seconds, a_seconds_per_move,
-    /// b_seconds_per_move, seed, moves.
+    /// a_colour, result (1-0 White won, 0-1 Black won, 1/2-1/2), termination, winner (a, b
+    /// or draw), plies, seconds, a_seconds_per_move, b_seconds_per_move, seed (the match's:
+    /// game i's players are seeded from it and i), start (the position the game began
+    /// from), moves. Written after a Ctrl-C too, with the games finished.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Print one JSON object.
@@ -463,7 +506,17 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     }
     let starts = match &args.starts {
         Some(path) => read_starts(path)?,
-        None => vec![start(Some(&args.board))?],
+        None => {
+            let pos = start(Some(&args.board))?;
+            if fanorona::movegen::is_lost(&pos) {
+                return Err(Failure::input(anyhow!(
+                    "--board {}: the game is already over there ({} has lost)",
+                    args.board,
+                    pos.side_to_move().name()
+                )));
+            }
+            vec![pos]
+        }
     };
     let start = starts[0];
     let db = tables(
@@ -486,24 +539,17 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             .options
             .tools(db, args.options.load_rote(config, start.board())?, 0)?,
     };
-    let bar = if std::io::stderr().is_terminal() && !args.json {
-        let bar = indicatif::ProgressBar::new(args.games as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {pos}/{len} games, eta {eta}",
-            )
-            .expect("the template is valid")
-            .progress_chars("=> "),
-        );
-        bar.set_message(format!("{a} vs {b}"));
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let batch = GameBatch::start(format!("{a} vs {b}"), args.games, args.json);
     let t = std::time::Instant::now();
-    let rows = run_match(&spec, &|_| bar.inc(1));
-    bar.finish_and_clear();
+    let rows = run_match(&spec, &|_| batch.inc(), batch.stop());
+    let interrupted = batch.finish(rows.len());
     let seconds = t.elapsed().as_secs_f64();
+    if rows.is_empty() {
+        // Only a Ctrl-C before the first game ended leaves none.
+        return Err(Failure::other(anyhow!(
+            "interrupted before a game was finished: nothing to report"
+        )));
+    }
     let s = summarise(&rows);
     if let Some(p) = &args.csv {
         write_csv(p, &rows, a, b, &spec)?;
@@ -525,6 +571,7 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
                 "elo_high": s.elo_high, "mean_plies": plies,
                 "a_seconds_per_move": a_time, "b_seconds_per_move": b_time,
                 "seconds": seconds, "threads": spec.threads, "seed": spec.seed,
+                "games_asked": spec.games, "interrupted": interrupted.is_some(),
             })
         );
     } else {
@@ -568,8 +615,14 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             per_move(b_time),
             counted(spec.threads, "thread", "threads")
         );
+        if let Some(line) = &interrupted {
+            out!("{line}");
+        }
     }
-    Ok(())
+    match interrupted {
+        Some(_) => Err(Failure::Reported(130)),
+        None => Ok(()),
+    }
 }
 
 /// A time a move, in milliseconds below a second (fast players take microseconds).
@@ -627,7 +680,7 @@ fn write_csv(
 ) -> Result<(), Failure> {
     let start_board = spec.starts[0].board();
     let mut text = String::from(
-        "game,a,b,board,a_colour,result,termination,winner,plies,seconds,a_seconds_per_move,b_seconds_per_move,seed,moves\n",
+        "game,a,b,board,a_colour,result,termination,winner,plies,seconds,a_seconds_per_move,b_seconds_per_move,seed,start,moves\n",
     );
     for r in rows {
         let winner = match r.a_score {
@@ -636,7 +689,7 @@ fn write_csv(
             _ => "draw",
         };
         text.push_str(&format!(
-            "{},{a},{b},{},{},{},{},{winner},{},{:.4},{:.6},{:.6},{},{}\n",
+            "{},{a},{b},{},{},{},{},{winner},{},{:.4},{:.6},{:.6},{},{},{}\n",
             r.index,
             start_board,
             if r.a_white { "white" } else { "black" },
@@ -647,6 +700,7 @@ fn write_csv(
             r.a_seconds_per_move,
             r.b_seconds_per_move,
             spec.seed,
+            spec.start_of(r.index),
             r.moves
         ));
     }

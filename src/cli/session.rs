@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::cli::JsonFlag;
 use crate::cli::output::{CliResult, Failure, check_output};
@@ -302,6 +302,16 @@ fn refused(message: String, bad_input: bool) -> Failure {
 /// Sends `request` to the daemon, or, with none running, answers it here.
 pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
     let dir = DataDir::new(&config.data_dir);
+    // Only a start makes a data directory: a mistyped one is named, not made empty.
+    if !matches!(request, Request::Start { .. }) && !dir.root.exists() {
+        if matches!(request, Request::List) {
+            return Ok((json!([]), false));
+        }
+        return Err(Failure::input(anyhow!(
+            "{}: no such data directory (`fanorona session start` makes one; give --data-dir or the config's data_dir for another)",
+            dir.root.display()
+        )));
+    }
     match call(&dir.socket(), request.clone()) {
         Ok(v) => return Ok((v, true)),
         Err(ClientError::NoDaemon(_)) => {}

@@ -426,7 +426,15 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         position: pos,
         value: solution.value.map(|v| v.name().to_string()),
         undecided: undecided_reason(&args, &solution),
-        best_move: solution.best_move().map(|m| m.notation(pos.board())),
+        // A position the tables hold is decided without a search: its best move is theirs.
+        best_move: solution
+            .best_move()
+            .or_else(|| {
+                let db = db.as_ref()?;
+                let value = db.probe(&pos)?;
+                fanorona::egdb::probe::best_table_move(&db.table_moves(&pos), value).map(|m| m.mv)
+            })
+            .map(|m| m.notation(pos.board())),
         questions: solution
             .searches
             .iter()

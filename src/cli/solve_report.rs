@@ -3,6 +3,7 @@
 
 use serde_json::{Value as Json, json};
 
+use crate::cli::output::counted;
 use crate::out;
 use fanorona::Position;
 use fanorona::certificate::Made;
@@ -160,7 +161,7 @@ impl Report {
         for q in &self.questions {
             let rote = q
                 .rote_hits
-                .map(|r| format!(", {r} rote hits"))
+                .map(|r| format!(", {}", counted(r, "rote hit", "rote hits")))
                 .unwrap_or_default();
             let first = q
                 .first_level
@@ -174,13 +175,13 @@ impl Report {
                 " (not needed for the value)"
             };
             out!(
-                "  {} wins? {}: {} nodes, {} iterations{first}, {} table hits{rote}, {} repetitions, {:.2} s{role}",
+                "  {} wins? {}: {}, {}{first}, {}{rote}, {}, {:.2} s{role}",
                 q.attacker,
                 q.outcome,
-                q.nodes,
-                q.iterations,
-                q.db_hits,
-                q.repetitions,
+                counted(q.nodes, "node", "nodes"),
+                counted(q.iterations, "iteration", "iterations"),
+                counted(q.db_hits, "table hit", "table hits"),
+                counted(q.repetitions, "repetition", "repetitions"),
                 q.seconds
             );
         }

@@ -1,13 +1,13 @@
 //! `fanorona stats`: the paper's Section 3 measured again (Table 1, Figures 4 and 5).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use plotters::prelude::*;
 use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::game_batch::GameBatch;
+use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use fanorona::Position;
 use fanorona::play::stats::{GameStats, StatsSpec, measure};
@@ -53,12 +53,16 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
         .board
         .parse()
         .map_err(|e| Failure::input(anyhow!("--board: {e}")))?;
-    if !args.out.is_dir() {
+    // An output directory not there yet is made (its files are the command's own).
+    if args.out.exists() && !args.out.is_dir() {
         return Err(Failure::input(anyhow!(
-            "--out {}: not a directory",
+            "--out {}: a file, not a directory",
             args.out.display()
         )));
     }
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        Failure::input(anyhow!("--out {}: cannot be made: {e}", args.out.display()))
+    })?;
     // Writable now, not found out after every game is played.
     crate::cli::output::check_output("--out", &args.out.join("table1.csv"))?;
     // The first flag out of range, by name.
@@ -94,21 +98,16 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             args.max_plies
         },
     };
-    let bar = if std::io::stderr().is_terminal() && !args.json {
-        let bar = indicatif::ProgressBar::new(args.games as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("games [{bar:30}] {pos}/{len}, eta {eta}")
-                .expect("the template is valid")
-                .progress_chars("=> "),
-        );
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let batch = GameBatch::start(format!("games on {board}"), args.games, args.json);
     let t = std::time::Instant::now();
-    let s = measure(&spec, &|| bar.inc(1));
-    bar.finish_and_clear();
+    let s = measure(&spec, &|| batch.inc(), batch.stop());
+    let interrupted = batch.finish(s.games);
     let seconds = t.elapsed().as_secs_f64();
+    if s.games == 0 {
+        return Err(Failure::other(anyhow!(
+            "interrupted before a game was finished: nothing to report"
+        )));
+    }
     write_outputs(&args.out, &s, &board.to_string())?;
     let none = s.cuts[0];
     if args.json {
@@ -123,7 +122,8 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
                     "pieces": c.k, "mean_length": c.mean_length,
                     "mean_branching": c.mean_branching, "games_cut": c.games_cut,
                 })).collect::<Vec<_>>(),
-                "seconds": seconds,
+                "seconds": seconds, "games_asked": spec.games,
+                "interrupted": interrupted.is_some(),
             })
         );
     } else {
@@ -134,8 +134,8 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             String::new()
         };
         out!(
-            "{} games on {board} ({} drawn), {}-ply alpha-beta on material with noise {}: {:.2} plies a game, {:.2} moves a position{paper}",
-            s.games,
+            "{} on {board} ({} drawn), {}-ply alpha-beta on material with noise {}: {:.2} plies a game, {:.2} moves a position{paper}",
+            counted(s.games, "game", "games"),
             s.draws,
             spec.depth,
             spec.noise,
@@ -156,8 +156,14 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             "table1.csv, figure4-captures.{{csv,png}}, figure5-branching.{{csv,png}} in {}; {seconds:.1} s",
             args.out.display()
         );
+        if let Some(line) = &interrupted {
+            out!("{line}");
+        }
     }
-    Ok(())
+    match interrupted {
+        Some(_) => Err(Failure::Reported(130)),
+        None => Ok(()),
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {

@@ -43,10 +43,28 @@ fn build_hint(board: Board, material: Material, root: &Path) -> String {
             have as f64 / (1u64 << 30) as f64,
             root.display()
         ),
-        _ => format!(
-            "build it with `fanorona db build --board {board} --pieces {pieces} --db {}`",
-            root.display()
-        ),
+        _ => {
+            // The build makes every slice up to that count: say what that comes to when it
+            // is large, and the other way.
+            let board = canonical_board(board);
+            let positions: u64 = (2..=pieces)
+                .flat_map(Material::with_pieces)
+                .filter_map(|m| Slice::new(board, m).ok())
+                .map(|s| s.len())
+                .fold(0, u64::saturating_add);
+            let gib = positions as f64 / 4.0 / (1u64 << 30) as f64;
+            if gib < 1.0 {
+                format!(
+                    "build it with `fanorona db build --board {board} --pieces {pieces} --db {}`",
+                    root.display()
+                )
+            } else {
+                format!(
+                    "build it with `fanorona db build --board {board} --pieces {pieces} --db {0}` (every slice of 2 to {pieces} pieces: {positions} positions, about {gib:.0} GiB on disk), or solve it by search: `fanorona solve POSITION --db {0}`",
+                    root.display()
+                )
+            }
+        }
     }
 }
 
@@ -317,6 +335,49 @@ impl Database {
     pub fn probe(&self, pos: &Position) -> Option<Wdl> {
         let pos = self.on_board(pos)?;
         self.probe_sides(pos.us(), pos.them())
+    }
+}
+
+/// A move of a position in the tables, as the tables see it.
+#[derive(Clone, Debug)]
+pub struct TableMove {
+    pub mv: crate::moves::Move,
+    /// Its value for the mover (`None`: the position after it is not in the tables).
+    pub value: Option<Wdl>,
+    /// Plies to a capture or the end after it, with best play (0 after a capture: the count
+    /// starts again in a smaller table), where the tables hold distances.
+    pub plies_after: Option<u32>,
+}
+
+impl Database {
+    /// Every legal move of `pos` with what the tables say of it, in generation order.
+    pub fn table_moves(&self, pos: &Position) -> Vec<TableMove> {
+        crate::moves::legal_moves(pos)
+            .into_iter()
+            .map(|mv| {
+                let child = mv.apply(pos);
+                TableMove {
+                    mv,
+                    value: self.probe(&child).map(Wdl::flipped),
+                    plies_after: if mv.is_capture() {
+                        Some(0)
+                    } else {
+                        self.distance(&child)
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// The best of `moves` for a position of `value`: one that keeps the value, a win by the
+/// fewest plies, a loss by the most, a draw the first.
+pub fn best_table_move(moves: &[TableMove], value: Wdl) -> Option<&TableMove> {
+    let keeping = moves.iter().filter(|m| m.value == Some(value));
+    match value {
+        Wdl::Win => keeping.min_by_key(|m| m.plies_after.unwrap_or(u32::MAX)),
+        Wdl::Loss => keeping.max_by_key(|m| m.plies_after.unwrap_or(0)),
+        Wdl::Draw => keeping.min_by_key(|_| 0),
     }
 }
 

@@ -3,6 +3,7 @@
 //! exactly whatever the threads), and a summary with a confidence interval and an Elo
 //! difference.
 
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::play::agent::{Agent, Spec, Tools, make};
@@ -70,6 +71,13 @@ pub struct MatchSpec {
     pub tools: Tools,
 }
 
+impl MatchSpec {
+    /// The position game `index` starts from.
+    pub fn start_of(&self, index: usize) -> Position {
+        self.starts[(index / 2) % self.starts.len()]
+    }
+}
+
 /// One game of a match, from A's side.
 #[derive(Clone, Debug)]
 pub struct GameRow {
@@ -100,7 +108,7 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
     let mut b = make(spec.b, &tools(1));
     let a_white = index.is_multiple_of(2);
     let t = Instant::now();
-    let start = spec.starts[(index / 2) % spec.starts.len()];
+    let start = spec.start_of(index);
     let played = if a_white {
         play_game(a.as_mut(), b.as_mut(), start, spec.max_plies)
     } else {
@@ -134,8 +142,20 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
 }
 
 /// Plays the whole match on `spec.threads` threads; `progress` sees each finished game.
-pub fn run_match(spec: &MatchSpec, progress: &(dyn Fn(&GameRow) + Sync)) -> Vec<GameRow> {
-    crate::play::pool::run_numbered(spec.games, spec.threads, |i| match_game(spec, i), progress)
+/// Once `stop` is set no game starts: the rows are those of the games finished, the first
+/// ones by number.
+pub fn run_match(
+    spec: &MatchSpec,
+    progress: &(dyn Fn(&GameRow) + Sync),
+    stop: &AtomicBool,
+) -> Vec<GameRow> {
+    crate::play::pool::run_numbered(
+        spec.games,
+        spec.threads,
+        |i| match_game(spec, i),
+        progress,
+        stop,
+    )
 }
 
 /// A match's result from A's side.

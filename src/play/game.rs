@@ -56,6 +56,7 @@ impl End {
     /// The record's termination tag.
     pub fn termination(self) -> &'static str {
         match self {
+            End::NoMoves { captured: true, .. } => "all captured",
             End::NoMoves { .. } => "no moves",
             End::Resigned { .. } => "resignation",
             End::Repetition => "repetition",

@@ -8,7 +8,7 @@
 //! is known (a 5x9 opening beyond its budget), alpha-beta chooses among them.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::egdb::{Database, Wdl};
 use crate::moves::legal_moves;
@@ -213,13 +213,17 @@ pub fn rank(moves: &mut [Valued]) {
 }
 
 pub struct Perfect {
-    /// Where no value is known: alpha-beta (hard: deepening within the move time, 1 s by
-    /// default) among the unknown moves.
+    /// Where no value is known: alpha-beta (hard: deepening within what is left of the move
+    /// time, 1 s without one) among the unknown moves.
     fallback: AlphaBeta,
     db: Option<Arc<Database>>,
     rote: Option<Arc<RoteTable>>,
     pub budget: u64,
+    /// The whole move's time, if given: half for valuing the moves, the rest for alpha-beta
+    /// where it is needed.
     time: Option<Duration>,
+    /// When the move being chosen was started.
+    started: Instant,
     rng: Rng,
 }
 
@@ -231,13 +235,15 @@ impl Perfect {
             rote: tools.rote.clone(),
             budget: DEFAULT_BUDGET,
             time: tools.move_time,
+            started: Instant::now(),
             rng: Rng::new(tools.seed),
         }
     }
 
     /// Every move valued and ranked, best first.
-    pub fn ranked(&self, game: &Game) -> Vec<Valued> {
-        let mut v = move_values(game, self.sources(), self.budget, self.time);
+    pub fn ranked(&mut self, game: &Game) -> Vec<Valued> {
+        self.started = Instant::now();
+        let mut v = move_values(game, self.sources(), self.budget, self.time.map(|t| t / 2));
         rank(&mut v);
         v
     }
@@ -307,6 +313,11 @@ impl Perfect {
                 .filter(|v| v.info.value.is_none())
                 .map(|v| v.info.mv)
                 .collect();
+            // What is left of the move's time (a tenth of it at least, for a move at all).
+            if let Some(t) = self.time {
+                let left = t.saturating_sub(self.started.elapsed()).max(t / 10);
+                self.fallback.set_time(Some(left));
+            }
             let (mv, score, nodes) = self.fallback.best_of(game, &unknown);
             let i = ranked
                 .iter()

@@ -4,6 +4,8 @@
 //! by pieces on the board (Figures 4 and 5); and the same averages with a "virtual
 //! database" of k pieces, where a game ends as soon as k or fewer pieces are left (Table 1).
 
+use std::sync::atomic::AtomicBool;
+
 use crate::movegen::{count_moves, has_capture};
 use crate::play::agent::Agent;
 use crate::play::alphabeta::{AlphaBeta, Settings};
@@ -96,12 +98,16 @@ fn play_one(spec: &StatsSpec, index: usize) -> (Vec<Visit>, bool) {
     (visits, drawn)
 }
 
-/// Plays the games on `spec.threads` threads; `progress` sees each finished game.
-pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync)) -> GameStats {
-    let games =
-        crate::play::pool::run_numbered(spec.games, spec.threads, |i| play_one(spec, i), &|_| {
-            progress()
-        });
+/// Plays the games on `spec.threads` threads; `progress` sees each finished game. Once
+/// `stop` is set no game starts, and the statistics are those of the games finished.
+pub fn measure(spec: &StatsSpec, progress: &(dyn Fn() + Sync), stop: &AtomicBool) -> GameStats {
+    let games = crate::play::pool::run_numbered(
+        spec.games,
+        spec.threads,
+        |i| play_one(spec, i),
+        &|_| progress(),
+        stop,
+    );
     let max_pieces = spec.start.piece_count();
     let mut by_pieces: Vec<PiecesRow> = (0..=max_pieces)
         .map(|p| PiecesRow {
@@ -168,7 +174,7 @@ mod tests {
             seed: 3,
             max_plies: 200,
         };
-        let s = measure(&spec, &|| {});
+        let s = measure(&spec, &|| {}, &AtomicBool::new(false));
         assert_eq!(s.games, 6);
         let none = s.cuts[0];
         assert_eq!(none.k, 0);
@@ -193,7 +199,11 @@ mod tests {
             games: 2,
             ..spec
         };
-        let ks: Vec<u32> = measure(&small, &|| {}).cuts.iter().map(|c| c.k).collect();
+        let ks: Vec<u32> = measure(&small, &|| {}, &AtomicBool::new(false))
+            .cuts
+            .iter()
+            .map(|c| c.k)
+            .collect();
         assert_eq!(ks, [0, 2, 3, 4, 5, 6, 7]);
     }
 }
