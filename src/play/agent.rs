@@ -201,19 +201,23 @@ impl std::str::FromStr for Spec {
     type Err = SpecError;
 
     fn from_str(s: &str) -> Result<Spec, SpecError> {
-        let (kind, level) = s.split_once(':').unwrap_or((s, ""));
+        // Names in any case (`AlphaBeta:Hard`); a colon needs a level after it.
+        let (kind, level) = match s.split_once(':') {
+            Some((kind, level)) => (kind, Some(level.trim().to_ascii_lowercase())),
+            None => (s, None),
+        };
         let kind = Kind::ALL
             .into_iter()
-            .find(|k| k.name() == kind.trim())
+            .find(|k| k.name().eq_ignore_ascii_case(kind.trim()))
             .ok_or_else(|| SpecError::Kind(s.to_string()))?;
         // A level these players would ignore is refused rather than dropped.
-        if !kind.has_levels() && !level.trim().is_empty() {
+        if !kind.has_levels() && level.is_some() {
             return Err(SpecError::NoLevels(s.to_string(), kind.name()));
         }
-        let level = match level.trim() {
-            "" if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
-            "" => Level::Medium,
-            l => Level::ALL
+        let level = match level.as_deref() {
+            None if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
+            None => Level::Medium,
+            Some(l) => Level::ALL
                 .into_iter()
                 .find(|x| x.name() == l)
                 .ok_or_else(|| SpecError::Level(l.to_string()))?,
@@ -224,7 +228,10 @@ impl std::str::FromStr for Spec {
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.kind.has_levels() {
+        // The perfect level of a searcher is the perfect player: named as what plays.
+        if self.kind.has_levels() && self.level == Level::Perfect {
+            f.write_str(Kind::Perfect.name())
+        } else if self.kind.has_levels() {
             write!(f, "{}:{}", self.kind.name(), self.level.name())
         } else {
             f.write_str(self.kind.name())
@@ -279,6 +286,22 @@ mod tests {
         assert_eq!(
             "mcts:insane".parse::<Spec>(),
             Err(SpecError::Level("insane".into()))
+        );
+        // Any case; a colon with no level after it is refused, for every kind.
+        let s: Spec = "AlphaBeta:EASY".parse().unwrap();
+        assert_eq!((s.kind, s.level), (Kind::AlphaBeta, Level::Easy));
+        assert_eq!(
+            "alphabeta:".parse::<Spec>(),
+            Err(SpecError::Level("".into()))
+        );
+        assert!(matches!(
+            "perfect:".parse::<Spec>(),
+            Err(SpecError::NoLevels(..))
+        ));
+        // A searcher's perfect level is named as the player it is.
+        assert_eq!(
+            "mcts:perfect".parse::<Spec>().unwrap().to_string(),
+            "perfect"
         );
         // The perfect level of a searcher is perfect play: in a position where four of ten
         // moves win (the 5x5 tables: a1-a2, a3-a4, a1-b1, d1-c1; the others draw or lose;
