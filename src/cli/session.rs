@@ -12,7 +12,7 @@ use anyhow::{Context, anyhow};
 use serde_json::{Value, json};
 
 use crate::cli::JsonFlag;
-use crate::cli::output::{CliResult, Failure, check_output};
+use crate::cli::output::{CliResult, Failure, check_output, counted};
 use crate::out;
 use fanorona::config::{Config, LogFormat};
 use fanorona::daemon::protocol::{ClientError, Request, call, call_within};
@@ -1165,13 +1165,21 @@ fn write_certificates(
 /// How a question's proof was checked, for `session status`: the kept tree at once (leaves
 /// taken as given counted), then in full by the certificate.
 fn proof_note(goal: &Value) -> String {
-    let given = |key: &str, what: &str| {
+    let given = |key: &str, one: &str, many: &str| {
         let n = goal[key].as_u64().unwrap_or(0);
-        (n > 0).then(|| format!("{n} {what}"))
+        (n > 0).then(|| counted(n, one, many))
     };
     let taken: Vec<String> = [
-        given("rote_leaves", "leaves from the rote store"),
-        given("second_level_leaves", "second-level leaves"),
+        given(
+            "rote_leaves",
+            "leaf from the rote store",
+            "leaves from the rote store",
+        ),
+        given(
+            "second_level_leaves",
+            "second-level leaf",
+            "second-level leaves",
+        ),
     ]
     .into_iter()
     .flatten()
