@@ -585,6 +585,24 @@ fn read_only_commands_do_not_make_a_mistyped_data_directory() {
     let o = run(&["--data-dir", dir, "session", "list"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "no sessions");
+    // Nor has it a rote store to read: players play without one.
+    let o = run(&[
+        "--data-dir",
+        dir,
+        "play",
+        "3x3",
+        "--white",
+        "perfect",
+        "--black",
+        "random",
+        "--rote",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rote store: 0 entries"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!missing.exists());
     // perft walks a line a move at a time: a depth no count could reach is refused.
     assert_fails(

@@ -24,7 +24,7 @@ use fanorona::{Board, Position, diagram, legal_moves};
 
 /// A player on the command line: a person, or a player by kind and level.
 fn spec(text: &str) -> Result<Option<Spec>, Failure> {
-    if text == "human" {
+    if text.trim().eq_ignore_ascii_case("human") {
         return Ok(None);
     }
     input(text.parse::<Spec>()).map(Some)
@@ -546,9 +546,9 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     let seconds = t.elapsed().as_secs_f64();
     if rows.is_empty() {
         // Only a Ctrl-C before the first game ended leaves none.
-        return Err(Failure::other(anyhow!(
-            "interrupted before a game was finished: nothing to report"
-        )));
+        // Exit as Ctrl-C does, having said why nothing follows.
+        eprintln!("interrupted before a game was finished: nothing to report");
+        return Err(Failure::Reported(130));
     }
     let s = summarise(&rows);
     if let Some(p) = &args.csv {

@@ -304,11 +304,12 @@ pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> 
     let dir = DataDir::new(&config.data_dir);
     // Only a start makes a data directory: a mistyped one is named, not made empty.
     if !matches!(request, Request::Start { .. }) && !dir.root.exists() {
-        if matches!(request, Request::List) {
+        // Nothing listed, nothing learned: as an empty directory would answer.
+        if matches!(request, Request::List | Request::RoteExport) {
             return Ok((json!([]), false));
         }
         return Err(Failure::input(anyhow!(
-            "{}: no such data directory (`fanorona session start` makes one; give --data-dir or the config's data_dir for another)",
+            "{}: no such data directory (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
             dir.root.display()
         )));
     }

@@ -53,18 +53,6 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
         .board
         .parse()
         .map_err(|e| Failure::input(anyhow!("--board: {e}")))?;
-    // An output directory not there yet is made (its files are the command's own).
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(Failure::input(anyhow!(
-            "--out {}: a file, not a directory",
-            args.out.display()
-        )));
-    }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        Failure::input(anyhow!("--out {}: cannot be made: {e}", args.out.display()))
-    })?;
-    // Writable now, not found out after every game is played.
-    crate::cli::output::check_output("--out", &args.out.join("table1.csv"))?;
     // The first flag out of range, by name.
     let bad = [
         (
@@ -83,6 +71,19 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
     if let Some((_, message)) = bad.into_iter().find(|(b, _)| *b) {
         return Err(Failure::input(anyhow!(message)));
     }
+    // An output directory not there yet is made (its files are the command's own), once
+    // the rest of the input is known good.
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(Failure::input(anyhow!(
+            "--out {}: a file, not a directory",
+            args.out.display()
+        )));
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        Failure::input(anyhow!("--out {}: cannot be made: {e}", args.out.display()))
+    })?;
+    // Writable now, not found out after every game is played.
+    crate::cli::output::check_output("--out", &args.out.join("table1.csv"))?;
 
     let spec = StatsSpec {
         start: Position::initial(board),
@@ -104,9 +105,9 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
     let interrupted = batch.finish(s.games);
     let seconds = t.elapsed().as_secs_f64();
     if s.games == 0 {
-        return Err(Failure::other(anyhow!(
-            "interrupted before a game was finished: nothing to report"
-        )));
+        // Exit as Ctrl-C does, having said why nothing follows.
+        eprintln!("interrupted before a game was finished: nothing to report");
+        return Err(Failure::Reported(130));
     }
     write_outputs(&args.out, &s, &board.to_string())?;
     let none = s.cuts[0];

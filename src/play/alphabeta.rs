@@ -286,13 +286,13 @@ impl AlphaBeta {
         self.best_of(game, &moves)
     }
 
-    /// `search` among `moves` only (some of the legal moves, none empty): the best, its
-    /// score, and the nodes searched.
     /// The time each later move may take (`None`: the depth alone bounds it).
     pub fn set_time(&mut self, time: Option<Duration>) {
         self.settings.time = time;
     }
 
+    /// `search` among `moves` only (some of the legal moves, none empty): the best, its
+    /// score, and the nodes searched.
     pub fn best_of(&mut self, game: &Game, moves: &[Move]) -> (Move, f64, u64) {
         let moves = moves.to_vec();
         let start = self.nodes;

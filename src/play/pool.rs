@@ -16,7 +16,9 @@ pub fn run_numbered<T: Send>(
     stop: &AtomicBool,
 ) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(n));
+    // Not `n` up front: a run asked for far more than it will play (until a Ctrl-C) would
+    // reserve them all.
+    let results = Mutex::new(Vec::with_capacity(n.min(4096)));
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, n.max(1)) {
             s.spawn(|| {
