@@ -1,5 +1,6 @@
 //! `fanorona solve`: the game-theoretic value of a board's start or of a position.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -378,7 +379,18 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let solution = solve_one(&pos);
     let mut move_values = Vec::new();
     if args.moves {
-        for m in legal_moves(&pos) {
+        let moves = legal_moves(&pos);
+        // Each move is a search of its own, some long: say which one is under way.
+        let progress = std::io::stderr().is_terminal() && !args.json;
+        for (i, m) in moves.iter().enumerate() {
+            if progress {
+                eprint!(
+                    "\rvaluing move {} of {}: {}\x1b[K",
+                    i + 1,
+                    moves.len(),
+                    m.notation(pos.board())
+                );
+            }
             let child = m.apply(&pos);
             let s = if fanorona::movegen::is_lost(&child) {
                 None
@@ -394,6 +406,9 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
                     "unknown"
                 });
             move_values.push((m.notation(pos.board()), v.to_string()));
+        }
+        if progress {
+            eprint!("\r\x1b[K");
         }
     }
     let taken_census = args.census.then(census::take);
