@@ -238,7 +238,7 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
         if let Some(d) = distance {
             out!(
                 "{} to a capture or the end, with best play",
-                counted(d as usize, "ply", "plies")
+                counted(d, "ply", "plies")
             );
         }
         if let Some(b) = &best {
@@ -246,7 +246,7 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
         }
         for (m, v, d) in &values {
             let plies = d
-                .map(|d| format!(", {} after", counted(d as usize, "ply", "plies")))
+                .map(|d| format!(", {} after", counted(d, "ply", "plies")))
                 .unwrap_or_default();
             out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
         }

@@ -8,7 +8,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cli::output::counted;
+use crate::cli::output::{CliResult, Failure, counted};
+use crate::out;
 
 /// Set by the first Ctrl-C: no game starts after it.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -33,7 +34,7 @@ impl GameBatch {
     pub fn start(label: String, total: usize, quiet: bool) -> GameBatch {
         let _ = ctrlc::set_handler(|| {
             if STOP.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
+                std::process::exit(INTERRUPTED.into());
             }
             eprintln!(
                 "\ninterrupted: the games under way finish, then those played are reported (Ctrl-C again quits at once)"
@@ -91,14 +92,36 @@ impl GameBatch {
     }
 
     /// Clears the bar. When fewer than all the games were played (Ctrl-C), the line that
-    /// says so, for the report.
-    pub fn finish(&self, played: usize) -> Option<String> {
+    /// says so, for the report; when none was, the command ends here as Ctrl-C ends one,
+    /// having said why nothing follows.
+    pub fn finish(&self, played: usize) -> Result<Option<String>, Failure> {
         self.bar.finish_and_clear();
-        (played < self.total).then(|| {
+        if played == 0 {
+            eprintln!("interrupted before a game was finished: nothing to report");
+            return Err(Failure::Reported(INTERRUPTED));
+        }
+        Ok((played < self.total).then(|| {
             format!(
                 "interrupted: {played} of {} played",
                 counted(self.total, "game", "games")
             )
-        })
+        }))
+    }
+}
+
+/// The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
+const INTERRUPTED: u8 = 130;
+
+/// The end of a report of games: the line saying it was interrupted (in text), and the
+/// exit status that goes with it.
+pub fn end(interrupted: Option<String>, json: bool) -> CliResult {
+    match interrupted {
+        Some(line) => {
+            if !json {
+                out!("{line}");
+            }
+            Err(Failure::Reported(INTERRUPTED))
+        }
+        None => Ok(()),
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::game_batch::GameBatch;
+use crate::cli::game_batch::{self, GameBatch};
 use crate::cli::output::{CliResult, Failure, check_output, counted, input, write_atomically};
 use crate::out;
 use fanorona::daemon::protocol::Request;
@@ -542,14 +542,8 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     let batch = GameBatch::start(format!("{a} vs {b}"), args.games, args.json);
     let t = std::time::Instant::now();
     let rows = run_match(&spec, &|_| batch.inc(), batch.stop());
-    let interrupted = batch.finish(rows.len());
+    let interrupted = batch.finish(rows.len())?;
     let seconds = t.elapsed().as_secs_f64();
-    if rows.is_empty() {
-        // Only a Ctrl-C before the first game ended leaves none.
-        // Exit as Ctrl-C does, having said why nothing follows.
-        eprintln!("interrupted before a game was finished: nothing to report");
-        return Err(Failure::Reported(130));
-    }
     let s = summarise(&rows);
     if let Some(p) = &args.csv {
         write_csv(p, &rows, a, b, &spec)?;
@@ -615,14 +609,8 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             per_move(b_time),
             counted(spec.threads, "thread", "threads")
         );
-        if let Some(line) = &interrupted {
-            out!("{line}");
-        }
     }
-    match interrupted {
-        Some(_) => Err(Failure::Reported(130)),
-        None => Ok(()),
-    }
+    game_batch::end(interrupted, args.json)
 }
 
 /// A time a move, in milliseconds below a second (fast players take microseconds).

@@ -6,7 +6,7 @@ use anyhow::anyhow;
 use plotters::prelude::*;
 use serde_json::json;
 
-use crate::cli::game_batch::GameBatch;
+use crate::cli::game_batch::{self, GameBatch};
 use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use fanorona::Position;
@@ -102,13 +102,8 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
     let batch = GameBatch::start(format!("games on {board}"), args.games, args.json);
     let t = std::time::Instant::now();
     let s = measure(&spec, &|| batch.inc(), batch.stop());
-    let interrupted = batch.finish(s.games);
+    let interrupted = batch.finish(s.games)?;
     let seconds = t.elapsed().as_secs_f64();
-    if s.games == 0 {
-        // Exit as Ctrl-C does, having said why nothing follows.
-        eprintln!("interrupted before a game was finished: nothing to report");
-        return Err(Failure::Reported(130));
-    }
     write_outputs(&args.out, &s, &board.to_string())?;
     let none = s.cuts[0];
     if args.json {
@@ -157,14 +152,8 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
             "table1.csv, figure4-captures.{{csv,png}}, figure5-branching.{{csv,png}} in {}; {seconds:.1} s",
             args.out.display()
         );
-        if let Some(line) = &interrupted {
-            out!("{line}");
-        }
     }
-    match interrupted {
-        Some(_) => Err(Failure::Reported(130)),
-        None => Ok(()),
-    }
+    game_batch::end(interrupted, args.json)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
