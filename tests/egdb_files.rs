@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fs;
 
 use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
+use fanorona::egdb::scheme::Index;
 use fanorona::egdb::verify::verify_slice;
 use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
 use fanorona::movegen::for_each_child;
@@ -135,7 +136,7 @@ fn verify_passes_on_built_tables_and_catches_a_wrong_entry() {
         let slice = Slice::new(board, m).unwrap();
         let file = db.slice(m).unwrap().unwrap();
         assert_eq!(
-            verify_slice(&db, &slice, file.payload(), None, 2).mismatches,
+            verify_slice(&db, &Index::Paper(slice), file.payload(), None, 2).mismatches,
             0,
             "{m}"
         );
@@ -145,7 +146,7 @@ fn verify_passes_on_built_tables_and_catches_a_wrong_entry() {
     let slice = Slice::new(board, m).unwrap();
     let mut payload = db.slice(m).unwrap().unwrap().payload().to_vec();
     payload[100] ^= 0b01;
-    let check = verify_slice(&db, &slice, &payload, None, 2);
+    let check = verify_slice(&db, &Index::Paper(slice), &payload, None, 2);
     assert!(check.mismatches >= 1);
     assert_eq!(check.first[0].index / 4, 100);
 }
@@ -156,10 +157,9 @@ fn damaged_or_foreign_files_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     build(dir.path(), board, 3, &options(), &mut |_| {}).unwrap();
     let m: Material = "2-1".parse().unwrap();
-    let slice = Slice::new(board, m).unwrap();
     let path = slice_path(dir.path(), board, m, Kind::Wdl);
     let good = fs::read(&path).unwrap();
-    let open = || SliceFile::open(dir.path(), &slice, Kind::Wdl).map(|f| f.is_some());
+    let open = || SliceFile::open(dir.path(), board, m, Kind::Wdl).map(|f| f.is_some());
     assert!(open().unwrap());
 
     // One flipped bit in the payload.
@@ -226,9 +226,8 @@ fn a_half_written_file_is_not_taken_for_a_finished_one() {
     let path = slice_path(dir.path(), board, m, Kind::Wdl);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path.with_extension("wdl.tmp"), b"partial").unwrap();
-    let slice = Slice::new(board, m).unwrap();
     assert!(
-        SliceFile::open(dir.path(), &slice, Kind::Wdl)
+        SliceFile::open(dir.path(), board, m, Kind::Wdl)
             .unwrap()
             .is_none()
     );
@@ -302,14 +301,14 @@ fn distances_count_the_plies_to_a_capture_or_the_end() {
         let mut dtc = fs::read(slice_path(with.path(), board, m, Kind::Distance)).unwrap();
         let (wdl, dtc_payload) = (&wdl[64..], &mut dtc[64..]);
         assert_eq!(
-            verify_slice(&db, &slice, wdl, Some(dtc_payload), 2).mismatches,
+            verify_slice(&db, &Index::Paper(slice), wdl, Some(dtc_payload), 2).mismatches,
             0,
             "{m}"
         );
         let i = dtc_payload.iter().position(|&a| a > 2).unwrap();
         dtc_payload[i] += 1;
         assert_eq!(
-            verify_slice(&db, &slice, wdl, Some(dtc_payload), 2).mismatches,
+            verify_slice(&db, &Index::Paper(slice), wdl, Some(dtc_payload), 2).mismatches,
             1,
             "{m}"
         );

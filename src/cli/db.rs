@@ -15,7 +15,8 @@ use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::verify_slice;
-use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Slice, Wdl, build, paper};
+use fanorona::egdb::scheme::Index;
+use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Wdl, build, paper};
 
 fn board(text: &str) -> Result<Board, Failure> {
     input(text.parse::<Board>())
@@ -85,7 +86,7 @@ pub fn build_cmd(
 }
 
 /// A slice of the census: intact (with its file), or what is wrong with it.
-type CensusRow<'d> = (Material, Result<(Slice, &'d SliceFile), String>);
+type CensusRow<'d> = (Material, Result<(Index, &'d SliceFile), String>);
 
 /// Every slice of a board up to the largest piece count built, in order, each opened (header
 /// and checksum checked): intact with its file, or "missing" or "damaged: why"; and the
@@ -98,7 +99,7 @@ fn census_slices(db: &Database) -> Result<(Vec<CensusRow<'_>>, Census), Failure>
     let mut rows = Vec::new();
     for (m, state) in &census.slices {
         let row = match (state, db.slice(*m)) {
-            (SliceState::Intact, Ok(Some(f))) => Ok((input(Slice::new(db.board(), *m))?, f)),
+            (SliceState::Intact, Ok(Some(f))) => Ok((f.slice, f)),
             (SliceState::Damaged(why), _) => Err(format!("DAMAGED: {why}")),
             _ => Err("MISSING".to_string()),
         };
@@ -151,7 +152,7 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
             ))
         })?;
         let paper = if board == Board::STANDARD {
-            paper::table3(slice.material)
+            paper::table3(slice.material())
         } else {
             None
         };
@@ -167,13 +168,13 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
             };
             out!(
                 "{:>6} {:>12} {:>12} {:>12}   {note}",
-                slice.material.to_string(),
+                slice.material().to_string(),
                 c.win,
                 c.draw,
                 c.loss
             );
         }
-        let mut row = json!({"slice": slice.material.to_string(), "win": c.win, "draw": c.draw, "loss": c.loss});
+        let mut row = json!({"slice": slice.material().to_string(), "win": c.win, "draw": c.draw, "loss": c.loss});
         if let Some(p) = paper {
             row["paper"] = json!({"win": p.win, "draw": p.draw, "loss": p.loss});
             row["matches_paper"] = json!(p == c);
@@ -289,7 +290,7 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
             rows.push(json!({"slice": material.to_string(), "error": what}));
             continue;
         }
-        let distances = SliceFile::open(dir, slice, Kind::Distance).map_err(Failure::other)?;
+        let distances = SliceFile::open(dir, board, *material, Kind::Distance).map_err(Failure::other)?;
         let check = verify_slice(
             &db,
             slice,
@@ -303,14 +304,14 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
                 out!(
                     "{} {}: {} positions, no errors",
                     board,
-                    slice.material,
+                    slice.material(),
                     check.positions
                 );
             } else {
                 out!(
                     "{} {}: {} positions, {} ERRORS; first:",
                     board,
-                    slice.material,
+                    slice.material(),
                     check.positions,
                     check.mismatches
                 );
@@ -326,7 +327,7 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
             }
         }
         rows.push(
-            json!({"slice": slice.material.to_string(), "positions": check.positions,
+            json!({"slice": slice.material().to_string(), "positions": check.positions,
                          "errors": check.mismatches}),
         );
     }

@@ -28,6 +28,7 @@ use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path,
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
+use crate::egdb::scheme::Index;
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl};
 use crate::geometry::{Board, NONE, points};
 use crate::movegen::{capturing_pieces, for_each_child};
@@ -157,10 +158,9 @@ fn pair_built(
 ) -> Result<bool, BuildError> {
     let mut done = true;
     for m in [material, material.swapped()] {
-        let s = Slice::new(board, m).map_err(|e| BuildError::Invalid(e.to_string()))?;
-        done &= SliceFile::open(root, &s, Kind::Wdl)?.is_some();
+        done &= SliceFile::open(root, board, m, Kind::Wdl)?.is_some();
         if distances {
-            done &= SliceFile::open(root, &s, Kind::Distance)?.is_some();
+            done &= SliceFile::open(root, board, m, Kind::Distance)?.is_some();
         }
     }
     Ok(done)
@@ -329,10 +329,10 @@ fn build_pair(
     let mut reports = Vec::new();
     for (x, s) in slices.iter().enumerate() {
         if let Some(ages) = &ages {
-            write_slice(root, s, Kind::Distance, &ages[x].to_bytes())?;
+            write_slice(root, &Index::Paper(*s), Kind::Distance, &ages[x].to_bytes())?;
         }
         // The values last: a pair counts as built once its value files exist.
-        let path = write_slice(root, s, Kind::Wdl, &values[x].to_bytes())?;
+        let path = write_slice(root, &Index::Paper(*s), Kind::Wdl, &values[x].to_bytes())?;
         let seconds = start.elapsed().as_secs_f64();
         log(&format!(
             "{board} {}: {} positions, {rounds} rounds, {seconds:.2} s -> {}",

@@ -1,5 +1,6 @@
 //! Slice files: a 64-byte header (magic, format version, board, slice, index scheme, kind,
-//! entry count, checksums) and the packed payload. Written to a temporary name, synced and
+//! entry count, checksums) and the packed payload. Format 1 files use the paper's index
+//! (scheme 1), format 2 files the symmetric one (scheme 2); the header is laid out alike. Written to a temporary name, synced and
 //! renamed, so a file under its final name is always whole; read through a memory map and
 //! refused by name when anything in it does not match.
 
@@ -10,14 +11,19 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use thiserror::Error;
 
-use crate::egdb::index::{Material, Slice};
+use crate::egdb::index::Material;
+use crate::egdb::scheme::{Index, Scheme};
 use crate::geometry::Board;
 
 pub const MAGIC: &[u8; 8] = b"FANOEGDB";
-pub const FORMAT_VERSION: u32 = 1;
-/// Index scheme 1: the paper's Eq. 4.1 (see `index.rs`).
-pub const INDEX_SCHEME: u8 = 1;
+/// The newest format version: 1 for files of the paper's index, 2 for the symmetric index.
+pub const FORMAT_VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 64;
+
+/// The format version of a file whose entries follow `scheme`.
+pub fn format_version(scheme: Scheme) -> u32 {
+    scheme as u32
+}
 
 /// What a file's payload holds.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -58,7 +64,7 @@ pub enum FileError {
     #[error("{path}: not an endgame database file (bad magic)")]
     Foreign { path: PathBuf },
     #[error(
-        "{path}: format version {found}, this program reads version {FORMAT_VERSION}; rebuild it with `fanorona db build`"
+        "{path}: format version {found}, this program reads versions 1 to {FORMAT_VERSION}; rebuild it with `fanorona db build`"
     )]
     Version { path: PathBuf, found: u32 },
     #[error("{path}: header is damaged (checksum mismatch)")]
@@ -107,15 +113,15 @@ pub fn slice_path(root: &Path, board: Board, material: Material, kind: Kind) -> 
     board_dir(root, board).join(format!("{material}.{}", kind.extension()))
 }
 
-fn header(slice: &Slice, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
+fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(MAGIC);
-    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    h[12] = slice.board.rows() as u8;
-    h[13] = slice.board.cols() as u8;
-    h[14] = slice.material.a;
-    h[15] = slice.material.b;
-    h[16] = INDEX_SCHEME;
+    h[8..12].copy_from_slice(&format_version(slice.scheme()).to_le_bytes());
+    h[12] = slice.board().rows() as u8;
+    h[13] = slice.board().cols() as u8;
+    h[14] = slice.material().a;
+    h[15] = slice.material().b;
+    h[16] = slice.scheme() as u8;
     h[17] = kind as u8;
     h[24..32].copy_from_slice(&slice.len().to_le_bytes());
     h[32..36].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
@@ -127,12 +133,12 @@ fn header(slice: &Slice, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
 /// Writes a slice file: to `NAME.tmp`, synced, then renamed to its final name.
 pub fn write_slice(
     root: &Path,
-    slice: &Slice,
+    slice: &Index,
     kind: Kind,
     payload: &[u8],
 ) -> Result<PathBuf, FileError> {
     assert_eq!(payload.len() as u64, kind.payload_len(slice.len()));
-    let path = slice_path(root, slice.board, slice.material, kind);
+    let path = slice_path(root, slice.board(), slice.material(), kind);
     let dir = path
         .parent()
         .expect("slice files live in a board directory");
@@ -157,13 +163,20 @@ pub fn write_slice(
 pub struct SliceFile {
     map: Mmap,
     pub path: PathBuf,
-    pub slice: Slice,
+    /// The slice under the index its header names.
+    pub slice: Index,
 }
 
 impl SliceFile {
-    /// Opens the file of `slice` under `root`. `Ok(None)` when it does not exist.
-    pub fn open(root: &Path, slice: &Slice, kind: Kind) -> Result<Option<SliceFile>, FileError> {
-        let path = slice_path(root, slice.board, slice.material, kind);
+    /// Opens the file of slice `material` of `board` under `root`, whichever index it uses.
+    /// `Ok(None)` when it does not exist.
+    pub fn open(
+        root: &Path,
+        board: Board,
+        material: Material,
+        kind: Kind,
+    ) -> Result<Option<SliceFile>, FileError> {
+        let path = slice_path(root, board, material, kind);
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -174,11 +187,21 @@ impl SliceFile {
         // by another program while mapped could still fault; that is outside our control.
         #[allow(unsafe_code)]
         let map = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
-        let expected = *slice;
+        // The scheme is read before the rest of the header is checked (where it is damaged,
+        // the checksum says so).
+        let scheme = (map.len() >= HEADER_LEN)
+            .then(|| Scheme::from_byte(map[16]))
+            .flatten()
+            .unwrap_or(Scheme::Paper);
+        let slice = Index::new(scheme, board, material).map_err(|e| FileError::Mismatch {
+            path: path.clone(),
+            found: e.to_string(),
+            expected: format!("slice {material} of {board}"),
+        })?;
         let f = SliceFile {
             map,
             path: path.clone(),
-            slice: expected,
+            slice,
         };
         f.check_header(kind)?;
         f.check_payload()?;
@@ -193,7 +216,7 @@ impl SliceFile {
         }
         // The version first: a newer format may lay its header out differently.
         let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(FileError::Version {
                 path: path(),
                 found: version,
@@ -215,9 +238,10 @@ impl SliceFile {
             u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"))
         );
         let expected = format!(
-            "board {}, slice {}, index scheme {INDEX_SCHEME}, kind {}, {} entries",
-            s.board,
-            s.material,
+            "board {}, slice {}, index scheme {}, kind {}, {} entries",
+            s.board(),
+            s.material(),
+            version,
             kind as u8,
             s.len()
         );

@@ -7,7 +7,9 @@ pub mod index;
 pub mod paper;
 pub mod parallel;
 pub mod probe;
+pub mod scheme;
 pub mod stats;
+pub mod symmetric;
 pub mod verify;
 pub mod wdl;
 

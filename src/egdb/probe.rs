@@ -223,8 +223,7 @@ impl Database {
         };
         let cell = &cells[material.a as usize * MAX_SIDE + material.b as usize];
         let opened = cell.get_or_init(|| {
-            let slice = Slice::new(self.board, material).map_err(|e| e.to_string())?;
-            SliceFile::open(&self.root, &slice, kind).map_err(|e| e.to_string())
+            SliceFile::open(&self.root, self.board, material, kind).map_err(|e| e.to_string())
         });
         match opened {
             Ok(f) => Ok(f.as_ref()),

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::egdb::index::Slice;
 use crate::egdb::parallel::{self, for_chunks};
+use crate::egdb::scheme::Index;
+use crate::egdb::symmetric::SymSlice;
 use crate::egdb::wdl::code_at;
 use crate::geometry::{Bitboard, Board, points};
 
@@ -43,7 +45,56 @@ impl Mirrors {
 
 /// Table 3's counts of a slice from its payload, on `threads` threads; `None` if the table
 /// gives mirror images different values (it is damaged: `db verify` finds where).
-pub fn table3_counts(slice: &Slice, payload: &[u8], threads: usize) -> Option<Counts> {
+pub fn table3_counts(slice: &Index, payload: &[u8], threads: usize) -> Option<Counts> {
+    match slice {
+        Index::Paper(s) => paper_counts(s, payload, threads),
+        Index::Symmetric(s) => symmetric_counts(s, payload, threads),
+    }
+}
+
+/// Counts under the symmetric index: each canonical entry is one class already; a copy must
+/// hold its canonical entry's value (the counterpart of the classes dividing evenly).
+fn symmetric_counts(slice: &SymSlice, payload: &[u8], threads: usize) -> Option<Counts> {
+    let counts: [AtomicU64; 3] = Default::default();
+    let bad = AtomicU64::new(0);
+    let turn = |set| slice.symmetries().apply(3, set);
+    for_chunks(
+        slice.len(),
+        parallel::POSITIONS,
+        threads,
+        |_| {},
+        |range| {
+            let mut c = [0u64; 3];
+            let mut wrong = 0;
+            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                let code = code_at(payload, i);
+                if slice.class_is_symmetric(i / slice.per_class()) {
+                    let canonical = slice.rank(us, them);
+                    if canonical != i {
+                        wrong += u64::from(code_at(payload, canonical) != code);
+                        continue;
+                    }
+                }
+                if code > 2 || (turn(us) == us && turn(them) == them) {
+                    continue;
+                }
+                c[code as usize] += 1;
+            }
+            for (total, n) in counts.iter().zip(c) {
+                total.fetch_add(n, Ordering::Relaxed);
+            }
+            bad.fetch_add(wrong, Ordering::Relaxed);
+        },
+    );
+    let get = |c: usize| counts[c].load(Ordering::Relaxed);
+    (bad.into_inner() == 0).then(|| Counts {
+        win: get(1),
+        draw: get(0),
+        loss: get(2),
+    })
+}
+
+fn paper_counts(slice: &Slice, payload: &[u8], threads: usize) -> Option<Counts> {
     let mirrors = Mirrors::new(slice.board);
     // Per value: positions in classes of 4 and positions in classes of 2 (fixed by exactly
     // one mirror; fixed by both means fixed by the turn, which is left out).

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::egdb::index::Slice;
+use crate::egdb::scheme::Index;
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
 use crate::egdb::wdl::{Wdl, code_at};
@@ -40,7 +40,7 @@ pub struct SliceCheck {
 /// more than its farthest won one, a capture or the end 0 plies away.
 pub fn verify_slice(
     db: &Database,
-    slice: &Slice,
+    slice: &Index,
     payload: &[u8],
     distances: Option<&[u8]>,
     threads: usize,
@@ -55,7 +55,7 @@ pub fn verify_slice(
         |_| {},
         |range| {
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
-                let pos = Position::from_parts(slice.board, us, them, Color::White);
+                let pos = Position::from_parts(slice.board(), us, them, Color::White);
                 let stored = Wdl::from_code(code_at(payload, i));
                 let derived = derive(db, &pos);
                 let mut wrong =

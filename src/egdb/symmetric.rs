@@ -1,0 +1,504 @@
+//! The symmetric index (index scheme 2): one entry per class of positions under the board's
+//! four symmetries that keep its lines (identity, left-right, top-bottom and the half turn),
+//! instead of one per position. On 5x9 a slice shrinks almost four times.
+//!
+//! After Malom's index for Nine Men's Morris: the side with fewer pieces (the "small" set,
+//! `k` points; the side to move when both have as many) is taken to the representative of its
+//! class, the smallest of its images as a number; the other side's set (`l` points) goes along
+//! by the same symmetry and is ranked among the `N - k` points left free:
+//! `index = orbit(small) * C(N - k, l) + rank(big among the free points)`.
+//! Removing `k` holes from a set, and putting them back, is `k` shifts: a probe costs a few
+//! table reads more than the paper's index.
+//!
+//! Where the small set's representative is itself symmetric (its stabiliser is more than the
+//! identity), several entries hold images of one position: the entry with the smallest rank is
+//! the canonical one, and the others are copies written at the end of a build.
+
+use std::sync::OnceLock;
+
+use crate::egdb::index::{Material, SliceError, binomial, next_set, rank_set, unrank_set};
+use crate::geometry::{Bitboard, Board, points};
+
+/// How many symmetries every supported board has: all are odd by odd, so each of the four
+/// keeps the strong points (a point's column plus row keeps its parity).
+pub const SYMMETRIES: usize = 4;
+
+/// The board's symmetries as maps of bitboards: 0 the identity, 1 left-right, 2 top-bottom,
+/// 3 the half turn (left-right after top-bottom).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Symmetries {
+    rows: u32,
+    cols: u32,
+    size: u32,
+    row_mask: Bitboard,
+}
+
+impl Symmetries {
+    pub fn new(board: Board) -> Symmetries {
+        debug_assert!(board.rows() % 2 == 1 && board.cols() % 2 == 1);
+        Symmetries {
+            rows: board.rows() as u32,
+            cols: board.cols() as u32,
+            size: board.size() as u32,
+            row_mask: (1 << board.cols()) - 1,
+        }
+    }
+
+    /// The half turn: point p goes to N - 1 - p, which reverses the bitboard.
+    #[inline(always)]
+    fn turn(&self, set: Bitboard) -> Bitboard {
+        set.reverse_bits() >> (64 - self.size)
+    }
+
+    /// Top-bottom: the rows in reverse order.
+    #[inline(always)]
+    fn flip(&self, set: Bitboard) -> Bitboard {
+        let mut out = 0;
+        for r in 0..self.rows {
+            let row = (set >> (r * self.cols)) & self.row_mask;
+            out |= row << ((self.rows - 1 - r) * self.cols);
+        }
+        out
+    }
+
+    /// The image of `set` under symmetry `g`.
+    #[inline(always)]
+    pub fn apply(&self, g: usize, set: Bitboard) -> Bitboard {
+        match g {
+            0 => set,
+            1 => self.turn(self.flip(set)),
+            2 => self.flip(set),
+            _ => self.turn(set),
+        }
+    }
+}
+
+/// The classes of the sets of `k` points of a board.
+#[derive(Debug)]
+pub struct Orbits {
+    /// Per set, by `rank_set`: its class's number times 4, plus a symmetry taking it to the
+    /// class's representative.
+    of_set: Vec<u32>,
+    /// Per class: its representative, the smallest of its sets as a number.
+    reps: Vec<Bitboard>,
+    /// Per class: the symmetries that leave its representative unchanged (bit g), 1 when only
+    /// the identity does.
+    stabiliser: Vec<u8>,
+}
+
+impl Orbits {
+    fn build(board: Board, k: usize) -> Orbits {
+        let sym = Symmetries::new(board);
+        let n = board.size();
+        let count = binomial(n, k) as usize;
+        let mut of_set = vec![0u32; count];
+        let (mut reps, mut stabiliser) = (Vec::new(), Vec::new());
+        // Sets come in increasing order as numbers, so a class's representative (its
+        // smallest set) comes before every other set of the class.
+        let mut set: Bitboard = if k == 0 { 0 } else { (1 << k) - 1 };
+        for r in 0..count {
+            let images = [0, 1, 2, 3].map(|g| sym.apply(g, set));
+            let rep = *images.iter().min().expect("four images");
+            let g = images
+                .iter()
+                .position(|&i| i == rep)
+                .expect("the smallest is one of them");
+            let class = if rep == set {
+                reps.push(set);
+                stabiliser.push(
+                    images
+                        .iter()
+                        .enumerate()
+                        .fold(0u8, |m, (g, &i)| m | (u8::from(i == set) << g)),
+                );
+                (reps.len() - 1) as u32
+            } else {
+                of_set[rank_set(rep) as usize] >> 2
+            };
+            of_set[r] = class << 2 | g as u32;
+            if k > 0 {
+                set = next_set(set);
+            }
+        }
+        Orbits {
+            of_set,
+            reps,
+            stabiliser,
+        }
+    }
+
+    /// The classes of the sets of `k` points of `board`, built once per process.
+    pub fn of(board: Board, k: usize) -> &'static Orbits {
+        const MAX: usize = 46;
+        static ALL: OnceLock<Vec<Vec<OnceLock<Orbits>>>> = OnceLock::new();
+        let all = ALL.get_or_init(|| {
+            Board::all()
+                .map(|_| (0..MAX).map(|_| OnceLock::new()).collect())
+                .collect()
+        });
+        let index = Board::all()
+            .position(|b| b == board)
+            .expect("a supported board");
+        all[index][k].get_or_init(|| Orbits::build(board, k))
+    }
+
+    /// The number of classes.
+    pub fn len(&self) -> u64 {
+        self.reps.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.reps.is_empty()
+    }
+}
+
+/// Removes the points of `holes` from `set` (which has none of them), closing the gaps: the
+/// set as seen among the other points.
+#[inline(always)]
+pub fn squeeze(mut set: Bitboard, holes: Bitboard) -> Bitboard {
+    // From the highest hole down, so the lower holes stay where they are.
+    let mut h = holes;
+    while h != 0 {
+        let top = 63 - h.leading_zeros();
+        let below = (1u64 << top) - 1;
+        set = (set & below) | ((set >> 1) & !below);
+        h ^= 1 << top;
+    }
+    set
+}
+
+/// Puts the points of `holes` back into a squeezed set: the inverse of `squeeze`.
+#[inline(always)]
+pub fn expand(mut set: Bitboard, holes: Bitboard) -> Bitboard {
+    // From the lowest hole up: each is at its final place once the ones below are in.
+    for h in points(holes) {
+        let below = (1u64 << h) - 1;
+        set = (set & below) | ((set & !below) << 1);
+    }
+    set
+}
+
+/// A material slice under the symmetric index.
+#[derive(Clone, Copy, Debug)]
+pub struct SymSlice {
+    pub board: Board,
+    pub material: Material,
+    sym: Symmetries,
+    orbits: &'static Orbits,
+    /// Whether the side to move is the small set.
+    small_is_us: bool,
+    /// Points of the big set, and the points left to it.
+    big: usize,
+    free: usize,
+    /// C(free, big): entries per class of the small set.
+    per_class: u64,
+}
+
+impl PartialEq for SymSlice {
+    fn eq(&self, other: &SymSlice) -> bool {
+        self.board == other.board && self.material == other.material
+    }
+}
+
+impl SymSlice {
+    pub fn new(board: Board, material: Material) -> Result<SymSlice, SliceError> {
+        let (n, m) = (board.size(), material.pieces());
+        if m > n {
+            return Err(SliceError::TooMany {
+                a: material.a as usize,
+                b: material.b as usize,
+                pieces: m,
+                board,
+            });
+        }
+        let small_is_us = material.a <= material.b;
+        let (small, big) = if small_is_us {
+            (material.a as usize, material.b as usize)
+        } else {
+            (material.b as usize, material.a as usize)
+        };
+        Ok(SymSlice {
+            board,
+            material,
+            sym: Symmetries::new(board),
+            orbits: Orbits::of(board, small),
+            small_is_us,
+            big,
+            free: n - small,
+            per_class: binomial(n - small, big),
+        })
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> u64 {
+        self.orbits.len() * self.per_class
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The canonical entry of the position where the side to move holds `us` and the
+    /// opponent `them` (or of any of its images).
+    #[inline]
+    pub fn rank(&self, us: Bitboard, them: Bitboard) -> u64 {
+        let (small, big) = if self.small_is_us {
+            (us, them)
+        } else {
+            (them, us)
+        };
+        let e = self.orbits.of_set[rank_set(small) as usize];
+        let (class, g) = ((e >> 2) as usize, (e & 3) as usize);
+        let rep = self.orbits.reps[class];
+        let big = self.sym.apply(g, big);
+        let mut r = rank_set(squeeze(big, rep));
+        let stab = self.orbits.stabiliser[class];
+        if stab != 1 {
+            for h in 1..SYMMETRIES {
+                if stab >> h & 1 != 0 {
+                    r = r.min(rank_set(squeeze(self.sym.apply(h, big), rep)));
+                }
+            }
+        }
+        class as u64 * self.per_class + r
+    }
+
+    /// The position of entry `index` (below `len()`), as (side to move's pieces, opponent's).
+    #[inline]
+    pub fn unrank(&self, index: u64) -> (Bitboard, Bitboard) {
+        let (class, r) = (index / self.per_class, index % self.per_class);
+        let small = self.orbits.reps[class as usize];
+        let big = expand(unrank_set(r, self.big, self.free), small);
+        self.sides(small, big)
+    }
+
+    #[inline(always)]
+    fn sides(&self, small: Bitboard, big: Bitboard) -> (Bitboard, Bitboard) {
+        if self.small_is_us {
+            (small, big)
+        } else {
+            (big, small)
+        }
+    }
+
+    /// Whether the entries of class `class` can be copies of one another (its representative
+    /// is symmetric): only there is an entry not always canonical.
+    #[inline]
+    pub fn class_is_symmetric(&self, class: u64) -> bool {
+        self.orbits.stabiliser[class as usize] != 1
+    }
+
+    /// Entries per class of the small set: entry `i` is of class `i / per_class()`.
+    pub fn per_class(&self) -> u64 {
+        self.per_class
+    }
+
+    /// Whether entry `index` is the canonical one of its position (not a copy).
+    pub fn is_canonical(&self, index: u64) -> bool {
+        !self.class_is_symmetric(index / self.per_class) || {
+            let (us, them) = self.unrank(index);
+            self.rank(us, them) == index
+        }
+    }
+
+    /// The symmetries of the board.
+    pub fn symmetries(&self) -> &Symmetries {
+        &self.sym
+    }
+
+    /// How many positions the entry's position stands for: 4 over the number of symmetries
+    /// that leave it unchanged.
+    pub fn class_size(&self, us: Bitboard, them: Bitboard) -> u32 {
+        let fixed = (0..SYMMETRIES)
+            .filter(|&g| self.sym.apply(g, us) == us && self.sym.apply(g, them) == them)
+            .count() as u32;
+        SYMMETRIES as u32 / fixed
+    }
+
+    /// The positions of entries `start..end` in order: one unrank, then a step to the next
+    /// set per entry.
+    pub fn positions(&self, start: u64, end: u64) -> impl Iterator<Item = (Bitboard, Bitboard)> {
+        let mut class = start / self.per_class;
+        let (big, free) = (self.big, self.free);
+        let mut set = unrank_set(start % self.per_class, big, free);
+        let last = 1u64 << free;
+        let this = *self;
+        (start..end).map(move |_| {
+            let small = this.orbits.reps[class as usize];
+            let out = this.sides(small, expand(set, small));
+            set = next_set(set);
+            if set >= last {
+                set = (1 << big) - 1;
+                class += 1;
+            }
+            out
+        })
+    }
+}
+
+/// The number of classes of positions of a slice under the board's four symmetries, by
+/// Burnside's lemma (the mean number of positions each symmetry leaves unchanged): the size a
+/// symmetric table needs at least, independent of how the index is laid out.
+pub fn classes_of_positions(board: Board, material: Material) -> u128 {
+    let sym = Symmetries::new(board);
+    let all: Bitboard = (1 << board.size()) - 1;
+    let (a, b) = (material.a as usize, material.b as usize);
+    let mut total: u128 = 0;
+    for g in 0..SYMMETRIES {
+        // A position is unchanged by g when each cycle of points is all of one side or empty:
+        // the cycles are fixed points and pairs.
+        let fixed = points(all)
+            .filter(|&p| sym.apply(g, 1 << p) == 1 << p)
+            .count();
+        let pairs = (board.size() - fixed) / 2;
+        let c = |n: usize, k: usize| binomial(n, k) as u128;
+        for pa in 0..=a / 2 {
+            for pb in 0..=b / 2 {
+                let (fa, fb) = (a - 2 * pa, b - 2 * pb);
+                if fa + fb > fixed || pa + pb > pairs {
+                    continue;
+                }
+                total += c(fixed, fa) * c(fixed - fa, fb) * c(pairs, pa) * c(pairs - pa, pb);
+            }
+        }
+    }
+    total / SYMMETRIES as u128
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use super::*;
+    use crate::egdb::index::Slice;
+
+    fn boards() -> Vec<Board> {
+        ["3x3", "3x5", "5x5", "3x7", "5x9"]
+            .iter()
+            .map(|b| b.parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn symmetries_move_points_as_the_board_does() {
+        for board in boards() {
+            let sym = Symmetries::new(board);
+            let (rows, cols) = (board.rows(), board.cols());
+            for p in 0..board.size() as u8 {
+                let (c, r) = (board.col_of(p), board.row_of(p));
+                let images = [
+                    board.point(c, r),
+                    board.point(cols - 1 - c, r),
+                    board.point(c, rows - 1 - r),
+                    board.point(cols - 1 - c, rows - 1 - r),
+                ];
+                for (g, &q) in images.iter().enumerate() {
+                    assert_eq!(sym.apply(g, 1 << p), 1 << q, "{board} g{g} point {p}");
+                    assert_eq!(board.is_strong(p), board.is_strong(q));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn squeeze_and_expand_are_inverse() {
+        let holes = 0b1001_0100_0001u64;
+        for set in [0u64, 0b10, 0b1110_0110_1010, 0b11_0000_0000_0000] {
+            let set = set & !holes;
+            assert_eq!(expand(squeeze(set, holes), holes), set);
+        }
+        assert_eq!(squeeze(0b1010, 0b0100), 0b110);
+        assert_eq!(expand(0b110, 0b0100), 0b1010);
+    }
+
+    /// Every position of the paper's index taken to its class, the class named by the
+    /// smallest paper index among its images: as many classes as Burnside counts, as many
+    /// canonical entries, each position's entry a canonical one, and images share an entry.
+    #[test]
+    fn the_index_has_one_canonical_entry_per_class() {
+        for board in boards() {
+            let sym = Symmetries::new(board);
+            for (a, b) in [(1, 1), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (3, 2), (2, 3)] {
+                let m = Material::new(a, b).unwrap();
+                if m.pieces() > board.size() {
+                    continue;
+                }
+                let paper = Slice::new(board, m).unwrap();
+                let ours = SymSlice::new(board, m).unwrap();
+                let mut class_of_entry: HashMap<u64, u64> = HashMap::new();
+                for (us, them) in paper.positions(0, paper.len()) {
+                    let class = (0..SYMMETRIES)
+                        .map(|g| paper.rank(sym.apply(g, us), sym.apply(g, them)))
+                        .min()
+                        .unwrap();
+                    let entry = ours.rank(us, them);
+                    assert!(entry < ours.len());
+                    assert_eq!(
+                        *class_of_entry.entry(entry).or_insert(class),
+                        class,
+                        "{board} {m}: entry {entry} holds two classes"
+                    );
+                    assert!(ours.is_canonical(entry), "{board} {m}");
+                    let (u, t) = ours.unrank(entry);
+                    assert_eq!(ours.rank(u, t), entry);
+                }
+                let classes: HashSet<u64> = class_of_entry.values().copied().collect();
+                assert_eq!(class_of_entry.len(), classes.len(), "{board} {m}");
+                assert_eq!(
+                    classes.len() as u128,
+                    classes_of_positions(board, m),
+                    "{board} {m}"
+                );
+                let canonical = (0..ours.len()).filter(|&i| ours.is_canonical(i)).count();
+                assert_eq!(canonical, classes.len(), "{board} {m}");
+                // Sequential reading agrees with unranking.
+                for (i, got) in (0..ours.len()).zip(ours.positions(0, ours.len())) {
+                    assert_eq!(got, ours.unrank(i), "{board} {m} entry {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_on_5x9() {
+        let board = Board::STANDARD;
+        // Burnside over the whole 9-piece layer (computed independently when the tables
+        // were planned): 112,988,136,462 classes against 451,943,198,850 positions.
+        let nine: u128 = Material::with_pieces(9)
+            .map(|m| classes_of_positions(board, m))
+            .sum();
+        assert_eq!(nine, 112_988_136_462);
+        // The index spends 4% more than that on copies in symmetric classes (most in 8-1 and
+        // 1-8, whose single piece has 15 classes for 45 points): 29.4 GB at 2 bits.
+        let entries: u64 = Material::with_pieces(9)
+            .map(|m| SymSlice::new(board, m).unwrap().len())
+            .sum();
+        assert_eq!(entries, 117_596_283_558);
+        // The largest pair, 5-4 and 4-5.
+        let s = SymSlice::new(board, Material::new(4, 5).unwrap()).unwrap();
+        assert_eq!(Orbits::of(board, 4).len(), 37_637);
+        assert_eq!(s.len(), 37_637 * 749_398);
+    }
+
+    #[test]
+    fn samples_of_a_large_slice_round_trip() {
+        let board = Board::STANDARD;
+        let sym = Symmetries::new(board);
+        for m in [(5, 4), (4, 5), (6, 2)] {
+            let s = SymSlice::new(board, Material::new(m.0, m.1).unwrap()).unwrap();
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let i = x % s.len();
+                let (us, them) = s.unrank(i);
+                let r = s.rank(us, them);
+                assert!(r == i || !s.is_canonical(i));
+                for g in 0..SYMMETRIES {
+                    assert_eq!(s.rank(sym.apply(g, us), sym.apply(g, them)), r);
+                }
+            }
+        }
+    }
+}
