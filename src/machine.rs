@@ -1,4 +1,4 @@
-//! What the machine has: memory, read from Linux's /proc/meminfo.
+//! What the machine has: memory, read from Linux's /proc/meminfo, and free disk space.
 
 /// A /proc/meminfo field in bytes ("MemTotal", "MemAvailable"), where it can be read.
 pub fn meminfo(field: &str) -> Option<u64> {
@@ -6,6 +6,13 @@ pub fn meminfo(field: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// Bytes free to an unprivileged writer on the file system holding `path` (None where it
+/// cannot be read).
+pub fn disk_available(path: &std::path::Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(path).ok()?;
+    st.f_bavail.checked_mul(st.f_frsize)
 }
 
 /// Hands the allocator's free pages back to the system, so that memory freed in bulk (a
@@ -36,5 +43,11 @@ mod tests {
             assert!(total >= available && total > 1 << 20, "{total} {available}");
         }
         assert_eq!(super::meminfo("NoSuchField"), None);
+        let disk = super::disk_available(std::path::Path::new(".")).expect("a file system");
+        assert!(disk > 0);
+        assert_eq!(
+            super::disk_available(std::path::Path::new("/no/such/dir")),
+            None
+        );
     }
 }

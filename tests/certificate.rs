@@ -70,6 +70,7 @@ fn tables() -> tempfile::TempDir {
         progress: false,
         distances: false,
         report_every: None,
+        index: fanorona::egdb::scheme::Scheme::Paper,
     };
     build(dir.path(), "3x5".parse().unwrap(), 4, &options, &mut |_| {}).unwrap();
     dir

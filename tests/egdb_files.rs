@@ -17,6 +17,7 @@ fn options() -> BuildOptions {
         progress: false,
         distances: false,
         report_every: None,
+        index: fanorona::egdb::scheme::Scheme::Paper,
     }
 }
 

@@ -30,6 +30,7 @@ fn tables_with_2_to_4_pieces_match_table_3() {
         progress: false,
         distances: false,
         report_every: None,
+        index: fanorona::egdb::scheme::Scheme::Paper,
     };
     build(dir.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);
@@ -40,7 +41,12 @@ fn tables_with_2_to_4_pieces_match_table_3() {
         }
         let slice = Slice::new(Board::STANDARD, material).unwrap();
         let file = db.slice(material).unwrap().expect("built");
-        let c = table3_counts(&fanorona::egdb::scheme::Index::Paper(slice), file.payload(), 2).unwrap();
+        let c = table3_counts(
+            &fanorona::egdb::scheme::Index::Paper(slice),
+            file.payload(),
+            2,
+        )
+        .unwrap();
         assert_eq!(
             (c.win, c.draw, c.loss),
             (win, draw, loss),

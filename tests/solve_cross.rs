@@ -118,6 +118,7 @@ fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
         progress: false,
         distances: false,
         report_every: None,
+        index: fanorona::egdb::scheme::Scheme::Paper,
     };
     build(dir.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);
@@ -139,6 +140,7 @@ fn a_capture_into_the_tables_decides_a_node_as_the_next_table_says() {
         progress: false,
         distances: false,
         report_every: None,
+        index: fanorona::egdb::scheme::Scheme::Paper,
     };
     let (three, four) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     build(three.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();

@@ -13,9 +13,9 @@ use crate::out;
 use fanorona::Board;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
+use fanorona::egdb::scheme::Index;
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::verify_slice;
-use fanorona::egdb::scheme::Index;
 use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Wdl, build, paper};
 
 fn board(text: &str) -> Result<Board, Failure> {
@@ -27,7 +27,7 @@ pub fn build_cmd(
     board_text: &str,
     pieces: usize,
     threads: usize,
-    distances: bool,
+    (distances, index): (bool, fanorona::egdb::scheme::Scheme),
     json: bool,
 ) -> CliResult {
     let board = board(board_text)?;
@@ -49,6 +49,7 @@ pub fn build_cmd(
         progress: terminal,
         distances,
         report_every: (!terminal).then_some(std::time::Duration::from_secs(60)),
+        index,
     };
     let start = Instant::now();
     let reports = build(dir, board, pieces, &options, &mut |line| {
@@ -290,7 +291,8 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
             rows.push(json!({"slice": material.to_string(), "error": what}));
             continue;
         }
-        let distances = SliceFile::open(dir, board, *material, Kind::Distance).map_err(Failure::other)?;
+        let distances =
+            SliceFile::open(dir, board, *material, Kind::Distance).map_err(Failure::other)?;
         let check = verify_slice(
             &db,
             slice,

@@ -315,9 +315,15 @@ pub enum DbCommand {
         /// Worker threads (default: threads of the config).
         #[arg(long, value_parser = threads)]
         threads: Option<usize>,
-        /// Also keep each position's distance to a capture or the end (1 byte a position).
+        /// Also keep each position's distance to a capture or the end (1 byte a position;
+        /// paper index only).
         #[arg(long)]
         distances: bool,
+        /// The index of the new slices: `paper` (every position, Eq. 4.1) or `symmetric`
+        /// (one entry per class under the board's mirrors: a quarter of the memory and disk,
+        /// resumable inside a pair). Slices already built, in either index, are kept and read.
+        #[arg(long, default_value = "paper")]
+        index: fanorona::egdb::scheme::Scheme,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -367,13 +373,14 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             dir: d,
             threads: t,
             distances,
+            index,
             out,
         } => db::build_cmd(
             &dir(d),
             &board,
             pieces as usize,
             threads(t),
-            distances,
+            (distances, index),
             out.json,
         ),
         DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.out.json),

@@ -28,7 +28,7 @@ use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path,
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
-use crate::egdb::scheme::Index;
+use crate::egdb::scheme::{Index, Scheme};
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl};
 use crate::geometry::{Board, NONE, points};
 use crate::movegen::{capturing_pieces, for_each_child};
@@ -59,6 +59,17 @@ pub enum BuildError {
         need_gib: f64,
         have_gib: f64,
     },
+    #[error(
+        "building {pieces} pieces on {board} needs about {need_gb:.1} GB of disk under {}; {have_gb:.1} GB are free there",
+        dir.display()
+    )]
+    Disk {
+        board: Board,
+        pieces: usize,
+        dir: std::path::PathBuf,
+        need_gb: f64,
+        have_gb: f64,
+    },
     #[error("{0}")]
     Invalid(String),
 }
@@ -84,13 +95,19 @@ pub struct BuildOptions {
     /// A log line this often during a pair's first pass and after a round (for a build that
     /// logs to a file: a large pair's first pass takes tens of minutes); None: phases only.
     pub report_every: Option<Duration>,
+    /// The index of the slices built: the paper's, or the symmetric one (a quarter of the
+    /// size; values only, no distances).
+    pub index: Scheme,
 }
 
-/// Bytes of memory a pair of slices needs while building, at the peak: values (2 bits), the
-/// paika mark, the last and next rounds' bitmaps and the loss candidates (1 bit each) per
-/// position.
-pub fn memory_needed(board: Board, material: Material, distances: bool) -> u64 {
+/// Bytes of memory a pair of slices needs while building, at the peak. Under the paper's
+/// index: values (2 bits), the paika mark, the last and next rounds' bitmaps and the loss
+/// candidates (1 bit each) per position; under the symmetric one, see `build_symmetric`.
+pub fn memory_needed(board: Board, material: Material, distances: bool, index: Scheme) -> u64 {
     let board = canonical_board(board);
+    if index == Scheme::Symmetric {
+        return crate::egdb::build_symmetric::memory_needed(board, material);
+    }
     let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
     let n = if material.a == material.b {
         positions(material)
@@ -122,10 +139,38 @@ pub fn build(
             board.size()
         )));
     }
-    // Refuse before any work if a pair still to build cannot fit.
+    if options.distances && options.index == Scheme::Symmetric {
+        return Err(BuildError::Invalid(
+            "distances are kept only under the paper's index: drop --distances or use --index paper"
+                .to_string(),
+        ));
+    }
+    // Refuse before any work if a pair still to build cannot fit: in memory (the largest
+    // pairs are those of the most pieces), and all of them together on the disk.
+    let mut disk = 0u64;
+    for material in (2..=pieces)
+        .flat_map(Material::with_pieces)
+        .filter(|m| m.a >= m.b)
+    {
+        if !pair_built(root, board, material, options.distances)? {
+            disk = disk.saturating_add(disk_needed(board, material, options));
+        }
+    }
+    let dir = existing_ancestor(root);
+    if let Some(have) = crate::machine::disk_available(&dir)
+        && disk > have
+    {
+        return Err(BuildError::Disk {
+            board,
+            pieces,
+            dir,
+            need_gb: disk as f64 / 1e9,
+            have_gb: have as f64 / 1e9,
+        });
+    }
     if let Some(have) = memory_available() {
         for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
-            let need = memory_needed(board, material, options.distances);
+            let need = memory_needed(board, material, options.distances, options.index);
             if need > have && !pair_built(root, board, material, options.distances)? {
                 return Err(BuildError::Memory {
                     board,
@@ -149,6 +194,35 @@ pub fn build(
     Ok(reports)
 }
 
+/// Bytes of disk the files of a pair take.
+fn disk_needed(board: Board, material: Material, options: &BuildOptions) -> u64 {
+    if options.index == Scheme::Symmetric {
+        return crate::egdb::build_symmetric::disk_needed(board, material);
+    }
+    let len = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
+    let per = |m: Material| {
+        let n = len(m);
+        (n / 4).saturating_add(if options.distances { n } else { 0 })
+    };
+    if material.a == material.b {
+        per(material)
+    } else {
+        per(material).saturating_add(per(material.swapped()))
+    }
+}
+
+/// The nearest directory at or above `path` that exists (where a build's files will go).
+fn existing_ancestor(path: &Path) -> std::path::PathBuf {
+    let mut p = path.to_path_buf();
+    while !p.exists() {
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent.to_path_buf(),
+            _ => return std::path::PathBuf::from("."),
+        }
+    }
+    p
+}
+
 /// Whether the pair of `material` is built: its files exist and open cleanly.
 fn pair_built(
     root: &Path,
@@ -167,7 +241,7 @@ fn pair_built(
 }
 
 /// The slices a capture from `material` leads to: (b-k)-a for k = 1 .. b-1 (k = b ends the game).
-fn capture_targets(material: Material) -> impl Iterator<Item = Material> {
+pub(crate) fn capture_targets(material: Material) -> impl Iterator<Item = Material> {
     (1..material.b).map(move |left| Material {
         a: left,
         b: material.a,
@@ -218,6 +292,9 @@ fn build_pair(
         }
     }
 
+    if options.index == Scheme::Symmetric {
+        return crate::egdb::build_symmetric::build_pair(db, board, material, options, log);
+    }
     let start = Instant::now();
     let names: Vec<String> = slices.iter().map(|s| s.material.to_string()).collect();
     let values: Vec<SharedCodes> = slices.iter().map(|s| SharedCodes::new(s.len())).collect();
@@ -555,7 +632,7 @@ impl Pair<'_> {
 }
 
 /// The value of a position with a capture: all its moves lead to smaller, finished slices.
-fn capture_value(db: &Database, pos: &Position) -> u8 {
+pub(crate) fn capture_value(db: &Database, pos: &Position) -> u8 {
     // LOSS until a move shows better.
     let mut best = LOSS;
     for_each_child(pos, |c| {
@@ -624,7 +701,7 @@ fn parallel_chunks_reported<F>(
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.
-fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
+pub(crate) fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
     if !options.progress {
         return ProgressBar::hidden();
     }

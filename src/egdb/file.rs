@@ -113,7 +113,7 @@ pub fn slice_path(root: &Path, board: Board, material: Material, kind: Kind) -> 
     board_dir(root, board).join(format!("{material}.{}", kind.extension()))
 }
 
-fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
+pub(crate) fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&format_version(slice.scheme()).to_le_bytes());

@@ -2,6 +2,7 @@
 //! stored as 2 bits per position (win, draw or loss for the side to move).
 
 pub mod build;
+pub mod build_symmetric;
 pub mod file;
 pub mod index;
 pub mod paper;

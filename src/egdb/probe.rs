@@ -33,7 +33,14 @@ pub enum Unavailable {
 fn build_hint(board: Board, material: Material, root: &Path) -> String {
     let pieces = material.pieces();
     let need = Material::with_pieces(pieces)
-        .map(|m| crate::egdb::build::memory_needed(board, m, false))
+        .map(|m| {
+            crate::egdb::build::memory_needed(
+                board,
+                m,
+                false,
+                crate::egdb::scheme::Scheme::Symmetric,
+            )
+        })
         .max()
         .unwrap_or(0);
     match crate::egdb::build::memory_available() {

@@ -47,9 +47,7 @@ impl std::str::FromStr for Scheme {
         match s {
             "paper" => Ok(Scheme::Paper),
             "symmetric" => Ok(Scheme::Symmetric),
-            _ => Err(format!(
-                "unknown index '{s}': expected paper or symmetric"
-            )),
+            _ => Err(format!("unknown index '{s}': expected paper or symmetric")),
         }
     }
 }

@@ -315,6 +315,16 @@ impl SymSlice {
         SYMMETRIES as u32 / fixed
     }
 
+    /// A cursor for reading positions at increasing entries (see `SymCursor::seek`).
+    pub fn cursor(&self) -> SymCursor {
+        SymCursor {
+            slice: *self,
+            index: u64::MAX,
+            class: 0,
+            set: 0,
+        }
+    }
+
     /// The positions of entries `start..end` in order: one unrank, then a step to the next
     /// set per entry.
     pub fn positions(&self, start: u64, end: u64) -> impl Iterator<Item = (Bitboard, Bitboard)> {
@@ -333,6 +343,40 @@ impl SymSlice {
             }
             out
         })
+    }
+}
+
+/// Reads positions at increasing entries: a short way forward is walked set by set, a long way
+/// is unranked.
+pub struct SymCursor {
+    slice: SymSlice,
+    index: u64,
+    class: u64,
+    set: Bitboard,
+}
+
+impl SymCursor {
+    /// The position of entry `index`; cheapest when it is a little above the previous one.
+    #[inline]
+    pub fn seek(&mut self, index: u64) -> (Bitboard, Bitboard) {
+        const WALK: u64 = 48;
+        let s = &self.slice;
+        if self.index < index && index - self.index <= WALK {
+            while self.index < index {
+                self.set = next_set(self.set);
+                if self.set >> s.free != 0 {
+                    self.set = (1 << s.big) - 1;
+                    self.class += 1;
+                }
+                self.index += 1;
+            }
+        } else {
+            self.class = index / s.per_class;
+            self.set = unrank_set(index % s.per_class, s.big, s.free);
+            self.index = index;
+        }
+        let small = s.orbits.reps[self.class as usize];
+        s.sides(small, expand(self.set, small))
     }
 }
 
@@ -418,7 +462,16 @@ mod tests {
     fn the_index_has_one_canonical_entry_per_class() {
         for board in boards() {
             let sym = Symmetries::new(board);
-            for (a, b) in [(1, 1), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (3, 2), (2, 3)] {
+            for (a, b) in [
+                (1, 1),
+                (2, 1),
+                (1, 2),
+                (2, 2),
+                (3, 1),
+                (1, 3),
+                (3, 2),
+                (2, 3),
+            ] {
                 let m = Material::new(a, b).unwrap();
                 if m.pieces() > board.size() {
                     continue;
@@ -451,9 +504,15 @@ mod tests {
                 );
                 let canonical = (0..ours.len()).filter(|&i| ours.is_canonical(i)).count();
                 assert_eq!(canonical, classes.len(), "{board} {m}");
-                // Sequential reading agrees with unranking.
+                // Sequential reading and the cursor agree with unranking.
                 for (i, got) in (0..ours.len()).zip(ours.positions(0, ours.len())) {
                     assert_eq!(got, ours.unrank(i), "{board} {m} entry {i}");
+                }
+                let mut cursor = ours.cursor();
+                let mut i = 0;
+                while i < ours.len() {
+                    assert_eq!(cursor.seek(i), ours.unrank(i), "{board} {m} entry {i}");
+                    i += 1 + (i * 7919) % 97;
                 }
             }
         }

@@ -6,9 +6,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::egdb::scheme::Index;
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
+use crate::egdb::scheme::Index;
 use crate::egdb::wdl::{Wdl, code_at};
 use crate::movegen::{for_each_child, has_capture};
 use crate::position::{Color, Position};

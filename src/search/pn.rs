@@ -930,6 +930,7 @@ mod tests {
             progress: false,
             distances: false,
             report_every: None,
+            index: crate::egdb::scheme::Scheme::Paper,
         };
         build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
         let db = Database::open_whole(dir.path(), board).unwrap();

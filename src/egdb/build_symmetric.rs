@@ -1,0 +1,864 @@
+//! The builder of symmetric tables (index scheme 2), made for slices that no longer fit in
+//! memory at several bits a position: the 9-piece 5x9 pairs.
+//!
+//! The same retrograde analysis as `build.rs` (captures from the finished smaller slices in
+//! a first pass, then paika rounds to a fixpoint), with three changes:
+//! - **2 bits an entry and nothing else.** A code 3 marks what is settled as a draw before the
+//!   end (a capture position drawn, or a copy in a symmetric class), so no paika bitmap is
+//!   needed; what is decided in a round goes to a list, not a bitmap. When that list would
+//!   outgrow its memory, the next round looks forward from every undecided entry instead,
+//!   which needs no list.
+//! - **The values live in the file being built**, mapped into memory: the kernel writes them
+//!   back, so a pair larger than free memory slows down instead of swapping, and a checkpoint
+//!   is a flush of the pages changed since the last one.
+//! - **Resumable.** A state file beside the pair records the first pass's progress and the
+//!   rounds done. A killed build starts again from there: the first pass at its last mark,
+//!   the rounds with a forward round (values only ever go from undecided to final, and every
+//!   value written before the kill is right, so a forward round sees all that is known).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use memmap2::MmapMut;
+use serde::{Deserialize, Serialize};
+
+use crate::egdb::build::{BuildError, BuildOptions, SliceReport, capture_value, progress_bar};
+use crate::egdb::file::{FileError, HEADER_LEN, Kind, header, slice_path};
+use crate::egdb::index::Material;
+use crate::egdb::probe::Database;
+use crate::egdb::scheme::Index;
+use crate::egdb::symmetric::SymSlice;
+use crate::egdb::wdl::{DRAW, LOSS, WIN};
+use crate::geometry::{Board, NONE, points};
+use crate::movegen::capturing_pieces;
+use crate::position::{Color, Position};
+
+/// Settled as a draw while building (a capture position drawn, or a copy); 0 in the file.
+const SETTLED: u8 = 3;
+
+/// Entries a thread takes at a time.
+const CHUNK: u64 = 1 << 14;
+
+/// The most entries the lists of positions decided in a round may hold (8 bytes each).
+const LIST_BYTES: u64 = 1 << 30;
+
+/// Bytes of memory a symmetric pair needs at the peak: its values and the decided lists.
+pub fn memory_needed(board: Board, material: Material) -> u64 {
+    let len = |m: Material| SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
+    let n = if material.a == material.b {
+        len(material)
+    } else {
+        len(material).saturating_add(len(material.swapped()))
+    };
+    (n / 4).saturating_add(LIST_BYTES)
+}
+
+/// Bytes of disk a symmetric pair takes while building (its files, padded to 8 bytes).
+pub fn disk_needed(board: Board, material: Material) -> u64 {
+    let len = |m: Material| SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
+    let file = |m: Material| HEADER_LEN as u64 + len(m).div_ceil(32) * 8;
+    if material.a == material.b {
+        file(material)
+    } else {
+        file(material).saturating_add(file(material.swapped()))
+    }
+}
+
+/// The 2-bit values of one slice in the file being built, mapped into memory.
+struct Values {
+    map: MmapMut,
+    /// The payload's first word, inside `map`.
+    words: *const AtomicU64,
+    count: usize,
+    path: PathBuf,
+}
+
+// SAFETY: the payload is only read and written through atomics, and the map lives as long
+// as the pointer into it.
+#[allow(unsafe_code)]
+unsafe impl Sync for Values {}
+#[allow(unsafe_code)]
+unsafe impl Send for Values {}
+
+impl Values {
+    /// Opens the working file of a slice of `len` entries; with `create`, makes it (zeroed)
+    /// where it is missing or of another size.
+    fn open(path: PathBuf, len: u64, create: bool) -> Result<Values, FileError> {
+        let io = |source| FileError::Io {
+            path: path.clone(),
+            source,
+        };
+        let count = len.div_ceil(32) as usize;
+        let bytes = HEADER_LEN as u64 + count as u64 * 8;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        let found = file.metadata().map_err(io)?.len();
+        if found != bytes && !create {
+            return Err(FileError::Truncated {
+                path,
+                found,
+                expected: bytes,
+            });
+        }
+        if found != bytes {
+            // New (or cut short by a full disk): the extent is allocated now, so that a disk
+            // too small fails here and not as a fault in the middle of a round.
+            file.set_len(0).map_err(io)?;
+            rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, bytes)
+                .map_err(|e| io(e.into()))?;
+        }
+        // SAFETY: the working file is this build's own (the lock on the pair's state file
+        // keeps a second build away); nothing else writes it while it is mapped.
+        #[allow(unsafe_code)]
+        let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+        let words = map[HEADER_LEN..].as_mut_ptr() as *const AtomicU64;
+        debug_assert_eq!(
+            words as usize % 8,
+            0,
+            "maps are page-aligned; the header is 64"
+        );
+        Ok(Values {
+            map,
+            words,
+            count,
+            path,
+        })
+    }
+
+    #[inline(always)]
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `count` words of the payload, 8-byte aligned, inside the live map.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::slice::from_raw_parts(self.words, self.count)
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: u64) -> u8 {
+        ((self.words()[(i >> 5) as usize].load(Ordering::Relaxed) >> (2 * (i & 31))) & 3) as u8
+    }
+
+    /// Sets entry `i` from 0 to `code`; true if this call changed it.
+    #[inline(always)]
+    fn set(&self, i: u64, code: u8) -> bool {
+        let bits = (code as u64) << (2 * (i & 31));
+        self.words()[(i >> 5) as usize].fetch_or(bits, Ordering::Relaxed) & bits != bits
+    }
+
+    /// Writes entry `i` whatever it held.
+    fn put(&self, i: u64, code: u8) {
+        let shift = 2 * (i & 31);
+        let w = &self.words()[(i >> 5) as usize];
+        w.fetch_and(!(3 << shift), Ordering::Relaxed);
+        w.fetch_or((code as u64) << shift, Ordering::Relaxed);
+    }
+
+    /// Writes every changed page to the disk.
+    fn flush(&self) -> Result<(), FileError> {
+        self.map.flush().map_err(|source| FileError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// The undecided entries (code 0) among entries of word `w`, as bits `2j`.
+    #[inline(always)]
+    fn undecided_in(&self, w: usize) -> u64 {
+        let x = self.words()[w].load(Ordering::Relaxed);
+        !(x | x >> 1) & 0x5555_5555_5555_5555
+    }
+}
+
+/// Where a pair's build stands, kept beside it in `A-B.build.json`.
+#[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
+struct State {
+    /// Per slice of the pair: entries below this mark are through the first pass.
+    first_pass: Vec<u64>,
+    /// Paika rounds done (0 while the first pass runs).
+    rounds: u32,
+    /// Set once the rounds reached their fixpoint: what is left is writing the files.
+    finishing: bool,
+    /// Seconds spent so far, over every run.
+    seconds: f64,
+}
+
+fn state_path(root: &Path, board: Board, material: Material) -> PathBuf {
+    slice_path(root, board, material, Kind::Wdl).with_extension("build.json")
+}
+
+fn building_path(root: &Path, board: Board, material: Material) -> PathBuf {
+    slice_path(root, board, material, Kind::Wdl).with_extension("wdl.building")
+}
+
+fn save_state(path: &Path, state: &State) -> Result<(), FileError> {
+    let io = |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = path.with_extension("json.tmp");
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(&serde_json::to_vec(state).expect("a state serialises"))
+        .map_err(io)?;
+    f.sync_all().map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)
+}
+
+fn load_state(path: &Path) -> Option<State> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// A symmetric pair being built: one slice when both sides have as many pieces.
+struct Pair<'a> {
+    board: Board,
+    slices: Vec<SymSlice>,
+    values: Vec<Values>,
+    threads: usize,
+    options: &'a BuildOptions,
+}
+
+/// Builds slice `material` and its pair under the symmetric index; the smaller slices a
+/// capture leads to must be there (in either index).
+pub(crate) fn build_pair(
+    db: &Database,
+    board: Board,
+    material: Material,
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
+    let root = db.root();
+    let invalid = |e: crate::egdb::index::SliceError| BuildError::Invalid(e.to_string());
+    let mut materials = vec![material];
+    if material.a != material.b {
+        materials.push(material.swapped());
+    }
+    let slices: Vec<SymSlice> = materials
+        .iter()
+        .map(|&m| SymSlice::new(board, m).map_err(invalid))
+        .collect::<Result<_, _>>()?;
+    let names: Vec<String> = materials.iter().map(Material::to_string).collect();
+    let label = format!("{board} {}", names.join(" + "));
+    let state_file = state_path(root, board, material);
+    fs::create_dir_all(state_file.parent().expect("a board directory")).map_err(|source| {
+        FileError::Io {
+            path: state_file.clone(),
+            source,
+        }
+    })?;
+    let _lock = lock_pair(root, board, material)?;
+    let mut state = load_state(&state_file).unwrap_or_default();
+    if state.first_pass.len() != slices.len() {
+        state = State {
+            first_pass: vec![0; slices.len()],
+            ..State::default()
+        };
+    }
+    let resumed = state
+        != State {
+            first_pass: vec![0; slices.len()],
+            ..State::default()
+        };
+    if resumed {
+        log(&format!(
+            "{label}: resuming ({})",
+            if state.finishing {
+                "writing the files".to_string()
+            } else if state.rounds > 0 {
+                format!("{} rounds done", state.rounds)
+            } else {
+                let done: u64 = state.first_pass.iter().sum();
+                let all: u64 = slices.iter().map(SymSlice::len).sum();
+                format!("first pass {:.1}% done", 100.0 * done as f64 / all as f64)
+            }
+        ));
+    }
+    let run_start = Instant::now();
+    let before = state.seconds;
+    let mut save = |state: &mut State, pair: &Pair| -> Result<(), FileError> {
+        for v in &pair.values {
+            v.flush()?;
+        }
+        state.seconds = before + run_start.elapsed().as_secs_f64();
+        save_state(&state_file, state)
+    };
+
+    if !state.finishing {
+        let values = slices
+            .iter()
+            .zip(&materials)
+            .map(|(s, &m)| Values::open(building_path(root, board, m), s.len(), true))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pair = Pair {
+            board,
+            slices: slices.clone(),
+            values,
+            threads: options.threads,
+            options,
+        };
+        for (x, name) in names.iter().enumerate() {
+            if state.first_pass[x] < pair.slices[x].len() {
+                pair.first_pass(db, x, &mut state, &mut save, &label, name, log)?;
+            }
+        }
+        let rounds_start = Instant::now();
+        let (rounds, forwards) = pair.rounds(&mut state, &mut save, &label, log)?;
+        log(&format!(
+            "{label}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s",
+            rounds - forwards,
+            rounds_start.elapsed().as_secs_f64()
+        ));
+        state.finishing = true;
+        save(&mut state, &pair)?;
+    }
+
+    // The copies take their canonical entry's value, the settled draws become draws, and the
+    // files get their headers and final names: each step can be run again after a kill, and
+    // a slice already under its final name is done.
+    let mut reports = Vec::new();
+    for (slice, name) in slices.iter().zip(&names) {
+        let m = slice.material;
+        if crate::egdb::file::SliceFile::open(root, board, m, Kind::Wdl)?.is_none() {
+            let v = Values::open(building_path(root, board, m), slice.len(), false)?;
+            fill_copies(slice, &v, options.threads);
+            settle_draws(&v, options.threads);
+            v.flush()?;
+            finish_file(root, &Index::Symmetric(*slice), v)?;
+        }
+        state.seconds = before + run_start.elapsed().as_secs_f64();
+        log(&format!(
+            "{board} {name}: {} entries, {} rounds, {:.2} s -> {}",
+            slice.len(),
+            state.rounds,
+            state.seconds,
+            slice_path(root, board, m, Kind::Wdl).display()
+        ));
+        reports.push(SliceReport {
+            material: m,
+            positions: slice.len(),
+            seconds: state.seconds,
+            rounds: state.rounds,
+            built: true,
+        });
+    }
+    let _ = fs::remove_file(&state_file);
+    let _ = fs::remove_file(lock_path(root, board, material));
+    Ok(reports)
+}
+
+fn lock_path(root: &Path, board: Board, material: Material) -> PathBuf {
+    slice_path(root, board, material, Kind::Wdl).with_extension("build.lock")
+}
+
+/// Keeps a second build away from a pair while this one runs (released when dropped).
+fn lock_pair(root: &Path, board: Board, material: Material) -> Result<File, BuildError> {
+    let path = lock_path(root, board, material);
+    let file = File::create(&path).map_err(|source| FileError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BuildError::Invalid(format!(
+            "another build is working on slice {material} of {board} ({} is locked)",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(source)) => Err(FileError::Io { path, source }.into()),
+    }
+}
+
+/// Gives each copy (an entry of a symmetric class that is not its position's canonical one)
+/// the value of the canonical entry.
+fn fill_copies(slice: &SymSlice, values: &Values, threads: usize) {
+    let per = slice.per_class();
+    let classes: Vec<u64> = (0..slice.len() / per.max(1))
+        .filter(|&c| slice.class_is_symmetric(c))
+        .collect();
+    crate::egdb::parallel::for_chunks(
+        classes.len() as u64,
+        1,
+        threads,
+        |_| {},
+        |range| {
+            for c in range {
+                let class = classes[c as usize];
+                let start = class * per;
+                for (i, (us, them)) in (start..start + per).zip(slice.positions(start, start + per))
+                {
+                    let canonical = slice.rank(us, them);
+                    if canonical != i {
+                        values.put(i, values.get(canonical));
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// Turns every settled draw (code 3) into a draw (code 0).
+fn settle_draws(values: &Values, threads: usize) {
+    let words = values.words();
+    crate::egdb::parallel::for_chunks(
+        words.len() as u64,
+        crate::egdb::parallel::WORDS,
+        threads,
+        |_| {},
+        |range| {
+            for w in range {
+                let word = &words[w as usize];
+                let x = word.load(Ordering::Relaxed);
+                let both = x & (x >> 1) & 0x5555_5555_5555_5555;
+                if both != 0 {
+                    word.store(x & !(both | both << 1), Ordering::Relaxed);
+                }
+            }
+        },
+    );
+}
+
+/// Writes the header of a finished working file, cuts it to its length, syncs it and gives
+/// it its final name.
+fn finish_file(root: &Path, slice: &Index, values: Values) -> Result<PathBuf, FileError> {
+    let path = slice_path(root, slice.board(), slice.material(), Kind::Wdl);
+    let building = values.path.clone();
+    let payload_len = Kind::Wdl.payload_len(slice.len()) as usize;
+    let header = header(slice, Kind::Wdl, &values.map[HEADER_LEN..][..payload_len]);
+    let io = |source| FileError::Io {
+        path: building.clone(),
+        source,
+    };
+    drop(values);
+    let f = OpenOptions::new().write(true).open(&building).map_err(io)?;
+    std::os::unix::fs::FileExt::write_all_at(&f, &header, 0).map_err(io)?;
+    f.set_len((HEADER_LEN + payload_len) as u64).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    fs::rename(&building, &path).map_err(io)?;
+    if let Some(dir) = path.parent() {
+        File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    }
+    Ok(path)
+}
+
+type Save<'s> = dyn FnMut(&mut State, &Pair) -> Result<(), FileError> + 's;
+
+impl Pair<'_> {
+    /// The slice whose positions follow a move from slice `x`.
+    fn other(&self, x: usize) -> usize {
+        if self.slices.len() == 2 { 1 - x } else { 0 }
+    }
+
+    /// Pass 1 over slice `x`, from its mark: captures from the smaller slices, positions
+    /// without a move, copies; the mark saved as it goes.
+    #[allow(clippy::too_many_arguments)]
+    fn first_pass(
+        &self,
+        db: &Database,
+        x: usize,
+        state: &mut State,
+        save: &mut Save<'_>,
+        label: &str,
+        name: &str,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(), BuildError> {
+        let slice = &self.slices[x];
+        let values = &self.values[x];
+        let g = self.board.geometry();
+        let (from, len) = (state.first_pass[x], slice.len());
+        let start = Instant::now();
+        let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
+        bar.set_position(from);
+        let work = |range: std::ops::Range<u64>| {
+            let per = slice.per_class();
+            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                if slice.class_is_symmetric(i / per) && slice.rank(us, them) != i {
+                    values.set(i, SETTLED);
+                    continue;
+                }
+                let pos = Position::from_parts(self.board, us, them, Color::White);
+                let code = if capturing_pieces(&pos) != 0 {
+                    match capture_value(db, &pos) {
+                        DRAW => SETTLED,
+                        c => c,
+                    }
+                } else {
+                    let empty = g.all & !(us | them);
+                    if (0..8).all(|d| g.step(us, d) & empty == 0) {
+                        LOSS
+                    } else {
+                        continue;
+                    }
+                };
+                values.set(i, code);
+            }
+        };
+        chunks_with_marks(
+            from,
+            len,
+            self.threads,
+            &work,
+            |n| bar.inc(n),
+            self.checkpoint_every(),
+            |done| {
+                state.first_pass[x] = done;
+                save(state, self)?;
+                // To a log file, where there is no bar: how far, how fast, how long still.
+                if self.options.report_every.is_some() {
+                    let rate = (done - from) as f64 / start.elapsed().as_secs_f64().max(1e-9);
+                    log(&format!(
+                        "{label} first pass {name}: {:.1}% ({done} of {len} entries), {:.0} entries/s, eta {:.0} s",
+                        100.0 * done as f64 / len.max(1) as f64,
+                        rate,
+                        (len - done) as f64 / rate.max(1e-9)
+                    ));
+                }
+                Ok(())
+            },
+        )?;
+        bar.finish_and_clear();
+        state.first_pass[x] = len;
+        save(state, self)?;
+        log(&format!(
+            "{label}: first pass {name} {:.2} s",
+            start.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// How often a long pass saves its mark.
+    fn checkpoint_every(&self) -> Duration {
+        self.options
+            .report_every
+            .unwrap_or(Duration::from_secs(60))
+            .min(Duration::from_secs(300))
+    }
+
+    /// Entries of slice `x` still undecided.
+    fn count_undecided(&self, x: usize) -> u64 {
+        let v = &self.values[x];
+        let n = AtomicU64::new(0);
+        let len = self.slices[x].len();
+        crate::egdb::parallel::for_chunks(
+            v.count as u64,
+            crate::egdb::parallel::WORDS,
+            self.threads,
+            |_| {},
+            |range| {
+                let mut c = 0;
+                for w in range {
+                    let mut bits = v.undecided_in(w as usize);
+                    // The padding past the last entry reads as undecided: left out.
+                    if (w + 1) * 32 > len {
+                        bits &= (1u64 << (2 * (len - w * 32))) - 1;
+                    }
+                    c += bits.count_ones() as u64;
+                }
+                n.fetch_add(c, Ordering::Relaxed);
+            },
+        );
+        n.into_inner()
+    }
+
+    /// Paika rounds to the fixpoint; returns (rounds, forward rounds) of this run.
+    fn rounds(
+        &self,
+        state: &mut State,
+        save: &mut Save<'_>,
+        label: &str,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(u32, u32), BuildError> {
+        let mut undecided: u64 = (0..self.slices.len())
+            .map(|x| self.count_undecided(x))
+            .sum();
+        // The first round looks forward: the first pass decided too much to list, and after a
+        // resume nothing is listed.
+        let mut frontier: Option<Vec<Vec<u64>>> = None;
+        let (mut rounds, mut forwards) = (0, 0);
+        let mut last_log = Instant::now();
+        loop {
+            let round_start = Instant::now();
+            let round = state.rounds + 1;
+            let list = Decided::new(self.slices.len());
+            let forward = match &frontier {
+                None => true,
+                Some(f) => f.iter().map(Vec::len).sum::<usize>() as u64 > undecided,
+            };
+            if forward {
+                forwards += 1;
+                self.forward_round(&list);
+            } else {
+                self.backward_round(frontier.as_ref().expect("a list"), &list);
+            }
+            let (decided, next) = list.take();
+            rounds += 1;
+            state.rounds = round;
+            undecided = undecided.saturating_sub(decided);
+            save(state, self)?;
+            let line = format!(
+                "{label}: round {round} ({}): {decided} decided, {undecided} undecided, {:.2} s",
+                if forward { "forward" } else { "backward" },
+                round_start.elapsed().as_secs_f64()
+            );
+            if self
+                .options
+                .report_every
+                .is_some_and(|e| last_log.elapsed() >= e)
+            {
+                last_log = Instant::now();
+                log(&line);
+            }
+            if self.options.progress {
+                eprint!("\r{line}   ");
+            }
+            if decided == 0 {
+                break;
+            }
+            frontier = next;
+        }
+        if self.options.progress {
+            eprint!("\r\x1b[K");
+        }
+        Ok((rounds, forwards))
+    }
+
+    /// Calls `f(i, us, them)` for every undecided entry of slice `x`, on all threads.
+    fn for_undecided<F>(&self, x: usize, f: F)
+    where
+        F: Fn(u64, u64, u64) + Sync,
+    {
+        let (v, slice) = (&self.values[x], &self.slices[x]);
+        let len = slice.len();
+        crate::egdb::parallel::for_chunks(
+            v.count as u64,
+            crate::egdb::parallel::WORDS,
+            self.threads,
+            |_| {},
+            |range| {
+                let mut cursor = slice.cursor();
+                for w in range {
+                    let mut bits = v.undecided_in(w as usize);
+                    while bits != 0 {
+                        let i = w * 32 + bits.trailing_zeros() as u64 / 2;
+                        bits &= bits - 1;
+                        if i >= len {
+                            break;
+                        }
+                        // Decided since the word was read (by this thread's own last step).
+                        if v.get(i) != 0 {
+                            continue;
+                        }
+                        let (us, them) = cursor.seek(i);
+                        f(i, us, them);
+                    }
+                }
+            },
+        );
+    }
+
+    /// Decides each undecided entry from its successors: a win if one is a loss, a loss if
+    /// all are wins.
+    fn forward_round(&self, list: &Decided) {
+        let g = self.board.geometry();
+        for x in 0..self.slices.len() {
+            let y = self.other(x);
+            let (after, seen) = (&self.slices[y], &self.values[y]);
+            self.for_undecided(x, |i, us, them| {
+                let empty = g.all & !(us | them);
+                let mut all_win = true;
+                for d in 0..8 {
+                    for to in points(g.step(us, d) & empty) {
+                        let from = (to as i32 - g.shift[d]) as u8;
+                        match seen.get(after.rank(them, us ^ (1 << from) ^ (1 << to))) {
+                            LOSS => {
+                                if self.values[x].set(i, WIN) {
+                                    list.push(x, i);
+                                }
+                                return;
+                            }
+                            WIN => {}
+                            _ => all_win = false,
+                        }
+                    }
+                }
+                if all_win && self.values[x].set(i, LOSS) {
+                    list.push(x, i);
+                }
+            });
+        }
+    }
+
+    /// Whether every paika move of the side holding `us` against `them` leads to an entry of
+    /// slice `x` that is a win (for the side then to move).
+    fn all_paika_reach_wins(&self, us: u64, them: u64, x: usize) -> bool {
+        let g = self.board.geometry();
+        let (slice, values) = (&self.slices[x], &self.values[x]);
+        let empty = g.all & !(us | them);
+        (0..8).all(|d| {
+            points(g.step(us, d) & empty).all(|to| {
+                let from = (to as i32 - g.shift[d]) as u8;
+                values.get(slice.rank(them, us ^ (1 << from) ^ (1 << to))) == WIN
+            })
+        })
+    }
+
+    /// Walks back from the entries decided in the last round: their undecided paika
+    /// predecessors win against a loss, and lose if every move reaches a win.
+    fn backward_round(&self, frontier: &[Vec<u64>], list: &Decided) {
+        let g = self.board.geometry();
+        for (x, entries) in frontier.iter().enumerate() {
+            let y = self.other(x);
+            let (before, values) = (&self.slices[y], &self.values[y]);
+            let slice = &self.slices[x];
+            crate::egdb::parallel::for_chunks(
+                entries.len() as u64,
+                CHUNK,
+                self.threads,
+                |_| {},
+                |range| {
+                    for k in range {
+                        let i = entries[k as usize];
+                        let lost = self.values[x].get(i) == LOSS;
+                        let (us, them) = slice.unrank(i);
+                        let empty = g.all & !(us | them);
+                        // The side that just moved is `them`: step each of its pieces back.
+                        for q in points(them) {
+                            for d in 0..8 {
+                                let p = g.neighbour(q, d);
+                                if p == NONE || empty & (1 << p) == 0 {
+                                    continue;
+                                }
+                                let mover = them ^ (1 << q) ^ (1 << p);
+                                let j = before.rank(mover, us);
+                                if values.get(j) != 0 {
+                                    continue;
+                                }
+                                let code = if lost {
+                                    WIN
+                                } else if self.all_paika_reach_wins(mover, us, x) {
+                                    LOSS
+                                } else {
+                                    continue;
+                                };
+                                if values.set(j, code) {
+                                    list.push(y, j);
+                                }
+                            }
+                        }
+                    }
+                },
+            );
+        }
+    }
+}
+
+/// The entries decided in a round, per slice, while they fit the lists' memory.
+struct Decided {
+    lists: Vec<Mutex<Vec<u64>>>,
+    count: AtomicU64,
+    overflow: AtomicBool,
+}
+
+impl Decided {
+    fn new(slices: usize) -> Decided {
+        Decided {
+            lists: (0..slices).map(|_| Mutex::new(Vec::new())).collect(),
+            count: AtomicU64::new(0),
+            overflow: AtomicBool::new(false),
+        }
+    }
+
+    fn push(&self, x: usize, i: u64) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed);
+        if n >= LIST_BYTES / 8 {
+            self.overflow.store(true, Ordering::Relaxed);
+            return;
+        }
+        self.lists[x]
+            .lock()
+            .expect("no thread panics holding it")
+            .push(i);
+    }
+
+    /// How many were decided, and the lists if they all fit.
+    fn take(self) -> (u64, Option<Vec<Vec<u64>>>) {
+        let count = self.count.into_inner();
+        if self.overflow.into_inner() {
+            return (count, None);
+        }
+        let lists = self
+            .lists
+            .into_iter()
+            .map(|l| l.into_inner().expect("no thread panics holding it"))
+            .collect();
+        (count, Some(lists))
+    }
+}
+
+/// Runs `work` over `from..len` in chunks on `threads` threads, and every `every` calls
+/// `mark` with an entry below which every chunk is done. `done` is told each chunk's size.
+fn chunks_with_marks<W, D, M>(
+    from: u64,
+    len: u64,
+    threads: usize,
+    work: &W,
+    done: D,
+    every: Duration,
+    mut mark: M,
+) -> Result<(), BuildError>
+where
+    W: Fn(std::ops::Range<u64>) + Sync,
+    D: Fn(u64) + Sync,
+    M: FnMut(u64) -> Result<(), BuildError>,
+{
+    let next = AtomicU64::new(from);
+    // Per thread: the start of the chunk it works on (a lower bound of it while it takes
+    // one), u64::MAX when it has none.
+    let busy: Vec<AtomicU64> = (0..threads.max(1))
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let (alive, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        for slot in &busy {
+            let (next, done, alive) = (&next, &done, alive.clone());
+            s.spawn(move || {
+                loop {
+                    slot.store(next.load(Ordering::SeqCst), Ordering::SeqCst);
+                    let start = next.fetch_add(CHUNK, Ordering::SeqCst);
+                    if start >= len {
+                        slot.store(u64::MAX, Ordering::SeqCst);
+                        break;
+                    }
+                    slot.store(start, Ordering::SeqCst);
+                    let end = (start + CHUNK).min(len);
+                    work(start..end);
+                    done(end - start);
+                }
+                drop(alive);
+            });
+        }
+        drop(alive);
+        // Woken by the timeout to save a mark, or by the last worker's sender going away.
+        let mut result = Ok(());
+        while wait.recv_timeout(every) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            if result.is_ok() {
+                // Chunks are handed out in order: every chunk below both the next one to
+                // hand out and the lowest one in work is done.
+                let ahead = next.load(Ordering::SeqCst);
+                let low = busy
+                    .iter()
+                    .map(|b| b.load(Ordering::SeqCst))
+                    .min()
+                    .unwrap_or(u64::MAX);
+                result = mark(ahead.min(low).min(len));
+            }
+        }
+        result
+    })
+}
