@@ -71,6 +71,7 @@ fn tables() -> tempfile::TempDir {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     };
     build(dir.path(), "3x5".parse().unwrap(), 4, &options, &mut |_| {}).unwrap();
     dir

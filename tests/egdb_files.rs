@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fs;
 
 use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
-use fanorona::egdb::scheme::Index;
+use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::verify::verify_slice;
 use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
 use fanorona::movegen::for_each_child;
@@ -18,6 +18,7 @@ fn options() -> BuildOptions {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     }
 }
 
@@ -97,10 +98,16 @@ fn solve_naively(board: Board, max: usize) -> HashMap<(u64, u64), Wdl> {
 
 #[test]
 fn small_boards_agree_with_an_independent_value_iteration() {
-    for (board, max) in [("3x3", 5), ("3x5", 4)] {
+    for (board, max, index) in [
+        ("3x3", 5, Scheme::Paper),
+        ("3x5", 4, Scheme::Paper),
+        ("3x3", 5, Scheme::Symmetric),
+        ("3x5", 5, Scheme::Symmetric),
+    ] {
         let board: Board = board.parse().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        build(dir.path(), board, max, &options(), &mut |_| {}).unwrap();
+        let o = BuildOptions { index, ..options() };
+        build(dir.path(), board, max, &o, &mut |_| {}).unwrap();
         let db = Database::new(dir.path(), board);
         let naive = solve_naively(board, max);
         let mut wins = 0;
@@ -346,4 +353,108 @@ fn a_build_logging_to_a_file_reports_its_first_pass_and_rounds() {
             .any(|l| l.starts_with("5x9 4-1 + 1-4: round 1 (")),
         "{lines:#?}"
     );
+}
+
+/// The symmetric index's tables hold the values of the paper's, position by position (5x5
+/// up to 5 pieces, every position of every slice), pass `verify` with their copies, and a
+/// wrong entry is caught.
+#[test]
+fn symmetric_tables_agree_with_the_papers_and_verify() {
+    let board: Board = "5x5".parse().unwrap();
+    let (paper, sym) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    build(paper.path(), board, 5, &options(), &mut |_| {}).unwrap();
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(sym.path(), board, 5, &o, &mut |_| {}).unwrap();
+    let (p, s) = (
+        Database::new(paper.path(), board),
+        Database::new(sym.path(), board),
+    );
+    for m in (2..=5).flat_map(Material::with_pieces) {
+        let slice = Slice::new(board, m).unwrap();
+        for (us, them) in slice.positions(0, slice.len()) {
+            assert_eq!(s.probe_sides(us, them), p.probe_sides(us, them), "{m}");
+        }
+        let file = s.slice(m).unwrap().unwrap();
+        assert_eq!(file.slice.scheme(), Scheme::Symmetric);
+        assert!(file.slice.len() * 2 < slice.len(), "{m}");
+        assert_eq!(
+            verify_slice(&s, &file.slice, file.payload(), None, 2).mismatches,
+            0,
+            "{m}"
+        );
+    }
+    let m: Material = "3-2".parse().unwrap();
+    let file = s.slice(m).unwrap().unwrap();
+    let mut payload = file.payload().to_vec();
+    payload[500] ^= 0b10;
+    assert!(verify_slice(&s, &file.slice, &payload, None, 2).mismatches >= 1);
+}
+
+/// A symmetric build killed (SIGKILL) again and again, in its first passes and its rounds,
+/// then run to the end, writes the same files as one never stopped; no slice appears under its
+/// final name unfinished.
+#[test]
+fn a_killed_symmetric_build_resumes_to_the_same_files() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let board = Board::STANDARD;
+    let (whole, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(whole.path(), board, 5, &o, &mut |_| {}).unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_fanorona"))
+            .args(["db", "build", "--board", "5x9", "--pieces", "5"])
+            .args(["--index", "symmetric", "--checkpoint-every", "20ms", "--threads", "2"])
+            .arg("--db")
+            .arg(killed.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let dir = killed.path().join("5x9");
+    let mut kills = 0;
+    let mut resumed = false;
+    for wait_ms in [150u64, 300, 450, 600, 800, 1000, 1300] {
+        let mut child = run();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(wait_ms) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        let out = child.wait_with_output().unwrap();
+        resumed |= String::from_utf8_lossy(&out.stderr).contains("resuming");
+        // Whatever is under a final name opens whole.
+        let db = Database::new(killed.path(), board);
+        for m in (2..=5).flat_map(Material::with_pieces) {
+            db.slice(m).unwrap();
+        }
+    }
+    let out = run().wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(kills >= 2, "{kills} kills: the build ended too soon to be killed");
+    assert!(resumed, "no run said it resumed");
+    for m in (2..=5).flat_map(Material::with_pieces) {
+        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
+        let b = fs::read(slice_path(killed.path(), board, m, Kind::Wdl)).unwrap();
+        assert!(a == b, "slice {m} differs");
+    }
+    let left: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".wdl"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -31,6 +31,7 @@ fn tables_with_2_to_4_pieces_match_table_3() {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     };
     build(dir.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);

@@ -121,6 +121,7 @@ fn perfect_play_keeps_the_tables_value_on_5x9() {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     };
     build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
     let db = std::sync::Arc::new(Database::open_whole(dir.path(), board).unwrap());

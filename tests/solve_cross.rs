@@ -119,6 +119,7 @@ fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     };
     build(dir.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
     let db = Database::new(dir.path(), Board::STANDARD);
@@ -141,6 +142,7 @@ fn a_capture_into_the_tables_decides_a_node_as_the_next_table_says() {
         distances: false,
         report_every: None,
         index: fanorona::egdb::scheme::Scheme::Paper,
+        checkpoint_every: None,
     };
     let (three, four) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     build(three.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();

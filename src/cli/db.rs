@@ -27,7 +27,11 @@ pub fn build_cmd(
     board_text: &str,
     pieces: usize,
     threads: usize,
-    (distances, index): (bool, fanorona::egdb::scheme::Scheme),
+    (distances, index, checkpoint_every): (
+        bool,
+        fanorona::egdb::scheme::Scheme,
+        Option<std::time::Duration>,
+    ),
     json: bool,
 ) -> CliResult {
     let board = board(board_text)?;
@@ -50,6 +54,7 @@ pub fn build_cmd(
         distances,
         report_every: (!terminal).then_some(std::time::Duration::from_secs(60)),
         index,
+        checkpoint_every,
     };
     let start = Instant::now();
     let reports = build(dir, board, pieces, &options, &mut |line| {

@@ -324,6 +324,11 @@ pub enum DbCommand {
         /// resumable inside a pair). Slices already built, in either index, are kept and read.
         #[arg(long, default_value = "paper")]
         index: fanorona::egdb::scheme::Scheme,
+        /// With --index symmetric: how often the first pass saves how far it is (a kill
+        /// loses at most this much of it, or the round under way), such as 30s or 5m.
+        /// Default: every minute.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        checkpoint_every: Option<std::time::Duration>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -374,13 +379,14 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             threads: t,
             distances,
             index,
+            checkpoint_every,
             out,
         } => db::build_cmd(
             &dir(d),
             &board,
             pieces as usize,
             threads(t),
-            (distances, index),
+            (distances, index, checkpoint_every),
             out.json,
         ),
         DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.out.json),

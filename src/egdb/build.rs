@@ -98,6 +98,9 @@ pub struct BuildOptions {
     /// The index of the slices built: the paper's, or the symmetric one (a quarter of the
     /// size; values only, no distances).
     pub index: Scheme,
+    /// How often a symmetric build saves its first pass's progress (a kill loses at most
+    /// this much of it, or the round under way); None: every minute, or as `report_every`.
+    pub checkpoint_every: Option<Duration>,
 }
 
 /// Bytes of memory a pair of slices needs while building, at the peak. Under the paper's
@@ -147,27 +150,6 @@ pub fn build(
     }
     // Refuse before any work if a pair still to build cannot fit: in memory (the largest
     // pairs are those of the most pieces), and all of them together on the disk.
-    let mut disk = 0u64;
-    for material in (2..=pieces)
-        .flat_map(Material::with_pieces)
-        .filter(|m| m.a >= m.b)
-    {
-        if !pair_built(root, board, material, options.distances)? {
-            disk = disk.saturating_add(disk_needed(board, material, options));
-        }
-    }
-    let dir = existing_ancestor(root);
-    if let Some(have) = crate::machine::disk_available(&dir)
-        && disk > have
-    {
-        return Err(BuildError::Disk {
-            board,
-            pieces,
-            dir,
-            need_gb: disk as f64 / 1e9,
-            have_gb: have as f64 / 1e9,
-        });
-    }
     if let Some(have) = memory_available() {
         for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
             let need = memory_needed(board, material, options.distances, options.index);
@@ -182,6 +164,27 @@ pub fn build(
             }
         }
     }
+    let mut disk = 0u64;
+    for material in (2..=pieces)
+        .flat_map(Material::with_pieces)
+        .filter(|m| m.a >= m.b)
+    {
+        if !pair_built(root, board, material, options.distances)? {
+            disk = disk.saturating_add(disk_needed(root, board, material, options));
+        }
+    }
+    let dir = existing_ancestor(root);
+    if let Some(have) = crate::machine::disk_available(&dir)
+        && disk > have
+    {
+        return Err(BuildError::Disk {
+            board,
+            pieces,
+            dir,
+            need_gb: disk as f64 / 1e9,
+            have_gb: have as f64 / 1e9,
+        });
+    }
     let mut reports = Vec::new();
     for n in 2..=pieces {
         // Smaller slices first; within a piece count any order works, since paika pairs
@@ -195,9 +198,9 @@ pub fn build(
 }
 
 /// Bytes of disk the files of a pair take.
-fn disk_needed(board: Board, material: Material, options: &BuildOptions) -> u64 {
+fn disk_needed(root: &Path, board: Board, material: Material, options: &BuildOptions) -> u64 {
     if options.index == Scheme::Symmetric {
-        return crate::egdb::build_symmetric::disk_needed(board, material);
+        return crate::egdb::build_symmetric::disk_needed(root, board, material);
     }
     let len = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
     let per = |m: Material| {

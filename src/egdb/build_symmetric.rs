@@ -46,26 +46,43 @@ const CHUNK: u64 = 1 << 14;
 /// The most entries the lists of positions decided in a round may hold (8 bytes each).
 const LIST_BYTES: u64 = 1 << 30;
 
-/// Bytes of memory a symmetric pair needs at the peak: its values and the decided lists.
-pub fn memory_needed(board: Board, material: Material) -> u64 {
-    let len = |m: Material| SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
-    let n = if material.a == material.b {
-        len(material)
+fn pair_of(material: Material) -> Vec<Material> {
+    if material.a == material.b {
+        vec![material]
     } else {
-        len(material).saturating_add(len(material.swapped()))
-    };
-    (n / 4).saturating_add(LIST_BYTES)
+        vec![material, material.swapped()]
+    }
 }
 
-/// Bytes of disk a symmetric pair takes while building (its files, padded to 8 bytes).
-pub fn disk_needed(board: Board, material: Material) -> u64 {
-    let len = |m: Material| SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
-    let file = |m: Material| HEADER_LEN as u64 + len(m).div_ceil(32) * 8;
-    if material.a == material.b {
-        file(material)
-    } else {
-        file(material).saturating_add(file(material.swapped()))
-    }
+fn entries(board: Board, m: Material) -> u64 {
+    SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX)
+}
+
+/// Bytes of memory a symmetric pair needs at the peak: its values, the decided lists, and the
+/// smaller slices its captures read at random (symmetric ones: in the paper's index they are
+/// four times that, and a build reading them from the disk crawls).
+pub fn memory_needed(board: Board, material: Material) -> u64 {
+    let pair = pair_of(material);
+    let values: u64 = pair.iter().map(|&m| entries(board, m) / 4).sum();
+    let targets: u64 = pair
+        .iter()
+        .flat_map(|&m| crate::egdb::build::capture_targets(m))
+        .map(|t| entries(board, t) / 4)
+        .sum();
+    values.saturating_add(targets).saturating_add(LIST_BYTES)
+}
+
+/// Bytes of disk a symmetric pair still needs under `root`: its working files, padded to 8
+/// bytes, less what a build under way has allocated already.
+pub fn disk_needed(root: &Path, board: Board, material: Material) -> u64 {
+    pair_of(material)
+        .into_iter()
+        .map(|m| {
+            let file = HEADER_LEN as u64 + entries(board, m).div_ceil(32) * 8;
+            let have = fs::metadata(building_path(root, board, m)).map_or(0, |f| f.len());
+            file.saturating_sub(have)
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// The 2-bit values of one slice in the file being built, mapped into memory.
@@ -534,10 +551,12 @@ impl Pair<'_> {
 
     /// How often a long pass saves its mark.
     fn checkpoint_every(&self) -> Duration {
-        self.options
-            .report_every
-            .unwrap_or(Duration::from_secs(60))
-            .min(Duration::from_secs(300))
+        self.options.checkpoint_every.unwrap_or(
+            self.options
+                .report_every
+                .unwrap_or(Duration::from_secs(60))
+                .min(Duration::from_secs(300)),
+        )
     }
 
     /// Entries of slice `x` still undecided.

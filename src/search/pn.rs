@@ -931,6 +931,7 @@ mod tests {
             distances: false,
             report_every: None,
             index: crate::egdb::scheme::Scheme::Paper,
+            checkpoint_every: None,
         };
         build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
         let db = Database::open_whole(dir.path(), board).unwrap();
