@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_agents;
 pub mod bench_certificates;
 pub mod bench_store;
+pub mod bench_tables;
 pub mod certificate;
 pub mod db;
 pub mod game_batch;
@@ -261,10 +262,15 @@ pub enum Command {
         /// also perfect play's moves from 5x9 table positions.
         #[arg(long, conflicts_with_all = ["store", "solvers", "certificates"])]
         agents: bool,
+        /// Benchmark the tables' indices: positions ranked a second under the paper's index
+        /// and the symmetric one; with --db DIR also random probes of its largest slices.
+        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates", "agents"])]
+        tables: bool,
         /// Benchmark the session store: resuming a large first-level tree, its size on
         /// disk, and the solve rate with checkpoints every second against none.
         #[arg(long)]
         store: bool,
+        /// With --tables: also random probes of the largest slices of the 5x9 tables in DIR.
         /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
         /// With --certificates: also 5x7 over the tables in DIR. With --agents: also perfect
         /// play over the 5x9 tables in DIR.
@@ -583,6 +589,13 @@ pub fn run(cli: Cli) -> CliResult {
             out,
             ..
         } => bench_certificates::bench(repeat as usize, db.as_deref(), out.json),
+        Command::Bench {
+            tables: true,
+            repeat,
+            db,
+            out,
+            ..
+        } => bench_tables::bench(repeat as usize, db.as_deref(), out.json),
         Command::Bench {
             solvers: true,
             repeat,

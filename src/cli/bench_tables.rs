@@ -1,0 +1,88 @@
+//! `bench --tables`: what an index costs (positions ranked a second under the paper's index
+//! and the symmetric one, on the largest 9-piece 5x9 slices) and, with `--db DIR`, random
+//! probes a second of its largest slices from a warm page cache.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::cli::bench;
+use crate::cli::output::{CliResult, Failure};
+use fanorona::Board;
+use fanorona::egdb::scheme::{Index, Scheme};
+use fanorona::egdb::{Database, Material};
+use fanorona::geometry::Bitboard;
+
+/// Positions per case: a fixed pseudo-random sample, so the signature is the same anywhere.
+const SAMPLE: usize = 1 << 20;
+
+/// `count` random positions of slice `m` of `board` (xorshift from a fixed seed).
+fn sample(board: Board, m: Material, count: usize) -> Vec<(Bitboard, Bitboard)> {
+    let paper = Index::new(Scheme::Paper, board, m).expect("the slice fits the board");
+    let mut x = 0x2545_F491_4F6C_DD1Du64 ^ (m.a as u64) << 8 ^ m.b as u64;
+    (0..count)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            paper.unrank(x % paper.len())
+        })
+        .collect()
+}
+
+pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
+    let board = Board::STANDARD;
+    let tables = db
+        .map(|dir| Database::open_whole(dir, board))
+        .transpose()
+        .map_err(Failure::input)?;
+    let mut cases = Vec::new();
+    for m in ["5-4", "4-5", "7-2"] {
+        let m: Material = m.parse().expect("a slice");
+        let positions = sample(board, m, SAMPLE);
+        for scheme in [Scheme::Paper, Scheme::Symmetric] {
+            let index = Index::new(scheme, board, m).expect("the slice fits the board");
+            let positions = positions.clone();
+            cases.push(bench::Case {
+                label: format!("rank {m} {scheme:>9}"),
+                fields: json!({"case": "rank", "slice": m.to_string(), "index": scheme.name()}),
+                run: Box::new(move || {
+                    // The ranks are summed so that none is optimised away.
+                    let sum = positions
+                        .iter()
+                        .fold(0u64, |s, &(us, them)| s.wrapping_add(index.rank(us, them)));
+                    std::hint::black_box(sum);
+                    positions.len() as u64
+                }),
+            });
+        }
+    }
+    if let Some(tables) = &tables {
+        let pieces = tables.max_pieces();
+        for m in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
+            let positions = sample(board, m, SAMPLE);
+            // Warm the page cache (and open the file) before timing.
+            for &(us, them) in &positions {
+                tables.probe_sides(us, them);
+            }
+            let scheme = tables
+                .slice(m)
+                .ok()
+                .flatten()
+                .map_or("?", |f| f.slice.scheme().name());
+            cases.push(bench::Case {
+                label: format!("probe {m} {scheme:>9}"),
+                fields: json!({"case": "probe", "slice": m.to_string(), "index": scheme}),
+                run: Box::new(move || {
+                    let found = positions
+                        .iter()
+                        .filter(|&&(us, them)| tables.probe_sides(us, them).is_some())
+                        .count();
+                    found as u64
+                }),
+            });
+        }
+    }
+    bench::run(cases, repeat, 1, "positions", json);
+    Ok(())
+}
