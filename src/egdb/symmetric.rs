@@ -25,22 +25,33 @@ pub const SYMMETRIES: usize = 4;
 
 /// The board's symmetries as maps of bitboards: 0 the identity, 1 left-right, 2 top-bottom,
 /// 3 the half turn (left-right after top-bottom).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct Symmetries {
     rows: u32,
     cols: u32,
     size: u32,
     row_mask: Bitboard,
+    /// Per symmetry, the images of each byte: three table reads instead of the shifts.
+    bytes: Option<&'static [ByteImages; 4]>,
 }
 
 impl Symmetries {
     pub fn new(board: Board) -> Symmetries {
         debug_assert!(board.rows() % 2 == 1 && board.cols() % 2 == 1);
-        Symmetries {
+        let plain = Symmetries {
             rows: board.rows() as u32,
             cols: board.cols() as u32,
             size: board.size() as u32,
             row_mask: (1 << board.cols()) - 1,
+            bytes: None,
+        };
+        static ALL: OnceLock<Vec<OnceLock<[ByteImages; 4]>>> = OnceLock::new();
+        let all = ALL.get_or_init(|| Board::all().map(|_| OnceLock::new()).collect());
+        let i = Board::all().position(|b| b == board).expect("a supported board");
+        let bytes = all[i].get_or_init(|| [0, 1, 2, 3].map(|g| ByteImages::new(&plain, g)));
+        Symmetries {
+            bytes: Some(bytes),
+            ..plain
         }
     }
 
@@ -64,20 +75,50 @@ impl Symmetries {
     /// The image of `set` under symmetry `g`.
     #[inline(always)]
     pub fn apply(&self, g: usize, set: Bitboard) -> Bitboard {
-        match g {
-            0 => set,
-            1 => self.turn(self.flip(set)),
-            2 => self.flip(set),
+        match (g, self.bytes) {
+            (0, _) => set,
+            (_, Some(t)) => {
+                let t = &t[g].0;
+                let mut out = 0;
+                for (i, row) in t.iter().enumerate().take(self.size.div_ceil(8) as usize) {
+                    out |= row[((set >> (8 * i)) & 0xff) as usize];
+                }
+                out
+            }
+            (1, None) => self.turn(self.flip(set)),
+            (2, None) => self.flip(set),
             _ => self.turn(set),
         }
+    }
+}
+
+/// The images of every byte of a set under one symmetry, byte by byte.
+#[derive(Debug)]
+pub struct ByteImages(pub Box<[[Bitboard; 256]; 8]>);
+
+impl ByteImages {
+    pub fn new(sym: &Symmetries, g: usize) -> ByteImages {
+        let mut t = Box::new([[0u64; 256]; 8]);
+        for (i, row) in t.iter_mut().enumerate() {
+            for (b, image) in row.iter_mut().enumerate() {
+                let set = (b as u64) << (8 * i);
+                *image = if 8 * i < 64 && set >> sym.size == 0 {
+                    sym.apply(g, set)
+                } else {
+                    0
+                };
+            }
+        }
+        ByteImages(t)
     }
 }
 
 /// The classes of the sets of `k` points of a board.
 #[derive(Debug)]
 pub struct Orbits {
-    /// Per set, by `rank_set`: its class's number times 4, plus a symmetry taking it to the
-    /// class's representative.
+    /// Per set, by `rank_set`: its class's number times 8, plus 4 if the class's
+    /// representative is symmetric, plus a symmetry taking the set to the representative
+    /// (one read tells a probe all it needs: the representative is that symmetry's image).
     of_set: Vec<u32>,
     /// Per class: its representative, the smallest of its sets as a number.
     reps: Vec<Bitboard>,
@@ -113,9 +154,10 @@ impl Orbits {
                 );
                 (reps.len() - 1) as u32
             } else {
-                of_set[rank_set(rep) as usize] >> 2
+                of_set[rank_set(rep) as usize] >> 3
             };
-            of_set[r] = class << 2 | g as u32;
+            let symmetric = stabiliser[class as usize] != 1;
+            of_set[r] = class << 3 | u32::from(symmetric) << 2 | g as u32;
             if k > 0 {
                 set = next_set(set);
             }
@@ -248,12 +290,15 @@ impl SymSlice {
             (them, us)
         };
         let e = self.orbits.of_set[rank_set(small) as usize];
-        let (class, g) = ((e >> 2) as usize, (e & 3) as usize);
-        let rep = self.orbits.reps[class];
-        let big = self.sym.apply(g, big);
+        let (class, g) = ((e >> 3) as usize, (e & 3) as usize);
+        let (rep, big) = if g == 0 {
+            (small, big)
+        } else {
+            (self.sym.apply(g, small), self.sym.apply(g, big))
+        };
         let mut r = rank_set(squeeze(big, rep));
-        let stab = self.orbits.stabiliser[class];
-        if stab != 1 {
+        if e & 4 != 0 {
+            let stab = self.orbits.stabiliser[class];
             for h in 1..SYMMETRIES {
                 if stab >> h & 1 != 0 {
                     r = r.min(rank_set(squeeze(self.sym.apply(h, big), rep)));
