@@ -6,7 +6,7 @@ use std::fs;
 
 use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
 use fanorona::egdb::scheme::{Index, Scheme};
-use fanorona::egdb::verify::verify_slice;
+use fanorona::egdb::verify::{verify_sample, verify_slice};
 use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
 use fanorona::movegen::for_each_child;
 use fanorona::{Board, Color, Position};
@@ -391,6 +391,14 @@ fn symmetric_tables_agree_with_the_papers_and_verify() {
     let mut payload = file.payload().to_vec();
     payload[500] ^= 0b10;
     assert!(verify_slice(&s, &file.slice, &payload, None, 2).mismatches >= 1);
+    // A sample checks as many entries as asked, and finds damage spread through a slice.
+    let good = verify_sample(&s, &file.slice, file.payload(), 1000, 2);
+    assert_eq!((good.positions, good.mismatches), (1000, 0));
+    for b in payload.iter_mut().step_by(7) {
+        *b ^= 0b0101_0101;
+    }
+    let bad = verify_sample(&s, &file.slice, &payload, 1000, 2);
+    assert!(bad.mismatches > 50, "{}", bad.mismatches);
 }
 
 /// A symmetric build killed (SIGKILL) again and again, in its first passes and its rounds,
@@ -410,7 +418,14 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
     let run = || {
         Command::new(env!("CARGO_BIN_EXE_fanorona"))
             .args(["db", "build", "--board", "5x9", "--pieces", "5"])
-            .args(["--index", "symmetric", "--checkpoint-every", "20ms", "--threads", "2"])
+            .args([
+                "--index",
+                "symmetric",
+                "--checkpoint-every",
+                "20ms",
+                "--threads",
+                "2",
+            ])
             .arg("--db")
             .arg(killed.path())
             .stdout(Stdio::null())
@@ -443,8 +458,15 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
         }
     }
     let out = run().wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(kills >= 2, "{kills} kills: the build ended too soon to be killed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        kills >= 2,
+        "{kills} kills: the build ended too soon to be killed"
+    );
     assert!(resumed, "no run said it resumed");
     for m in (2..=5).flat_map(Material::with_pieces) {
         let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();

@@ -15,7 +15,7 @@ use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
 use fanorona::egdb::scheme::Index;
 use fanorona::egdb::stats::table3_counts;
-use fanorona::egdb::verify::verify_slice;
+use fanorona::egdb::verify::{verify_sample, verify_slice};
 use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Wdl, build, paper};
 
 fn board(text: &str) -> Result<Board, Failure> {
@@ -112,6 +112,15 @@ fn census_slices(db: &Database) -> Result<(Vec<CensusRow<'_>>, Census), Failure>
         rows.push((*m, row));
     }
     Ok((rows, census))
+}
+
+/// What a slice's entries are: positions under the paper's index, classes of positions under
+/// the symmetric one.
+fn entries_word(slice: &Index) -> &'static str {
+    match slice.scheme() {
+        fanorona::egdb::scheme::Scheme::Paper => "positions",
+        fanorona::egdb::scheme::Scheme::Symmetric => "entries (classes of positions)",
+    }
 }
 
 /// After a report: the census's missing or damaged slices as the command's failure.
@@ -261,7 +270,13 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
     Ok(())
 }
 
-pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
+pub fn verify(
+    dir: &Path,
+    board_text: &str,
+    threads: usize,
+    (pieces, sample): (Option<usize>, Option<u64>),
+    json: bool,
+) -> CliResult {
     let board = canonical_board(board(board_text)?);
     let db = Database::new(dir, board);
     // Opening each file checks its header and checksum; a missing or damaged slice is
@@ -269,7 +284,12 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
     let (slices, census) = census_slices(&db)?;
     let mut total = 0;
     let mut rows = Vec::new();
+    let mut checked = 0;
     for (material, row) in &slices {
+        if pieces.is_some_and(|p| material.pieces() != p) {
+            continue;
+        }
+        checked += 1;
         let (slice, file) = match row {
             Ok(sf) => sf,
             Err(what) => {
@@ -298,28 +318,35 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
         }
         let distances =
             SliceFile::open(dir, board, *material, Kind::Distance).map_err(Failure::other)?;
-        let check = verify_slice(
-            &db,
-            slice,
-            file.payload(),
-            distances.as_ref().map(|d| d.payload()),
-            threads,
-        );
+        let check = match sample {
+            Some(n) => verify_sample(&db, slice, file.payload(), n, threads),
+            None => verify_slice(
+                &db,
+                slice,
+                file.payload(),
+                distances.as_ref().map(|d| d.payload()),
+                threads,
+            ),
+        };
         total += check.mismatches;
+        // What was checked: every entry, or a sample of how many out of how many.
+        let what = if check.positions < slice.len() {
+            format!(
+                "{} of {} entries drawn at random",
+                check.positions,
+                slice.len()
+            )
+        } else {
+            format!("{} {}", check.positions, entries_word(slice))
+        };
         if !json {
             if check.mismatches == 0 {
-                out!(
-                    "{} {}: {} positions, no errors",
-                    board,
-                    slice.material(),
-                    check.positions
-                );
+                out!("{} {}: {what}, no errors", board, slice.material());
             } else {
                 out!(
-                    "{} {}: {} positions, {} ERRORS; first:",
+                    "{} {}: {what}, {} ERRORS; first:",
                     board,
                     slice.material(),
-                    check.positions,
                     check.mismatches
                 );
                 for m in &check.first {
@@ -335,11 +362,12 @@ pub fn verify(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRe
         }
         rows.push(
             json!({"slice": slice.material().to_string(), "positions": check.positions,
-                         "errors": check.mismatches}),
+                   "entries": slice.len(), "index": slice.scheme().name(),
+                   "sampled": check.positions < slice.len(), "errors": check.mismatches}),
         );
     }
     if !json && total == 0 && census.whole(&db).is_ok() {
-        out!("no errors in {} slices", slices.len());
+        out!("no errors in {}", counted(checked, "slice", "slices"));
     }
     let result = census_failure(&db, &census).and_then(|()| {
         if total > 0 {

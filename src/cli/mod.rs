@@ -356,7 +356,17 @@ pub enum DbCommand {
         out: JsonFlag,
     },
     /// Check every table: headers, checksums, and each entry against its successors.
-    Verify(BoardTables),
+    Verify {
+        #[command(flatten)]
+        tables: BoardTables,
+        /// Only the slices with this many pieces (their successors are read, not checked).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
+        pieces: Option<u32>,
+        /// Check this many entries of each slice, drawn at random (the same every run),
+        /// instead of all: for slices that take longer to check than to build.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        sample: Option<u64>,
+    },
 }
 
 /// The tables of one board: which board, where, how many threads, and the output form.
@@ -405,7 +415,17 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             Some(p) if !batch => db::probe(&dir(d), &p, out.json),
             _ => db::probe_batch(&dir(d)),
         },
-        DbCommand::Verify(a) => db::verify(&dir(a.dir), &a.board, threads(a.threads), a.out.json),
+        DbCommand::Verify {
+            tables: a,
+            pieces,
+            sample,
+        } => db::verify(
+            &dir(a.dir),
+            &a.board,
+            threads(a.threads),
+            (pieces.map(|p| p as usize), sample),
+            a.out.json,
+        ),
     }
 }
 

@@ -46,8 +46,7 @@ pub fn verify_slice(
     threads: usize,
 ) -> SliceCheck {
     let len = slice.len();
-    let mismatches = AtomicU64::new(0);
-    let first = Mutex::new(Vec::new());
+    let found = Found::default();
     for_chunks(
         len,
         parallel::POSITIONS,
@@ -55,41 +54,106 @@ pub fn verify_slice(
         |_| {},
         |range| {
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
-                let pos = Position::from_parts(slice.board(), us, them, Color::White);
-                let stored = Wdl::from_code(code_at(payload, i));
-                let derived = derive(db, &pos);
-                let mut wrong =
-                    (derived != stored).then(|| (format!("{stored:?}"), format!("{derived:?}")));
-                if wrong.is_none()
-                    && let (Some(d), Some(v)) = (distances, stored)
-                {
-                    let age = d[i as usize];
-                    let expected = derive_age(db, &pos, v);
-                    if expected != Some(age) && age != 255 {
-                        wrong = Some((format!("distance byte {age}"), format!("{expected:?}")));
-                    }
-                }
-                if let Some((stored, derived)) = wrong {
-                    mismatches.fetch_add(1, Ordering::Relaxed);
-                    let mut f = first.lock().expect("no thread panics holding it");
-                    if f.len() < KEEP {
-                        f.push(Mismatch {
-                            index: i,
-                            position: pos,
-                            stored,
-                            derived,
-                        });
-                    }
-                }
+                found.check(db, slice, payload, distances, i, us, them);
             }
         },
     );
-    let mut first = first.into_inner().expect("no thread panics holding it");
-    first.sort_by_key(|m| m.index);
-    SliceCheck {
-        positions: len,
-        mismatches: mismatches.into_inner(),
-        first,
+    found.into_check(len)
+}
+
+/// `verify_slice` on `count` entries drawn at random (the same ones every run: a fixed
+/// seed), for slices too large to check whole; `positions` reports the sample's size.
+pub fn verify_sample(
+    db: &Database,
+    slice: &Index,
+    payload: &[u8],
+    count: u64,
+    threads: usize,
+) -> SliceCheck {
+    let len = slice.len();
+    if count >= len {
+        return verify_slice(db, slice, payload, None, threads);
+    }
+    let found = Found::default();
+    for_chunks(
+        count,
+        parallel::POSITIONS,
+        threads,
+        |_| {},
+        |range| {
+            for k in range {
+                // splitmix64 of the draw's number: independent of the threads' split.
+                let mut z = k.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                let i = (z ^ (z >> 31)) % len;
+                let (us, them) = slice.unrank(i);
+                found.check(db, slice, payload, None, i, us, them);
+            }
+        },
+    );
+    found.into_check(count)
+}
+
+/// The mismatches found so far, by every thread.
+#[derive(Default)]
+struct Found {
+    mismatches: AtomicU64,
+    first: Mutex<Vec<Mismatch>>,
+}
+
+impl Found {
+    /// Checks entry `i` (the position `us` against `them`) against its successors.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        db: &Database,
+        slice: &Index,
+        payload: &[u8],
+        distances: Option<&[u8]>,
+        i: u64,
+        us: u64,
+        them: u64,
+    ) {
+        let pos = Position::from_parts(slice.board(), us, them, Color::White);
+        let stored = Wdl::from_code(code_at(payload, i));
+        let derived = derive(db, &pos);
+        let mut wrong =
+            (derived != stored).then(|| (format!("{stored:?}"), format!("{derived:?}")));
+        if wrong.is_none()
+            && let (Some(d), Some(v)) = (distances, stored)
+        {
+            let age = d[i as usize];
+            let expected = derive_age(db, &pos, v);
+            if expected != Some(age) && age != 255 {
+                wrong = Some((format!("distance byte {age}"), format!("{expected:?}")));
+            }
+        }
+        if let Some((stored, derived)) = wrong {
+            self.mismatches.fetch_add(1, Ordering::Relaxed);
+            let mut f = self.first.lock().expect("no thread panics holding it");
+            if f.len() < KEEP {
+                f.push(Mismatch {
+                    index: i,
+                    position: pos,
+                    stored,
+                    derived,
+                });
+            }
+        }
+    }
+
+    fn into_check(self, positions: u64) -> SliceCheck {
+        let mut first = self
+            .first
+            .into_inner()
+            .expect("no thread panics holding it");
+        first.sort_by_key(|m| m.index);
+        SliceCheck {
+            positions,
+            mismatches: self.mismatches.into_inner(),
+            first,
+        }
     }
 }
 
