@@ -1,7 +1,7 @@
 //! How far a position's quiet play reaches: the positions reachable from it without a
 //! capture (breadth first, ply by ply, up to a cap), how many of them must capture (the
 //! exits), and the positions their captures lead to, by pieces on the board. A measurement
-//! for `docs/5x9.md` ("What sharing across pasts could give at most"): the size of what a
+//! for `docs/journal/5x9.md` ("What sharing across pasts could give at most"): the size of what a
 //! retrograde analysis of one quiet endgame would have to hold.
 //!
 //! `cargo run --release --example quiet_component -- POSITION [CAP] [--classes]` (CAP:

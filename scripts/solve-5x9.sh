@@ -11,8 +11,8 @@
 #        WAIT=0 scripts/solve-5x9.sh ...            (start or resume, print, do not wait
 #                                                    nor write certificates)
 #        SECOND_LEVEL=B scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
-#                                                    max(30000,tree/100): docs/5x9.md, "The
-#                                                    second level's bound")
+#                                                    max(30000,tree/100): docs/journal/5x9.md,
+#                                                    "The second level's bound")
 #        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces: 2.5 hours of both
 #                                                    cores and 18 GiB for its largest pair; a
 #                                                    killed build resumes at its pair. Sessions
@@ -162,7 +162,7 @@ PY
 # second: a disproof of "White wins?" answers every first move, a disproof of "Black wins?"
 # the one White chose), else from the question's own session, or from the start's tree for a
 # move of the start (through the daemon, which holds the store; re-solving what a session took
-# from the rote store can take hours, see README).
+# from the rote store can take hours, see docs/guide/certificates.md).
 certify() {
     mkdir -p "$certs"
     local todo

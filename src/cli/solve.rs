@@ -603,7 +603,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
 const TABLE_BENCH_NODES: u64 = 10_000_000;
 
 /// The second-level bound `scripts/solve-5x9.sh` gives its sessions while their trees hold
-/// under 3 million nodes (`max(30000,tree/100)`; docs/5x9.md, "The second level's bound"):
+/// under 3 million nodes (`max(30000,tree/100)`; docs/journal/5x9.md, "The second level's bound"):
 /// the bench's trees stay far below that.
 const SESSION_BOUND_5X9: u64 = 30_000;
 

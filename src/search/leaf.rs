@@ -34,7 +34,7 @@ pub enum Init {
     /// PN search (EF-PN, 2010): the number that says the side behind in pieces must win is
     /// multiplied by 1 + 24 * lead / pieces, so a lead of one piece in 8 quadruples it and
     /// one in 44 adds half. (24 was the best of 8, 16, 24 and 32 on the 5x9 start's "Black
-    /// wins?"; docs/5x9.md, "First numbers from material".)
+    /// wins?"; docs/journal/5x9.md, "First numbers from material".)
     Material,
 }
 
