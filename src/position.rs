@@ -96,8 +96,9 @@ impl Position {
         }
     }
 
-    /// The initial position (RULES.md): White below the middle row, Black above it, the middle
-    /// row alternating from Black on `a` with its centre empty, the right half the left turned.
+    /// The initial position (docs/RULES.md): White below the middle row, Black above it, the
+    /// middle row alternating from Black on `a` with its centre empty, the right half the left
+    /// turned.
     pub fn initial(board: Board) -> Position {
         let (rows, cols) = (board.rows(), board.cols());
         let mid = rows / 2;

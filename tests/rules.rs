@@ -1,4 +1,4 @@
-//! One hand-made position per rule of RULES.md, with every legal move listed.
+//! One hand-made position per rule of docs/RULES.md, with every legal move listed.
 
 use fanorona::movegen::{has_capture, is_lost};
 use fanorona::{Move, MoveError, Position, legal_moves};

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Outside checker for Fanorona proof certificates (format 1).
 
-Written from ../shared/RULES.md and ../shared/CERTIFICATE.md only, without looking at the
-Rust project's code: the point is to re-check its results with an independent implementation of
-the rules.  Python 3.11, standard library only.
+Written from the project's statement of the rules and of certificate format 1 only (kept
+outside the repository then; docs/RULES.md and docs/CERTIFICATE.md state them in it), without
+looking at the Rust project's code: the point is to re-check its results with an independent
+implementation of the rules.  Python 3.11, standard library only.
 
 Usage:
     check_certificate.py CERT [--probe 'COMMAND'] [--chunk N] [--progress]
-    check_certificate.py --perft ../shared/reference/perft.tsv [--max-count N]
+    check_certificate.py --perft tests/data/perft-reference.tsv [--max-count N]
     check_certificate.py --selftest
 
 Exit status of a certificate check:

@@ -1,5 +1,5 @@
 //! The certificate checker: reads a certificate as a stream, one line at a time, and checks
-//! every point of `../shared/CERTIFICATE.md` ("What a checker verifies") with nothing but
+//! every point of `docs/CERTIFICATE.md` ("What a checker verifies") with nothing but
 //! the rules (positions, legal moves, the end of the game) and the table probe. It shares
 //! no code with the searches that write certificates.
 //!

@@ -1,5 +1,5 @@
 //! The certificate's text: the header line and the node lines of format 1
-//! (`../shared/CERTIFICATE.md`), with gzip when a file's name ends in `.gz`.
+//! (`docs/CERTIFICATE.md`), with gzip when a file's name ends in `.gz`.
 
 use std::fmt;
 use std::fs::File;

@@ -1,4 +1,4 @@
-//! Proof certificates (format 1 of `../shared/CERTIFICATE.md`): a solution tree written as
+//! Proof certificates (format 1 of `docs/CERTIFICATE.md`): a solution tree written as
 //! text so that anyone can re-check a result with the rules and the tables alone.
 //!
 //! `write` turns a decided search into a certificate; `check` verifies one and shares no

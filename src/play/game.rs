@@ -1,5 +1,5 @@
 //! A game in play: its start, the moves played, and how it ended. The rules' draws in play
-//! (`../shared/RULES.md`): a position repeated with the same side to move ends the game as a
+//! (`docs/RULES.md`): a position repeated with the same side to move ends the game as a
 //! draw; so does a move cap, if one is set.
 
 use std::fmt;

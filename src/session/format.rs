@@ -9,7 +9,9 @@ use crate::session::{SessionError, codec};
 /// `migrations/0003-rkyv-nodes.md` and `migrations/0004-node-patches.md`.
 pub const FORMAT: u32 = 4;
 
-/// The rules the stored values were found under.
+/// The rules the stored values were found under. Every store holds this string and is
+/// compared with it byte for byte, so it stays as first written (the path in it is where the
+/// rules were kept then); the rules it names are stated in `docs/RULES.md`.
 pub const RULES: &str = "fanorona-1 (../shared/RULES.md: repetition is a draw on its path)";
 
 /// An upgrade from format `from` to `from + 1`: the writes that make it, applied in one

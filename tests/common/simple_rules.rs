@@ -1,6 +1,7 @@
-//! A deliberately simple, separately written model of RULES.md, for cross-checking the fast
-//! generator. It shares no code with the library: a grid of characters, directions as
-//! (column, row) steps, moves built step by step as notation strings.
+//! A deliberately simple, separately written model of the rules (docs/RULES.md), for
+//! cross-checking the fast generator. It shares no code with the library: a grid of
+//! characters, directions as (column, row) steps, moves built step by step as notation
+//! strings.
 
 #![allow(dead_code)]
 
