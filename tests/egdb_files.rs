@@ -480,3 +480,42 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The forward check: df-pn over 4 pieces agrees with every 5-piece answer it decides, and
+/// notices a 5-piece table whose wins and losses were swapped (written with a valid
+/// checksum, so only the values are wrong).
+#[test]
+fn a_search_one_layer_down_checks_a_layer_of_tables() {
+    use fanorona::search::table_check::forward_check;
+    let board = Board::STANDARD;
+    let dir = tempfile::tempdir().unwrap();
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(dir.path(), board, 5, &o, &mut |_| {}).unwrap();
+    let (tables, below) = (
+        Database::new(dir.path(), board),
+        Database::capped(dir.path(), board, 4),
+    );
+    assert_eq!(below.max_pieces(), 4);
+    let good = forward_check(&tables, &below, 5, 60, 20_000, 2);
+    assert_eq!(good.positions, 60);
+    assert!(good.decided > 60, "{good:?}");
+    assert_eq!(good.agreed, good.decided, "{:?}", good.disagreements);
+
+    for m in Material::with_pieces(5) {
+        let file = tables.slice(m).unwrap().unwrap();
+        // Win (01) and loss (10) swapped in every entry.
+        let swapped: Vec<u8> = file
+            .payload()
+            .iter()
+            .map(|&b| ((b & 0x55) << 1) | ((b & 0xAA) >> 1))
+            .collect();
+        fanorona::egdb::file::write_slice(dir.path(), &file.slice, Kind::Wdl, &swapped).unwrap();
+    }
+    let tables = Database::new(dir.path(), board);
+    let bad = forward_check(&tables, &below, 5, 60, 20_000, 2);
+    assert!(bad.agreed < bad.decided / 2, "{bad:?}");
+    assert!(!bad.disagreements.is_empty());
+}

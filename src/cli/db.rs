@@ -114,6 +114,61 @@ fn census_slices(db: &Database) -> Result<(Vec<CensusRow<'_>>, Census), Failure>
     Ok((rows, census))
 }
 
+pub fn forward_check(
+    dir: &Path,
+    board_text: &str,
+    threads: usize,
+    (pieces, samples, nodes): (usize, u64, u64),
+    json: bool,
+) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let tables = Database::open_whole(dir, board).map_err(Failure::input)?;
+    if tables.max_pieces() < pieces {
+        return Err(Failure::input(anyhow!(
+            "the tables of {board} under {} go up to {} pieces; there is no {pieces}-piece layer to check",
+            dir.display(),
+            tables.max_pieces()
+        )));
+    }
+    let below = Database::capped(dir, board, pieces - 1);
+    let start = Instant::now();
+    let f = fanorona::search::table_check::forward_check(
+        &tables, &below, pieces, samples, nodes, threads,
+    );
+    let seconds = start.elapsed().as_secs_f64();
+    let questions = 2 * f.positions;
+    if json {
+        out!(
+            "{}",
+            json!({"board": board.to_string(), "pieces": pieces, "positions": f.positions,
+                   "questions": questions, "decided": f.decided, "agreed": f.agreed,
+                   "both_decided": f.both_decided, "nodes": f.nodes, "nodes_per_question": nodes,
+                   "seconds": seconds, "disagreements": f.disagreements})
+        );
+    } else {
+        out!(
+            "{} quiet {pieces}-piece positions of {board}, df-pn over {} pieces with at most {} a question: {} of {questions} questions decided, {} agree with the tables; {} positions with both decided; {} in {seconds:.0} s",
+            f.positions,
+            pieces - 1,
+            counted(nodes, "node", "nodes"),
+            f.decided,
+            f.agreed,
+            f.both_decided,
+            counted(f.nodes, "node", "nodes"),
+        );
+        for d in &f.disagreements {
+            out!("  DISAGREES: {d}");
+        }
+    }
+    if f.agreed < f.decided {
+        return Err(Failure::other(anyhow!(
+            "{} answers disagree with the tables",
+            f.decided - f.agreed
+        )));
+    }
+    Ok(())
+}
+
 /// What a slice's entries are: positions under the paper's index, classes of positions under
 /// the symmetric one.
 fn entries_word(slice: &Index) -> &'static str {

@@ -355,6 +355,22 @@ pub enum DbCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Check a layer of tables by search: random quiet positions of that many pieces (White
+    /// to move) solved by df-pn over the tables one layer down, each answer compared with
+    /// the tables.
+    ForwardCheck {
+        #[command(flatten)]
+        tables: BoardTables,
+        /// The layer to check: its positions have this many pieces.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(3..=45))]
+        pieces: u32,
+        /// Positions to draw (the same ones every run).
+        #[arg(long, default_value_t = 100)]
+        samples: u64,
+        /// Nodes each question may search.
+        #[arg(long, default_value_t = 1_000_000)]
+        nodes: u64,
+    },
     /// Check every table: headers, checksums, and each entry against its successors.
     Verify {
         #[command(flatten)]
@@ -415,6 +431,18 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             Some(p) if !batch => db::probe(&dir(d), &p, out.json),
             _ => db::probe_batch(&dir(d)),
         },
+        DbCommand::ForwardCheck {
+            tables: a,
+            pieces,
+            samples,
+            nodes,
+        } => db::forward_check(
+            &dir(a.dir),
+            &a.board,
+            threads(a.threads),
+            (pieces as usize, samples, nodes),
+            a.out.json,
+        ),
         DbCommand::Verify {
             tables: a,
             pieces,

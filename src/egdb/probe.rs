@@ -170,6 +170,8 @@ pub struct Database {
     distances: Vec<OnceLock<Result<Option<SliceFile>, String>>>,
     /// `max_pieces` as first asked by `max_pieces_once`.
     held: OnceLock<usize>,
+    /// Slices of more pieces than this are taken as not built.
+    cap: usize,
 }
 
 impl Database {
@@ -181,6 +183,16 @@ impl Database {
             slices: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
             distances: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
             held: OnceLock::new(),
+            cap: MAX_SIDE,
+        }
+    }
+
+    /// The tables of `board` under `root` up to `pieces` pieces, as if no larger slice were
+    /// built: a search over fewer pieces, to check the larger tables against.
+    pub fn capped(root: &Path, board: Board, pieces: usize) -> Database {
+        Database {
+            cap: pieces,
+            ..Database::new(root, board)
         }
     }
 
@@ -224,6 +236,9 @@ impl Database {
     }
 
     fn file(&self, material: Material, kind: Kind) -> Result<Option<&SliceFile>, FileError> {
+        if material.pieces() > self.cap {
+            return Ok(None);
+        }
         let cells = match kind {
             Kind::Wdl => &self.slices,
             Kind::Distance => &self.distances,
@@ -326,7 +341,10 @@ impl Database {
                 crate::egdb::file::slice_path(&self.root, self.board, m, Kind::Wdl).is_file()
             })
         };
-        (2..=45).rev().find(|&n| built(n)).unwrap_or(0)
+        (2..=self.cap.min(45))
+            .rev()
+            .find(|&n| built(n))
+            .unwrap_or(0)
     }
 
     /// `max_pieces` as it was when first asked here, then kept: for a search that asks once per

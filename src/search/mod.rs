@@ -12,6 +12,7 @@ pub mod pn;
 pub mod proof;
 pub mod rote;
 pub mod second_level;
+pub mod table_check;
 
 use std::fmt;
 use std::time::{Duration, Instant};
