@@ -47,7 +47,9 @@ impl Symmetries {
         };
         static ALL: OnceLock<Vec<OnceLock<[ByteImages; 4]>>> = OnceLock::new();
         let all = ALL.get_or_init(|| Board::all().map(|_| OnceLock::new()).collect());
-        let i = Board::all().position(|b| b == board).expect("a supported board");
+        let i = Board::all()
+            .position(|b| b == board)
+            .expect("a supported board");
         let bytes = all[i].get_or_init(|| [0, 1, 2, 3].map(|g| ByteImages::new(&plain, g)));
         Symmetries {
             bytes: Some(bytes),

@@ -145,10 +145,10 @@ fn check_one(tables: &Database, below: &Database, pos: &Position, nodes: u64) ->
             DfPn::new(goal, LeafEval::with_db(below), limits, CAPACITY).result(pos, |_| {});
         one.nodes += result.stats.nodes;
         // White is to move: the tables' value is White's.
-        let wins = match (attacker, value) {
-            (Color::White, Wdl::Win) | (Color::Black, Wdl::Loss) => true,
-            _ => false,
-        };
+        let wins = matches!(
+            (attacker, value),
+            (Color::White, Wdl::Win) | (Color::Black, Wdl::Loss)
+        );
         let answer = match result.outcome {
             Outcome::Proven => true,
             Outcome::Disproven => false,
