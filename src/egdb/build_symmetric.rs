@@ -647,10 +647,11 @@ impl Pair<'_> {
         Ok((rounds, forwards))
     }
 
-    /// Calls `f(i, us, them)` for every undecided entry of slice `x`, on all threads.
-    fn for_undecided<F>(&self, x: usize, f: F)
+    /// Calls `f(i, us, them)` for every undecided entry of slice `x`, on all threads, and
+    /// decides the entry as `f` says (listing it in `list`).
+    fn for_undecided<F>(&self, x: usize, list: &Decided, f: F)
     where
-        F: Fn(u64, u64, u64) + Sync,
+        F: Fn(u64, u64, u64) -> Option<u8> + Sync,
     {
         let (v, slice) = (&self.values[x], &self.slices[x]);
         let len = slice.len();
@@ -661,6 +662,7 @@ impl Pair<'_> {
             |_| {},
             |range| {
                 let mut cursor = slice.cursor();
+                let mut decided = Vec::new();
                 for w in range {
                     let mut bits = v.undecided_in(w as usize);
                     while bits != 0 {
@@ -674,9 +676,14 @@ impl Pair<'_> {
                             continue;
                         }
                         let (us, them) = cursor.seek(i);
-                        f(i, us, them);
+                        if let Some(code) = f(i, us, them)
+                            && v.set(i, code)
+                        {
+                            decided.push(i);
+                        }
                     }
                 }
+                list.extend(x, &mut decided);
             },
         );
     }
@@ -688,27 +695,20 @@ impl Pair<'_> {
         for x in 0..self.slices.len() {
             let y = self.other(x);
             let (after, seen) = (&self.slices[y], &self.values[y]);
-            self.for_undecided(x, |i, us, them| {
+            self.for_undecided(x, list, |_, us, them| {
                 let empty = g.all & !(us | them);
                 let mut all_win = true;
                 for d in 0..8 {
                     for to in points(g.step(us, d) & empty) {
                         let from = (to as i32 - g.shift[d]) as u8;
                         match seen.get(after.rank(them, us ^ (1 << from) ^ (1 << to))) {
-                            LOSS => {
-                                if self.values[x].set(i, WIN) {
-                                    list.push(x, i);
-                                }
-                                return;
-                            }
+                            LOSS => return Some(WIN),
                             WIN => {}
                             _ => all_win = false,
                         }
                     }
                 }
-                if all_win && self.values[x].set(i, LOSS) {
-                    list.push(x, i);
-                }
+                all_win.then_some(LOSS)
             });
         }
     }
@@ -741,6 +741,7 @@ impl Pair<'_> {
                 self.threads,
                 |_| {},
                 |range| {
+                    let mut decided = Vec::new();
                     for k in range {
                         let i = entries[k as usize];
                         let lost = self.values[x].get(i) == LOSS;
@@ -766,11 +767,12 @@ impl Pair<'_> {
                                     continue;
                                 };
                                 if values.set(j, code) {
-                                    list.push(y, j);
+                                    decided.push(j);
                                 }
                             }
                         }
                     }
+                    list.extend(y, &mut decided);
                 },
             );
         }
@@ -793,16 +795,23 @@ impl Decided {
         }
     }
 
-    fn push(&self, x: usize, i: u64) {
-        let n = self.count.fetch_add(1, Ordering::Relaxed);
-        if n >= LIST_BYTES / 8 {
-            self.overflow.store(true, Ordering::Relaxed);
+    /// Takes a thread's entries of slice `x` decided in one chunk (counted always, listed
+    /// while the lists fit), leaving `entries` empty.
+    fn extend(&self, x: usize, entries: &mut Vec<u64>) {
+        let n = entries.len() as u64;
+        if n == 0 {
             return;
         }
-        self.lists[x]
-            .lock()
-            .expect("no thread panics holding it")
-            .push(i);
+        let before = self.count.fetch_add(n, Ordering::Relaxed);
+        if before + n > LIST_BYTES / 8 {
+            self.overflow.store(true, Ordering::Relaxed);
+        } else if !self.overflow.load(Ordering::Relaxed) {
+            self.lists[x]
+                .lock()
+                .expect("no thread panics holding it")
+                .append(entries);
+        }
+        entries.clear();
     }
 
     /// How many were decided, and the lists if they all fit.
