@@ -8,6 +8,15 @@ pub fn meminfo(field: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// A field of this process's /proc/self/status in bytes ("VmHWM": the peak resident size,
+/// "VmRSS": the resident size now), where it can be read.
+pub fn own_status(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// Bytes free to an unprivileged writer on the file system holding `path` (None where it
 /// cannot be read).
 pub fn disk_available(path: &std::path::Path) -> Option<u64> {
@@ -43,6 +52,8 @@ mod tests {
             assert!(total >= available && total > 1 << 20, "{total} {available}");
         }
         assert_eq!(super::meminfo("NoSuchField"), None);
+        let peak = super::own_status("VmHWM").expect("Linux");
+        assert!(peak >= super::own_status("VmRSS").expect("Linux") && peak > 1 << 20);
         let disk = super::disk_available(std::path::Path::new(".")).expect("a file system");
         assert!(disk > 0);
         assert_eq!(

@@ -351,8 +351,12 @@ pub(crate) fn build_pair(
             finish_file(root, &Index::Symmetric(*slice), v)?;
         }
         state.seconds = before + run_start.elapsed().as_secs_f64();
+        // The process's peak so far: the mapped values count, as they stay resident.
+        let peak = crate::machine::own_status("VmHWM").map_or(String::new(), |b| {
+            format!(", peak resident {:.2} GiB", b as f64 / (1u64 << 30) as f64)
+        });
         log(&format!(
-            "{board} {name}: {} entries, {} rounds, {:.2} s -> {}",
+            "{board} {name}: {} entries, {} rounds, {:.2} s{peak} -> {}",
             slice.len(),
             state.rounds,
             state.seconds,
