@@ -1,8 +1,8 @@
 //! Certificates: solve, write, verify on small boards with every solver; every kind of
 //! tampering rejected at its line; unreadable files refused as such; `db probe --batch`
-//! against single probes.
+//! against single probes; the published certificates against their manifest.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -1081,4 +1081,81 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         .filter(|n| n.starts_with("cancelled"))
         .count();
     assert_eq!(left, 0, "an abandoned certificate left files");
+}
+
+/// `docs/certificates/MANIFEST.tsv` is one row per published certificate (file, root position,
+/// goal, claim, node lines, bytes, sha256). Each row matches its file: its size, its sha256
+/// (by `sha256sum`), its header's position, goal and claim, and its node lines counted through
+/// gzip; and every file under `docs/certificates` but the manifest has a row.
+#[test]
+fn the_published_certificates_match_their_manifest() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/certificates");
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("the manifest");
+    let mut rows = manifest.lines();
+    assert_eq!(
+        rows.next(),
+        Some("file\tposition\tgoal\tclaim\tnodes\tbytes\tsha256"),
+        "the manifest's header row"
+    );
+    let mut listed = std::collections::BTreeSet::new();
+    for row in rows {
+        let fields: Vec<&str> = row.split('\t').collect();
+        let [name, position, goal, claim, nodes, bytes, sha256] = fields[..] else {
+            panic!("{row:?}: a row has 7 fields separated by tabs");
+        };
+        assert!(listed.insert(name.to_string()), "{name} is listed twice");
+        let path = dir.join(name);
+        let size = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .len();
+        assert_eq!(size.to_string(), bytes, "{name}: bytes");
+        let out = Command::new("sha256sum")
+            .arg(&path)
+            .output()
+            .expect("sha256sum runs");
+        assert!(out.status.success(), "sha256sum {name}");
+        let digest = String::from_utf8(out.stdout).expect("sha256sum prints text");
+        assert_eq!(
+            digest.split_whitespace().next(),
+            Some(sha256),
+            "{name}: sha256"
+        );
+        let mut input = format::open(&path, |_| {}).expect("the certificate opens");
+        let mut header = String::new();
+        input.read_line(&mut header).expect("its header line");
+        let header: format::Header =
+            serde_json::from_str(header.trim_end()).expect("a certificate header");
+        assert_eq!(
+            (
+                header.position.as_str(),
+                header.goal.as_str(),
+                header.claim.as_str()
+            ),
+            (position, goal, claim),
+            "{name}: the header's position, goal and claim"
+        );
+        // Every node line ends with a newline, so the newlines after the header count them.
+        let mut lines = 0u64;
+        loop {
+            let chunk = input.fill_buf().expect("the certificate reads");
+            if chunk.is_empty() {
+                break;
+            }
+            lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            let n = chunk.len();
+            input.consume(n);
+        }
+        assert_eq!(lines.to_string(), nodes, "{name}: node lines");
+    }
+    for entry in std::fs::read_dir(&dir).expect("docs/certificates") {
+        let name = entry
+            .expect("an entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name == "MANIFEST.tsv" || listed.contains(&name),
+            "docs/certificates/{name} is not in MANIFEST.tsv"
+        );
+    }
 }
