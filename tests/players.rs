@@ -22,7 +22,7 @@ fn beats_random(spec: &str, board: &str, games: usize) -> f64 {
 }
 
 /// Every player but random wins at least 95% of its games against random (here 40 a board
-/// and player; `fanorona match` plays the 200 of README).
+/// and player; `fanorona match` plays the 200 of docs/results.md).
 #[test]
 fn every_player_beats_random() {
     for board in ["3x3", "5x5", "5x9"] {

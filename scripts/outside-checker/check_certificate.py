@@ -32,7 +32,7 @@ and are piped through the --probe command in batches of --chunk positions.  Erro
 as found while reading; a d leaf's table value is only known when its batch is probed, so a
 structural error later in the file can be reported before a wrong d value earlier in it.
 
-Readings of CERTIFICATE.md where it leaves room (see also README.md):
+Readings of CERTIFICATE.md where it leaves room (see also the README.md beside this script):
 - "A position with no legal move is a t leaf, not an inner node": an inner node there fails; a d
   leaf there is accepted (its value is checked against the tables like any other) and counted in
   the summary line; an s leaf may name a t leaf.

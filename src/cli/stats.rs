@@ -24,7 +24,7 @@ pub struct StatsArgs {
     #[arg(long, default_value_t = 4)]
     pub depth: u32,
     /// The random factor: each leaf's material score (from -1 to 1) gets a uniform amount
-    /// in [-noise, noise] (0.2 gives the paper's branching factor; see README).
+    /// in [-noise, noise] (0.2 gives the paper's branching factor; see docs/results.md).
     #[arg(long, default_value_t = 0.2)]
     pub noise: f64,
     /// Games played at once (default: threads of the config).

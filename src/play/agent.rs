@@ -257,7 +257,7 @@ pub struct Tools {
 /// A player of the given kind and level.
 pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
     use crate::play::{alphabeta, mcts, perfect, random, winimax};
-    // The perfect level of a searcher is the perfect player (README: `alphabeta:perfect`).
+    // The perfect level of a searcher is the perfect player (docs/guide/players.md: `alphabeta:perfect`).
     if spec.level == Level::Perfect && spec.kind.has_levels() {
         return Box::new(perfect::Perfect::new(tools));
     }

@@ -276,7 +276,7 @@ async fn not_found(uri: axum::http::Uri) -> Response {
     if uri.path().starts_with("/api/") {
         return ApiError {
             status: StatusCode::NOT_FOUND,
-            message: "no such API address (README lists the API)".into(),
+            message: "no such API address (docs/guide/web.md lists the API)".into(),
         }
         .into_response();
     }
@@ -394,7 +394,7 @@ async fn as_json_error(response: Response) -> Response {
             None => text,
         },
         (true, StatusCode::METHOD_NOT_ALLOWED) => {
-            "this address does not take that method (README lists the API)".into()
+            "this address does not take that method (docs/guide/web.md lists the API)".into()
         }
         (true, _) => status.canonical_reason().unwrap_or("error").into(),
     };
