@@ -114,6 +114,56 @@ fn census_slices(db: &Database) -> Result<(Vec<CensusRow<'_>>, Census), Failure>
     Ok((rows, census))
 }
 
+pub fn convert(
+    dir: &Path,
+    board_text: &str,
+    threads: usize,
+    pieces: Option<usize>,
+    json: bool,
+) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let db = Database::new(dir, board);
+    let (slices, census) = census_slices(&db)?;
+    drop(slices);
+    let mut rows = Vec::new();
+    let (mut before, mut after) = (0u64, 0u64);
+    for (m, _) in &census.slices {
+        if pieces.is_some_and(|p| m.pieces() != p) {
+            continue;
+        }
+        let start = Instant::now();
+        let converted = fanorona::egdb::build_symmetric::convert_slice(dir, board, *m, threads)
+            .map_err(|e| match e {
+                BuildError::File(_) => Failure::other(e),
+                _ => Failure::input(e),
+            })?;
+        if let Some((old, new)) = converted {
+            before += old;
+            after += new;
+            if !json {
+                out!(
+                    "{board} {m}: {old} bytes -> {new} bytes under the symmetric index, {:.1} s",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            rows.push(json!({"slice": m.to_string(), "bytes_before": old, "bytes_after": new}));
+        }
+    }
+    if json {
+        out!(
+            "{}",
+            json!({"board": board.to_string(), "converted": rows, "bytes_before": before, "bytes_after": after})
+        );
+    } else {
+        out!(
+            "{} converted under {}: {before} bytes -> {after} bytes",
+            counted(rows.len(), "slice", "slices"),
+            dir.display()
+        );
+    }
+    census_failure(&db, &census)
+}
+
 pub fn forward_check(
     dir: &Path,
     board_text: &str,

@@ -355,6 +355,15 @@ pub enum DbCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Rewrite tables built under the paper's index under the symmetric one (a quarter of
+    /// the size), slice by slice in place; distance files are kept as they are.
+    Convert {
+        #[command(flatten)]
+        tables: BoardTables,
+        /// Only the slices with this many pieces.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
+        pieces: Option<u32>,
+    },
     /// Check a layer of tables by search: random quiet positions of that many pieces (White
     /// to move) solved by df-pn over the tables one layer down, each answer compared with
     /// the tables.
@@ -431,6 +440,13 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
             Some(p) if !batch => db::probe(&dir(d), &p, out.json),
             _ => db::probe_batch(&dir(d)),
         },
+        DbCommand::Convert { tables: a, pieces } => db::convert(
+            &dir(a.dir),
+            &a.board,
+            threads(a.threads),
+            pieces.map(|p| p as usize),
+            a.out.json,
+        ),
         DbCommand::ForwardCheck {
             tables: a,
             pieces,

@@ -894,3 +894,43 @@ where
         result
     })
 }
+
+/// Rewrites slice `material` of `board` under `root`, built under the paper's index, under
+/// the symmetric one: each entry takes the value of the position it stands for, read from the
+/// old file, and the new file replaces the old under its name. Returns the new file's bytes,
+/// or None when the slice is not built or is symmetric already.
+pub fn convert_slice(
+    root: &Path,
+    board: Board,
+    material: Material,
+    threads: usize,
+) -> Result<Option<(u64, u64)>, BuildError> {
+    let Some(old) = crate::egdb::file::SliceFile::open(root, board, material, Kind::Wdl)? else {
+        return Ok(None);
+    };
+    if old.slice.scheme() == crate::egdb::scheme::Scheme::Symmetric {
+        return Ok(None);
+    }
+    let slice = SymSlice::new(board, material).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let values = crate::egdb::wdl::SharedCodes::new(slice.len());
+    let payload = old.payload();
+    crate::egdb::parallel::for_chunks(
+        slice.len(),
+        CHUNK,
+        threads,
+        |_| {},
+        |range| {
+            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                let code = crate::egdb::wdl::code_at(payload, old.slice.rank(us, them));
+                if code != DRAW {
+                    values.set(i, code);
+                }
+            }
+        },
+    );
+    let before = old.payload().len() as u64;
+    drop(old);
+    let bytes = values.to_bytes();
+    crate::egdb::file::write_slice(root, &Index::Symmetric(slice), Kind::Wdl, &bytes)?;
+    Ok(Some((before, bytes.len() as u64)))
+}
