@@ -55,7 +55,7 @@ fn pair_of(material: Material) -> Vec<Material> {
 }
 
 fn entries(board: Board, m: Material) -> u64 {
-    SymSlice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX)
+    crate::egdb::symmetric::entries(board, m)
 }
 
 /// Bytes of memory a symmetric pair needs at the peak: its values, the decided lists, and the
