@@ -151,17 +151,26 @@ pub fn build(
     // Refuse before any work if a pair still to build cannot fit: in memory (the largest
     // pairs are those of the most pieces), and all of them together on the disk.
     if let Some(have) = memory_available() {
+        // The pair that needs the most, of those still to build, is named.
+        let mut largest = None;
         for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
             let need = memory_needed(board, material, options.distances, options.index);
-            if need > have && !pair_built(root, board, material, options.distances)? {
-                return Err(BuildError::Memory {
-                    board,
-                    pieces,
-                    material,
-                    need_gib: need as f64 / (1u64 << 30) as f64,
-                    have_gib: have as f64 / (1u64 << 30) as f64,
-                });
+            if largest.is_none_or(|(n, _)| need > n)
+                && !pair_built(root, board, material, options.distances)?
+            {
+                largest = Some((need, material));
             }
+        }
+        if let Some((need, material)) = largest
+            && need > have
+        {
+            return Err(BuildError::Memory {
+                board,
+                pieces,
+                material,
+                need_gib: need as f64 / (1u64 << 30) as f64,
+                have_gib: have as f64 / (1u64 << 30) as f64,
+            });
         }
     }
     let mut disk = 0u64;
