@@ -524,6 +524,10 @@ fn unreadable_certificates_are_refused_as_such() {
     unreadable(cut, None, "cut short");
     let header_only = proof.lines().next().unwrap().to_string() + "\n";
     unreadable(header_only.as_bytes(), None, "no node lines");
+    // A line without end (a hostile file, /dev/zero) is refused at a bound, not read whole.
+    let endless = header_only.clone() + "0 - i\n" + &"1".repeat(10 << 20);
+    unreadable(endless.as_bytes(), None, "a line longer than 65536 bytes");
+    unreadable(&vec![0u8; 10 << 20], None, "a line longer than 65536 bytes");
     unreadable(
         proof.replacen("0 - i", "0 - q", 1).as_bytes(),
         None,

@@ -179,8 +179,7 @@ fn next_line(
 ) -> Result<Option<u64>, VerifyError> {
     buf.clear();
     *line_no += 1;
-    let n = input
-        .read_until(b'\n', buf)
+    let n = crate::certificate::format::read_line_bounded(input, buf)
         .map_err(|e| unreadable(*line_no, format!("reading the file: {e}")))?;
     if n == 0 {
         return Ok(None);

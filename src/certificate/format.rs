@@ -153,6 +153,23 @@ fn plain_number(s: &str) -> Option<u64> {
     if plain { s.parse().ok() } else { None }
 }
 
+/// The longest line a certificate may have, newline included: a header or a node line is far
+/// shorter; a file that says otherwise is refused before it can fill the memory.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Reads a line into `buf` (newline included, as `read_until`), refusing one longer than
+/// `MAX_LINE` bytes. Returns the bytes read: 0 at the end of the input.
+pub fn read_line_bounded(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let n = input.take(MAX_LINE as u64).read_until(b'\n', buf)?;
+    if n == MAX_LINE && buf.last() != Some(&b'\n') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a line longer than {MAX_LINE} bytes: not a certificate"),
+        ));
+    }
+    Ok(n)
+}
+
 /// Whether `path` names a gzip file.
 pub fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "gz")

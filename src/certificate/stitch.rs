@@ -74,8 +74,9 @@ pub fn read_header(path: &Path) -> Result<Header, StitchError> {
 
 /// Reads a certificate's header line.
 pub(crate) fn header_of(path: &Path, input: &mut dyn BufRead) -> Result<Header, StitchError> {
-    let mut line = String::new();
-    input.read_line(&mut line).map_err(io_at(path))?;
+    let mut bytes = Vec::new();
+    format::read_line_bounded(input, &mut bytes).map_err(io_at(path))?;
+    let line = String::from_utf8_lossy(&bytes);
     serde_json::from_str(line.trim_end()).map_err(|e| StitchError::Bad {
         path: path.to_path_buf(),
         line: 1,
@@ -89,13 +90,18 @@ pub(crate) fn node_lines(
     input: &mut dyn BufRead,
     mut each: impl FnMut(u64, NodeLine<'_>) -> Result<(), StitchError>,
 ) -> Result<(), StitchError> {
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let mut index = 0u64;
     loop {
-        text.clear();
-        if input.read_line(&mut text).map_err(io_at(path))? == 0 {
+        bytes.clear();
+        if format::read_line_bounded(input, &mut bytes).map_err(io_at(path))? == 0 {
             return Ok(());
         }
+        let text = std::str::from_utf8(&bytes).map_err(|_| StitchError::Bad {
+            path: path.to_path_buf(),
+            line: index + 2,
+            reason: "not UTF-8 text".to_string(),
+        })?;
         let line = text.strip_suffix('\n').ok_or_else(|| StitchError::Bad {
             path: path.to_path_buf(),
             line: index + 2,
