@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{DaemonError, DataDir};
+use super::datadir::{DaemonError, DataDir};
 use crate::config::Config;
 use crate::session::SessionError;
 use crate::session::store::{self, Contents, SledStore, Table};

@@ -6,10 +6,12 @@
 
 pub mod certificates;
 pub mod compact;
+pub mod datadir;
 pub mod protocol;
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, Write};
+pub use datadir::{DaemonError, DataDir, DataLock, lock, open_sessions};
+
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -18,172 +20,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use thiserror::Error;
 
 use crate::config::Config;
 use crate::egdb::Database;
 use crate::egdb::file::board_dir;
 use crate::position::Position;
 use crate::session::runner::{self, Control};
-use crate::session::store::SledStore;
 use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State, Tuning};
 use protocol::{Answer, Envelope, PROTOCOL, Request};
 
 /// The longest session name taken (lists and pages show it whole).
 const MAX_NAME: usize = 200;
-
-#[derive(Debug, Error)]
-pub enum DaemonError {
-    #[error("{path} is in use by process {pid} (a daemon or a solve); stop it first")]
-    Locked { path: PathBuf, pid: String },
-    #[error("{what} {path}: {source}")]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is not a directory: the data directory holds the store, the lock and the logs")]
-    NotADirectory { path: PathBuf },
-    #[error(transparent)]
-    Session(#[from] SessionError),
-}
-
-impl DaemonError {
-    /// Whether the user can mend it (another process holds the directory, the path is not
-    /// a directory or cannot be made one: a parent missing, not a directory or not
-    /// writable), as opposed to a failure of the machine (a full disk, say).
-    pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            DaemonError::Locked { .. } | DaemonError::NotADirectory { .. }
-        ) || matches!(
-            self,
-            DaemonError::Io { what: DATA_DIR_UNMADE, source, .. } if matches!(
-                source.kind(),
-                std::io::ErrorKind::NotFound
-                    | std::io::ErrorKind::PermissionDenied
-                    | std::io::ErrorKind::NotADirectory
-                    | std::io::ErrorKind::ReadOnlyFilesystem
-            )
-        )
-    }
-}
-
-/// The paths under a data directory.
-#[derive(Clone, Debug)]
-pub struct DataDir {
-    pub root: PathBuf,
-}
-
-impl DataDir {
-    pub fn new(root: &Path) -> DataDir {
-        DataDir {
-            root: root.to_path_buf(),
-        }
-    }
-    pub fn store(&self) -> PathBuf {
-        self.root.join("store")
-    }
-    /// Written when the store was created: a store missing beside it is damaged, not new.
-    pub fn created(&self) -> PathBuf {
-        self.root.join("store.created")
-    }
-    pub fn lock(&self) -> PathBuf {
-        self.root.join("daemon.lock")
-    }
-    pub fn socket(&self) -> PathBuf {
-        self.root.join("daemon.sock")
-    }
-    pub fn logs(&self) -> PathBuf {
-        self.root.join("logs")
-    }
-}
-
-/// Holds the data directory for this process until dropped.
-pub struct DataLock {
-    _file: File,
-}
-
-/// What a data directory that cannot be created is called in its error.
-const DATA_DIR_UNMADE: &str = "cannot create the data directory";
-
-/// Takes the data directory's lock, or names the process that holds it.
-pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
-    let io = |what, source| DaemonError::Io {
-        what,
-        path: dir.lock(),
-        source,
-    };
-    if dir.root.exists() && !dir.root.is_dir() {
-        return Err(DaemonError::NotADirectory {
-            path: dir.root.clone(),
-        });
-    }
-    std::fs::create_dir_all(&dir.root).map_err(|source| DaemonError::Io {
-        what: DATA_DIR_UNMADE,
-        path: dir.root.clone(),
-        source,
-    })?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.lock())
-        .map_err(|e| io("cannot open", e))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let mut pid = String::new();
-            let _ = file.read_to_string(&mut pid);
-            return Err(DaemonError::Locked {
-                path: dir.root.clone(),
-                pid: pid.trim().to_string(),
-            });
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(io("cannot lock", e)),
-    }
-    file.set_len(0).map_err(|e| io("cannot write", e))?;
-    file.rewind().map_err(|e| io("cannot write", e))?;
-    write!(file, "{}", std::process::id()).map_err(|e| io("cannot write", e))?;
-    file.sync_all().map_err(|e| io("cannot write", e))?;
-    Ok(DataLock { _file: file })
-}
-
-/// Opens the store of a locked data directory.
-///
-/// A marker file beside the store records that it was created, so a store whose files were
-/// damaged or deleted is reported instead of being taken for a new, empty one.
-pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
-    if let Some(what) = compact::recover(dir)? {
-        tracing::info!("{}: {what}", dir.root.display());
-    }
-    let marker = dir.created();
-    let created = marker.exists();
-    if created && !dir.store().is_dir() {
-        return Err(SessionError::Damaged(format!(
-            "{} is missing although {} says it was created",
-            dir.store().display(),
-            marker.display()
-        ))
-        .into());
-    }
-    let store = SledStore::open(&dir.store(), config.store_cache).map_err(SessionError::from)?;
-    let sessions = Sessions::open(Arc::new(store), created)?;
-    if !created {
-        std::fs::write(
-            &marker,
-            format!("format {}\n", crate::session::format::FORMAT),
-        )
-        .map_err(|source| DaemonError::Io {
-            what: "cannot write",
-            path: marker.clone(),
-            source,
-        })?;
-    }
-    Ok(sessions)
-}
 
 /// How long a pause or stop waits for the worker's checkpoint before answering.
 const STOP_WAIT: Duration = Duration::from_secs(60);
@@ -1132,35 +979,6 @@ pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
     let _ = std::fs::remove_file(service.dir.socket());
 }
 
-/// Removes, below `dir`, the files certificate writers leave when killed: `*.tmp` (a file
-/// being written, renamed only once whole, or a list not yet in place) and a list of open
-/// leaves (`X.open.jsonl`) whose partial certificate (`X.partial.cert.gz`) is not there.
-/// Only called with the data directory locked, so no writer of this directory runs.
-fn remove_unfinished_certificates(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.is_dir() {
-            removed += remove_unfinished_certificates(&path);
-        } else if (path.extension().is_some_and(|x| x == "tmp") || orphan_list(&path))
-            && std::fs::remove_file(&path).is_ok()
-        {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Whether `path` is a list of open leaves whose partial certificate is gone.
-fn orphan_list(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    name.strip_suffix(".open.jsonl")
-        .is_some_and(|stem| !Path::new(&format!("{stem}.partial.cert.gz")).exists())
-}
-
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
 /// running session is checkpointed before it returns.
 pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
@@ -1169,7 +987,7 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
     let sessions = open_sessions(&dir, &config)?;
     let listener = bind(&dir)?;
     let service = Service::new(sessions, config, dir, true);
-    let stale = remove_unfinished_certificates(&service.dir.root.join("certificates"));
+    let stale = datadir::remove_unfinished_certificates(&service.dir.root.join("certificates"));
     if stale > 0 {
         tracing::info!(
             "daemon: removed {stale} unfinished certificate files (a writer was killed)"
