@@ -529,3 +529,38 @@ fn a_search_one_layer_down_checks_a_layer_of_tables() {
     assert!(bad.agreed < bad.decided / 2, "{bad:?}");
     assert!(!bad.disagreements.is_empty());
 }
+
+/// A slice file far above the built tables (a stray copy) is named, not the dozens of slices
+/// between; a slice missing among built ones is named as before.
+#[test]
+fn a_stray_slice_file_is_named() {
+    let board: Board = "3x5".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), board, 4, &options(), &mut |_| {}).unwrap();
+    let stray = slice_path(dir.path(), board, "5-5".parse().unwrap(), Kind::Wdl);
+    fs::copy(
+        slice_path(dir.path(), board, "2-2".parse().unwrap(), Kind::Wdl),
+        &stray,
+    )
+    .unwrap();
+    let e = Database::open_whole(dir.path(), board)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("no slice of 5 pieces is built"), "{e}");
+    assert!(e.contains(&stray.display().to_string()), "{e}");
+    assert!(e.len() < 400, "{e}");
+    fs::remove_file(&stray).unwrap();
+    fs::remove_file(slice_path(
+        dir.path(),
+        board,
+        "3-1".parse().unwrap(),
+        Kind::Wdl,
+    ))
+    .unwrap();
+    let e = Database::open_whole(dir.path(), board)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("(slice 3-1 missing)"), "{e}");
+}

@@ -90,12 +90,7 @@ pub enum TablesError {
         /// The piece count the hint suggests.
         pieces: usize,
     },
-    #[error(
-        "the tables of {board} under {} are not whole ({}): {}",
-        root.display(),
-        census_problems(missing, damaged),
-        repair_hint(*board, root, *max_pieces, damaged)
-    )]
+    #[error("the tables of {board} under {} are not whole {}", root.display(), incomplete(*board, root, *max_pieces, missing, damaged))]
     Incomplete {
         board: Board,
         root: PathBuf,
@@ -117,11 +112,77 @@ impl TablesError {
     }
 }
 
+/// What is wrong with tables that are not whole, and what to do.
+fn incomplete(
+    board: Board,
+    root: &Path,
+    max_pieces: usize,
+    missing: &[Material],
+    damaged: &[(Material, String)],
+) -> String {
+    // A whole piece count missing below the largest present: the files above it stand alone
+    // (a stray file, or a build under way elsewhere); they are named, not what they lack.
+    let whole = |n: usize| Material::with_pieces(n).all(|m| missing.contains(&m));
+    if let Some(gap) = (2..max_pieces).find(|&n| whole(n)) {
+        let above: Vec<String> = (gap + 1..=max_pieces)
+            .flat_map(Material::with_pieces)
+            .filter(|m| !missing.contains(m))
+            .map(|m| {
+                crate::egdb::file::slice_path(root, board, m, Kind::Wdl)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        return format!(
+            "(no slice of {gap} pieces is built, yet {} {} above it): remove {}, or build every slice up to {max_pieces} pieces with `fanorona db build --board {board} --pieces {max_pieces} --db {}`",
+            above.join(", "),
+            if above.len() == 1 { "lies" } else { "lie" },
+            if above.len() == 1 { "it" } else { "them" },
+            root.display()
+        );
+    }
+    format!(
+        "({}): {}",
+        census_problems(missing, damaged),
+        repair_hint(board, root, max_pieces, damaged)
+    )
+}
+
 fn census_problems(missing: &[Material], damaged: &[(Material, String)]) -> String {
     let mut parts = Vec::new();
-    if !missing.is_empty() {
-        let names: Vec<String> = missing.iter().map(Material::to_string).collect();
-        parts.push(format!("slice {} missing", names.join(", ")));
+    // A piece count none of whose slices is there is named as a whole (a stray file far
+    // above the built tables would otherwise list dozens of slices), runs of them as a range.
+    let whole = |n: usize| Material::with_pieces(n).all(|m| missing.contains(&m));
+    let mut names = Vec::new();
+    let mut n = 2;
+    while n <= 45 {
+        if !missing.iter().any(|m| m.pieces() == n) {
+            n += 1;
+            continue;
+        }
+        if whole(n) {
+            let mut last = n;
+            while last < 45 && whole(last + 1) {
+                last += 1;
+            }
+            names.push(if last == n {
+                format!("every slice of {n} pieces")
+            } else {
+                format!("every slice of {n} to {last} pieces")
+            });
+            n = last + 1;
+        } else {
+            names.extend(
+                missing
+                    .iter()
+                    .filter(|m| m.pieces() == n)
+                    .map(|m| format!("slice {m}")),
+            );
+            n += 1;
+        }
+    }
+    if !names.is_empty() {
+        parts.push(format!("{} missing", names.join(", ")));
     }
     for (m, why) in damaged {
         parts.push(format!("slice {m} damaged: {why}"));
