@@ -1,0 +1,146 @@
+//! The server: the data directory's socket, a thread a connection answering one request a
+//! line (`protocol`), and the daemon's life from start to shutdown (`serve`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::Service;
+use super::datadir::{self, DaemonError, DataDir, lock, open_sessions};
+use super::protocol::{Answer, Envelope, PROTOCOL};
+use crate::config::Config;
+
+/// Listens on the data directory's socket (owner-only), replacing a stale socket file: the
+/// caller holds the lock, so no other process answers there.
+pub fn bind(dir: &DataDir) -> Result<UnixListener, DaemonError> {
+    let socket = dir.socket();
+    let _ = std::fs::remove_file(&socket);
+    let io = |what, source| DaemonError::Io {
+        what,
+        path: socket.clone(),
+        source,
+    };
+    let listener = UnixListener::bind(&socket).map_err(|e| io("cannot listen on", e))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| io("cannot restrict", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| io("cannot listen on", e))?;
+    Ok(listener)
+}
+
+/// Answers connections on `listener`, each on a thread of its own, until `done` is set; then
+/// removes the socket file.
+pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
+    std::thread::scope(|s| {
+        while !done.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    // A client that stays silent is dropped, so it cannot hold up shutdown.
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                    s.spawn(move || converse(service, stream));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => tracing::warn!("accept: {e}"),
+            }
+        }
+    });
+    let _ = std::fs::remove_file(service.dir.socket());
+}
+
+/// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
+/// running session is checkpointed before it returns.
+pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    let dir = DataDir::new(&config.data_dir);
+    let _lock = lock(&dir)?;
+    let sessions = open_sessions(&dir, &config)?;
+    let listener = bind(&dir)?;
+    let service = Service::new(sessions, config, dir, true);
+    let stale = datadir::remove_unfinished_certificates(&service.dir.root.join("certificates"));
+    if stale > 0 {
+        tracing::info!(
+            "daemon: removed {stale} unfinished certificate files (a writer was killed)"
+        );
+    }
+    tracing::info!(
+        "daemon {} on {} (store {})",
+        std::process::id(),
+        service.dir.socket().display(),
+        service.dir.store().display()
+    );
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| service.work(&shutdown));
+        let spare =
+            (service.config.threads >= 2).then(|| s.spawn(|| service.work_spare(&shutdown)));
+        s.spawn(|| answer(&service, &listener, &shutdown));
+        while !shutdown.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        tracing::info!("daemon: shutting down, checkpointing the running sessions");
+        service.closing.store(true, Ordering::SeqCst);
+        while !worker.is_finished() || spare.as_ref().is_some_and(|h| !h.is_finished()) {
+            service.control.request_stop();
+            service.spare.control.request_stop();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    tracing::info!("daemon: stopped");
+    Ok(())
+}
+
+/// Answers the requests of one connection, one line each.
+fn converse(service: &Service, stream: UnixStream) {
+    let reader = BufReader::new(&stream);
+    for line in reader.lines() {
+        let Ok(line) = line else { return };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Envelope>(&line) {
+            Ok(env) if env.protocol != PROTOCOL => Answer {
+                protocol: PROTOCOL,
+                ok: false,
+                result: None,
+                error: Some(format!(
+                    "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
+                    env.protocol
+                )),
+                bad_input: true,
+            },
+            Ok(env) => match service.handle(env.request) {
+                Ok(v) => Answer {
+                    protocol: PROTOCOL,
+                    ok: true,
+                    result: Some(v),
+                    error: None,
+                    bad_input: false,
+                },
+                Err(r) => Answer {
+                    protocol: PROTOCOL,
+                    ok: false,
+                    result: None,
+                    error: Some(r.message),
+                    bad_input: r.bad_input,
+                },
+            },
+            Err(e) => Answer {
+                protocol: PROTOCOL,
+                ok: false,
+                result: None,
+                error: Some(format!("not a request: {e}")),
+                bad_input: true,
+            },
+        };
+        let mut out = serde_json::to_vec(&answer).expect("answers serialise");
+        out.push(b'\n');
+        if (&stream).write_all(&out).is_err() {
+            return;
+        }
+    }
+}
