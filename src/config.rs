@@ -8,7 +8,7 @@ use thiserror::Error;
 use toml::Spanned;
 
 use crate::search::Init;
-use crate::session::SecondLevel;
+use crate::search::SecondLevel;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {

@@ -13,11 +13,13 @@ pub mod play;
 pub mod position;
 pub mod repetition;
 pub mod search;
+pub mod target;
 
 pub use geometry::{Bitboard, Board, BoardError};
 pub use movegen::Capture;
 pub use moves::{Move, MoveError, legal_moves};
 pub use position::{Color, Position, PositionError};
+pub use target::{TargetError, parse_target};
 pub mod certificate;
 pub mod daemon;
 pub mod session;

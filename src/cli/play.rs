@@ -644,7 +644,7 @@ fn read_starts(path: &Path) -> Result<Vec<Position>, Failure> {
                 starts[0].board()
             )));
         }
-        if fanorona::movegen::is_lost(&pos) || fanorona::daemon::ended_before(&pos).is_some() {
+        if fanorona::movegen::is_lost(&pos) || fanorona::target::playable(&pos).is_err() {
             return Err(Failure::input(anyhow!(
                 "{} line {}: the game is already over there",
                 path.display(),

@@ -26,7 +26,7 @@ pub fn resolve_position(position: Option<&str>, board: Option<&str>) -> Result<P
 /// A board (its start) or a position, read as every command and the daemon read a target
 /// (`parse_target`: a finished game is refused).
 pub fn target_position(text: &str) -> Result<Position, Failure> {
-    fanorona::daemon::parse_target(text).map_err(|e| Failure::input(anyhow::anyhow!(e)))
+    fanorona::parse_target(text).map_err(|e| Failure::input(anyhow::anyhow!(e)))
 }
 
 fn notations(pos: &Position) -> Vec<String> {

@@ -952,7 +952,7 @@ pub fn unfinished(state: State) -> bool {
 /// solved, copied to PREFIX; written now (from the store) where there are none yet.
 fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> CliResult {
     use fanorona::certificate::path_for;
-    use fanorona::daemon::certificates;
+    use fanorona::session::certificates;
     crate::cli::certificate::check_prefix(prefix)?;
     let (status, _) = ask(config, Request::Status { id })?;
     let state = status["state"].as_str().unwrap_or("?").to_string();
@@ -1105,7 +1105,7 @@ fn write_certificates(
     prefix: &Path,
     chosen: &Chosen,
 ) -> Result<Vec<Value>, Failure> {
-    use fanorona::daemon::certificates;
+    use fanorona::session::certificates;
     let dir = DataDir::new(&config.data_dir);
     let prefix = std::path::absolute(prefix)
         .map_err(|e| Failure::input(anyhow!("{}: {e}", prefix.display())))?;

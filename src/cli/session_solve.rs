@@ -16,6 +16,7 @@ use fanorona::config::Config;
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
 use fanorona::search::Goal;
 use fanorona::search::rote::RoteKey;
+use fanorona::session::settings::new_settings;
 use fanorona::session::{self, SessionRecord, State, curve, runner};
 
 /// Set by SIGINT/SIGTERM: checkpoint and stop.
@@ -71,8 +72,8 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         _ => session::Algo::Pn2,
     };
     // Bad input is refused before anything is written.
-    let settings = daemon::session_settings(config, pos, args.db.clone(), Some(algo))
-        .map_err(|r| Failure::input(anyhow!(r.message)))?;
+    let settings = new_settings(config, pos, args.db.clone(), Some(algo))
+        .map_err(|e| Failure::input(anyhow!(e)))?;
     let dir = DataDir::new(&config.data_dir);
     // Another command may hold the lock for a moment (`session list` reading the store):
     // wait for it, unless a daemon (or a solve) answers on the socket and keeps it.
@@ -214,7 +215,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         // Decided by the rote store at the root: the deciding session's certificate holds
         // it; re-solved from nothing only when certificates are asked for here.
         match service.write_certificates(&rec, args.certificate.is_some()) {
-            Err(fanorona::daemon::certificates::CertificateError::FromStore { .. }) => Vec::new(),
+            Err(fanorona::session::certificates::CertificateError::FromStore { .. }) => Vec::new(),
             made => made.map_err(Failure::other)?,
         }
     };

@@ -4,7 +4,6 @@
 //! Layout of the data directory: `store/` (the session store), `daemon.lock`, `daemon.sock`,
 //! `logs/session-N.jsonl` (one progress log per session).
 
-pub mod certificates;
 pub mod compact;
 pub mod datadir;
 pub mod protocol;
@@ -21,15 +20,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::egdb::Database;
-use crate::egdb::file::board_dir;
 use crate::position::Position;
+use crate::session::certificates;
 use crate::session::runner::{self, Control};
-use crate::session::{Algo, SessionError, SessionRecord, Sessions, Settings, State, Tuning};
+use crate::session::settings::{SettingsError, check_name, check_new_tables, new_settings};
+use crate::session::{SessionError, SessionRecord, Sessions, State, Tuning};
+use crate::target::{TargetError, parse_target};
 use protocol::Request;
-
-/// The longest session name taken (lists and pages show it whole).
-const MAX_NAME: usize = 200;
 
 /// How long a pause or stop waits for the worker's checkpoint before answering.
 const STOP_WAIT: Duration = Duration::from_secs(60);
@@ -39,6 +36,21 @@ const STOP_WAIT: Duration = Duration::from_secs(60);
 pub struct Refusal {
     pub message: String,
     pub bad_input: bool,
+}
+
+impl From<SettingsError> for Refusal {
+    fn from(e: SettingsError) -> Refusal {
+        Refusal {
+            bad_input: e.is_bad_input(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<TargetError> for Refusal {
+    fn from(e: TargetError) -> Refusal {
+        bad_input(e.to_string())
+    }
 }
 
 impl From<SessionError> for Refusal {
@@ -52,32 +64,6 @@ impl From<SessionError> for Refusal {
             bad_input,
         }
     }
-}
-
-/// Tables a session may move to: whole for its board, and deciding every position its
-/// tables did (as many pieces at least), so the values its trees hold stay true.
-fn check_new_tables(rec: &SessionRecord, dir: &Path) -> Result<(), Refusal> {
-    let root: Position = rec
-        .root
-        .parse()
-        .map_err(|e| bad_input(format!("session {}: bad root: {e}", rec.id)))?;
-    let new = Database::open_whole(dir, root.board()).map_err(|e| bad_input(e.to_string()))?;
-    // What the session's tables decide: every slice up to the largest built (it checked
-    // them whole when it opened them).
-    let old = rec
-        .settings
-        .db_dir
-        .as_ref()
-        .map_or(0, |d| Database::new(d, root.board()).max_pieces());
-    if new.max_pieces() < old {
-        return Err(bad_input(format!(
-            "{}: tables up to {} pieces, fewer than the session's {old}: they would not decide \
-             every position its trees were given values for",
-            dir.display(),
-            new.max_pieces()
-        )));
-    }
-    Ok(())
 }
 
 fn bad_input(message: String) -> Refusal {
@@ -134,83 +120,6 @@ impl Drop for Writing<'_> {
 pub struct Slot {
     pub running: Mutex<Option<u64>>,
     pub control: Control,
-}
-
-/// A session's name is refused unless it has 1 to `MAX_NAME` characters (spaces around it
-/// not counted).
-pub fn check_name(name: &str) -> Result<(), String> {
-    let chars = name.trim().chars().count();
-    if chars == 0 || chars > MAX_NAME {
-        return Err(format!(
-            "a session's name has 1 to {MAX_NAME} characters (this one has {chars})"
-        ));
-    }
-    Ok(())
-}
-
-/// Why `pos` cannot be played on, if its side not to move has no pieces: the game ended
-/// when the other took the last one. (The side to move without pieces is a lost position,
-/// which the searches answer.)
-pub fn ended_before(pos: &Position) -> Option<String> {
-    let waiting = pos.side_to_move().opponent();
-    (pos.pieces(waiting) == 0 && pos.pieces(pos.side_to_move()) != 0).then(|| {
-        format!(
-            "bad position {pos}: {} has no pieces, so the game ended with {}'s win before this move",
-            waiting.name(),
-            pos.side_to_move().name()
-        )
-    })
-}
-
-/// A board (RxC, its start) or a position that can be played on. Text with rows or a side
-/// to move is read as a position, so a position typed without its slashes is named as one.
-pub fn parse_target(text: &str) -> Result<Position, String> {
-    let text = text.trim();
-    if text.contains('/') || text.contains(char::is_whitespace) {
-        let pos = text
-            .parse::<Position>()
-            .map_err(|e| format!("bad position: {e}"))?;
-        ended_before(&pos).map_or(Ok(pos), Err)
-    } else {
-        text.parse::<crate::Board>()
-            .map(Position::initial)
-            .map_err(|e| e.to_string())
-    }
-}
-
-/// The settings of a new session on `pos`: the tables of `db` (which must hold the board) or
-/// of the config's db_dir (if it does), and the config's session keys.
-pub fn session_settings(
-    config: &Config,
-    pos: &Position,
-    db: Option<PathBuf>,
-    algo: Option<Algo>,
-) -> Result<Settings, Refusal> {
-    // Tables named, or found under the config's db_dir, must be whole: a session must not
-    // run for days over a missing or damaged slice.
-    let db_dir = match db {
-        Some(d) => Some(d),
-        None => board_dir(&config.db_dir, pos.board())
-            .is_dir()
-            .then(|| config.db_dir.clone()),
-    };
-    if let Some(d) = &db_dir {
-        Database::open_whole(d, pos.board()).map_err(|e| Refusal {
-            bad_input: e.is_missing(),
-            message: e.to_string(),
-        })?;
-    }
-    let db_dir = db_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
-    Ok(Settings {
-        algo: algo.unwrap_or(Algo::Pn2),
-        db_dir,
-        second_level: config.second_level,
-        init: config.init,
-        checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
-        verify: config.verify,
-        threads: config.threads.min(2),
-        pairs: config.pairs,
-    })
 }
 
 impl Service {
@@ -273,9 +182,9 @@ impl Service {
                 name,
                 second_level,
             } => {
-                let pos = parse_target(&target).map_err(bad_input)?;
+                let pos = parse_target(&target)?;
                 if let Some(n) = &name {
-                    check_name(n).map_err(bad_input)?;
+                    check_name(n)?;
                 }
                 if crate::movegen::is_lost(&pos) {
                     return Err(bad_input(format!(
@@ -283,7 +192,7 @@ impl Service {
                         pos.side_to_move()
                     )));
                 }
-                let mut settings = session_settings(&self.config, &pos, db, algo)?;
+                let mut settings = new_settings(&self.config, &pos, db, algo)?;
                 if let Some(s) = second_level {
                     settings.second_level = s;
                 }

@@ -3,6 +3,7 @@
 //!
 //! Only this layer touches the store, and only `store.rs` touches sled.
 
+pub mod certificates;
 pub mod codec;
 pub mod curve;
 pub mod format;
@@ -10,6 +11,7 @@ pub mod log;
 pub mod moves;
 pub mod record;
 pub mod runner;
+pub mod settings;
 pub mod store;
 
 use std::cell::RefCell;

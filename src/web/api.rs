@@ -61,7 +61,7 @@ impl GameText {
     pub fn replay(&self) -> Result<Game, ApiError> {
         let start = match self.start.as_deref().map(str::trim) {
             None | Some("") => Position::initial(Board::STANDARD),
-            Some(t) => crate::daemon::parse_target(t).map_err(ApiError::bad)?,
+            Some(t) => crate::target::parse_target(t).map_err(|e| ApiError::bad(e.to_string()))?,
         };
         at_most_max_plies(self.moves.len())?;
         let mut game = Game::new(start, None);
