@@ -36,20 +36,28 @@ fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::Sessio
             s.spawn(|| daemon::answer(service, listener, &done));
         }
         let h = s.spawn(|| {
-            *service.running.lock().expect("running lock") = Some(id);
+            let worker = &service.workers.main;
+            worker.hold(id);
             let r =
-                runner::run_guarded(&service.sessions, id, &service.control, &service.dir.logs());
-            *service.running.lock().expect("running lock") = None;
+                runner::run_guarded(&service.sessions, id, &worker.control, &service.dir.logs());
+            worker.release();
             r
         });
         let (mut last, mut shown) = (Instant::now(), 0);
         while !h.is_finished() {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                service.control.request_stop();
+                service.workers.main.control.request_stop();
             }
             std::thread::sleep(Duration::from_millis(20));
             if last.elapsed() >= Duration::from_secs(1) {
-                let p = service.control.progress.lock().expect("progress").clone();
+                let p = service
+                    .workers
+                    .main
+                    .control
+                    .progress
+                    .lock()
+                    .expect("progress")
+                    .clone();
                 if let Some(p) = p.filter(|p| p.iteration != shown) {
                     shown = p.iteration;
                     eprintln!("{}", progress_line(&p));

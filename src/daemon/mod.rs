@@ -8,13 +8,13 @@ pub mod compact;
 pub mod datadir;
 pub mod protocol;
 pub mod server;
+pub mod workers;
 
 pub use datadir::{DaemonError, DataDir, DataLock, lock, open_sessions};
 pub use server::{answer, bind, serve};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -22,11 +22,11 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::position::Position;
 use crate::session::certificates;
-use crate::session::runner::{self, Control};
 use crate::session::settings::{SettingsError, check_name, check_new_tables, new_settings};
 use crate::session::{SessionError, SessionRecord, Sessions, State, Tuning};
 use crate::target::{TargetError, parse_target};
 use protocol::Request;
+use workers::Workers;
 
 /// How long a pause or stop waits for the worker's checkpoint before answering.
 const STOP_WAIT: Duration = Duration::from_secs(60);
@@ -78,24 +78,11 @@ pub struct Service {
     pub sessions: Sessions,
     pub config: Config,
     pub dir: DataDir,
-    pub control: Control,
-    /// The session the worker is solving.
-    pub running: Mutex<Option<u64>>,
-    /// Wakes the worker when a session becomes runnable.
-    wake: crossbeam_channel::Sender<()>,
-    woken: crossbeam_channel::Receiver<()>,
     /// Whether a worker runs sessions here (false for a command run without a daemon).
     pub has_worker: bool,
-    /// The second worker: with two threads, while the first searches one question alone,
-    /// it solves the next session on the idle core, one question at a time.
-    pub spare: Slot,
-    /// Held while a worker chooses its next session.
-    claiming: Mutex<()>,
-    /// The worker wants the session the spare worker holds.
-    handover: AtomicBool,
-    /// The worker writes a solved session's certificates (one thread, however long): the
-    /// spare may take a session meanwhile.
-    worker_certifying: AtomicBool,
+    /// The workers' sessions and controls (`workers.main` is also the solve a command runs
+    /// in its own process).
+    pub workers: Workers,
     /// The daemon is shutting down: certificates being written give up.
     pub closing: crate::certificate::Cancel,
     /// Prefixes of certificates being written: two writers on one prefix would share its
@@ -115,61 +102,17 @@ impl Drop for Writing<'_> {
     }
 }
 
-/// A worker's session and its control.
-#[derive(Default)]
-pub struct Slot {
-    pub running: Mutex<Option<u64>>,
-    pub control: Control,
-}
-
 impl Service {
     pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
-        let (wake, woken) = crossbeam_channel::bounded(1);
-        let control = || {
-            let c = Control::with_table(config.second_level_table);
-            c.memory_bound
-                .store(config.memory_bound, std::sync::atomic::Ordering::Relaxed);
-            c
-        };
-        let (control, spare) = (control(), control());
         Service {
             sessions,
+            workers: Workers::new(&config),
             config,
             dir,
-            control,
-            running: Mutex::new(None),
-            wake,
-            woken,
             has_worker,
-            spare: Slot {
-                running: Mutex::new(None),
-                control: spare,
-            },
-            claiming: Mutex::new(()),
-            handover: AtomicBool::new(false),
-            worker_certifying: AtomicBool::new(false),
             closing: Default::default(),
             writing: Mutex::default(),
         }
-    }
-
-    /// Both workers: the session each solves and its control.
-    fn slots(&self) -> [(&Mutex<Option<u64>>, &Control); 2] {
-        [
-            (&self.running, &self.control),
-            (&self.spare.running, &self.spare.control),
-        ]
-    }
-
-    /// The worker solving session `id`, if one is: its session and its control.
-    fn slot_of(&self, id: u64) -> Option<(&Mutex<Option<u64>>, &Control)> {
-        self.slots()
-            .into_iter()
-            .find(|(running, _)| *running.lock().expect("running lock") == Some(id))
-    }
-
-    fn wake(&self) {
-        let _ = self.wake.try_send(());
     }
 
     /// Answers one request.
@@ -198,7 +141,7 @@ impl Service {
                 }
                 let rec = self.sessions.create(&pos, name, settings)?;
                 tracing::info!("session {}: created for {}", rec.id, rec.root);
-                self.wake();
+                self.workers.wake();
                 Ok(json!({"id": rec.id, "name": rec.name, "daemon": self.has_worker}))
             }
             Request::List => Ok(Value::Array(
@@ -216,20 +159,16 @@ impl Service {
                     State::Stopped
                 };
                 let rec = self.sessions.set_state(id, to)?;
-                // Under the lock, so the stop cannot reach a session the worker starts next.
-                let slot = self.slots().into_iter().find(|(running, control)| {
-                    let running = running.lock().expect("running lock");
-                    let active = *running == Some(id);
-                    if active {
-                        control.request_stop();
-                    }
-                    active
-                });
+                let slot = self
+                    .workers
+                    .slots()
+                    .into_iter()
+                    .find(|slot| slot.stop_if_solving(id));
                 // Answer once the worker has checkpointed and let go (the status says
                 // "pausing" or "stopping" if that takes longer than a client waits).
                 let waited = std::time::Instant::now();
-                while let Some((running, _)) = slot
-                    && *running.lock().expect("running lock") == Some(id)
+                while let Some(slot) = slot
+                    && slot.session() == Some(id)
                     && waited.elapsed() < STOP_WAIT
                 {
                     std::thread::sleep(Duration::from_millis(20));
@@ -400,7 +339,7 @@ impl Service {
             }
             Request::Resume { id } => {
                 let rec = self.sessions.set_state(id, State::Running)?;
-                self.wake();
+                self.workers.wake();
                 Ok(self.status_json(&rec))
             }
             Request::Curve { id, since } => {
@@ -472,7 +411,7 @@ impl Service {
     /// A session's status: its record, its totals and, while it runs, its live progress.
     pub fn status_json(&self, r: &SessionRecord) -> Value {
         let (nodes, seconds, rote_hits) = r.totals();
-        let slot = self.slot_of(r.id);
+        let slot = self.workers.slot_of(r.id);
         let active = slot.is_some();
         // What is true now, not only what is stored: a running session nobody solves waits
         // (for the worker, or for a daemon), one told to pause may still be checkpointing.
@@ -485,10 +424,10 @@ impl Service {
             (s, _) => s.name(),
         };
         let progress = slot
-            .and_then(|(_, control)| control.progress.lock().expect("progress lock").clone())
+            .and_then(|slot| slot.control.progress.lock().expect("progress lock").clone())
             .filter(|p| p.session == r.id);
-        let live: Vec<_> = if let Some((_, control)) = slot {
-            control
+        let live: Vec<_> = if let Some(slot) = slot {
+            slot.control
                 .live
                 .lock()
                 .expect("live lock")
@@ -523,157 +462,6 @@ impl Service {
             "log": crate::session::log::log_path(&self.dir.logs(), r.id),
         })
     }
-
-    /// The worker: solves running sessions, oldest first, until `shutdown`. After each it
-    /// writes the certificates of a solved one (`finished`), on its own thread.
-    pub fn work(&self, shutdown: &AtomicBool) {
-        let mut reported = std::collections::HashSet::new();
-        while !shutdown.load(Ordering::SeqCst) {
-            let Some(id) = self.claim(false, &mut reported) else {
-                let _ = self.woken.recv_timeout(Duration::from_millis(500));
-                continue;
-            };
-            if shutdown.load(Ordering::SeqCst) {
-                self.control.request_stop();
-            }
-            let result = runner::run_guarded(&self.sessions, id, &self.control, &self.dir.logs());
-            *self.running.lock().expect("running lock") = None;
-            // It searches nothing now (an error may have left the counts up): the spare must
-            // not be told to hand its thread back.
-            self.control.searches.store(0, Ordering::SeqCst);
-            self.control.pairing.store(false, Ordering::SeqCst);
-            // A solved session's certificates come next, on this thread alone (a session
-            // that must wait before it is tried again is not the spare's meanwhile).
-            let solved = matches!(&result, Ok(r) if r.state == State::Solved);
-            self.worker_certifying.store(solved, Ordering::SeqCst);
-            self.finished(id, result, &self.control);
-            self.worker_certifying.store(false, Ordering::SeqCst);
-        }
-    }
-
-    /// Whether the worker needs the spare's thread: it searches two questions, or one on two
-    /// threads, or is starting a session, or wants the spare's session.
-    fn worker_needs_both(&self) -> bool {
-        self.control.searches.load(Ordering::SeqCst) >= 2
-            || self.control.pairing.load(Ordering::SeqCst)
-            || self.handover.load(Ordering::SeqCst)
-    }
-
-    /// The spare worker: while the worker searches a single question (the other one
-    /// decided, or a session with one question), it solves the next running session on the
-    /// idle thread, one question at a time, and hands the thread back (checkpointing) when
-    /// the worker needs both or wants that session.
-    pub fn work_spare(&self, shutdown: &AtomicBool) {
-        let mut reported = std::collections::HashSet::new();
-        while !shutdown.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(500));
-            let Some(id) = self.claim(true, &mut reported) else {
-                continue;
-            };
-            tracing::info!("session {id}: taken up by the spare worker, on the idle thread");
-            let result = std::thread::scope(|s| {
-                let run = s.spawn(|| {
-                    runner::run_guarded(&self.sessions, id, &self.spare.control, &self.dir.logs())
-                });
-                while !run.is_finished() {
-                    if shutdown.load(Ordering::SeqCst) || self.worker_needs_both() {
-                        self.spare.control.request_stop();
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                run.join().unwrap_or_else(|_| {
-                    Err(SessionError::Internal("the spare worker panicked".into()))
-                })
-            });
-            *self.spare.running.lock().expect("running lock") = None;
-            self.finished(id, result, &self.spare.control);
-        }
-    }
-
-    /// The next session for the worker (`spare` false) or the spare worker, marked as
-    /// theirs; one claims at a time, so the two never take the same session.
-    ///
-    /// The worker takes the oldest running session; if the spare holds it, the worker asks
-    /// for it back (`handover`) and waits. The spare takes the oldest running session the
-    /// worker does not hold, and only while the worker leaves a thread idle
-    /// (`spare_may_claim`).
-    fn claim(&self, spare: bool, reported: &mut std::collections::HashSet<u64>) -> Option<u64> {
-        let _claiming = self.claiming.lock().expect("claim lock");
-        let (mine, other, control) = if spare {
-            (&self.spare.running, &self.running, &self.spare.control)
-        } else {
-            (&self.running, &self.spare.running, &self.control)
-        };
-        let held = *other.lock().expect("running lock");
-        if spare
-            && !spare_may_claim(
-                held,
-                self.control.searches.load(Ordering::SeqCst),
-                self.worker_needs_both(),
-                self.worker_certifying.load(Ordering::SeqCst),
-            )
-        {
-            return None;
-        }
-        let rec = match self.sessions.list_readable() {
-            Ok((list, damaged)) => {
-                for id in damaged {
-                    if reported.insert(id) {
-                        tracing::error!("session {id}: its record is damaged; skipped");
-                    }
-                }
-                let oldest = list
-                    .into_iter()
-                    .find(|r| r.state == State::Running && (!spare || Some(r.id) != held))?;
-                if !spare && Some(oldest.id) == held {
-                    self.handover.store(true, Ordering::SeqCst);
-                    return None;
-                }
-                oldest
-            }
-            Err(e) => {
-                tracing::error!("cannot list sessions: {e}");
-                return None;
-            }
-        };
-        let mut running = mine.lock().expect("running lock");
-        control.clear();
-        if spare {
-            control.max_searches.store(1, Ordering::SeqCst);
-        } else {
-            // Both threads are the worker's until its search says how many it uses.
-            control.searches.store(2, Ordering::SeqCst);
-            self.handover.store(false, Ordering::SeqCst);
-        }
-        *running = Some(rec.id);
-        Some(rec.id)
-    }
-
-    /// After a worker's run of session `id`: the certificates of a solved session, a pause
-    /// before retrying one that could not go on.
-    fn finished(&self, id: u64, result: Result<SessionRecord, SessionError>, control: &Control) {
-        if let Ok(r) = &result
-            && r.state == State::Solved
-        {
-            // Logged inside; the session stays solved whatever happens here.
-            let _ = self.write_certificates(r, false);
-        }
-        match result {
-            Ok(r) if r.state == State::Running && !control.stop_requested() => {
-                // Ran out without finishing: back off before trying again.
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            Ok(_) => {}
-            // A damaged record or a bug: `run_guarded` marked the session failed.
-            Err(SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)) => {
-            }
-            Err(e) => {
-                tracing::error!("session {id}: {e}; retrying in 5 s");
-                std::thread::sleep(Duration::from_secs(5));
-            }
-        }
-    }
-
     /// Holds `prefix` for one certificate writer; `None` while another writes there.
     fn hold_prefix(&self, prefix: &Path) -> Option<Writing<'_>> {
         let mut set = self.writing.lock().expect("writing lock");
@@ -826,36 +614,4 @@ pub fn rote_from_export(v: &Value, board: crate::Board) -> crate::search::rote::
         );
     }
     table
-}
-
-/// Whether the spare worker may take a session: while the worker solves one (`held`) with a
-/// single search on one thread and does not want both threads back, or while it writes a
-/// solved session's certificates (one thread; a 5x9 certificate can take an hour, and the
-/// other core idled through it unless the spare already held a session).
-fn spare_may_claim(
-    held: Option<u64>,
-    searches: usize,
-    worker_needs_both: bool,
-    certifying: bool,
-) -> bool {
-    if certifying {
-        return true;
-    }
-    held.is_some() && searches == 1 && !worker_needs_both
-}
-
-#[cfg(test)]
-mod tests {
-    use super::spare_may_claim;
-
-    #[test]
-    fn the_spare_takes_a_session_only_beside_one_busy_thread() {
-        // Beside a single search, not beside two, a pair, or nothing.
-        assert!(spare_may_claim(Some(1), 1, false, false));
-        assert!(!spare_may_claim(Some(1), 2, false, false));
-        assert!(!spare_may_claim(Some(1), 1, true, false));
-        assert!(!spare_may_claim(None, 0, false, false));
-        // Beside the worker writing certificates (it holds no session then).
-        assert!(spare_may_claim(None, 0, false, true));
-    }
 }

@@ -85,8 +85,8 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
         tracing::info!("daemon: shutting down, checkpointing the running sessions");
         service.closing.store(true, Ordering::SeqCst);
         while !worker.is_finished() || spare.as_ref().is_some_and(|h| !h.is_finished()) {
-            service.control.request_stop();
-            service.spare.control.request_stop();
+            service.workers.main.control.request_stop();
+            service.workers.spare.control.request_stop();
             std::thread::sleep(Duration::from_millis(20));
         }
     });
