@@ -339,6 +339,14 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let db = if args.db.is_some() || board_dir(&dir, pos.board()).is_dir() {
         Some(open_tables(&dir, pos.board())?)
     } else {
+        // Said once, on stderr: a large board searched without tables can run for hours.
+        eprintln!(
+            "note: no tables of {} under {}: searching by the rules alone (`fanorona db build --board {} --pieces N --db {}` makes some)",
+            pos.board(),
+            dir.display(),
+            pos.board(),
+            dir.display()
+        );
         None
     };
     let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
