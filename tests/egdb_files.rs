@@ -564,3 +564,46 @@ fn a_stray_slice_file_is_named() {
         .to_string();
     assert!(e.contains("(slice 3-1 missing)"), "{e}");
 }
+
+/// A pair whose state file says it is under way but whose working files are gone (or a
+/// stale working file with no state) is built over from nothing, to the same bytes.
+#[test]
+fn a_symmetric_pair_without_its_working_files_starts_over() {
+    let board = Board::STANDARD;
+    let (whole, broken) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(whole.path(), board, 4, &o, &mut |_| {}).unwrap();
+    build(broken.path(), board, 3, &o, &mut |_| {}).unwrap();
+    let dir = broken.path().join("5x9");
+    // 3-1's pair claims three rounds done, with no working files.
+    fs::write(
+        dir.join("3-1.build.json"),
+        r#"{"first_pass":[198660,198660],"rounds":3,"finishing":false,"seconds":1.0}"#,
+    )
+    .unwrap();
+    // 2-2 has a working file of garbage, of the right size, and no state.
+    fs::write(
+        dir.join("2-2.wdl.building"),
+        vec![0xFFu8; 64 + 247_422usize.div_ceil(32) * 8],
+    )
+    .unwrap();
+    let mut lines = Vec::new();
+    build(broken.path(), board, 4, &o, &mut |l| {
+        lines.push(l.to_string())
+    })
+    .unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("3-1 + 1-3: the working files are missing")),
+        "{lines:?}"
+    );
+    for m in (2..=4).flat_map(Material::with_pieces) {
+        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
+        let b = fs::read(slice_path(broken.path(), board, m, Kind::Wdl)).unwrap();
+        assert!(a == b, "slice {m} differs");
+    }
+}

@@ -102,15 +102,21 @@ unsafe impl Sync for Values {}
 unsafe impl Send for Values {}
 
 impl Values {
-    /// Opens the working file of a slice of `len` entries; with `create`, makes it (zeroed)
-    /// where it is missing or of another size.
-    fn open(path: PathBuf, len: u64, create: bool) -> Result<Values, FileError> {
+    /// The bytes of the working file of a slice of `len` entries.
+    fn file_len(len: u64) -> u64 {
+        HEADER_LEN as u64 + len.div_ceil(32) * 8
+    }
+
+    /// Opens the working file of a slice of `len` entries: with `fresh`, made anew (zeroed,
+    /// whatever was there); else it must be there whole, as a resumed build left it.
+    fn open(path: PathBuf, len: u64, fresh: bool) -> Result<Values, FileError> {
+        let create = fresh;
         let io = |source| FileError::Io {
             path: path.clone(),
             source,
         };
         let count = len.div_ceil(32) as usize;
-        let bytes = HEADER_LEN as u64 + count as u64 * 8;
+        let bytes = Values::file_len(len);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -126,9 +132,9 @@ impl Values {
                 expected: bytes,
             });
         }
-        if found != bytes {
-            // New (or cut short by a full disk): the extent is allocated now, so that a disk
-            // too small fails here and not as a fault in the middle of a round.
+        if fresh {
+            // The extent is allocated now, so that a disk too small fails here and not as a
+            // fault in the middle of a round.
             file.set_len(0).map_err(io)?;
             rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, bytes)
                 .map_err(|e| io(e.into()))?;
@@ -279,11 +285,28 @@ pub(crate) fn build_pair(
             ..State::default()
         };
     }
-    let resumed = state
+    let mut resumed = state
         != State {
             first_pass: vec![0; slices.len()],
             ..State::default()
         };
+    // A resumed build needs its working files as it left them; without them, it starts over.
+    let whole = |m: &Material, s: &SymSlice| {
+        fs::metadata(building_path(root, board, *m))
+            .is_ok_and(|f| f.len() == Values::file_len(s.len()))
+            || crate::egdb::file::slice_path(root, board, *m, Kind::Wdl).is_file()
+                && state.finishing
+    };
+    if resumed && !materials.iter().zip(&slices).all(|(m, s)| whole(m, s)) {
+        log(&format!(
+            "{label}: the working files are missing or cut short: starting the pair over"
+        ));
+        state = State {
+            first_pass: vec![0; slices.len()],
+            ..State::default()
+        };
+        resumed = false;
+    }
     if resumed {
         log(&format!(
             "{label}: resuming ({})",
@@ -312,7 +335,7 @@ pub(crate) fn build_pair(
         let values = slices
             .iter()
             .zip(&materials)
-            .map(|(s, &m)| Values::open(building_path(root, board, m), s.len(), true))
+            .map(|(s, &m)| Values::open(building_path(root, board, m), s.len(), !resumed))
             .collect::<Result<Vec<_>, _>>()?;
         let pair = Pair {
             board,
