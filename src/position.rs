@@ -8,7 +8,11 @@ use thiserror::Error;
 
 use crate::geometry::{Bitboard, Board, BoardError};
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+/// A side; "white" and "black" in text (records, answers, the command line).
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Color {
     White,
     Black,

@@ -77,7 +77,7 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
     control.clear();
     let done = run(&sessions, id, &control, logs.path()).unwrap();
     assert_eq!(done.state, State::Solved);
-    assert_eq!(done.value.as_deref(), Some("white"));
+    assert_eq!(done.value.map(|v| v.name()), Some("white"));
     assert_eq!(done.goals[0].verified, Some(true));
     let curve = sessions.curve(id).unwrap();
     for (i, (_, p)) in curve.iter().enumerate() {
@@ -100,12 +100,12 @@ fn a_drawn_position_answers_both_goals() {
     };
     let id = sessions.create(&root, None, both).unwrap().id;
     let rec = run(&sessions, id, &Control::default(), logs.path()).unwrap();
-    assert_eq!(rec.value.as_deref(), Some("draw"));
+    assert_eq!(rec.value.map(|v| v.name()), Some("draw"));
     assert_eq!(rec.goals.len(), 2);
     assert!(
         rec.goals
             .iter()
-            .all(|g| g.outcome == "disproven" && g.verified == Some(true))
+            .all(|g| g.outcome.name() == "disproven" && g.verified == Some(true))
     );
     let curve = sessions.curve(id).unwrap();
     assert!(curve.iter().any(|(g, _)| *g == 0) && curve.iter().any(|(g, _)| *g == 1));
@@ -181,7 +181,7 @@ fn the_worker_skips_a_damaged_record() {
     });
     assert!(service.sessions.get(broken).is_err());
     assert_eq!(
-        service.sessions.get(good).unwrap().value.as_deref(),
+        service.sessions.get(good).unwrap().value.map(|v| v.name()),
         Some("white")
     );
 }
@@ -203,7 +203,7 @@ fn a_session_past_the_memory_bound_pauses_itself_and_resumes() {
     let why = paused.error.clone().unwrap_or_default();
     assert!(why.contains("memory_bound"), "{why}");
     let g = paused.goals[0].clone();
-    assert_eq!(g.outcome, "open", "paused before it was decided");
+    assert_eq!(g.outcome.name(), "open", "paused before it was decided");
     assert!(g.first_level > 1 && g.iterations > 0);
     let tree = sessions
         .load_tree(id, 0, root.board(), g.first_level)

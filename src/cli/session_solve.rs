@@ -14,8 +14,8 @@ use crate::cli::solve_report::{Question, Report};
 use fanorona::Position;
 use fanorona::config::Config;
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
-use fanorona::search::Goal;
 use fanorona::search::rote::RoteKey;
+use fanorona::search::{Goal, Value};
 use fanorona::session::settings::new_settings;
 use fanorona::session::{self, SessionRecord, State, curve, runner};
 
@@ -161,13 +161,16 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     }
     // The best move: the root's rote entry for the goal that decided it for the mover.
     let mover = pos.side_to_move();
-    let value = rec.value.clone().unwrap_or_default();
-    let deciding = if value == mover.name() {
-        Some(mover)
-    } else if value == "draw" {
-        Some(mover.opponent())
-    } else {
-        None
+    let Some(value) = rec.value else {
+        return Err(Failure::other(anyhow!(
+            "session {} is solved but holds no value (a damaged record)",
+            rec.id
+        )));
+    };
+    let deciding = match value {
+        Value::Win(winner) if winner == mover => Some(mover),
+        Value::Draw => Some(mover.opponent()),
+        Value::Win(_) => None,
     };
     let best = match deciding {
         Some(attacker) => {
@@ -189,8 +192,8 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         .goals
         .iter()
         .map(|g| Question {
-            attacker: g.attacker.clone(),
-            outcome: g.outcome.clone(),
+            attacker: g.attacker.name().to_string(),
+            outcome: g.outcome.name().to_string(),
             nodes: g.nodes,
             iterations: g.iterations,
             first_level: Some(g.first_level),
@@ -204,7 +207,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         .goals
         .iter()
         .zip(&questions)
-        .filter(|(_, q)| q.decides(Some(&value)))
+        .filter(|(_, q)| q.decides(Some(value.name())))
         .map(|(g, _)| g)
         .collect();
     let checked = !deciding.is_empty() && deciding.iter().all(|g| g.verified.is_some());
@@ -240,7 +243,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     verified &= made.iter().all(|m| m.whole());
     let report = Report {
         position: *pos,
-        value: Some(value),
+        value: Some(value.name().to_string()),
         undecided: "unknown".to_string(),
         best_move: best,
         questions,
@@ -267,10 +270,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
             .map_err(Failure::other)?
             .into_iter()
             .map(|(g, p)| {
-                let goal = rec
-                    .goals
-                    .get(g as usize)
-                    .map_or("?", |g| g.attacker.as_str());
+                let goal = rec.goals.get(g as usize).map_or("?", |g| g.attacker.name());
                 (goal.to_string(), p)
             })
             .collect();

@@ -242,10 +242,7 @@ impl Service {
                     )));
                 }
                 if mv.is_none()
-                    && !rec
-                        .goals
-                        .iter()
-                        .any(|g| g.outcome == "proven" || g.outcome == "disproven")
+                    && !rec.goals.iter().any(|g| g.outcome.decided())
                     && rec.value.is_none()
                 {
                     return Err(bad_input(format!(
@@ -353,7 +350,7 @@ impl Service {
                         .iter()
                         .map(|(g, p)| {
                             json!({
-                                "goal": rec.goals.get(*g as usize).map(|g| g.attacker.clone()),
+                                "goal": rec.goals.get(*g as usize).map(|g| g.attacker),
                                 "iteration": p.iteration,
                                 "nodes": p.nodes,
                                 "seconds": p.seconds,
@@ -498,7 +495,7 @@ impl Service {
     fn record_checks(&self, id: u64, made: &[crate::certificate::Made]) {
         let checked = self.sessions.update(id, Vec::new(), |r| {
             for m in made {
-                let attacker = m.goal.attacker.name();
+                let attacker = m.goal.attacker;
                 // A partial certificate holds what it has but not yet the claim: not recorded.
                 if let Some(g) = r.goals.iter_mut().find(|g| g.attacker == attacker)
                     && (m.whole() || !m.verified())

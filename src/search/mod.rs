@@ -79,15 +79,34 @@ impl fmt::Display for Goal {
     }
 }
 
-/// The answer to a goal.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// The answer to a goal. In a session's record and the daemon's answers: "proven",
+/// "disproven", or "open" (not decided yet).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The attacker can force a win.
     Proven,
     /// The attacker cannot: the defender at least draws.
     Disproven,
-    /// The limits ran out first.
+    /// The limits ran out first (a session's question still searched).
+    #[serde(rename = "open")]
     Unknown,
+}
+
+impl Outcome {
+    /// "proven", "disproven" or "open", as records, answers and reports write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Proven => "proven",
+            Outcome::Disproven => "disproven",
+            Outcome::Unknown => "open",
+        }
+    }
+
+    /// Whether the question is answered.
+    pub fn decided(self) -> bool {
+        self != Outcome::Unknown
+    }
 }
 
 /// The game-theoretic value of a position under perfect play.
@@ -98,12 +117,38 @@ pub enum Value {
 }
 
 impl Value {
+    /// "white", "black" (the winner) or "draw", as records and answers write it.
     pub fn name(self) -> &'static str {
         match self {
             Value::Win(Color::White) => "white",
             Value::Win(Color::Black) => "black",
             Value::Draw => "draw",
         }
+    }
+
+    /// The value `name` names, as `name` writes it.
+    pub fn from_name(name: &str) -> Option<Value> {
+        match name {
+            "draw" => Some(Value::Draw),
+            c => Color::from_name(c).map(Value::Win),
+        }
+    }
+}
+
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        let name = String::deserialize(d)?;
+        Value::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "value '{name}': expected \"white\", \"black\" or \"draw\""
+            ))
+        })
     }
 }
 

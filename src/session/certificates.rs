@@ -12,8 +12,8 @@ use crate::certificate::{self, Made, Solved, WriteError, Written};
 use crate::egdb::Database;
 use crate::position::{Color, Position};
 use crate::search::pn::PnTree;
-use crate::search::{Goal, LeafEval, Stats};
-use crate::session::{GoalRecord, SecondLevel, SessionError, SessionRecord, Sessions};
+use crate::search::{Goal, LeafEval, Outcome, Stats, Value};
+use crate::session::{SecondLevel, SessionError, SessionRecord, Sessions};
 
 #[derive(Debug, Error)]
 pub enum CertificateError {
@@ -56,20 +56,13 @@ pub fn prefix(data_dir: &Path, id: u64) -> PathBuf {
 /// The decided questions of `rec`: (index, goal, proven).
 fn decided(rec: &SessionRecord) -> impl Iterator<Item = (usize, Goal, bool)> + '_ {
     rec.goals.iter().enumerate().filter_map(|(g, gr)| {
-        let proves = match gr.outcome.as_str() {
-            "proven" => true,
-            "disproven" => false,
-            _ => return None,
+        let proves = match gr.outcome {
+            Outcome::Proven => true,
+            Outcome::Disproven => false,
+            Outcome::Unknown => return None,
         };
-        Some((g, goal_of(gr), proves))
+        Some((g, gr.goal(), proves))
     })
-}
-
-/// The question a session's goal record asks (a record names White or Black).
-fn goal_of(gr: &GoalRecord) -> Goal {
-    Goal {
-        attacker: Color::from_name(&gr.attacker).unwrap_or(Color::Black),
-    }
 }
 
 /// Whether `goal`'s certificate under `prefix` is there and checks now: whole, rooted at
@@ -290,9 +283,8 @@ fn write_with(
     }
     // A win answers the loser's question too; if it was left undecided (halted when the
     // winner's proof came in), its disproof is solved again for the certificate.
-    let winner = match rec.value.as_deref() {
-        Some("white") => Some(Color::White),
-        Some("black") => Some(Color::Black),
+    let winner = match rec.value {
+        Some(Value::Win(winner)) => Some(winner),
         _ => None,
     };
     if let Some(winner) = winner {
@@ -367,7 +359,7 @@ pub fn write_move(
     let db = tables_and_dir(rec, &root, prefix)?;
     let mut made = Vec::new();
     for (g, gr) in rec.goals.iter().enumerate() {
-        let goal = goal_of(gr);
+        let goal = gr.goal();
         if !opts.wants(goal) {
             continue;
         }

@@ -142,11 +142,7 @@ impl Sessions {
             state: State::Running,
             value: None,
             error: None,
-            goals: vec![GoalRecord {
-                attacker: root.side_to_move().name().into(),
-                outcome: "open".into(),
-                ..GoalRecord::default()
-            }],
+            goals: vec![GoalRecord::open(root.side_to_move())],
             checkpoints: 0,
             created: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

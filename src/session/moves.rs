@@ -41,9 +41,9 @@ pub enum Reached {
 /// One question's tree at the root or at the end of a line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct QuestionMoves {
-    /// "white" or "black": whose win is asked.
-    pub attacker: String,
-    pub outcome: String,
+    /// Whose win is asked.
+    pub attacker: crate::Color,
+    pub outcome: crate::search::Outcome,
     pub pn: u64,
     pub dn: u64,
     /// Nodes of the first-level tree.
@@ -174,8 +174,8 @@ pub fn moves_below(
             )
         };
         out.push(QuestionMoves {
-            attacker: goal.attacker.clone(),
-            outcome: goal.outcome.clone(),
+            attacker: goal.attacker,
+            outcome: goal.outcome,
             pn: nodes[0].pn,
             dn: nodes[0].dn,
             first_level: nodes.len() as u64,

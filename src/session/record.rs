@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::Init;
+use crate::position::Color;
 pub use crate::search::SecondLevel;
+use crate::search::{Init, Outcome, Value};
 
 /// Where a session stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -82,12 +83,12 @@ fn one() -> usize {
 }
 
 /// One question ("does this side win?") and how far its search got.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GoalRecord {
-    /// "white" or "black".
-    pub attacker: String,
-    /// "proven", "disproven" or "open".
-    pub outcome: String,
+    /// Whose win is asked ("white" or "black" in the record).
+    pub attacker: Color,
+    /// "proven", "disproven" or "open" in the record.
+    pub outcome: Outcome,
     pub nodes: u64,
     pub iterations: u64,
     pub seconds: f64,
@@ -111,6 +112,34 @@ pub struct GoalRecord {
     pub certificate_verified: Option<bool>,
 }
 
+impl GoalRecord {
+    /// The question whether `attacker` wins, not searched yet.
+    pub fn open(attacker: Color) -> GoalRecord {
+        GoalRecord {
+            attacker,
+            outcome: Outcome::Unknown,
+            nodes: 0,
+            iterations: 0,
+            seconds: 0.0,
+            db_hits: 0,
+            rote_hits: 0,
+            repetitions: 0,
+            first_level: 0,
+            verified: None,
+            rote_leaves: 0,
+            second_level_leaves: 0,
+            certificate_verified: None,
+        }
+    }
+
+    /// The question it asks.
+    pub fn goal(&self) -> crate::search::Goal {
+        crate::search::Goal {
+            attacker: self.attacker,
+        }
+    }
+}
+
 /// A session as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -120,8 +149,8 @@ pub struct SessionRecord {
     pub root: String,
     pub settings: Settings,
     pub state: State,
-    /// "white", "black" or "draw" once solved.
-    pub value: Option<String>,
+    /// Once solved ("white", "black" or "draw" in the record).
+    pub value: Option<Value>,
     /// Why the session failed, if it did.
     pub error: Option<String>,
     /// The questions asked so far; the last is the one being searched until solved.

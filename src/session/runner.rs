@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::egdb::Database;
-use crate::position::{Color, Position};
+use crate::position::Position;
 use crate::search::pn::{Level, PnTree, iterate, iterate_pair};
 use crate::search::proof::{check, extract_kept};
 use crate::search::rote::{RoteEntry, RoteTable};
-use crate::search::{CurvePoint, Goal, Leaf, LeafEval, Outcome, Stats};
+use crate::search::{CurvePoint, Leaf, LeafEval, Outcome, Stats, Value};
 use crate::session::codec::{self, CHUNK};
 use crate::session::log::{Progress, ProgressLog, resident_bytes, unix_now};
 use crate::session::store::{Table, Write};
@@ -156,14 +156,6 @@ fn adopt_others(
 /// How often the progress log gets a line.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
-fn color(name: &str) -> Color {
-    if name == "black" {
-        Color::Black
-    } else {
-        Color::White
-    }
-}
-
 /// Runs session `id` until it is solved, fails, or `control` asks it to stop. Returns its
 /// record as last checkpointed.
 pub fn run(
@@ -191,14 +183,11 @@ pub fn run(
     let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
     // With two threads both questions are searched at once: a draw needs both answers, and
     // a win by either side ends the other search.
-    if rec.settings.threads >= 2 && rec.goals.len() == 1 && rec.goals[0].outcome == "open" {
+    if rec.settings.threads >= 2 && rec.goals.len() == 1 && !rec.goals[0].outcome.decided() {
         sessions.update(id, Vec::new(), |r| {
             if r.goals.len() == 1 {
-                r.goals.push(GoalRecord {
-                    attacker: color(&r.goals[0].attacker).opponent().name().into(),
-                    outcome: "open".into(),
-                    ..GoalRecord::default()
-                });
+                r.goals
+                    .push(GoalRecord::open(r.goals[0].attacker.opponent()));
             }
             Ok(())
         })?;
@@ -218,7 +207,7 @@ pub fn run(
             n => n,
         };
         let open: Vec<usize> = (0..rec.goals.len())
-            .filter(|&g| rec.goals[g].outcome == "open")
+            .filter(|&g| !rec.goals[g].outcome.decided())
             .take(most)
             .collect();
         running.store(open.len(), Ordering::SeqCst);
@@ -456,9 +445,7 @@ fn solve_goal(
 ) -> Result<SessionRecord, SessionError> {
     let control = stop.control;
     let id = rec.id;
-    let goal = Goal {
-        attacker: color(&rec.goals[g].attacker),
-    };
+    let goal = rec.goals[g].goal();
     let (stored, saved) =
         Stored::of(sessions.load_saved(id, g as u8, root.board(), rec.goals[g].first_level)?);
     let gr = &rec.goals[g];
@@ -705,8 +692,8 @@ fn solve_goal(
             }
         ));
     }
-    if let Some(v) = &r.value {
-        p.message = Some(format!("value: {v}"));
+    if let Some(v) = r.value {
+        p.message = Some(format!("value: {}", v.name()));
     }
     log.write(&p);
     tracing::info!(
@@ -896,28 +883,21 @@ fn checkpoint(
         if let Some((outcome, verified)) = verdict {
             gr.verified = verified.map(|(ok, _)| ok);
             gr.rote_leaves = verified.map_or(0, |(_, n)| n);
-            gr.outcome = if outcome == Outcome::Proven {
-                "proven"
-            } else {
-                "disproven"
-            }
-            .into();
+            gr.outcome = outcome;
             // The value: a side proven to win; both sides disproven is a draw; the side to
             // move disproven alone asks next whether the other side wins.
             if r.state != State::Solved {
-                if let Some(w) = r.goals.iter().find(|g| g.outcome == "proven") {
-                    r.value = Some(w.attacker.clone());
+                if let Some(w) = r.goals.iter().find(|g| g.outcome == Outcome::Proven) {
+                    r.value = Some(Value::Win(w.attacker));
                     r.state = State::Solved;
-                } else if r.goals.len() == 2 && r.goals.iter().all(|g| g.outcome == "disproven") {
-                    r.value = Some("draw".into());
+                } else if r.goals.len() == 2
+                    && r.goals.iter().all(|g| g.outcome == Outcome::Disproven)
+                {
+                    r.value = Some(Value::Draw);
                     r.state = State::Solved;
                 } else if r.goals.len() == 1 {
-                    let next = color(&r.goals[0].attacker).opponent();
-                    r.goals.push(GoalRecord {
-                        attacker: next.name().into(),
-                        outcome: "open".into(),
-                        ..GoalRecord::default()
-                    });
+                    r.goals
+                        .push(GoalRecord::open(r.goals[0].attacker.opponent()));
                 }
             }
         }
@@ -1013,8 +993,9 @@ fn fold(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Init;
+    use crate::Color;
     use crate::search::pn::Node;
+    use crate::search::{Goal, Init};
     use crate::session::store::MemStore;
     use crate::session::{SecondLevel, Settings};
     use std::sync::Arc;
