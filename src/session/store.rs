@@ -159,6 +159,25 @@ pub struct SledStore {
     read_since_release: std::sync::atomic::AtomicU64,
 }
 
+/// What to do with a store that cannot be read, said with its error.
+const DAMAGED_HINT: &str = "; if the disk was full or the machine crashed, free space and try again; otherwise move the store aside (keep it) and start again from a copy or from nothing";
+
+/// Removes the snapshot files sled was still writing when it stopped (`snap.N.generating`): a
+/// full disk leaves an empty one, which sled then reads as corrupt data for good. sled never
+/// reads an unfinished snapshot otherwise; the finished ones are renamed without the suffix.
+fn remove_unfinished_snapshots(path: &Path) {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Bytes scans read after which the store gives back what sled keeps of them.
 const RELEASE_AFTER_READING: u64 = 256 << 20;
 
@@ -186,20 +205,37 @@ impl SledStore {
     fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
         let err = |e: sled::Error| StoreError::Backend {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: format!("{e}{}", DAMAGED_HINT),
         };
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(cache_bytes)
-            .mode(sled::Mode::LowSpace)
-            .open()
-            .map_err(err)?;
-        let trees = Table::ALL
-            .iter()
-            .map(|t| db.open_tree(t.name()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(err)?;
-        Ok(Sled { db, trees })
+        remove_unfinished_snapshots(path);
+        // sled panics on some damaged files (an index out of bounds in its segment reader on a
+        // truncated log): caught here, at the store's door, and named like any other damage.
+        let opened = std::panic::catch_unwind(|| {
+            let db = sled::Config::new()
+                .path(path)
+                .cache_capacity(cache_bytes)
+                .mode(sled::Mode::LowSpace)
+                .open()?;
+            let trees = Table::ALL
+                .iter()
+                .map(|t| db.open_tree(t.name()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, sled::Error>(Sled { db, trees })
+        });
+        match opened {
+            Ok(result) => result.map_err(err),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                Err(StoreError::Backend {
+                    path: path.to_path_buf(),
+                    message: format!("its files are damaged (sled: {what}){DAMAGED_HINT}"),
+                })
+            }
+        }
     }
 
     /// Runs `f` on the open database.
@@ -626,6 +662,70 @@ mod tests {
         exercise(&MemStore::new());
         let dir = tempfile::tempdir().unwrap();
         exercise(&SledStore::open(&dir.path().join("store"), 1 << 20).unwrap());
+    }
+
+    /// A store whose files were cut short (at many lengths) or that a full disk left with an
+    /// empty unfinished snapshot opens or says it is damaged; it never panics.
+    #[test]
+    fn a_damaged_store_is_named_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        {
+            let s = SledStore::open(&path, 1 << 20).unwrap();
+            for i in 0..2000u32 {
+                s.apply(&[Write::put(
+                    Table::Curve,
+                    i.to_be_bytes().to_vec(),
+                    vec![7; 300],
+                )])
+                .unwrap();
+            }
+            s.sync().unwrap();
+        }
+        // An empty unfinished snapshot, as a full disk leaves it: the store still opens whole.
+        std::fs::write(path.join("snap.00000000000001F0.generating"), b"").unwrap();
+        let s = SledStore::open(&path, 1 << 20).unwrap();
+        assert_eq!(
+            s.get(Table::Curve, &5u32.to_be_bytes()).unwrap(),
+            Some(vec![7; 300])
+        );
+        drop(s);
+        let db = path.join("db");
+        let whole = std::fs::read(&db).unwrap();
+        let (mut opened, mut refused) = (0, 0);
+        let cuts = [
+            whole.len() - 1,
+            whole.len() / 2,
+            whole.len() / 3,
+            65536,
+            5000,
+            4096,
+            700,
+            100,
+            10,
+            0,
+        ];
+        for cut in cuts {
+            let copy = dir.path().join(format!("cut-{cut}"));
+            std::fs::create_dir_all(&copy).unwrap();
+            for e in std::fs::read_dir(&path).unwrap() {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_file() {
+                    std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+                }
+            }
+            std::fs::write(copy.join("db"), &whole[..cut]).unwrap();
+            match SledStore::open(&copy, 1 << 20) {
+                Ok(_) => opened += 1,
+                Err(e) => {
+                    refused += 1;
+                    let text = e.to_string();
+                    assert!(text.contains(&copy.display().to_string()), "{text}");
+                    assert!(text.contains("move the store aside"), "{text}");
+                }
+            }
+        }
+        assert_eq!(opened + refused, cuts.len());
     }
 
     /// Reopening the database while other threads write and read loses nothing.
