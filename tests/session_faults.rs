@@ -6,14 +6,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use fanorona::Position;
-use fanorona::search::Init;
+use fanorona::search::{Algorithm, Init};
 use fanorona::session::runner::{Control, run};
 use fanorona::session::store::{MemStore, Store};
-use fanorona::session::{Algo, SecondLevel, Sessions, Settings, State};
+use fanorona::session::{SecondLevel, Sessions, Settings, State};
 
 fn settings() -> Settings {
     Settings {
-        algo: Algo::Pn2,
+        algo: Algorithm::Pn2,
         db_dir: None,
         second_level: SecondLevel::Fixed(3000),
         init: Init::Mobility,

@@ -1,8 +1,8 @@
 //! The five boards of Table 4 solved without databases (3x3, 3x5, 5x3, 3x7, 7x3: White wins),
 //! by PN and PN², each proof extracted and re-verified by the independent checker.
 
+use fanorona::search::Algorithm;
 use fanorona::search::dfpn::DfPn;
-use fanorona::search::pn::Level;
 use fanorona::search::proof::check;
 use fanorona::search::proof::solve_and_check;
 use fanorona::search::{Goal, LeafEval, Limits, Outcome, Value, game_value, pn};
@@ -35,17 +35,17 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
         }
         assert_eq!(winner, "White", "{board}");
         let pos = Position::initial(board);
-        for level in [Level::Pn, Level::Pn2] {
+        for algorithm in [Algorithm::Pn, Algorithm::Pn2] {
             let (outcome, size) = solve_and_check(
                 &pos,
                 Goal {
                     attacker: Color::White,
                 },
                 None,
-                level,
+                algorithm,
             )
             .unwrap();
-            assert_eq!(outcome, Outcome::Proven, "{board} {level:?}");
+            assert_eq!(outcome, Outcome::Proven, "{board} {algorithm:?}");
             assert!(size > 1);
         }
         // df-pn with its transposition table: the same answer, a checked proof, fewer nodes.
@@ -78,7 +78,7 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
                 &pos,
                 goal,
                 LeafEval::rules_only(),
-                Level::Pn,
+                Algorithm::Pn,
                 Limits::none(),
                 |_| {},
             )
@@ -112,7 +112,7 @@ fn the_checker_rejects_tampered_solution_trees() {
         &pos,
         goal,
         LeafEval::rules_only(),
-        Level::Pn,
+        Algorithm::Pn,
         Limits::none(),
         |_| {},
     );

@@ -14,8 +14,8 @@ use crate::certificate::stitch::{Leaf, StitchError, io_at};
 use crate::certificate::{Cancel, Solved, Terms, WriteError, header_extra, make};
 use crate::egdb::Database;
 use crate::position::Position;
-use crate::search::pn::{self, Level, PnTree};
-use crate::search::{Goal, Init, LeafEval, Limits, Outcome, SecondLevel, cancelled};
+use crate::search::pn::{self, PnTree};
+use crate::search::{Algorithm, Goal, Init, LeafEval, Limits, Outcome, SecondLevel, cancelled};
 
 /// The search each open leaf gets.
 #[derive(Clone, Copy, Debug)]
@@ -188,7 +188,7 @@ fn solve_one(
             nodes: Some(opts.nodes.min(tree.stats.nodes.saturating_add(STEP))),
             ..Limits::none()
         };
-        curve.extend(pn::run(&mut tree, Level::Pn2DfPn, limits, |p| {
+        curve.extend(pn::run(&mut tree, Algorithm::Pn2DfPn, limits, |p| {
             if last.elapsed().as_secs() >= 60 {
                 last = std::time::Instant::now();
                 report(&format!(

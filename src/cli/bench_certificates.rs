@@ -13,7 +13,8 @@ use crate::cli::output::{CliResult, Failure};
 use crate::out;
 use fanorona::certificate::{self, Solved};
 use fanorona::egdb::file::board_dir;
-use fanorona::search::pn::{self, Level};
+use fanorona::search::Algorithm;
+use fanorona::search::pn;
 use fanorona::search::{Goal, LeafEval, Limits, Outcome};
 use fanorona::{Board, Position};
 
@@ -38,7 +39,7 @@ fn run_board(board: Board, db_dir: Option<&Path>, out_dir: &Path) -> Result<Run,
     for attacker in [mover, mover.opponent()] {
         let goal = Goal { attacker };
         let t = Instant::now();
-        let (tree, _) = pn::search(&root, goal, leaf, Level::Pn, Limits::none(), |_| {});
+        let (tree, _) = pn::search(&root, goal, leaf, Algorithm::Pn, Limits::none(), |_| {});
         run.solve += t.elapsed().as_secs_f64();
         let proves = tree.outcome() == Outcome::Proven;
         let solved = Solved {

@@ -11,13 +11,14 @@ use serde_json::json;
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
 use fanorona::Position;
+use fanorona::search::Algorithm;
 use fanorona::search::pn::Node;
 use fanorona::search::{INFINITE, Init, Leaf};
 use fanorona::session::codec::{self, CHUNK};
 use fanorona::session::log::resident_bytes;
 use fanorona::session::runner::{Control, FOLD_BATCH, run};
 use fanorona::session::store::{SledStore, Store, Table, Write};
-use fanorona::session::{Algo, SecondLevel, Sessions, Settings};
+use fanorona::session::{SecondLevel, Sessions, Settings};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -59,7 +60,7 @@ fn synthetic_tree(n: usize) -> Vec<Node> {
 /// A new PN² session on `root` without tables or proof checks; returns its id.
 fn new_session(sessions: &Sessions, root: &Position, checkpoint_ms: u64) -> Result<u64, Failure> {
     let settings = Settings {
-        algo: Algo::Pn2,
+        algo: Algorithm::Pn2,
         db_dir: None,
         second_level: SecondLevel::TreeSize,
         init: Init::Mobility,

@@ -13,14 +13,15 @@ use serde_json::{Value, json};
 
 use crate::cli::JsonFlag;
 use crate::cli::output::{CliResult, Failure, check_output, counted};
+use crate::cli::solve::algorithm_parser;
 use crate::out;
 use fanorona::config::{Config, LogFormat};
 use fanorona::daemon::protocol::{ClientError, Request, call, call_within};
 use fanorona::daemon::{self, DaemonError, DataDir, Service};
-use fanorona::search::Init;
+use fanorona::search::{Algorithm, Init};
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
-use fanorona::session::{Algo, SecondLevel, State};
+use fanorona::session::{SecondLevel, State};
 
 #[derive(clap::Subcommand)]
 pub enum SessionCommand {
@@ -32,8 +33,8 @@ pub enum SessionCommand {
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// pn2 (the paper's PN², default), pn2-dfpn (df-pn at the second level) or pn.
-        #[arg(long, value_enum)]
-        algo: Option<SessionAlgo>,
+        #[arg(long, value_parser = algorithm_parser(&Algorithm::FIRST_LEVEL))]
+        algo: Option<Algorithm>,
         /// A name to know it by in `session list` (default: the board and a number).
         #[arg(long)]
         name: Option<String>,
@@ -248,14 +249,6 @@ pub fn store(command: StoreCommand, config: &Config) -> CliResult {
             Ok(())
         }
     }
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum SessionAlgo {
-    Pn,
-    Pn2,
-    #[value(name = "pn2-dfpn")]
-    Pn2DfPn,
 }
 
 /// The readable log on stderr, at the config's level and format.
@@ -589,11 +582,6 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             second_level,
             out: JsonFlag { json },
         } => {
-            let algo = algo.map(|a| match a {
-                SessionAlgo::Pn => Algo::Pn,
-                SessionAlgo::Pn2 => Algo::Pn2,
-                SessionAlgo::Pn2DfPn => Algo::Pn2DfPn,
-            });
             // The daemon runs elsewhere: give it the tables' path as seen from here.
             let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
             let (v, daemon) = ask(

@@ -9,7 +9,7 @@ use anyhow::anyhow;
 
 use crate::cli::output::Failure;
 use crate::cli::session::{init_tracing, progress_line, unfinished};
-use crate::cli::solve::{Algo, SolveArgs};
+use crate::cli::solve::SolveArgs;
 use crate::cli::solve_report::{Question, Report};
 use fanorona::Position;
 use fanorona::config::Config;
@@ -74,13 +74,8 @@ fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::Sessio
 /// Solves `pos` as a session. `Ok(None)`: the store is in use by another process, so the
 /// caller solves in memory instead.
 pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option<()>, Failure> {
-    let algo = match args.algo {
-        Algo::Pn => session::Algo::Pn,
-        Algo::Pn2DfPn => session::Algo::Pn2DfPn,
-        _ => session::Algo::Pn2,
-    };
     // Bad input is refused before anything is written.
-    let settings = new_settings(config, pos, args.db.clone(), Some(algo))
+    let settings = new_settings(config, pos, args.db.clone(), Some(args.algo))
         .map_err(|e| Failure::input(anyhow!(e)))?;
     let dir = DataDir::new(&config.data_dir);
     // Another command may hold the lock for a moment (`session list` reading the store):
@@ -250,7 +245,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         seconds: rec.totals().1,
         verified: checked.then_some(verified),
         unchecked: "proofs not checked (verify = false)",
-        algorithm: args.algo.name(),
+        algorithm: args.algo.name().to_string(),
         database: rec
             .settings
             .db_dir

@@ -17,35 +17,24 @@ use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::census;
 use fanorona::search::dfpn::DfPn;
-use fanorona::search::pn::{self, Level, PnTree};
+use fanorona::search::pn::{self, PnTree};
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{
-    CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
+    Algorithm, CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution,
+    game_value,
 };
 use fanorona::session::SecondLevel;
 use fanorona::{Board, Color, Position, legal_moves};
 
-/// Which solver.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum Algo {
-    /// Allis's proof-number search.
-    Pn,
-    /// PN², as the paper.
-    Pn2,
-    /// PN² with df-pn at the second level.
-    #[value(name = "pn2-dfpn")]
-    Pn2DfPn,
-    /// df-pn with a transposition table.
-    #[value(name = "dfpn")]
-    DfPn,
-}
-
-impl Algo {
-    /// The name the command line takes.
-    pub fn name(self) -> String {
-        clap::ValueEnum::to_possible_value(&self)
-            .map_or_else(String::new, |v| v.get_name().to_string())
-    }
+/// `--algo`'s parser: one of `choices` by name, each listed with what it is.
+pub fn algorithm_parser(
+    choices: &'static [Algorithm],
+) -> impl clap::builder::TypedValueParser<Value = Algorithm> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = choices
+        .iter()
+        .map(|a| PossibleValue::new(a.name()).help(a.about()));
+    PossibleValuesParser::new(names).map(|name| name.parse::<Algorithm>().expect("a listed name"))
 }
 
 /// How a repetition of the path is scored.
@@ -72,8 +61,8 @@ pub struct SolveArgs {
     pub db: Option<PathBuf>,
     /// pn (Allis), pn2 (PN², as the paper), pn2-dfpn (PN² with df-pn at the second level)
     /// or dfpn (df-pn with a transposition table).
-    #[arg(long, value_enum, default_value = "pn2")]
-    pub algo: Algo,
+    #[arg(long, value_parser = algorithm_parser(&Algorithm::ALL), default_value = "pn2")]
+    pub algo: Algorithm,
     /// Also solve the position after every legal move.
     #[arg(long)]
     pub moves: bool,
@@ -170,7 +159,7 @@ type CertificateTo<'p> = Option<(&'p Path, Option<&'p Path>)>;
 
 /// The header keys a certificate from `solve` adds: the search that decided it.
 fn certificate_extra(
-    algo: Algo,
+    algo: Algorithm,
     result: &SearchResult,
 ) -> serde_json::Map<String, serde_json::Value> {
     fanorona::certificate::header_extra(
@@ -201,7 +190,7 @@ fn search(
             last = Instant::now();
         }
     };
-    if args.algo == Algo::DfPn {
+    if args.algo == Algorithm::DfPn {
         let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
         search.repetition_wins = args.repetition == RepetitionRule::Attacker;
         let result = search.result(pos, progress);
@@ -231,11 +220,6 @@ fn search(
             certificate,
         };
     }
-    let level = match args.algo {
-        Algo::Pn => Level::Pn,
-        Algo::Pn2DfPn => Level::Pn2DfPn,
-        _ => Level::Pn2,
-    };
     let mut tree = PnTree::new(*pos, goal, leaf, Vec::new());
     if let Some(bound) = args.second_level {
         tree.second_level = bound;
@@ -243,7 +227,7 @@ fn search(
     if args.second_level_table > 0 {
         tree.second_level_table = args.second_level_table;
     }
-    let curve = pn::run(&mut tree, level, limits, progress);
+    let curve = pn::run(&mut tree, args.algo, limits, progress);
     let result = tree.result(curve);
     // The check and the certificate create positions of their own, not the search's.
     let (verified, certificate) = census::set_aside(|| {
@@ -275,7 +259,7 @@ fn search(
 
 pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     // A second level only PN² has: refused elsewhere rather than ignored.
-    if args.second_level.is_some() && matches!(args.algo, Algo::Pn | Algo::DfPn) {
+    if args.second_level.is_some() && matches!(args.algo, Algorithm::Pn | Algorithm::DfPn) {
         return Err(Failure::input(anyhow!(
             "--second-level bounds PN²'s second level: use it with --algo pn2 or pn2-dfpn, not {}",
             args.algo.name()
@@ -307,7 +291,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     if let Some(curve) = &args.curve {
         check_output("--curve", curve)?;
     }
-    if args.repetition == RepetitionRule::Attacker && args.algo != Algo::DfPn {
+    if args.repetition == RepetitionRule::Attacker && args.algo != Algorithm::DfPn {
         return Err(Failure::input(anyhow!(
             "--repetition attacker needs --algo dfpn"
         )));
@@ -321,7 +305,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let default_db = config.db_dir.as_path();
     // PN and PN² run as a session on the store under the data directory (resumable, with
     // rote learning), unless asked for a bounded or in-memory run.
-    if args.algo != Algo::DfPn
+    if args.algo != Algorithm::DfPn
         && !args.no_store
         && args.nodes.is_none()
         && args.memory.is_none()
@@ -481,7 +465,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         seconds: start.elapsed().as_secs_f64(),
         verified: (checked > 0).then_some(verified),
         unchecked: "no search decided, so no proof to check",
-        algorithm: args.algo.name(),
+        algorithm: args.algo.name().to_string(),
         database: db.as_ref().map(|_| dir.display().to_string()),
         session: None,
         certificates,
@@ -567,11 +551,11 @@ fn one_or_both(
 }
 
 /// The fixed workload of `fanorona bench --solvers`: starts solved without tables.
-const SOLVER_BENCH: [(&str, Level); 4] = [
-    ("3x7", Level::Pn),
-    ("7x3", Level::Pn),
-    ("3x7", Level::Pn2),
-    ("7x3", Level::Pn2),
+const SOLVER_BENCH: [(&str, Algorithm); 4] = [
+    ("3x7", Algorithm::Pn),
+    ("7x3", Algorithm::Pn),
+    ("3x7", Algorithm::Pn2),
+    ("7x3", Algorithm::Pn2),
 ];
 
 /// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
@@ -581,9 +565,9 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     }
     let cases = SOLVER_BENCH
         .iter()
-        .map(|&(board, level)| {
+        .map(|&(board, algorithm)| {
             let pos = Position::initial(board.parse().expect("bench boards are supported"));
-            let name = level.name();
+            let name = algorithm.name();
             bench::Case {
                 label: format!("{board} {name:<4}"),
                 fields: json!({"board": board, "algorithm": name}),
@@ -593,7 +577,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                             &pos,
                             goal,
                             LeafEval::rules_only(),
-                            level,
+                            algorithm,
                             Limits::none(),
                             |_| {},
                         )
@@ -625,14 +609,14 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let db = open_tables(dir, pos.board())?;
     let db = &db;
     let cases = [
-        (Level::Pn2, SecondLevel::TreeSize, Init::Mobility),
-        (Level::Pn2DfPn, SecondLevel::TreeSize, Init::Mobility),
-        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Mobility),
-        (Level::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Material),
+        (Algorithm::Pn2, SecondLevel::TreeSize, Init::Mobility),
+        (Algorithm::Pn2DfPn, SecondLevel::TreeSize, Init::Mobility),
+        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Mobility),
+        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Material),
     ]
     .into_iter()
-    .map(|(level, bound, init)| {
-            let name = level.name();
+    .map(|(algorithm, bound, init)| {
+            let name = algorithm.name();
             bench::Case {
                 label: format!(
                     "5x9 {name:<7} second level {bound:<9} {:<8} tables, both goals",
@@ -650,7 +634,7 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
                                 let leaf = LeafEval::new(Some(db)).with_init(init);
                                 let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
                                 tree.second_level = bound;
-                                pn::run(&mut tree, level, limits, |_| {});
+                                pn::run(&mut tree, algorithm, limits, |_| {});
                                 tree.stats.nodes
                             })
                         });

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::Init;
-use crate::session::{Algo, SecondLevel};
+use crate::search::{Algorithm, Init, SecondLevel};
 
 pub const PROTOCOL: u32 = 1;
 
@@ -23,7 +22,7 @@ pub enum Request {
         /// A board (RxC) or a position.
         target: String,
         db: Option<PathBuf>,
-        algo: Option<Algo>,
+        algo: Option<Algorithm>,
         name: Option<String>,
         /// PN²'s second-level bound (default: the daemon's config).
         #[serde(default, skip_serializing_if = "Option::is_none")]

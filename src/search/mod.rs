@@ -4,6 +4,7 @@
 //! A solver answers one question: can the *attacker* force a win from this position? A draw
 //! is two answers: White cannot force a win and Black cannot. `game_value` asks both.
 
+pub mod algorithm;
 pub mod alphabeta;
 pub mod census;
 pub mod dfpn;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::moves::Move;
 use crate::position::{Color, Position};
 
+pub use algorithm::Algorithm;
 pub use leaf::{Init, Leaf, LeafEval};
 pub use second_level::SecondLevel;
 

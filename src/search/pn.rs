@@ -18,9 +18,13 @@ use crate::search::census;
 use crate::search::dfpn::DfPn;
 use crate::search::rote::{Rote, RoteKey};
 use crate::search::{
-    CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult, SecondLevel, Stats,
-    combine, outcome_of,
+    Algorithm, CurvePoint, Goal, INFINITE, Leaf, LeafEval, Limits, Outcome, SearchResult,
+    SecondLevel, Stats, combine, outcome_of,
 };
+
+/// `Algorithm`'s old name here: `tests/certificate.rs` still calls it so (to be renamed there,
+/// then this goes).
+pub type Level = Algorithm;
 
 const NO_PARENT: u32 = u32::MAX;
 
@@ -528,59 +532,37 @@ fn created(children: &[Node]) -> u64 {
     children.iter().filter(|c| !c.repetition).count() as u64
 }
 
-/// Which algorithm expands the leaves.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Level {
-    /// Plain PN: a leaf's children are generated and evaluated.
-    Pn,
-    /// PN²: a leaf's children come from a second-level PN search bounded by the first-level
-    /// tree's size.
-    Pn2,
-    /// PN² with df-pn at the second level (same bound), its transposition table kept across
-    /// iterations.
-    Pn2DfPn,
-}
-
-impl Level {
-    /// The name the command line gives it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Pn => "pn",
-            Level::Pn2 => "pn2",
-            Level::Pn2DfPn => "pn2-dfpn",
-        }
-    }
-}
-
 /// Runs PN or PN² for `goal` from `root` until it is decided or `limits` run out; returns
 /// the (first-level) tree and the root's curve. `progress` sees each curve point.
+///
+/// Panics with `Algorithm::DfPn`, which builds no first-level tree (see `iterate`).
 pub fn search<'a>(
     root: &Position,
     goal: Goal,
     leaf: LeafEval<'a>,
-    level: Level,
+    algorithm: Algorithm,
     limits: Limits,
     progress: impl FnMut(&CurvePoint),
 ) -> (PnTree<'a>, Vec<CurvePoint>) {
     let mut tree = PnTree::new(*root, goal, leaf, Vec::new());
-    let curve = run(&mut tree, level, limits, progress);
+    let curve = run(&mut tree, algorithm, limits, progress);
     (tree, curve)
 }
 
-/// Iterates `tree` (PN or PN² by `level`) until it is decided or `limits` run out; returns
+/// Iterates `tree` (PN or PN² by `algorithm`) until it is decided or `limits` run out; returns
 /// the root's curve. `progress` sees each curve point.
 pub fn run(
     tree: &mut PnTree<'_>,
-    level: Level,
+    algorithm: Algorithm,
     limits: Limits,
     mut progress: impl FnMut(&CurvePoint),
 ) -> Vec<CurvePoint> {
     let start = Instant::now();
     let mut curve = Vec::new();
     while !tree.decided() && !limits.exceeded(tree.stats.nodes, start, tree.bytes()) {
-        iterate(tree, level);
+        iterate(tree, algorithm);
         // PN² records every first-level iteration; PN, which has many more, a sample.
-        let record = level != Level::Pn
+        let record = algorithm != Algorithm::Pn
             || tree.stats.iterations.is_power_of_two()
             || tree.stats.iterations.is_multiple_of(4096);
         if record || tree.decided() {
@@ -599,14 +581,19 @@ pub fn run(
     curve
 }
 
-/// One iteration: the most-proving leaf is expanded (by `level`) and its ancestors updated.
-/// Returns the expanded node; the nodes changed are it, its ancestors and its new children.
-pub fn iterate(tree: &mut PnTree<'_>, level: Level) -> usize {
+/// One iteration: the most-proving leaf is expanded (by `algorithm`) and its ancestors
+/// updated. Returns the expanded node; the nodes changed are it, its ancestors and its new
+/// children.
+///
+/// Panics with `Algorithm::DfPn`: df-pn builds no first-level tree (`dfpn::DfPn` runs it),
+/// and every caller chooses a first-level algorithm (`Algorithm::has_first_level`).
+pub fn iterate(tree: &mut PnTree<'_>, algorithm: Algorithm) -> usize {
     let n = tree.select_most_proving();
-    match level {
-        Level::Pn => tree.expand(n),
-        Level::Pn2 => expand_by_second_level(tree, n),
-        Level::Pn2DfPn => expand_by_dfpn(tree, n),
+    match algorithm {
+        Algorithm::Pn => tree.expand(n),
+        Algorithm::Pn2 => expand_by_second_level(tree, n),
+        Algorithm::Pn2DfPn => expand_by_dfpn(tree, n),
+        Algorithm::DfPn => panic!("df-pn builds no first-level tree: run it with dfpn::DfPn"),
     }
     tree.update_ancestors(n);
     tree.stats.iterations += 1;
@@ -618,11 +605,11 @@ pub fn solve(
     root: &Position,
     goal: Goal,
     leaf: LeafEval<'_>,
-    level: Level,
+    algorithm: Algorithm,
     limits: Limits,
     progress: impl FnMut(&CurvePoint),
 ) -> SearchResult {
-    let (tree, curve) = search(root, goal, leaf, level, limits, progress);
+    let (tree, curve) = search(root, goal, leaf, algorithm, limits, progress);
     tree.result(curve)
 }
 
@@ -762,7 +749,7 @@ pub fn iterate_pair(tree: &mut PnTree<'_>) -> Vec<usize> {
     (tree.nodes[n1].pn, tree.nodes[n1].dn) = saved;
     tree.update_ancestors(n1);
     if n2 == n1 || tree.nodes[n2].expanded || tree.decided() {
-        return vec![iterate(tree, Level::Pn2DfPn)];
+        return vec![iterate(tree, Algorithm::Pn2DfPn)];
     }
     if tree.decide_by_rote(n2) {
         tree.update_ancestors(n2);
@@ -854,7 +841,7 @@ mod tests {
         };
         let leaf = LeafEval::rules_only();
         // Another search solved it: what it decided below the root, as the store keeps it.
-        let (done, _) = search(&root, goal, leaf, Level::Pn, Limits::none(), |_| {});
+        let (done, _) = search(&root, goal, leaf, Algorithm::Pn, Limits::none(), |_| {});
         assert!(done.root().proven());
         let mut table = RoteTable::new();
         for i in 1..done.nodes.len() {
@@ -993,7 +980,14 @@ mod tests {
             for attacker in [Color::White, Color::Black] {
                 let goal = Goal { attacker };
                 let leaf = LeafEval::rules_only();
-                let single = solve(&root, goal, leaf, Level::Pn2DfPn, Limits::none(), |_| {});
+                let single = solve(
+                    &root,
+                    goal,
+                    leaf,
+                    Algorithm::Pn2DfPn,
+                    Limits::none(),
+                    |_| {},
+                );
                 let mut tree = PnTree::new(root, goal, leaf, Vec::new());
                 let mut pairs = 0;
                 while !tree.decided() {

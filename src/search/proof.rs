@@ -12,8 +12,8 @@ use crate::egdb::{Database, Wdl};
 use crate::movegen::{for_each_child, is_lost};
 use crate::position::{Color, Position};
 use crate::search::leaf::LeafEval;
-use crate::search::pn::{Level, PnTree};
-use crate::search::{Goal, Limits, Outcome};
+use crate::search::pn::PnTree;
+use crate::search::{Algorithm, Goal, Limits, Outcome};
 
 /// A node of a solution tree.
 #[derive(Clone, Debug)]
@@ -255,10 +255,10 @@ pub fn solve_and_check(
     root: &Position,
     goal: Goal,
     db: Option<&Database>,
-    level: Level,
+    algorithm: Algorithm,
 ) -> Result<(Outcome, usize), CheckError> {
     let leaf = LeafEval::new(db);
-    let (tree, _) = crate::search::pn::search(root, goal, leaf, level, Limits::none(), |_| {});
+    let (tree, _) = crate::search::pn::search(root, goal, leaf, algorithm, Limits::none(), |_| {});
     let solution = extract(&tree, leaf).expect("an unlimited search decides");
     check(&solution, db)?;
     Ok((tree.outcome(), solution.len()))

@@ -565,8 +565,9 @@ pub fn decode_rote(key: &[u8], bytes: &[u8]) -> Result<(RoteKey, RoteEntry), Dec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Algorithm;
     use crate::search::Limits;
-    use crate::search::pn::{Level, search};
+    use crate::search::pn::search;
     use crate::search::{Goal, LeafEval};
 
     #[test]
@@ -579,7 +580,7 @@ mod tests {
             &pos,
             goal,
             LeafEval::rules_only(),
-            Level::Pn,
+            Algorithm::Pn,
             Limits::none(),
             |_| {},
         );

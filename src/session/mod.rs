@@ -26,7 +26,7 @@ use crate::search::pn::Node;
 use crate::search::rote::{RoteEntry, RoteKey, RoteTable};
 use crate::search::{CurvePoint, Init};
 use codec::DecodeError;
-pub use record::{Algo, GoalRecord, SecondLevel, SessionRecord, Settings, State};
+pub use record::{GoalRecord, SecondLevel, SessionRecord, Settings, State};
 use store::{Store, StoreError, Table, Write};
 
 #[derive(Debug, Error)]

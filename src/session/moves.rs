@@ -409,7 +409,8 @@ fn heaviest_line(nodes: &[Node], size: &[u64], mut index: usize) -> Vec<MoveNumb
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::pn::{Level, search};
+    use crate::search::Algorithm;
+    use crate::search::pn::search;
     use crate::search::{Goal, INFINITE, LeafEval, Limits};
 
     /// The whole PN tree of `attacker`'s question from `root`, by the rules alone.
@@ -419,7 +420,7 @@ mod tests {
             root,
             goal,
             LeafEval::rules_only(),
-            Level::Pn,
+            Algorithm::Pn,
             Limits::none(),
             |_| {},
         );
@@ -434,7 +435,7 @@ mod tests {
                 attacker: crate::Color::White,
             },
             LeafEval::rules_only(),
-            Level::Pn,
+            Algorithm::Pn,
             Limits {
                 nodes: Some(20_000),
                 ..Limits::none()

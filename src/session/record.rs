@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::position::Color;
 pub use crate::search::SecondLevel;
-use crate::search::{Init, Outcome, Value};
+use crate::search::{Algorithm, Init, Outcome, Value};
 
 /// Where a session stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -43,21 +43,11 @@ impl fmt::Display for State {
     }
 }
 
-/// The first-level expansion: plain PN, or PN² with a second-level search at each leaf.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Algo {
-    Pn,
-    Pn2,
-    /// PN² with df-pn (and its transposition table) at the second level.
-    #[serde(rename = "pn2-dfpn")]
-    Pn2DfPn,
-}
-
 /// How a session is solved.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    pub algo: Algo,
+    /// PN or PN² (an algorithm with a first-level tree to keep).
+    pub algo: Algorithm,
     /// Endgame tables for the leaves; none for the smallest boards.
     pub db_dir: Option<PathBuf>,
     pub second_level: SecondLevel,

@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 
 use crate::egdb::Database;
 use crate::position::Position;
-use crate::search::pn::{Level, PnTree, iterate, iterate_pair};
+use crate::search::pn::{PnTree, iterate, iterate_pair};
 use crate::search::proof::{check, extract_kept};
 use crate::search::rote::{RoteEntry, RoteTable};
-use crate::search::{CurvePoint, Leaf, LeafEval, Outcome, Stats, Value};
+use crate::search::{Algorithm, CurvePoint, Leaf, LeafEval, Outcome, Stats, Value};
 use crate::session::codec::{self, CHUNK};
 use crate::session::log::{Progress, ProgressLog, resident_bytes, unix_now};
 use crate::session::store::{Table, Write};
-use crate::session::{Algo, GoalRecord, SessionError, SessionRecord, Sessions, State};
+use crate::session::{GoalRecord, SessionError, SessionRecord, Sessions, State};
 
 /// How the outside asks a running session to stop, and sees its progress.
 #[derive(Default)]
@@ -173,6 +173,10 @@ pub fn run(
         Ok(p) => p,
         Err(e) => return fail(sessions, id, &mut log, format!("bad root position: {e}")),
     };
+    if !rec.settings.algo.has_first_level() {
+        let msg = format!("{} builds no first-level tree to keep", rec.settings.algo);
+        return fail(sessions, id, &mut log, msg);
+    }
     let db = match &rec.settings.db_dir {
         Some(dir) => match Database::open_whole(dir, root.board()) {
             Ok(db) => Some(db),
@@ -468,11 +472,7 @@ fn solve_goal(
     if entries > 0 {
         tree.second_level_table = entries;
     }
-    let level = match rec.settings.algo {
-        Algo::Pn => Level::Pn,
-        Algo::Pn2 => Level::Pn2,
-        Algo::Pn2DfPn => Level::Pn2DfPn,
-    };
+    let algorithm = rec.settings.algo;
     let mut pending = Pending {
         stored,
         ..Pending::default()
@@ -538,7 +538,7 @@ fn solve_goal(
         let before = tree.nodes.len();
         // With two threads and this question alone (the other decided), PN² with df-pn
         // expands two leaves at a time, one a thread.
-        let pair = level == Level::Pn2DfPn
+        let pair = algorithm == Algorithm::Pn2DfPn
             && rec.settings.pairs
             && rec.settings.threads >= 2
             && stop.running.load(Ordering::Relaxed) == 1
@@ -547,12 +547,16 @@ fn solve_goal(
         let expanded = if pair {
             iterate_pair(&mut tree)
         } else {
-            vec![iterate(&mut tree, level)]
+            vec![iterate(&mut tree, algorithm)]
         };
         tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
         note_iteration(&tree, &expanded, before, &mut pending);
         let it = tree.stats.iterations;
-        if level != Level::Pn || it.is_power_of_two() || it.is_multiple_of(4096) || tree.decided() {
+        if algorithm != Algorithm::Pn
+            || it.is_power_of_two()
+            || it.is_multiple_of(4096)
+            || tree.decided()
+        {
             pending.points.push(CurvePoint {
                 iteration: it,
                 nodes: tree.stats.nodes,
@@ -1025,7 +1029,7 @@ mod tests {
         let sessions = Sessions::open(mem.clone(), false).unwrap();
         let root = Position::initial("3x9".parse().unwrap());
         let settings = Settings {
-            algo: Algo::Pn2,
+            algo: Algorithm::Pn2,
             db_dir: None,
             second_level: SecondLevel::Fixed(2000),
             init: Init::Mobility,
@@ -1047,7 +1051,7 @@ mod tests {
         for round in 0..24 {
             for _ in 0..40 {
                 let before = tree.nodes.len();
-                let n = iterate(&mut tree, Level::Pn2);
+                let n = iterate(&mut tree, Algorithm::Pn2);
                 note_iteration(&tree, &[n], before, &mut pending);
             }
             assert!(!tree.decided(), "the test needs a longer solve");

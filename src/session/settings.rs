@@ -11,7 +11,8 @@ use crate::egdb::Database;
 use crate::egdb::file::board_dir;
 use crate::egdb::probe::TablesError;
 use crate::position::Position;
-use crate::session::{Algo, SessionRecord, Settings};
+use crate::search::Algorithm;
+use crate::session::{SessionRecord, Settings};
 
 /// The longest session name taken (lists and pages show it whole).
 pub const MAX_NAME: usize = 200;
@@ -21,6 +22,10 @@ pub const MAX_NAME: usize = 200;
 pub enum SettingsError {
     #[error("a session's name has 1 to {MAX_NAME} characters (this one has {chars})")]
     Name { chars: usize },
+    #[error(
+        "a session keeps its first-level tree in the store, and {0} builds none: pn, pn2 or pn2-dfpn"
+    )]
+    NoFirstLevel(Algorithm),
     #[error(transparent)]
     Tables(#[from] TablesError),
     /// Tables named for a session that exists: whatever is wrong with them, the request was.
@@ -67,8 +72,12 @@ pub fn new_settings(
     config: &Config,
     pos: &Position,
     db: Option<PathBuf>,
-    algo: Option<Algo>,
+    algo: Option<Algorithm>,
 ) -> Result<Settings, SettingsError> {
+    let algo = algo.unwrap_or(Algorithm::Pn2);
+    if !algo.has_first_level() {
+        return Err(SettingsError::NoFirstLevel(algo));
+    }
     // Tables named, or found under the config's db_dir, must be whole: a session must not
     // run for days over a missing or damaged slice.
     let db_dir = match db {
@@ -82,7 +91,7 @@ pub fn new_settings(
     }
     let db_dir = db_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
     Ok(Settings {
-        algo: algo.unwrap_or(Algo::Pn2),
+        algo,
         db_dir,
         second_level: config.second_level,
         init: config.init,
