@@ -172,6 +172,19 @@ impl Material {
         (self.a + self.b) as usize
     }
 
+    /// Whether the pieces fit on `board`.
+    pub fn fits(self, board: Board) -> Result<(), SliceError> {
+        if self.pieces() > board.size() {
+            return Err(SliceError::TooMany {
+                a: self.a as usize,
+                b: self.b as usize,
+                pieces: self.pieces(),
+                board,
+            });
+        }
+        Ok(())
+    }
+
     /// The same material with the other side to move.
     pub fn swapped(self) -> Material {
         Material {
@@ -218,15 +231,8 @@ pub struct Slice {
 
 impl Slice {
     pub fn new(board: Board, material: Material) -> Result<Slice, SliceError> {
+        material.fits(board)?;
         let (n, m) = (board.size(), material.pieces());
-        if m > n {
-            return Err(SliceError::TooMany {
-                a: material.a as usize,
-                b: material.b as usize,
-                pieces: m,
-                board,
-            });
-        }
         Ok(Slice {
             board,
             material,

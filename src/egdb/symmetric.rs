@@ -246,15 +246,8 @@ impl PartialEq for SymSlice {
 
 impl SymSlice {
     pub fn new(board: Board, material: Material) -> Result<SymSlice, SliceError> {
-        let (n, m) = (board.size(), material.pieces());
-        if m > n {
-            return Err(SliceError::TooMany {
-                a: material.a as usize,
-                b: material.b as usize,
-                pieces: m,
-                board,
-            });
-        }
+        material.fits(board)?;
+        let n = board.size();
         let small_is_us = material.a <= material.b;
         let (small, big) = if small_is_us {
             (material.a as usize, material.b as usize)
@@ -427,17 +420,21 @@ impl SymCursor {
     }
 }
 
+/// The cycles symmetry `g` splits the board's points into: (points it fixes, pairs it swaps).
+fn cycles(board: Board, g: usize) -> (usize, usize) {
+    let sym = Symmetries::new(board);
+    let fixed = (0..board.size())
+        .filter(|&p| sym.apply(g, 1 << p) == 1 << p)
+        .count();
+    (fixed, (board.size() - fixed) / 2)
+}
+
 /// The number of classes of the sets of `k` points of `board`, by Burnside's lemma, without
 /// building the table of them (which for many points no machine holds).
 pub fn classes_of_sets(board: Board, k: usize) -> u64 {
-    let sym = Symmetries::new(board);
-    let all: Bitboard = (1 << board.size()) - 1;
     let mut total: u128 = 0;
     for g in 0..SYMMETRIES {
-        let fixed = points(all)
-            .filter(|&p| sym.apply(g, 1 << p) == 1 << p)
-            .count();
-        let pairs = (board.size() - fixed) / 2;
+        let (fixed, pairs) = cycles(board, g);
         for p in 0..=k / 2 {
             total += binomial(fixed, k - 2 * p) as u128 * binomial(pairs, p) as u128;
         }
@@ -460,17 +457,11 @@ pub fn entries(board: Board, material: Material) -> u64 {
 /// Burnside's lemma (the mean number of positions each symmetry leaves unchanged): the size a
 /// symmetric table needs at least, independent of how the index is laid out.
 pub fn classes_of_positions(board: Board, material: Material) -> u128 {
-    let sym = Symmetries::new(board);
-    let all: Bitboard = (1 << board.size()) - 1;
     let (a, b) = (material.a as usize, material.b as usize);
     let mut total: u128 = 0;
     for g in 0..SYMMETRIES {
-        // A position is unchanged by g when each cycle of points is all of one side or empty:
-        // the cycles are fixed points and pairs.
-        let fixed = points(all)
-            .filter(|&p| sym.apply(g, 1 << p) == 1 << p)
-            .count();
-        let pairs = (board.size() - fixed) / 2;
+        // A position is unchanged by g when each cycle of points is all of one side or empty.
+        let (fixed, pairs) = cycles(board, g);
         let c = |n: usize, k: usize| binomial(n, k) as u128;
         for pa in 0..=a / 2 {
             for pb in 0..=b / 2 {
