@@ -118,26 +118,55 @@ impl Made {
         self.verified() && self.open_list.is_none() && self.written.open == 0
     }
 
-    pub fn json(&self) -> Value {
+    /// What it is in a few numbers: how `solve --json`, the daemon and `session certificate`
+    /// report it.
+    pub fn summary(&self) -> Summary {
         let w = &self.written;
-        json!({
-            "goal": self.goal.to_string(),
-            "claim": self.claim,
-            "path": self.path.display().to_string(),
-            "nodes": w.nodes,
-            "shared_leaves": w.shared,
-            "bytes": w.bytes,
-            "resolved_nodes": w.resolved,
-            "resolve_search_nodes": w.resolve_search_nodes,
-            "write_seconds": w.seconds,
-            "verified": self.verified(),
-            "open_leaves": w.open,
-            "closed_leaves": w.closed,
-            "open_list": self.open_list.as_ref().map(|p| p.display().to_string()),
-            "verify_seconds": self.check.as_ref().map(|r| r.seconds).ok(),
-            "verify_error": self.check.as_ref().err().map(|e| e.to_string()),
-        })
+        Summary {
+            goal: self.goal.to_string(),
+            claim: self.claim.to_string(),
+            path: self.path.display().to_string(),
+            nodes: w.nodes,
+            shared_leaves: w.shared,
+            bytes: w.bytes,
+            resolved_nodes: w.resolved,
+            resolve_search_nodes: w.resolve_search_nodes,
+            write_seconds: w.seconds,
+            verified: self.verified(),
+            open_leaves: w.open,
+            closed_leaves: w.closed,
+            open_list: self.open_list.as_ref().map(|p| p.display().to_string()),
+            verify_seconds: self.check.as_ref().map(|r| r.seconds).ok(),
+            verify_error: self.check.as_ref().err().map(|e| e.to_string()),
+        }
     }
+}
+
+/// A certificate written and checked, as reported (`Made::summary`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    /// The question: "white wins" or "black wins".
+    pub goal: String,
+    /// "proven" or "disproven".
+    pub claim: String,
+    pub path: String,
+    /// Node lines, and the shared leaves among them.
+    pub nodes: u64,
+    pub shared_leaves: u64,
+    pub bytes: u64,
+    /// Node lines the search had not kept, re-solved, and the search nodes that took.
+    pub resolved_nodes: u64,
+    pub resolve_search_nodes: u64,
+    pub write_seconds: f64,
+    /// It passed the checker (a partial one for what it holds).
+    pub verified: bool,
+    /// Leaves left open (a partial certificate), and open leaves closed since.
+    pub open_leaves: u64,
+    pub closed_leaves: u64,
+    /// Where the open leaves are listed.
+    pub open_list: Option<String>,
+    pub verify_seconds: Option<f64>,
+    pub verify_error: Option<String>,
 }
 
 /// How `make` writes a certificate.

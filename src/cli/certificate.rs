@@ -14,19 +14,18 @@ use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use std::io::Write;
 
-use fanorona::certificate::{self, Made, Solved, VerifyError, format};
+use fanorona::certificate::{self, Made, Solved, Summary, VerifyError, format};
 use fanorona::config::Config;
 use fanorona::session::SecondLevel;
 
 /// One line for the human output.
 pub fn line(m: &Made) -> String {
-    line_of(&m.json())
+    line_of(&m.summary())
 }
 
-/// `line` from a certificate's JSON (`Made::json`, as the daemon answers it).
-pub fn line_of(m: &Value) -> String {
-    let n = |k: &str| m[k].as_u64().unwrap_or(0);
-    let (nodes, resolved, search) = (n("nodes"), n("resolved_nodes"), n("resolve_search_nodes"));
+/// `line` from a certificate's summary (as the daemon answers it).
+pub fn line_of(m: &Summary) -> String {
+    let (nodes, resolved, search) = (m.nodes, m.resolved_nodes, m.resolve_search_nodes);
     let resolved = if resolved > 0 || search > 0 {
         format!(
             "; {resolved} of its nodes ({:.1}%) re-solved ({search} search nodes)",
@@ -35,34 +34,26 @@ pub fn line_of(m: &Value) -> String {
     } else {
         String::new()
     };
-    let open = n("open_leaves");
-    let check = if m["verified"].as_bool() == Some(true) && open > 0 {
-        format!(
-            "PARTIAL: {} (listed in {}), the rest verified in {:.2} s",
+    let open = m.open_leaves;
+    let check = match (&m.verify_error, m.verify_seconds) {
+        (None, Some(seconds)) if open > 0 => format!(
+            "PARTIAL: {} (listed in {}), the rest verified in {seconds:.2} s",
             counted(open, "open leaf", "open leaves"),
-            m["open_list"].as_str().unwrap_or("?"),
-            m["verify_seconds"].as_f64().unwrap_or(0.0)
-        )
-    } else if m["verified"].as_bool() == Some(true) {
-        format!(
-            "verified in {:.2} s",
-            m["verify_seconds"].as_f64().unwrap_or(0.0)
-        )
-    } else {
-        format!(
-            "FAILED verification: {}",
-            m["verify_error"].as_str().unwrap_or("?")
-        )
+            m.open_list.as_deref().unwrap_or("no list")
+        ),
+        (None, Some(seconds)) => format!("verified in {seconds:.2} s"),
+        (Some(e), _) => format!("FAILED verification: {e}"),
+        (None, None) => "FAILED verification".to_string(),
     };
     format!(
         "  certificate {}? {}: {}, {} ({}), {} written in {:.2} s{resolved}; {check}",
-        m["goal"].as_str().unwrap_or("?"),
-        m["claim"].as_str().unwrap_or("?"),
-        m["path"].as_str().unwrap_or("?"),
+        m.goal,
+        m.claim,
+        m.path,
         counted(nodes, "node", "nodes"),
-        counted(n("shared_leaves"), "shared leaf", "shared leaves"),
-        human_bytes(n("bytes")),
-        m["write_seconds"].as_f64().unwrap_or(0.0),
+        counted(m.shared_leaves, "shared leaf", "shared leaves"),
+        human_bytes(m.bytes),
+        m.write_seconds,
     )
 }
 

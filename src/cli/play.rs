@@ -12,7 +12,8 @@ use serde_json::json;
 use crate::cli::game_batch::{self, GameBatch};
 use crate::cli::output::{CliResult, Failure, check_output, counted, input, write_atomically};
 use crate::out;
-use fanorona::daemon::protocol::Request;
+use fanorona::daemon::answers::RoteRow;
+use fanorona::daemon::protocol::RoteExport;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
@@ -151,8 +152,8 @@ impl PlayerOptions {
         if !self.rote {
             return Ok(None);
         }
-        let (v, _) = crate::cli::session::ask(config, Request::RoteExport)?;
-        let table = fanorona::daemon::rote_from_export(&v, board);
+        let (rows, _) = crate::cli::session::ask(config, RoteExport {})?;
+        let table = RoteRow::table(&rows, board);
         eprintln!("rote store: {} entries for {board}", table.len());
         Ok(Some(Arc::new(table)))
     }

@@ -9,19 +9,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cli::JsonFlag;
 use crate::cli::output::{CliResult, Failure, check_output, counted};
 use crate::cli::solve::algorithm_parser;
 use crate::out;
+use fanorona::Color;
+use fanorona::certificate::Summary;
 use fanorona::config::{Config, LogFormat};
-use fanorona::daemon::protocol::{ClientError, Request, call, call_within};
-use fanorona::daemon::{self, DaemonError, DataDir, Service};
+use fanorona::daemon::answers::{CurvePoint, MovesAt, RoteRow, Shown, Status};
+use fanorona::daemon::client::{ClientError, call, call_within};
+use fanorona::daemon::protocol::{self, StatusOf};
+use fanorona::daemon::{self, Apply, DaemonError, DataDir, Service};
 use fanorona::search::{Algorithm, Init};
 use fanorona::session::curve;
 use fanorona::session::log::{Progress, log_path};
-use fanorona::session::{SecondLevel, State};
+use fanorona::session::moves::{MoveNumbers, Reached};
+use fanorona::session::{GoalRecord, SecondLevel, State};
 
 #[derive(clap::Subcommand)]
 pub enum SessionCommand {
@@ -109,8 +114,8 @@ pub enum SessionCommand {
         #[arg(long = "move", value_name = "MOVE")]
         mv: Option<String>,
         /// Only the certificate of this side's win question.
-        #[arg(long, value_parser = ["white", "black"])]
-        goal: Option<String>,
+        #[arg(long, value_parser = color_parser())]
+        goal: Option<Color>,
         /// Write a partial certificate (PREFIX.GOAL-wins.partial.cert.gz): a node whose
         /// re-solving takes more than N search nodes is left open, an `o` leaf, and listed
         /// with its past in PREFIX.GOAL-wins.open.jsonl. With no open leaf it is whole and
@@ -292,21 +297,60 @@ fn refused(message: String, bad_input: bool) -> Failure {
     }
 }
 
-/// Sends `request` to the daemon, or, with none running, answers it here.
-pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> {
+/// A command the session commands send, to the daemon or, with none running, to a service in
+/// this process.
+pub trait Ask: Apply + Clone {
+    /// Whether it may make the data directory (only a start does: a mistyped one is named,
+    /// not made empty).
+    const MAKES_DATA: bool = false;
+
+    /// Its answer when the data directory does not exist (`None`: the directory is named as
+    /// missing).
+    fn without_data() -> Option<Self::Answer> {
+        None
+    }
+}
+
+impl Ask for protocol::Start {
+    const MAKES_DATA: bool = true;
+}
+
+/// Nothing listed, nothing learned: as an empty directory would answer.
+impl Ask for protocol::List {
+    fn without_data() -> Option<Vec<Status>> {
+        Some(Vec::new())
+    }
+}
+
+impl Ask for protocol::RoteExport {
+    fn without_data() -> Option<Vec<RoteRow>> {
+        Some(Vec::new())
+    }
+}
+
+impl Ask for StatusOf {}
+impl Ask for protocol::Pause {}
+impl Ask for protocol::Resume {}
+impl Ask for protocol::Stop {}
+impl Ask for protocol::Curve {}
+impl Ask for protocol::RoteStatsOf {}
+impl Ask for protocol::Moves {}
+impl Ask for protocol::Tune {}
+
+/// Sends `command` to the daemon, or, with none running, answers it here. Says whether the
+/// daemon answered.
+pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Failure> {
     let dir = DataDir::new(&config.data_dir);
-    // Only a start makes a data directory: a mistyped one is named, not made empty.
-    if !matches!(request, Request::Start { .. }) && !dir.root.exists() {
-        // Nothing listed, nothing learned: as an empty directory would answer.
-        if matches!(request, Request::List | Request::RoteExport) {
-            return Ok((json!([]), false));
+    if !C::MAKES_DATA && !dir.root.exists() {
+        if let Some(answer) = C::without_data() {
+            return Ok((answer, false));
         }
         return Err(Failure::input(anyhow!(
             "{}: no such data directory (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
             dir.root.display()
         )));
     }
-    match call(&dir.socket(), request.clone()) {
+    match call(&dir.socket(), command.clone()) {
         Ok(v) => return Ok((v, true)),
         Err(ClientError::NoDaemon(_)) => {}
         Err(ClientError::Refused { message, bad_input }) => {
@@ -320,7 +364,7 @@ pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> 
         Err(DaemonError::Locked { .. }) => {
             for _ in 0..50 {
                 std::thread::sleep(Duration::from_millis(100));
-                match call(&dir.socket(), request.clone()) {
+                match call(&dir.socket(), command.clone()) {
                     Ok(v) => return Ok((v, true)),
                     Err(ClientError::NoDaemon(_)) => continue,
                     Err(ClientError::Refused { message, bad_input }) => {
@@ -338,90 +382,97 @@ pub fn ask(config: &Config, request: Request) -> Result<(Value, bool), Failure> 
     };
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
     let service = Service::new(sessions, config.clone(), dir, false);
-    service.handle(request).map(|v| (v, false)).map_err(|r| {
-        if r.bad_input {
-            Failure::input(anyhow!(r.message))
-        } else {
-            Failure::other(anyhow!(r.message))
-        }
-    })
+    command
+        .apply(&service)
+        .map(|v| (v, false))
+        .map_err(|r| refused(r.message, r.bad_input))
+}
+
+/// An answer as `--json` prints it: its JSON, keys in order (as the daemon's socket and the
+/// web API have them).
+fn json_of(answer: impl serde::Serialize) -> Value {
+    serde_json::to_value(answer).expect("answers serialise")
+}
+
+/// `--goal`'s parser: "white" or "black".
+fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(["white", "black"])
+        .map(|name| Color::from_name(&name).expect("a listed name"))
 }
 
 /// A shown state in words: what is happening now.
-fn state_words(state: &str) -> &str {
+fn state_words(state: Shown) -> &'static str {
     match state {
-        "queued" => {
+        Shown::Queued => {
             "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)"
         }
-        "waiting" => "waiting for a daemon (start one with `fanorona daemon`)",
-        "pausing" => "pausing (writing its checkpoint)",
-        "stopping" => "stopping (writing its checkpoint)",
-        s => s,
+        Shown::Waiting => "waiting for a daemon (start one with `fanorona daemon`)",
+        Shown::Pausing => "pausing (writing its checkpoint)",
+        Shown::Stopping => "stopping (writing its checkpoint)",
+        s => s.name(),
     }
 }
 
 /// `session moves`: per question, the root's numbers, then one line per move.
-fn print_moves(v: &Value) {
-    let n = |x: &Value| infinity(x);
-    if v["line"].as_array().is_some_and(|l| !l.is_empty()) {
-        out!("after the line: {}", v["position"].as_str().unwrap_or("?"));
+fn print_moves(v: &MovesAt) {
+    if !v.line.is_empty() {
+        out!("after the line: {}", v.position);
     }
-    let row = |m: &Value| {
+    let row = |m: &MoveNumbers| {
         out!(
             "  {:<20} {:>12} {:>12} {:>12}{}",
-            m["move"].as_str().unwrap_or("?"),
-            n(&m["pn"]),
-            n(&m["dn"]),
-            m["nodes"].as_u64().unwrap_or(0),
-            if m["rote"] == true {
-                "  (rote store)"
-            } else {
-                ""
-            }
+            m.notation,
+            infinity(m.pn),
+            infinity(m.dn),
+            m.nodes,
+            if m.rote { "  (rote store)" } else { "" }
         );
     };
     let header = || out!("  {:<20} {:>12} {:>12} {:>12}", "move", "pn", "dn", "nodes");
-    for q in v["questions"].as_array().into_iter().flatten() {
+    for q in &v.questions {
         out!(
             "{} wins? {}: root pn {} dn {}, first level {} nodes ({} below decided nodes or cut off)",
-            q["attacker"].as_str().unwrap_or("?"),
-            q["outcome"].as_str().unwrap_or("?"),
-            n(&q["pn"]),
-            n(&q["dn"]),
-            q["first_level"],
-            q["settled_below"]
+            q.attacker,
+            q.outcome.name(),
+            infinity(q.pn),
+            infinity(q.dn),
+            q.first_level,
+            q.settled_below
         );
-        let at = &q["at"];
-        match &q["reached"] {
-            Value::Object(o) => {
-                match o.get("outside").and_then(|x| x["after"].as_u64()) {
-                    Some(0) => out!("  this tree is its root alone"),
-                    Some(k) => out!("  the tree goes no further than move {k} of the line"),
-                    None => out!("  the line is not in this tree"),
-                }
+        match (q.reached, &q.at) {
+            (Reached::Outside { after: 0 }, _) => {
+                out!("  this tree is its root alone");
                 continue;
             }
-            r if at["move"] != "(root)" => out!(
+            (Reached::Outside { after }, _) => {
+                out!("  the tree goes no further than move {after} of the line");
+                continue;
+            }
+            (reached, Some(at)) if !v.line.is_empty() => out!(
                 "  after the line ({}): pn {} dn {}, {} nodes{}",
-                at["move"].as_str().unwrap_or("?"),
-                n(&at["pn"]),
-                n(&at["dn"]),
-                at["nodes"],
-                if r == "leaf" { ", a leaf" } else { "" }
+                at.notation,
+                infinity(at.pn),
+                infinity(at.dn),
+                at.nodes,
+                if reached == Reached::Leaf {
+                    ", a leaf"
+                } else {
+                    ""
+                }
             ),
             _ => {}
         }
-        let moves = q["moves"].as_array().map_or(&[][..], Vec::as_slice);
-        if !moves.is_empty() {
+        if !q.moves.is_empty() {
             header();
-            moves.iter().for_each(row);
+            q.moves.iter().for_each(row);
         }
-        if let Some(line) = q["heaviest"].as_array() {
+        if !q.heaviest.is_empty() {
             out!("  the heaviest line from here:");
             header();
-            line.iter().for_each(row);
+            q.heaviest.iter().for_each(row);
         }
-        if let Some(pieces) = q["pieces"].as_array() {
+        if !q.pieces.is_empty() {
             out!("  the nodes from here by pieces on the board:");
             out!(
                 "  {:>6} {:>12} {:>12} {:>12}",
@@ -430,89 +481,88 @@ fn print_moves(v: &Value) {
                 "live",
                 "open leaves"
             );
-            for p in pieces {
+            for p in &q.pieces {
+                // (The count unpadded, as this line has always printed it.)
                 out!(
-                    "  {:>6} {:>12} {:>12} {:>12}",
-                    p["pieces"],
-                    p["nodes"].as_u64().unwrap_or(0),
-                    p["live"].as_u64().unwrap_or(0),
-                    p["open_leaves"].as_u64().unwrap_or(0)
+                    "  {} {:>12} {:>12} {:>12}",
+                    p.pieces,
+                    p.nodes,
+                    p.live,
+                    p.open_leaves
                 );
             }
         }
-        let t = &q["transpositions"];
-        if t.is_object() {
-            let c = |k: &str| t[k].as_u64().unwrap_or(0);
+        if let Some(t) = &q.transpositions {
             out!(
                 "  live nodes from here: {} over {} positions, {} with their pasts since the last capture",
-                c("live"),
-                c("positions"),
-                c("keys")
+                t.live,
+                t.positions,
+                t.keys
             );
             out!(
                 "  open leaves: {} over {} keys; {} live nodes lie in subtrees of a key expanded before",
-                c("open_leaves"),
-                c("open_leaf_keys"),
-                c("in_repeated_subtrees")
+                t.open_leaves,
+                t.open_leaf_keys,
+                t.in_repeated_subtrees
             );
             out!(
                 "  open leaves at a position proven elsewhere in the tree: {}; disproven elsewhere: {}",
-                c("open_at_proven"),
-                c("open_at_disproven")
+                t.open_at_proven,
+                t.open_at_disproven
             );
         }
     }
 }
 
-fn print_status(v: &Value) {
-    let g = |k: &str| v[k].to_string().trim_matches('"').to_string();
+fn print_status(v: &Status) {
     out!(
         "session {} '{}': {}{}",
-        g("id"),
-        g("name"),
-        state_words(v["state"].as_str().unwrap_or("?")),
-        v["value"]
-            .as_str()
-            .map(|x| format!(", value {x}"))
+        v.id,
+        v.name,
+        state_words(v.state),
+        v.value
+            .map(|x| format!(", value {}", x.name()))
             .unwrap_or_default()
     );
-    out!("  root {}", g("root"));
-    let tables = v["db_dir"]
-        .as_str()
-        .map(|d| format!(", tables {d}"))
+    out!("  root {}", v.root);
+    let tables = v
+        .db_dir
+        .as_ref()
+        .map(|d| format!(", tables {}", d.display()))
         .unwrap_or_default();
     out!(
         "  {}, second level {}, first numbers from {}{tables}",
-        g("algo"),
-        g("second_level"),
-        v["init"].as_str().unwrap_or("mobility")
+        v.algo,
+        v.second_level,
+        v.init.name()
     );
-    let live = v["live"].as_array().filter(|l| !l.is_empty());
+    let live = (!v.live.is_empty()).then_some(&v.live);
     out!(
         "  {} nodes in {:.1} s{}, {} checkpoints, rote hits {} ({:.4} per node)",
-        g("nodes"),
-        v["seconds"].as_f64().unwrap_or(0.0),
+        v.nodes,
+        v.seconds,
         if live.is_some() {
             " at the last checkpoint"
         } else {
             ""
         },
-        g("checkpoints"),
-        g("rote_hits"),
-        v["rote_hit_rate"].as_f64().unwrap_or(0.0)
+        v.checkpoints,
+        v.rote_hits,
+        v.rote_hit_rate
     );
-    for goal in v["goals"].as_array().into_iter().flatten() {
-        let attacker = goal["attacker"].as_str().unwrap_or("?");
-        let outcome = goal["outcome"].as_str().unwrap_or("?");
+    for goal in &v.goals {
+        let open = !goal.outcome.decided();
         let now = live
             .into_iter()
             .flatten()
-            .find(|p| p["goal"] == attacker && outcome == "open");
+            .find(|p| open && p.goal == goal.attacker.name());
         out!(
-            "  {attacker} wins? {outcome}: {} nodes, {} iterations, first level {}{}{}",
-            goal["nodes"],
-            goal["iterations"],
-            goal["first_level"],
+            "  {} wins? {}: {} nodes, {} iterations, first level {}{}{}",
+            goal.attacker,
+            goal.outcome.name(),
+            goal.nodes,
+            goal.iterations,
+            goal.first_level,
             if now.is_some() {
                 " (at the last checkpoint)"
             } else {
@@ -522,48 +572,47 @@ fn print_status(v: &Value) {
         );
         if let Some(p) = now {
             // A bound that follows the tree: what an expansion may cost now.
-            let bound = g("second_level").parse::<SecondLevel>().ok();
-            let budget = match (bound, p["first_level"].as_u64()) {
-                (Some(b @ (SecondLevel::TreeSize | SecondLevel::Share { .. })), Some(first)) => {
-                    format!(", second level now {} nodes", b.budget(first))
+            let budget = match v.second_level {
+                b @ (SecondLevel::TreeSize | SecondLevel::Share { .. }) => {
+                    format!(", second level now {} nodes", b.budget(p.first_level))
                 }
-                _ => String::new(),
+                SecondLevel::Fixed(_) => String::new(),
             };
             out!(
                 "    now: iteration {}, {} nodes, first level {}, root pn {} dpn {}, {} nodes/s{budget}",
-                p["iteration"],
-                p["nodes"],
-                p["first_level"],
-                infinity(&p["root_pn"]),
-                infinity(&p["root_dpn"]),
-                rate(p["nodes_per_second"].as_f64().unwrap_or(0.0))
+                p.iteration,
+                p.nodes,
+                p.first_level,
+                infinity(p.root_pn),
+                infinity(p.root_dpn),
+                rate(p.nodes_per_second)
             );
         }
     }
-    if let Some(p) = v["progress"].as_object() {
+    if let Some(p) = &v.progress {
         out!(
             "  memory {} MB, store {} MB",
-            p["memory_bytes"].as_u64().unwrap_or(0) >> 20,
-            p["store_bytes"].as_u64().unwrap_or(0) >> 20
+            p.memory_bytes >> 20,
+            p.store_bytes >> 20
         );
     }
-    if let Some(e) = v["error"].as_str() {
+    if let Some(e) = &v.error {
         out!("  error: {e}");
-        if v["state"] == "failed" {
+        if v.state == Shown::Failed {
             out!(
                 "  (mend the cause, then `fanorona session resume {}` retries from the last checkpoint)",
-                g("id")
+                v.id
             );
         }
     }
 }
 
 /// A proof or disproof number: `inf` for infinity.
-pub fn infinity(n: &Value) -> String {
-    match n.as_u64() {
-        Some(n) if n >= fanorona::search::INFINITE => "inf".to_string(),
-        Some(n) => n.to_string(),
-        None => n.as_str().map_or_else(|| n.to_string(), str::to_string),
+pub fn infinity(n: u64) -> String {
+    if n >= fanorona::search::INFINITE {
+        "inf".to_string()
+    } else {
+        n.to_string()
     }
 }
 
@@ -584,9 +633,10 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         } => {
             // The daemon runs elsewhere: give it the tables' path as seen from here.
             let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
+            let target = crate::cli::rules::target_position(&target)?;
             let (v, daemon) = ask(
                 config,
-                Request::Start {
+                protocol::Start {
                     target,
                     db,
                     algo,
@@ -595,9 +645,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 },
             )?;
             if json {
-                out!("{}", serde_json::json!({"id": v["id"]}));
+                out!("{}", serde_json::json!({"id": v.id}));
             } else {
-                out!("session {} started", v["id"]);
+                out!("session {} started", v.id);
                 if !daemon {
                     out!("no daemon is running: it will be solved when `fanorona daemon` starts");
                 }
@@ -607,29 +657,30 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::List {
             out: JsonFlag { json },
         } => {
-            let (v, _) = ask(config, Request::List)?;
+            let (list, _) = ask(config, protocol::List {})?;
             if json {
-                out!("{v}");
-            } else if v.as_array().is_none_or(|a| a.is_empty()) {
+                out!("{}", json_of(&list));
+            } else if list.is_empty() {
                 out!("no sessions");
             } else {
-                for s in v.as_array().into_iter().flatten() {
+                for s in &list {
+                    // (The id and the nodes unpadded, as this list has always printed them.)
                     out!(
-                        "{:>4}  {:<8} {:<6} {:>14} nodes  {}",
-                        s["id"],
-                        s["state"].as_str().unwrap_or("?"),
-                        s["value"].as_str().unwrap_or("-"),
-                        s["nodes"],
-                        s["name"].as_str().unwrap_or("")
+                        "{}  {:<8} {:<6} {} nodes  {}",
+                        s.id,
+                        s.state.name(),
+                        s.value.map_or("-", |v| v.name()),
+                        s.nodes,
+                        s.name
                     );
                 }
             }
             Ok(())
         }
-        SessionCommand::Status(a) => control(config, Request::Status { id: a.id }, a.out.json),
-        SessionCommand::Pause(a) => control(config, Request::Pause { id: a.id }, a.out.json),
-        SessionCommand::Resume(a) => control(config, Request::Resume { id: a.id }, a.out.json),
-        SessionCommand::Stop(a) => control(config, Request::Stop { id: a.id }, a.out.json),
+        SessionCommand::Status(a) => control(config, StatusOf { id: a.id }, a.out.json),
+        SessionCommand::Pause(a) => control(config, protocol::Pause { id: a.id }, a.out.json),
+        SessionCommand::Resume(a) => control(config, protocol::Resume { id: a.id }, a.out.json),
+        SessionCommand::Stop(a) => control(config, protocol::Stop { id: a.id }, a.out.json),
         SessionCommand::Moves(a) => {
             let line = a
                 .line
@@ -639,7 +690,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 .collect();
             let (v, _) = ask(
                 config,
-                Request::Moves {
+                protocol::Moves {
                     id: a.id,
                     line,
                     heaviest: a.heaviest,
@@ -648,7 +699,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 },
             )?;
             if a.out.json {
-                out!("{v}");
+                out!("{}", json_of(&v));
             } else {
                 print_moves(&v);
             }
@@ -668,7 +719,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 .map_err(|e| Failure::input(anyhow!("--db: {e}")))?;
             control(
                 config,
-                Request::Tune {
+                protocol::Tune {
                     id,
                     second_level,
                     init,
@@ -712,8 +763,8 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             if let Some(png) = &png {
                 check_output("--png", png)?;
             }
-            let (v, _) = ask(config, Request::Curve { id, since: None })?;
-            let mut rows = fanorona::daemon::protocol::curve_rows(&v);
+            let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
+            let mut rows = CurvePoint::rows(&curve_points);
             if let Some(n) = points {
                 rows = curve::thin(&rows, n as usize)
                     .into_iter()
@@ -727,8 +778,8 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             }
             // The plot first: it is the one that can fail on its own.
             if let Some(png) = &png {
-                let (status, _) = ask(config, Request::Status { id })?;
-                let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
+                let (status, _) = ask(config, StatusOf { id })?;
+                let title = format!("{} (session {id})", status.name);
                 curve::draw_png(png, &title, &rows).map_err(Failure::other)?;
             }
             curve::write_csv(&csv, &rows).map_err(Failure::other)?;
@@ -748,10 +799,10 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
     }
 }
 
-fn control(config: &Config, request: Request, json: bool) -> CliResult {
-    let (v, _) = ask(config, request)?;
+fn control<C: Ask<Answer = Status>>(config: &Config, command: C, json: bool) -> CliResult {
+    let (v, _) = ask(config, command)?;
     if json {
-        out!("{v}");
+        out!("{}", json_of(&v));
     } else {
         print_status(&v);
     }
@@ -760,7 +811,7 @@ fn control(config: &Config, request: Request, json: bool) -> CliResult {
 
 /// One progress-log line, readable.
 pub fn progress_line(p: &Progress) -> String {
-    let pn = |n: u64| infinity(&Value::from(n));
+    let pn = infinity;
     let mut s = format!(
         "{:>10} {} wins? it {} nodes {} ({}/s) pn {} dpn {} first {} rote {} mem {}M store {}M",
         p.event,
@@ -786,16 +837,12 @@ pub fn progress_line(p: &Progress) -> String {
 fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
     let path = log_path(&DataDir::new(&config.data_dir).logs(), id);
     // Whether more lines can come: the session is solving, or will be.
-    let state = || -> Result<String, Failure> {
-        let (v, _) = ask(config, Request::Status { id })?;
-        Ok(v["state"].as_str().unwrap_or("?").to_string())
-    };
-    let live = |s: &str| matches!(s, "running" | "queued" | "waiting" | "pausing" | "stopping");
-    let ended = |s: &str| {
+    let state = || -> Result<Shown, Failure> { Ok(ask(config, StatusOf { id })?.0.state) };
+    let ended = |s: Shown| {
         eprintln!(
             "session {id} is {}: nothing more will come{}",
             state_words(s),
-            if matches!(s, "paused" | "stopped" | "failed") {
+            if matches!(s, Shown::Paused | Shown::Stopped | Shown::Failed) {
                 format!(" (until `fanorona session resume {id}`)")
             } else {
                 String::new()
@@ -807,17 +854,17 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
         Err(_) => {
             // Say whether the session is unknown or just has not started.
             let s = state()?;
-            if !follow || !live(&s) {
+            if !follow || !s.is_live() {
                 out!(
                     "session {id} is {} and has no log yet ({})",
-                    state_words(&s),
+                    state_words(s),
                     path.display()
                 );
                 return Ok(());
             }
             eprintln!(
                 "session {id} is {}: waiting for its first line",
-                state_words(&s)
+                state_words(s)
             );
             loop {
                 std::thread::sleep(Duration::from_millis(200));
@@ -843,8 +890,8 @@ fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
             // Nothing new for a while: stop following a session that will not write more.
             if idle.elapsed() >= Duration::from_secs(2) {
                 let s = state()?;
-                if !live(&s) {
-                    ended(&s);
+                if !s.is_live() {
+                    ended(s);
                     return Ok(());
                 }
                 idle = std::time::Instant::now();
@@ -883,24 +930,24 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
         RoteCommand::Stats {
             out: JsonFlag { json },
         } => {
-            let (v, _) = ask(config, Request::RoteStats)?;
+            let (v, _) = ask(config, protocol::RoteStatsOf {})?;
             if json {
-                out!("{v}");
+                out!("{}", json_of(&v));
             } else {
                 out!(
                     "{} solved positions ({} attacker wins, {} not), {} with a best move",
-                    v["entries"],
-                    v["attacker_wins"],
-                    v["attacker_does_not_win"],
-                    v["with_best_move"]
+                    v.entries,
+                    v.attacker_wins,
+                    v.attacker_does_not_win,
+                    v.with_best_move
                 );
-                for (b, n) in v["boards"].as_object().into_iter().flatten() {
+                for (b, n) in &v.boards {
                     out!("  {b}: {n}");
                 }
                 out!(
                     "searches hit it {} times ({:.4} per node created)",
-                    v["hits"],
-                    v["hit_rate"].as_f64().unwrap_or(0.0)
+                    v.hits,
+                    v.hit_rate
                 );
             }
             Ok(())
@@ -910,11 +957,10 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
             out: JsonFlag { json },
         } => {
             check_output("export to", &file)?;
-            let (v, _) = ask(config, Request::RoteExport)?;
-            let entries = v.as_array().cloned().unwrap_or_default();
+            let (entries, _) = ask(config, protocol::RoteExport {})?;
             let mut text = String::new();
             for e in &entries {
-                text.push_str(&e.to_string());
+                text.push_str(&json_of(e).to_string());
                 text.push('\n');
             }
             crate::cli::output::write_atomically(&file, text.as_bytes())?;
@@ -942,37 +988,34 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
     use fanorona::certificate::path_for;
     use fanorona::session::certificates;
     crate::cli::certificate::check_prefix(prefix)?;
-    let (status, _) = ask(config, Request::Status { id })?;
-    let state = status["state"].as_str().unwrap_or("?").to_string();
+    let (status, _) = ask(config, StatusOf { id })?;
     let dir = DataDir::new(&config.data_dir);
     let kept = certificates::prefix(&dir.root, id);
     // Absolute, as the daemon is told it and names what it wrote.
     let kept = std::path::absolute(&kept).unwrap_or(kept);
-    let color = |name: &str| fanorona::Color::from_name(name).unwrap_or(fanorona::Color::Black);
     // A solved session answers both questions: a draw disproves both, a win proves one and
     // so disproves the other. An unsolved one has a certificate for each question decided
     // so far (written now, from the store).
-    let goals: Vec<fanorona::search::Goal> = if state == "solved" {
-        vec![fanorona::Color::White, fanorona::Color::Black]
-    } else {
-        status["goals"]
-            .as_array()
+    let goals: Vec<fanorona::search::Goal> = if status.state == Shown::Solved {
+        vec![Color::White, Color::Black]
             .into_iter()
-            .flatten()
-            .filter(|g| matches!(g["outcome"].as_str(), Some("proven" | "disproven")))
-            .map(|g| color(g["attacker"].as_str().unwrap_or("")))
+            .map(|attacker| fanorona::search::Goal { attacker })
             .collect()
-    }
-    .into_iter()
-    .map(|attacker| fanorona::search::Goal { attacker })
-    .collect();
+    } else {
+        status
+            .goals
+            .iter()
+            .filter(|g| g.outcome.decided())
+            .map(GoalRecord::goal)
+            .collect()
+    };
     if goals.is_empty() {
         return Err(Failure::input(anyhow!(
             "session {id} is {} and has no question decided yet: no certificate to write",
-            if state == "waiting" {
+            if status.state == Shown::Waiting {
                 "waiting for a daemon"
             } else {
-                &state
+                status.state.name()
             }
         )));
     }
@@ -1008,13 +1051,10 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
         let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         let check = made
             .iter()
-            .find(|m| m["path"].as_str() == from.to_str())
-            .map(|m| {
-                if m["verified"].as_bool() == Some(true) {
-                    Ok(())
-                } else {
-                    Err(m["verify_error"].as_str().unwrap_or("?").to_string())
-                }
+            .find(|m| Some(m.path.as_str()) == from.to_str())
+            .map(|m| match &m.verify_error {
+                None if m.verified => Ok(()),
+                e => Err(e.clone().unwrap_or_default()),
             });
         rows.push((g.to_string(), to, bytes, check));
     }
@@ -1051,7 +1091,7 @@ fn session_certificate(config: &Config, id: u64, prefix: &Path, json: bool) -> C
 #[derive(Default)]
 struct Chosen {
     mv: Option<String>,
-    goal: Option<String>,
+    goal: Option<Color>,
     leaf_budget: Option<u64>,
 }
 
@@ -1070,14 +1110,14 @@ fn chosen_certificate(
     if json {
         out!(
             "{}",
-            serde_json::json!({"session": id, "move": chosen.mv, "certificates": made})
+            serde_json::json!({"session": id, "move": chosen.mv, "certificates": json_of(&made)})
         );
     } else {
         for m in &made {
             out!("{}", crate::cli::certificate::line_of(m));
         }
     }
-    if made.iter().any(|m| m["verified"].as_bool() != Some(true)) {
+    if made.iter().any(|m| !m.verified) {
         return Err(Failure::other(anyhow!("a certificate failed verification")));
     }
     Ok(())
@@ -1085,33 +1125,29 @@ fn chosen_certificate(
 
 /// Writes and checks the certificates of session `id` under `prefix` (of the position after
 /// the decided capture `mv` of its root, when given): in the daemon when one runs (the store
-/// is its; its log shows the progress), otherwise here, under the store's lock. Returns each
-/// certificate as `Made::json` describes it.
+/// is its; its log shows the progress), otherwise here, under the store's lock.
 fn write_certificates(
     config: &Config,
     id: u64,
     prefix: &Path,
     chosen: &Chosen,
-) -> Result<Vec<Value>, Failure> {
+) -> Result<Vec<Summary>, Failure> {
     use fanorona::session::certificates;
     let dir = DataDir::new(&config.data_dir);
     let prefix = std::path::absolute(prefix)
         .map_err(|e| Failure::input(anyhow!("{}: {e}", prefix.display())))?;
-    let request = Request::Certificate {
+    let request = protocol::Certificate {
         id,
         prefix: prefix.clone(),
         mv: chosen.mv.clone(),
-        goal: chosen.goal.clone(),
+        goal: chosen.goal,
         leaf_budget: chosen.leaf_budget,
     };
     if dir.socket().exists() {
-        eprintln!(
-            "  asking the daemon to write it (progress in its log, {})",
-            dir.root.join("daemon.log").display()
-        );
+        eprintln!("  asking the daemon to write it (its log shows the progress)");
     }
     match call_within(&dir.socket(), request, None) {
-        Ok(v) => return Ok(v["certificates"].as_array().cloned().unwrap_or_default()),
+        Ok(v) => return Ok(v.certificates),
         Err(ClientError::NoDaemon(_)) => {
             eprintln!("  no daemon answers: writing it here, under the store's lock");
         }
@@ -1128,8 +1164,7 @@ fn write_certificates(
     };
     let report = |line: &str| eprintln!("  {line}");
     let opts = certificates::Options {
-        // clap takes only "white" and "black".
-        attacker: chosen.goal.as_deref().and_then(fanorona::Color::from_name),
+        attacker: chosen.goal,
         leaf_budget: chosen.leaf_budget,
         report: Some(&report),
         ..Default::default()
@@ -1148,24 +1183,24 @@ fn write_certificates(
         | certificates::CertificateError::FromStore { .. } => Failure::input(anyhow!(e)),
         e => Failure::other(anyhow!(e)),
     })?;
-    Ok(made.iter().map(fanorona::certificate::Made::json).collect())
+    Ok(made
+        .iter()
+        .map(fanorona::certificate::Made::summary)
+        .collect())
 }
 
 /// How a question's proof was checked, for `session status`: the kept tree at once (leaves
 /// taken as given counted), then in full by the certificate.
-fn proof_note(goal: &Value) -> String {
-    let given = |key: &str, one: &str, many: &str| {
-        let n = goal[key].as_u64().unwrap_or(0);
-        (n > 0).then(|| counted(n, one, many))
-    };
+fn proof_note(goal: &GoalRecord) -> String {
+    let given = |n: u64, one: &str, many: &str| (n > 0).then(|| counted(n, one, many));
     let taken: Vec<String> = [
         given(
-            "rote_leaves",
+            goal.rote_leaves,
             "leaf from the rote store",
             "leaves from the rote store",
         ),
         given(
-            "second_level_leaves",
+            goal.second_level_leaves,
             "second-level leaf",
             "second-level leaves",
         ),
@@ -1173,13 +1208,13 @@ fn proof_note(goal: &Value) -> String {
     .into_iter()
     .flatten()
     .collect();
-    let kept = match goal["verified"].as_bool() {
+    let kept = match goal.verified {
         Some(true) if taken.is_empty() => ", proof verified".to_string(),
         Some(true) => format!(", kept tree verified ({} taken as given)", taken.join(", ")),
         Some(false) => ", proof FAILED the check".to_string(),
         None => String::new(),
     };
-    let certificate = match goal["certificate_verified"].as_bool() {
+    let certificate = match goal.certificate_verified {
         Some(true) => ", certificate verified",
         Some(false) => ", certificate FAILED the check",
         None => "",

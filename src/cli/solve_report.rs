@@ -132,7 +132,7 @@ impl Report {
                 "repetitions": q.repetitions,
                 "seconds": q.seconds,
             })).collect::<Vec<_>>(),
-            "certificates": self.certificates.iter().map(Made::json).collect::<Vec<_>>(),
+            "certificates": self.certificates.iter().map(Made::summary).collect::<Vec<_>>(),
         });
         if let Some(c) = &self.census {
             o["census"] = census_rows(c)

@@ -47,6 +47,14 @@ impl Slot {
         *self.running.lock().expect("running lock") = None;
     }
 
+    /// Waits until this worker no longer solves session `id`, at most `timeout`.
+    pub fn wait_released(&self, id: u64, timeout: Duration) {
+        let waited = std::time::Instant::now();
+        while self.session() == Some(id) && waited.elapsed() < timeout {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// If this worker solves session `id`, asks it to stop, under the lock so the stop
     /// cannot reach a session it starts next. Whether it did.
     pub fn stop_if_solving(&self, id: u64) -> bool {

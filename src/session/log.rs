@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::session::SessionError;
 
 /// One line of the progress log.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Progress {
     /// Seconds since the Unix epoch.
     pub time: f64,

@@ -5,7 +5,7 @@
 //! opening the disproof still waits for; the heaviest line tells which position below it the
 //! search is stuck on.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::moves::{Move, legal_moves};
 use crate::position::Position;
@@ -13,7 +13,7 @@ use crate::search::pn::Node;
 use crate::session::{SessionError, Sessions};
 
 /// One move in one question's first-level tree.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveNumbers {
     /// The move in the paper's notation (the first of several reaching the same position).
     #[serde(rename = "move")]
@@ -27,7 +27,7 @@ pub struct MoveNumbers {
 }
 
 /// Where the asked line of moves ends in one question's tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reached {
     /// An expanded node: its moves follow.
@@ -39,7 +39,7 @@ pub enum Reached {
 }
 
 /// One question's tree at the root or at the end of a line.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionMoves {
     /// Whose win is asked.
     pub attacker: crate::Color,
@@ -53,20 +53,20 @@ pub struct QuestionMoves {
     pub settled_below: u64,
     pub reached: Reached,
     /// The node at the end of the line (the root for an empty line): numbers and subtree size.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<MoveNumbers>,
     pub moves: Vec<MoveNumbers>,
     /// With `heaviest`: from the node reached, the child holding the most nodes, then its
     /// heaviest child, down to a leaf.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub heaviest: Vec<MoveNumbers>,
     /// With `pieces`: the nodes below the node reached (its own included) by the pieces on
     /// the board, fewest first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pieces: Vec<PieceCount>,
     /// With `transpositions`: how often the live nodes below the node reached stand for the
     /// same search.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transpositions: Option<Transpositions>,
 }
 
@@ -74,7 +74,7 @@ pub struct QuestionMoves {
 /// and how many distinct searches they stand for. Two nodes with the same position and the
 /// same positions since the last capture (the node's `since`) have the same value, however
 /// they were reached: the first level is a tree, so it searches them apart.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transpositions {
     /// Live nodes, the node reached included.
     pub live: u64,
@@ -97,7 +97,7 @@ pub struct Transpositions {
 }
 
 /// A tree's nodes with this many pieces on the board.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PieceCount {
     pub pieces: u32,
     pub nodes: u64,
@@ -119,10 +119,10 @@ pub struct Extras {
 }
 
 /// The position at the end of a line and each question's tree there.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Below {
     /// The position after the line (the session's root for an empty one).
-    pub position: String,
+    pub position: Position,
     pub questions: Vec<QuestionMoves>,
 }
 
@@ -189,7 +189,7 @@ pub fn moves_below(
         });
     }
     Ok(Below {
-        position: positions[positions.len() - 1].to_string(),
+        position: positions[positions.len() - 1],
         questions: out,
     })
 }

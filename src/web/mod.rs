@@ -209,10 +209,9 @@ impl AppState {
             return table.clone();
         }
         let socket = crate::daemon::DataDir::new(&self.options.data_dir).socket();
-        let table =
-            crate::daemon::protocol::call(&socket, crate::daemon::protocol::Request::RoteExport)
-                .ok()
-                .map(|v| Arc::new(crate::daemon::rote_from_export(&v, board)));
+        let table = crate::daemon::client::call(&socket, crate::daemon::protocol::RoteExport {})
+            .ok()
+            .map(|rows| Arc::new(crate::daemon::answers::RoteRow::table(&rows, board)));
         r.insert(board, (Instant::now(), table.clone()));
         table
     }

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 use super::api::parse_body;
 use super::{ApiError, AppState, blocking, download};
 use crate::daemon::DataDir;
-use crate::daemon::protocol::{ClientError, Request, call, curve_rows};
-use crate::position::Position;
+use crate::daemon::answers::{self, Status};
+use crate::daemon::client::{ClientError, call};
+use crate::daemon::protocol::{self, Command, Pause, Resume, StatusOf, Stop};
 use crate::search::CurvePoint;
 use crate::session::curve::{self, Row};
 use crate::session::log::{Progress, log_path};
@@ -31,11 +32,15 @@ const LOG_CHUNK: u64 = 64 << 10;
 
 /// Asks the daemon, off the server's threads; its refusals become 404 (an unknown session),
 /// 400 (a request it cannot do) or 503 (no daemon runs: the message says how to start one).
-async fn ask(state: &AppState, request: Request) -> Result<Value, ApiError> {
+async fn ask<C>(state: &AppState, command: C) -> Result<C::Answer, ApiError>
+where
+    C: Command + Send + 'static,
+    C::Answer: Send + 'static,
+{
     let dir = state.options.data_dir.clone();
     blocking(move || {
         let socket = DataDir::new(&dir).socket();
-        call(&socket, request).map_err(|e| match e {
+        call(&socket, command).map_err(|e| match e {
             ClientError::NoDaemon(_) => ApiError {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 message: format!(
@@ -63,6 +68,11 @@ async fn ask(state: &AppState, request: Request) -> Result<Value, ApiError> {
     .await
 }
 
+/// An answer as the API sends it: its JSON, keys in order.
+fn json_of(answer: impl serde::Serialize) -> Json<Value> {
+    Json(serde_json::to_value(answer).expect("answers serialise"))
+}
+
 /// A session number from the path.
 fn session_id(text: &str) -> Result<u64, ApiError> {
     text.parse()
@@ -71,7 +81,7 @@ fn session_id(text: &str) -> Result<u64, ApiError> {
 
 /// GET /api/sessions
 pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
-    ask(&state, Request::List).await.map(Json)
+    ask(&state, protocol::List {}).await.map(json_of)
 }
 
 /// GET /api/sessions/{id}
@@ -80,7 +90,7 @@ pub async fn status(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = session_id(&id)?;
-    ask(&state, Request::Status { id }).await.map(Json)
+    ask(&state, StatusOf { id }).await.map(json_of)
 }
 
 #[derive(Deserialize)]
@@ -111,8 +121,8 @@ pub async fn start(
         });
     ask(
         &state,
-        Request::Start {
-            target: pos.to_string(),
+        protocol::Start {
+            target: pos,
             db,
             algo: None,
             name: req.name,
@@ -120,7 +130,7 @@ pub async fn start(
         },
     )
     .await
-    .map(Json)
+    .map(json_of)
 }
 
 /// POST /api/sessions/{id}/pause|resume|stop
@@ -129,18 +139,16 @@ pub async fn control(
     Path((id, action)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let id = session_id(&id)?;
-    let request = match action.as_str() {
-        "pause" => Request::Pause { id },
-        "resume" => Request::Resume { id },
-        "stop" => Request::Stop { id },
-        other => {
-            return Err(ApiError {
-                status: StatusCode::NOT_FOUND,
-                message: format!("no action '{other}': pause, resume or stop"),
-            });
-        }
+    let status = match action.as_str() {
+        "pause" => ask(&state, Pause { id }).await,
+        "resume" => ask(&state, Resume { id }).await,
+        "stop" => ask(&state, Stop { id }).await,
+        other => Err(ApiError {
+            status: StatusCode::NOT_FOUND,
+            message: format!("no action '{other}': pause, resume or stop"),
+        }),
     };
-    ask(&state, request).await.map(Json)
+    status.map(json_of)
 }
 
 /// One session's curve as the server keeps it between polls.
@@ -253,14 +261,13 @@ fn extend_stored(stored: &mut Vec<Row>, new: Vec<Row>) {
 
 /// The curve now: reads the stored points written since the last look when a checkpoint
 /// was written since, and the log's new lines.
-async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row>), ApiError> {
-    let status = ask(state, Request::Status { id }).await?;
-    let checkpoints = status["checkpoints"].as_u64();
-    let attackers: Vec<String> = status["goals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|g| g["attacker"].as_str().unwrap_or("?").to_string())
+async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Row>), ApiError> {
+    let status = ask(state, StatusOf { id }).await?;
+    let checkpoints = Some(status.checkpoints);
+    let attackers: Vec<String> = status
+        .goals
+        .iter()
+        .map(|g| g.attacker.name().to_string())
         .collect();
     let (stale, since) = {
         let c = state.curves.0.lock().expect("curve lock");
@@ -272,7 +279,8 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Value, Vec<Row
     };
     if stale {
         let incremental = since.is_some();
-        let new = curve_rows(&ask(state, Request::Curve { id, since }).await?);
+        let points = ask(state, protocol::Curve { id, since }).await?;
+        let new = answers::CurvePoint::rows(&points);
         let mut c = state.curves.0.lock().expect("curve lock");
         let e = c.entry(id).or_default();
         e.checkpoints = checkpoints;
@@ -354,7 +362,7 @@ pub async fn curve(
         })
         .collect();
     Ok(Json(json!({
-        "status": status,
+        "status": serde_json::to_value(status).expect("answers serialise"),
         "total": rows.len(),
         "infinite": crate::search::INFINITE,
         "points": points,
@@ -389,7 +397,7 @@ pub async fn curve_png(
             message: format!("session {id} has no curve points yet"),
         });
     }
-    let title = format!("{} (session {id})", status["name"].as_str().unwrap_or("?"));
+    let title = format!("{} (session {id})", status.name);
     let bytes = blocking(move || {
         // A private directory of its own: nobody else can place a file where the plot goes.
         let dir = tempfile::tempdir().map_err(|e| ApiError {
@@ -435,9 +443,9 @@ pub async fn moves(
 ) -> Result<Json<Value>, ApiError> {
     let id = session_id(&id)?;
     let line = q.line.split_whitespace().map(str::to_string).collect();
-    let mut v = ask(
+    let at = ask(
         &state,
-        Request::Moves {
+        protocol::Moves {
             id,
             line,
             heaviest: q.heaviest,
@@ -447,14 +455,8 @@ pub async fn moves(
     )
     .await?;
     // The board at the line's end, drawn as the other pages draw theirs.
-    let pos: Position = v["position"]
-        .as_str()
-        .unwrap_or_default()
-        .parse()
-        .map_err(|e| ApiError {
-            status: StatusCode::BAD_GATEWAY,
-            message: format!("the daemon's position: {e}"),
-        })?;
+    let pos = at.position;
+    let mut v = serde_json::to_value(at).expect("answers serialise");
     v["board"] = json!(super::view::board(pos.board()));
     v["cells"] = json!(super::view::cells(&pos));
     v["side"] = json!(pos.side_to_move().name());
@@ -478,7 +480,7 @@ pub async fn log(
     let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
     if !path.exists() {
         // Unknown, or not started yet: the daemon says which.
-        ask(&state, Request::Status { id }).await?;
+        ask(&state, StatusOf { id }).await?;
     }
     let from = q.from.unwrap_or(0);
     let (lines, next) = blocking(move || Ok(read_log(&path, from, true))).await?;

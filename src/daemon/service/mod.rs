@@ -1,0 +1,133 @@
+//! The service: what the daemon does for each command, one `Apply` a command in the files
+//! beside this one, and `handle`, which hands a request to its command's `apply`. Commands
+//! run without a daemon (`fanorona session ...` with none running) call `apply` in their
+//! own process, on a `Service` without workers.
+//!
+//! - `start.rs`: a new session;
+//! - `status.rs`: a session's status, every session's;
+//! - `control.rs`: pause, resume, stop, tune;
+//! - `inspect.rs`: a session's moves and curve, the rote store;
+//! - `certificate.rs`: certificates, on request and when a session is solved.
+
+mod certificate;
+mod control;
+mod inspect;
+mod start;
+mod status;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::DataDir;
+use super::protocol::{Command, Request};
+use super::workers::Workers;
+use crate::config::Config;
+use crate::session::settings::SettingsError;
+use crate::session::{SessionError, Sessions};
+use crate::target::TargetError;
+
+/// An error answered to a client.
+#[derive(Debug)]
+pub struct Refusal {
+    pub message: String,
+    /// The request was at fault (exit status 2, HTTP 400), not the daemon or its machine.
+    pub bad_input: bool,
+}
+
+/// A refusal of the request itself.
+fn bad_input(message: String) -> Refusal {
+    Refusal {
+        message,
+        bad_input: true,
+    }
+}
+
+impl From<SettingsError> for Refusal {
+    fn from(e: SettingsError) -> Refusal {
+        Refusal {
+            bad_input: e.is_bad_input(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<TargetError> for Refusal {
+    fn from(e: TargetError) -> Refusal {
+        bad_input(e.to_string())
+    }
+}
+
+impl From<SessionError> for Refusal {
+    fn from(e: SessionError) -> Refusal {
+        let bad_input = matches!(
+            e,
+            SessionError::Unknown(_) | SessionError::BadState { .. } | SessionError::Line { .. }
+        );
+        Refusal {
+            message: e.to_string(),
+            bad_input,
+        }
+    }
+}
+
+/// A command the service carries out.
+pub trait Apply: Command {
+    fn apply(self, service: &Service) -> Result<Self::Answer, Refusal>;
+}
+
+/// The commands' side of the daemon (also used in-process when no daemon runs).
+pub struct Service {
+    pub sessions: Sessions,
+    pub config: Config,
+    pub dir: DataDir,
+    /// Whether a worker runs sessions here (false for a command run without a daemon).
+    pub has_worker: bool,
+    /// The workers' sessions and controls (`workers.main` is also the solve a command runs
+    /// in its own process).
+    pub workers: Workers,
+    /// The daemon is shutting down: certificates being written give up.
+    pub closing: crate::certificate::Cancel,
+    /// Prefixes of certificates being written: two writers on one prefix would share its
+    /// temporary files, list and leaves.
+    writing: Mutex<HashSet<PathBuf>>,
+}
+
+impl Service {
+    pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
+        Service {
+            sessions,
+            workers: Workers::new(&config),
+            config,
+            dir,
+            has_worker,
+            closing: Default::default(),
+            writing: Mutex::default(),
+        }
+    }
+
+    /// Answers one request from the socket: its command applied, the answer as JSON.
+    pub fn handle(&self, request: Request) -> Result<Value, Refusal> {
+        match request {
+            Request::Start(c) => self.answer(c),
+            Request::List(c) => self.answer(c),
+            Request::Status(c) => self.answer(c),
+            Request::Pause(c) => self.answer(c),
+            Request::Resume(c) => self.answer(c),
+            Request::Stop(c) => self.answer(c),
+            Request::Curve(c) => self.answer(c),
+            Request::RoteStats(c) => self.answer(c),
+            Request::RoteExport(c) => self.answer(c),
+            Request::Moves(c) => self.answer(c),
+            Request::Tune(c) => self.answer(c),
+            Request::Certificate(c) => self.answer(c),
+        }
+    }
+
+    fn answer<C: Apply>(&self, command: C) -> Result<Value, Refusal> {
+        let answer = command.apply(self)?;
+        Ok(serde_json::to_value(answer).expect("answers serialise"))
+    }
+}

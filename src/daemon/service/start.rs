@@ -1,0 +1,36 @@
+//! `Start`: a new session, running, its settings from the request and the config.
+
+use super::{Apply, Refusal, Service, bad_input};
+use crate::daemon::answers::Started;
+use crate::daemon::protocol::Start;
+use crate::movegen::is_lost;
+use crate::session::settings::{check_name, new_settings};
+use crate::target::playable;
+
+impl Apply for Start {
+    fn apply(self, service: &Service) -> Result<Started, Refusal> {
+        let pos = self.target;
+        playable(&pos)?;
+        if let Some(n) = &self.name {
+            check_name(n)?;
+        }
+        if is_lost(&pos) {
+            return Err(bad_input(format!(
+                "{pos} is already decided: {} has lost",
+                pos.side_to_move()
+            )));
+        }
+        let mut settings = new_settings(&service.config, &pos, self.db, self.algo)?;
+        if let Some(s) = self.second_level {
+            settings.second_level = s;
+        }
+        let rec = service.sessions.create(&pos, self.name, settings)?;
+        tracing::info!("session {}: created for {}", rec.id, rec.root);
+        service.workers.wake();
+        Ok(Started {
+            id: rec.id,
+            name: rec.name,
+            daemon: service.has_worker,
+        })
+    }
+}
