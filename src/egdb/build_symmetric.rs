@@ -63,12 +63,16 @@ fn entries(board: Board, m: Material) -> u64 {
 /// four times that, and a build reading them from the disk crawls).
 pub fn memory_needed(board: Board, material: Material) -> u64 {
     let pair = pair_of(material);
-    let values: u64 = pair.iter().map(|&m| entries(board, m) / 4).sum();
-    let targets: u64 = pair
+    // Saturating: a slice of very many pieces counts as u64::MAX (a plan no machine holds).
+    let values = pair
+        .iter()
+        .map(|&m| entries(board, m) / 4)
+        .fold(0, u64::saturating_add);
+    let targets = pair
         .iter()
         .flat_map(|&m| crate::egdb::build::capture_targets(m))
         .map(|t| entries(board, t) / 4)
-        .sum();
+        .fold(0, u64::saturating_add);
     values.saturating_add(targets).saturating_add(LIST_BYTES)
 }
 
