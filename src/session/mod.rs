@@ -15,7 +15,9 @@ pub mod settings;
 pub mod store;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use thiserror::Error;
@@ -100,6 +102,12 @@ pub struct Tuning {
 pub struct Sessions {
     store: Arc<dyn Store>,
     lock: Mutex<()>,
+    /// Records committed but not synced yet (`update` syncs outside the lock), by session:
+    /// the number of the latest such commit and the record on disk meanwhile, which `get`
+    /// and `list` answer (a crash would undo the newer one).
+    unsynced: Mutex<HashMap<u64, (u64, SessionRecord)>>,
+    /// Commits of `update`, numbered.
+    commits: AtomicU64,
 }
 
 impl Sessions {
@@ -110,6 +118,8 @@ impl Sessions {
         Ok(Sessions {
             store,
             lock: Mutex::new(()),
+            unsynced: Mutex::default(),
+            commits: AtomicU64::new(0),
         })
     }
 
@@ -156,12 +166,21 @@ impl Sessions {
         Ok(rec)
     }
 
-    /// A session's record as last written. Reads wait for a write in progress (its flush
-    /// included), so what they return is on disk: a status never shows a checkpoint that a
+    /// A session's record as last written to disk: while a newer one is committed but not
+    /// yet synced (`update`), the one before it, so a status never shows a checkpoint that a
     /// crash could still undo.
     pub fn get(&self, id: u64) -> Result<SessionRecord, SessionError> {
         let _g = self.lock.lock().expect("sessions lock");
-        self.read(id)
+        match self.on_disk(id) {
+            Some(r) => Ok(r),
+            None => self.read(id),
+        }
+    }
+
+    /// The record of session `id` on disk while a newer one is committed but not synced.
+    fn on_disk(&self, id: u64) -> Option<SessionRecord> {
+        let unsynced = self.unsynced.lock().expect("unsynced lock");
+        unsynced.get(&id).map(|(_, r)| r.clone())
     }
 
     fn read(&self, id: u64) -> Result<SessionRecord, SessionError> {
@@ -196,7 +215,13 @@ impl Sessions {
 
     pub fn list(&self) -> Result<Vec<SessionRecord>, SessionError> {
         let _g = self.lock.lock().expect("sessions lock");
-        self.decode_all(Table::Sessions, &[], |_, v| codec::decode_session(v))
+        let mut list = self.decode_all(Table::Sessions, &[], |_, v| codec::decode_session(v))?;
+        for r in &mut list {
+            if let Some(on_disk) = self.on_disk(r.id) {
+                *r = on_disk;
+            }
+        }
+        Ok(list)
     }
 
     /// Every session record that can be read, and the ids of those that cannot: the daemon
@@ -222,9 +247,10 @@ impl Sessions {
         writes: Vec<Write>,
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
-        let rec = {
+        let (rec, commit) = {
             let _g = self.lock.lock().expect("sessions lock");
-            let mut rec = self.read(id)?;
+            let before = self.read(id)?;
+            let mut rec = before.clone();
             change(&mut rec)?;
             let mut writes = writes;
             writes.push(Write::put(
@@ -233,12 +259,29 @@ impl Sessions {
                 codec::encode_session(&rec),
             ));
             self.store.commit(&writes)?;
-            rec
+            let commit = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
+            // Until the sync, readers get the record on disk: the one before, or, if an
+            // earlier commit is not synced either, the one on disk before that.
+            let mut unsynced = self.unsynced.lock().expect("unsynced lock");
+            unsynced
+                .entry(id)
+                .and_modify(|e| e.0 = commit)
+                .or_insert((commit, before));
+            (rec, commit)
         };
         // Durable before it returns, but the flush and fsync (seconds for a large
         // checkpoint) are not made under the lock: readers (`status`, `list`) and the other
-        // worker's checkpoint do not wait on them.
+        // worker's checkpoint do not wait on them; meanwhile they read the record on disk.
         self.store.sync()?;
+        let mut unsynced = self.unsynced.lock().expect("unsynced lock");
+        match unsynced.get_mut(&id) {
+            Some(e) if e.0 == commit => {
+                unsynced.remove(&id);
+            }
+            // A later commit is not synced yet: this one is on disk now.
+            Some(e) => e.1 = rec.clone(),
+            None => {}
+        }
         Ok(rec)
     }
 
