@@ -152,7 +152,6 @@ fn the_worker_skips_a_damaged_record() {
     use fanorona::daemon::{DataDir, Service};
     use fanorona::session::codec;
     use fanorona::session::store::{Table, Write};
-    use std::sync::atomic::AtomicBool;
     let store: Arc<dyn Store> = Arc::new(MemStore::new());
     let sessions = Sessions::open(store.clone(), false).unwrap();
     let root = Position::initial("3x5".parse().unwrap());
@@ -169,7 +168,7 @@ fn the_worker_skips_a_damaged_record() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let service = Service::new(sessions, Config::defaults(), DataDir::new(dir.path()), true);
-    let shutdown = AtomicBool::new(false);
+    let shutdown = fanorona::daemon::Shutdown::new();
     std::thread::scope(|s| {
         s.spawn(|| service.work(&shutdown));
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -177,7 +176,7 @@ fn the_worker_skips_a_damaged_record() {
             assert!(Instant::now() < deadline, "the good session was not solved");
             std::thread::sleep(Duration::from_millis(5));
         }
-        shutdown.store(true, Ordering::SeqCst);
+        shutdown.trigger();
     });
     assert!(service.sessions.get(broken).is_err());
     assert_eq!(

@@ -5,7 +5,6 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
@@ -272,9 +271,9 @@ pub fn init_tracing(config: &Config) {
 /// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits.
 pub fn daemon(config: Config) -> CliResult {
     init_tracing(&config);
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let flag = shutdown.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+    let shutdown = Arc::new(daemon::Shutdown::new());
+    let signal = shutdown.clone();
+    ctrlc::set_handler(move || signal.trigger())
         .map_err(|e| Failure::other(anyhow!("cannot handle signals: {e}")))?;
     daemon::serve(config, shutdown).map_err(daemon_failure)
 }

@@ -27,7 +27,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// answers other commands (list, status, curve, ...) as a daemon's would.
 fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::SessionError> {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    let done = AtomicBool::new(false);
+    let done = daemon::Shutdown::new();
     let listener = daemon::bind(&service.dir)
         .inspect_err(|e| eprintln!("note: other commands cannot reach this solve: {e}"))
         .ok();
@@ -66,7 +66,7 @@ fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::Sessio
             }
         }
         let r = h.join().expect("the solving thread does not panic");
-        done.store(true, Ordering::SeqCst);
+        done.trigger();
         r
     })
 }

@@ -4,6 +4,7 @@
 //! Its rooms, after tokio-rs/mini-redis's layout:
 //! - `datadir`: the data directory's paths, its lock, opening the store;
 //! - `server`: the socket, a thread a connection, the daemon's life until shutdown (`serve`);
+//! - `shutdown`: the signal every thread waits on beside its work;
 //! - `protocol`: the commands a client sends, each a struct with its answer's type;
 //! - `answers`: those answers, shared with the command line and the web app;
 //! - `client`: a command sent and its answer read back;
@@ -22,8 +23,10 @@ pub mod datadir;
 pub mod protocol;
 pub mod server;
 pub mod service;
+pub mod shutdown;
 pub mod workers;
 
 pub use datadir::{DaemonError, DataDir, DataLock, lock, open_sessions};
 pub use server::{answer, bind, serve};
 pub use service::{Apply, Refusal, Service};
+pub use shutdown::Shutdown;

@@ -5,12 +5,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Service;
 use super::datadir::{self, DaemonError, DataDir, lock, open_sessions};
 use super::protocol::{Answer, Envelope, PROTOCOL};
+use super::shutdown::Shutdown;
 use crate::config::Config;
 
 /// Listens on the data directory's socket (owner-only), replacing a stale socket file: the
@@ -26,37 +27,41 @@ pub fn bind(dir: &DataDir) -> Result<UnixListener, DaemonError> {
     let listener = UnixListener::bind(&socket).map_err(|e| io("cannot listen on", e))?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| io("cannot restrict", e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| io("cannot listen on", e))?;
     Ok(listener)
 }
 
-/// Answers connections on `listener`, each on a thread of its own, until `done` is set; then
-/// removes the socket file.
-pub fn answer(service: &Service, listener: &UnixListener, done: &AtomicBool) {
+/// Answers connections on `listener`, each on a thread of its own, until `shutdown` is set;
+/// then removes the socket file. Accepting blocks: at shutdown a connection of its own
+/// wakes it.
+pub fn answer(service: &Service, listener: &UnixListener, shutdown: &Shutdown) {
+    let socket = service.dir.socket();
     std::thread::scope(|s| {
-        while !done.load(Ordering::SeqCst) {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nonblocking(false);
+        s.spawn(|| {
+            shutdown.wait();
+            if let Err(e) = UnixStream::connect(&socket) {
+                tracing::warn!("cannot wake the listener on {}: {e}", socket.display());
+            }
+        });
+        for stream in listener.incoming() {
+            if shutdown.is_set() {
+                break;
+            }
+            match stream {
+                Ok(stream) => {
                     // A client that stays silent is dropped, so it cannot hold up shutdown.
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                     s.spawn(move || converse(service, stream));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(e) => tracing::warn!("accept: {e}"),
             }
         }
     });
-    let _ = std::fs::remove_file(service.dir.socket());
+    let _ = std::fs::remove_file(&socket);
 }
 
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
 /// running session is checkpointed before it returns.
-pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonError> {
+pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError> {
     let dir = DataDir::new(&config.data_dir);
     let _lock = lock(&dir)?;
     let sessions = open_sessions(&dir, &config)?;
@@ -75,20 +80,18 @@ pub fn serve(config: Config, shutdown: Arc<AtomicBool>) -> Result<(), DaemonErro
         service.dir.store().display()
     );
     std::thread::scope(|s| {
-        let worker = s.spawn(|| service.work(&shutdown));
-        let spare =
-            (service.config.threads >= 2).then(|| s.spawn(|| service.work_spare(&shutdown)));
-        s.spawn(|| answer(&service, &listener, &shutdown));
-        while !shutdown.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(50));
+        s.spawn(|| service.work(&shutdown));
+        if service.config.threads >= 2 {
+            s.spawn(|| service.work_spare(&shutdown));
         }
+        s.spawn(|| answer(&service, &listener, &shutdown));
+        shutdown.wait();
         tracing::info!("daemon: shutting down, checkpointing the running sessions");
         service.closing.store(true, Ordering::SeqCst);
-        while !worker.is_finished() || spare.as_ref().is_some_and(|h| !h.is_finished()) {
-            service.workers.main.control.request_stop();
-            service.workers.spare.control.request_stop();
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // A worker that claims a session after this sees the shutdown and stops it itself;
+        // the scope waits for both to checkpoint.
+        service.workers.main.control.request_stop();
+        service.workers.spare.control.request_stop();
     });
     tracing::info!("daemon: stopped");
     Ok(())

@@ -3,12 +3,20 @@
 //! one thread (or writes a solved session's certificates), the spare worker takes the next
 //! running session onto the idle thread, one question at a time, and hands the thread back
 //! when the worker needs both or wants that session.
+//!
+//! Nothing here polls: a worker with nothing to do waits on its channel (`Workers::poke`:
+//! a session became runnable, the other worker took or let go of one, the worker's searches
+//! changed) beside the shutdown signal, and a pause waits on its worker letting go.
 
-use std::sync::Mutex;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use crossbeam_channel::{Receiver, Sender, select};
+
 use super::Service;
+use super::shutdown::Shutdown;
 use crate::config::Config;
 use crate::session::runner::{self, Control};
 use crate::session::{SessionError, SessionRecord, State};
@@ -17,6 +25,8 @@ use crate::session::{SessionError, SessionRecord, State};
 pub struct Slot {
     /// The session it solves.
     running: Mutex<Option<u64>>,
+    /// Told when it lets go of its session.
+    released: Condvar,
     pub control: Control,
 }
 
@@ -28,6 +38,7 @@ impl Slot {
             .store(config.memory_bound, Ordering::Relaxed);
         Slot {
             running: Mutex::new(None),
+            released: Condvar::new(),
             control,
         }
     }
@@ -45,14 +56,16 @@ impl Slot {
     /// Lets go of its session.
     pub fn release(&self) {
         *self.running.lock().expect("running lock") = None;
+        self.released.notify_all();
     }
 
     /// Waits until this worker no longer solves session `id`, at most `timeout`.
     pub fn wait_released(&self, id: u64, timeout: Duration) {
-        let waited = std::time::Instant::now();
-        while self.session() == Some(id) && waited.elapsed() < timeout {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let running = self.running.lock().expect("running lock");
+        let _ = self
+            .released
+            .wait_timeout_while(running, timeout, |r| *r == Some(id))
+            .expect("running lock");
     }
 
     /// If this worker solves session `id`, asks it to stop, under the lock so the stop
@@ -67,6 +80,25 @@ impl Slot {
     }
 }
 
+/// A channel that holds at most one wake-up: a worker told twice while busy looks once.
+struct Bell {
+    ring: Sender<()>,
+    heard: Receiver<()>,
+}
+
+impl Bell {
+    fn new() -> Bell {
+        let (ring, heard) = crossbeam_channel::bounded(1);
+        // Each worker looks for a session once at its start.
+        let _ = ring.try_send(());
+        Bell { ring, heard }
+    }
+
+    fn ring(&self) {
+        let _ = self.ring.try_send(());
+    }
+}
+
 /// Both workers and what they tell each other.
 pub struct Workers {
     /// The worker: the oldest running session, on both threads.
@@ -74,9 +106,9 @@ pub struct Workers {
     /// The spare worker: with two threads, while the worker searches one question alone,
     /// it solves the next session on the idle core, one question at a time.
     pub spare: Slot,
-    /// Wakes the worker when a session becomes runnable.
-    wake: crossbeam_channel::Sender<()>,
-    woken: crossbeam_channel::Receiver<()>,
+    /// Wake the worker and the spare worker.
+    main_bell: Bell,
+    spare_bell: Bell,
     /// Held while a worker chooses its next session.
     claiming: Mutex<()>,
     /// The worker wants the session the spare worker holds.
@@ -88,16 +120,19 @@ pub struct Workers {
 
 impl Workers {
     pub fn new(config: &Config) -> Workers {
-        let (wake, woken) = crossbeam_channel::bounded(1);
-        Workers {
+        let workers = Workers {
             main: Slot::new(config),
             spare: Slot::new(config),
-            wake,
-            woken,
+            main_bell: Bell::new(),
+            spare_bell: Bell::new(),
             claiming: Mutex::new(()),
             handover: AtomicBool::new(false),
             certifying: AtomicBool::new(false),
-        }
+        };
+        // The worker's searches changing (one question left, a pair of leaves) may free a
+        // thread for the spare, or take it back.
+        workers.main.control.watch(workers.spare_bell.ring.clone());
+        workers
     }
 
     /// Both workers.
@@ -110,58 +145,57 @@ impl Workers {
         self.slots().into_iter().find(|s| s.session() == Some(id))
     }
 
-    /// Tells the worker a session may have become runnable.
-    pub fn wake(&self) {
-        let _ = self.wake.try_send(());
+    /// Tells both workers to look again: a session may have become runnable, or one of them
+    /// took or let go of one.
+    pub fn poke(&self) {
+        self.main_bell.ring();
+        self.spare_bell.ring();
     }
 }
 
 impl Service {
     /// The worker: solves running sessions, oldest first, until `shutdown`. After each it
     /// writes the certificates of a solved one (`finished`), on its own thread.
-    pub fn work(&self, shutdown: &AtomicBool) {
-        let mut reported = std::collections::HashSet::new();
-        while !shutdown.load(Ordering::SeqCst) {
-            let Some(id) = self.claim(false, &mut reported) else {
-                let _ = self.workers.woken.recv_timeout(Duration::from_millis(500));
-                continue;
-            };
-            if shutdown.load(Ordering::SeqCst) {
-                self.workers.main.control.request_stop();
+    pub fn work(&self, shutdown: &Shutdown) {
+        let workers = &self.workers;
+        let mut reported = HashSet::new();
+        loop {
+            select! {
+                recv(workers.main_bell.heard) -> _ => {}
+                recv(shutdown.signal()) -> _ => return,
             }
-            let result = runner::run_guarded(
-                &self.sessions,
-                id,
-                &self.workers.main.control,
-                &self.dir.logs(),
-            );
-            self.workers.main.release();
-            // It searches nothing now (an error may have left the counts up): the spare must
-            // not be told to hand its thread back.
-            self.workers
-                .main
-                .control
-                .searches
-                .store(0, Ordering::SeqCst);
-            self.workers
-                .main
-                .control
-                .pairing
-                .store(false, Ordering::SeqCst);
-            // A solved session's certificates come next, on this thread alone (a session
-            // that must wait before it is tried again is not the spare's meanwhile).
-            let solved = matches!(&result, Ok(r) if r.state == State::Solved);
-            self.workers.certifying.store(solved, Ordering::SeqCst);
-            self.finished(id, result, &self.workers.main.control);
-            self.workers.certifying.store(false, Ordering::SeqCst);
+            while let Some(id) = self.claim(false, &mut reported) {
+                if shutdown.is_set() {
+                    workers.main.control.request_stop();
+                }
+                let control = &workers.main.control;
+                let result = runner::run_guarded(&self.sessions, id, control, &self.dir.logs());
+                workers.main.release();
+                // It searches nothing now (an error may have left the counts up): the spare
+                // must not be told to hand its thread back.
+                control.set_searches(0);
+                control.set_pairing(false);
+                // A solved session's certificates come next, on this thread alone (a
+                // session that must wait before it is tried again is not the spare's
+                // meanwhile).
+                let solved = matches!(&result, Ok(r) if r.state == State::Solved);
+                workers.certifying.store(solved, Ordering::SeqCst);
+                workers.poke();
+                self.finished(id, result, control, shutdown);
+                workers.certifying.store(false, Ordering::SeqCst);
+                if shutdown.is_set() {
+                    return;
+                }
+            }
         }
     }
 
     /// Whether the worker needs the spare's thread: it searches two questions, or one on two
     /// threads, or is starting a session, or wants the spare's session.
     fn worker_needs_both(&self) -> bool {
-        self.workers.main.control.searches.load(Ordering::SeqCst) >= 2
-            || self.workers.main.control.pairing.load(Ordering::SeqCst)
+        let main = &self.workers.main.control;
+        main.searches.load(Ordering::SeqCst) >= 2
+            || main.pairing.load(Ordering::SeqCst)
             || self.workers.handover.load(Ordering::SeqCst)
     }
 
@@ -169,35 +203,46 @@ impl Service {
     /// decided, or a session with one question), it solves the next running session on the
     /// idle thread, one question at a time, and hands the thread back (checkpointing) when
     /// the worker needs both or wants that session.
-    pub fn work_spare(&self, shutdown: &AtomicBool) {
-        let mut reported = std::collections::HashSet::new();
-        while !shutdown.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(500));
+    pub fn work_spare(&self, shutdown: &Shutdown) {
+        let workers = &self.workers;
+        let mut reported = HashSet::new();
+        loop {
+            select! {
+                recv(workers.spare_bell.heard) -> _ => {}
+                recv(shutdown.signal()) -> _ => return,
+            }
             let Some(id) = self.claim(true, &mut reported) else {
                 continue;
             };
             tracing::info!("session {id}: taken up by the spare worker, on the idle thread");
+            let control = &workers.spare.control;
             let result = std::thread::scope(|s| {
-                let run = s.spawn(|| {
-                    runner::run_guarded(
-                        &self.sessions,
-                        id,
-                        &self.workers.spare.control,
-                        &self.dir.logs(),
-                    )
+                let (done, ended) = crossbeam_channel::bounded::<()>(1);
+                let run = s.spawn(move || {
+                    let r = runner::run_guarded(&self.sessions, id, control, &self.dir.logs());
+                    drop(done);
+                    r
                 });
-                while !run.is_finished() {
-                    if shutdown.load(Ordering::SeqCst) || self.worker_needs_both() {
-                        self.workers.spare.control.request_stop();
+                // Until the run ends: told to look, it stops if the thread is wanted back.
+                loop {
+                    if shutdown.is_set() || self.worker_needs_both() {
+                        control.request_stop();
+                        let _ = ended.recv();
+                        break;
                     }
-                    std::thread::sleep(Duration::from_millis(100));
+                    select! {
+                        recv(ended) -> _ => break,
+                        recv(workers.spare_bell.heard) -> _ => {}
+                        recv(shutdown.signal()) -> _ => {}
+                    }
                 }
                 run.join().unwrap_or_else(|_| {
                     Err(SessionError::Internal("the spare worker panicked".into()))
                 })
             });
-            self.workers.spare.release();
-            self.finished(id, result, &self.workers.spare.control);
+            workers.spare.release();
+            workers.poke();
+            self.finished(id, result, control, shutdown);
         }
     }
 
@@ -208,7 +253,7 @@ impl Service {
     /// for it back (`handover`) and waits. The spare takes the oldest running session the
     /// worker does not hold, and only while the worker leaves a thread idle
     /// (`spare_may_claim`).
-    fn claim(&self, spare: bool, reported: &mut std::collections::HashSet<u64>) -> Option<u64> {
+    fn claim(&self, spare: bool, reported: &mut HashSet<u64>) -> Option<u64> {
         let _claiming = self.workers.claiming.lock().expect("claim lock");
         let (mine, other) = if spare {
             (&self.workers.spare, &self.workers.main)
@@ -237,7 +282,9 @@ impl Service {
                     .into_iter()
                     .find(|r| r.state == State::Running && (!spare || Some(r.id) != held))?;
                 if !spare && Some(oldest.id) == held {
+                    // The spare lets go when it looks next (`poke`), and pokes back.
                     self.workers.handover.store(true, Ordering::SeqCst);
+                    self.workers.spare_bell.ring();
                     return None;
                 }
                 oldest
@@ -254,16 +301,24 @@ impl Service {
             control.max_searches.store(1, Ordering::SeqCst);
         } else {
             // Both threads are the worker's until its search says how many it uses.
-            control.searches.store(2, Ordering::SeqCst);
+            control.set_searches(2);
             self.workers.handover.store(false, Ordering::SeqCst);
         }
         *running = Some(rec.id);
+        drop(running);
+        self.workers.poke();
         Some(rec.id)
     }
 
     /// After a worker's run of session `id`: the certificates of a solved session, a pause
-    /// before retrying one that could not go on.
-    fn finished(&self, id: u64, result: Result<SessionRecord, SessionError>, control: &Control) {
+    /// before retrying one that could not go on (cut short by a shutdown).
+    fn finished(
+        &self,
+        id: u64,
+        result: Result<SessionRecord, SessionError>,
+        control: &Control,
+        shutdown: &Shutdown,
+    ) {
         if let Ok(r) = &result
             && r.state == State::Solved
         {
@@ -273,7 +328,7 @@ impl Service {
         match result {
             Ok(r) if r.state == State::Running && !control.stop_requested() => {
                 // Ran out without finishing: back off before trying again.
-                std::thread::sleep(Duration::from_secs(1));
+                shutdown.wait_timeout(Duration::from_secs(1));
             }
             Ok(_) => {}
             // A damaged record or a bug: `run_guarded` marked the session failed.
@@ -281,9 +336,11 @@ impl Service {
             }
             Err(e) => {
                 tracing::error!("session {id}: {e}; retrying in 5 s");
-                std::thread::sleep(Duration::from_secs(5));
+                shutdown.wait_timeout(Duration::from_secs(5));
             }
         }
+        // The session it let go may be the next to run.
+        self.workers.poke();
     }
 }
 

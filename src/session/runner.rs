@@ -45,6 +45,8 @@ pub struct Control {
     /// The process's own resident bytes at which the session checkpoints and pauses itself
     /// (0: no bound); the config's `memory_bound`.
     pub memory_bound: AtomicU64,
+    /// Told when `searches` or `pairing` change (the daemon's spare worker waits on it).
+    watcher: std::sync::OnceLock<crossbeam_channel::Sender<()>>,
 }
 
 impl Control {
@@ -60,6 +62,38 @@ impl Control {
 }
 
 impl Control {
+    /// From now on, `watcher` is told (one message waiting at most) whenever the searches
+    /// running or the pairing change. Set once.
+    pub fn watch(&self, watcher: crossbeam_channel::Sender<()>) {
+        let _ = self.watcher.set(watcher);
+    }
+
+    fn changed(&self) {
+        if let Some(w) = self.watcher.get() {
+            let _ = w.try_send(());
+        }
+    }
+
+    /// Sets how many of the session's questions are searched now.
+    pub fn set_searches(&self, n: usize) {
+        if self.searches.swap(n, Ordering::SeqCst) != n {
+            self.changed();
+        }
+    }
+
+    /// One search of the session has returned.
+    fn search_ended(&self) {
+        self.searches.fetch_sub(1, Ordering::SeqCst);
+        self.changed();
+    }
+
+    /// Sets whether a question alone expands two leaves at a time.
+    pub fn set_pairing(&self, pairing: bool) {
+        if self.pairing.swap(pairing, Ordering::SeqCst) != pairing {
+            self.changed();
+        }
+    }
+
     /// Asks the solve to checkpoint and return after its current iteration.
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
@@ -214,7 +248,7 @@ pub fn run(
             .filter(|&g| !rec.goals[g].outcome.decided())
             .take(most)
             .collect();
-        running.store(open.len(), Ordering::SeqCst);
+        control.set_searches(open.len());
         // Read once for the round, before either search starts: a search that read the
         // store itself could find what the other had just decided (a small board's question
         // ends in milliseconds), so its numbers, and whether it searched at all, would
@@ -235,7 +269,7 @@ pub fn run(
             // unwinds), so the other search stops at once.
             let guard = HaltGuard(&halt);
             let r = solve_goal(sessions, &rec, g, root, leaf, &rote, stop, &mut log);
-            running.fetch_sub(1, Ordering::SeqCst);
+            control.search_ended();
             if r.is_ok() {
                 std::mem::forget(guard);
             }
@@ -543,7 +577,7 @@ fn solve_goal(
             && rec.settings.threads >= 2
             && stop.running.load(Ordering::Relaxed) == 1
             && stop.control.max_searches.load(Ordering::Relaxed) != 1;
-        stop.control.pairing.store(pair, Ordering::Relaxed);
+        stop.control.set_pairing(pair);
         let expanded = if pair {
             iterate_pair(&mut tree)
         } else {

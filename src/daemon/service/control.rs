@@ -43,7 +43,7 @@ fn set_aside(service: &Service, id: u64, to: State) -> Result<Status, Refusal> {
 impl Apply for Resume {
     fn apply(self, service: &Service) -> Result<Status, Refusal> {
         let rec = service.sessions.set_state(self.id, State::Running)?;
-        service.workers.wake();
+        service.workers.poke();
         Ok(service.status(&rec))
     }
 }

@@ -26,7 +26,7 @@ impl Apply for Start {
         }
         let rec = service.sessions.create(&pos, self.name, settings)?;
         tracing::info!("session {}: created for {}", rec.id, rec.root);
-        service.workers.wake();
+        service.workers.poke();
         Ok(Started {
             id: rec.id,
             name: rec.name,
