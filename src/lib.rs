@@ -1,4 +1,19 @@
-//! Fanorona on every board of Schadd et al. (2008): rules, move generation and perft.
+//! Fanorona on every board of Schadd et al. (2008): the rules, endgame tables, proof search
+//! with certificates anyone can check, solve sessions kept in a store, players, and the
+//! daemon, web app and command line over them.
+//!
+//! The layers, each using only those above it:
+//! - rules: `geometry`, `position`, `movegen`, `moves`, `repetition`, `perft`, `target` (what
+//!   a command starts from), `diagram`;
+//! - tables: `egdb` (retrograde builds, files, probes);
+//! - search: `search` (PN, PN², df-pn, alpha-beta, the rote table), and `config` and
+//!   `machine` beside it;
+//! - `certificate`: writing and checking solution trees (the checker uses only the rules
+//!   and the table probe);
+//! - `session`: solve sessions in the store, their settings, runs, curves and certificates;
+//! - `play`: agents, games, matches;
+//! - `daemon`: the data directory, the socket server, the service, the workers;
+//! - `web`: the HTTP app; the command line (`src/cli/`, the binary) is last.
 #![deny(unsafe_code)]
 
 pub mod config;

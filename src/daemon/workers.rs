@@ -97,6 +97,14 @@ impl Bell {
     fn ring(&self) {
         let _ = self.ring.try_send(());
     }
+
+    /// Waits until it rings (true) or the daemon shuts down (false).
+    fn wait(&self, shutdown: &Shutdown) -> bool {
+        select! {
+            recv(self.heard) -> _ => true,
+            recv(shutdown.signal()) -> _ => false,
+        }
+    }
 }
 
 /// Both workers and what they tell each other.
@@ -159,11 +167,7 @@ impl Service {
     pub fn work(&self, shutdown: &Shutdown) {
         let workers = &self.workers;
         let mut reported = HashSet::new();
-        loop {
-            select! {
-                recv(workers.main_bell.heard) -> _ => {}
-                recv(shutdown.signal()) -> _ => return,
-            }
+        while workers.main_bell.wait(shutdown) {
             while let Some(id) = self.claim(false, &mut reported) {
                 if shutdown.is_set() {
                     workers.main.control.request_stop();
@@ -206,11 +210,7 @@ impl Service {
     pub fn work_spare(&self, shutdown: &Shutdown) {
         let workers = &self.workers;
         let mut reported = HashSet::new();
-        loop {
-            select! {
-                recv(workers.spare_bell.heard) -> _ => {}
-                recv(shutdown.signal()) -> _ => return,
-            }
+        while workers.spare_bell.wait(shutdown) {
             let Some(id) = self.claim(true, &mut reported) else {
                 continue;
             };
