@@ -8,8 +8,9 @@ use std::process::{Command, Output, Stdio};
 
 use fanorona::certificate::{Solved, VerifyError, format, verify, write};
 use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::search::Algorithm;
 use fanorona::search::dfpn::DfPn;
-use fanorona::search::pn::{self, Level};
+use fanorona::search::pn;
 use fanorona::search::{Goal, LeafEval, Limits, Outcome};
 use fanorona::{Board, Color, Position};
 
@@ -37,9 +38,9 @@ fn certificate(root: &str, attacker: Color, algo: &str, db: Option<&Database>) -
         write::write(&mut out, &header, solved, None, None, &mut |_| {}).unwrap();
     } else {
         let level = match algo {
-            "pn" => Level::Pn,
-            "pn2" => Level::Pn2,
-            _ => Level::Pn2DfPn,
+            "pn" => Algorithm::Pn,
+            "pn2" => Algorithm::Pn2,
+            _ => Algorithm::Pn2DfPn,
         };
         let (tree, _) = pn::search(&root, goal, leaf, level, Limits::none(), |_| {});
         assert!(tree.decided());
@@ -196,7 +197,7 @@ fn partial(
     let root: Position = root.parse().unwrap();
     let goal = Goal { attacker };
     let leaf = LeafEval::new(None);
-    let (tree, _) = pn::search(&root, goal, leaf, Level::Pn2, Limits::none(), |_| {});
+    let (tree, _) = pn::search(&root, goal, leaf, Algorithm::Pn2, Limits::none(), |_| {});
     let proves = tree.outcome() == Outcome::Proven;
     let solved = Solved {
         root,
@@ -950,7 +951,7 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         &root,
         goal,
         LeafEval::new(None),
-        Level::Pn2,
+        Algorithm::Pn2,
         Limits::none(),
         |_| {},
     );

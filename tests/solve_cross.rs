@@ -2,9 +2,10 @@
 //! boards (rules only) and of 5x9 (over 3-piece tables).
 
 use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::search::Algorithm;
 use fanorona::search::alphabeta::AlphaBeta;
 use fanorona::search::dfpn::{self, DfPn};
-use fanorona::search::pn::{self, Level};
+use fanorona::search::pn;
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{Goal, Init, LeafEval, Limits, game_value};
 use fanorona::{Board, Color, Position};
@@ -63,7 +64,7 @@ fn cross_check(
         // The leaves' first numbers steer the search, never its answer.
         for init in [Init::Mobility, Init::Material] {
             let leaf = LeafEval::new(db).with_init(init);
-            for level in [Level::Pn, Level::Pn2] {
+            for level in [Algorithm::Pn, Algorithm::Pn2] {
                 let s = game_value(&pos, |goal| {
                     pn::solve(&pos, goal, leaf, level, Limits::none(), |_| {})
                 });
@@ -88,7 +89,7 @@ fn cross_check(
                 &pos,
                 goal,
                 LeafEval::new(db),
-                Level::Pn,
+                Algorithm::Pn,
                 Limits::none(),
                 |_| {},
             );

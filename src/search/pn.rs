@@ -22,10 +22,6 @@ use crate::search::{
     SecondLevel, Stats, combine, outcome_of,
 };
 
-/// `Algorithm`'s old name here: `tests/certificate.rs` still calls it so (to be renamed there,
-/// then this goes).
-pub type Level = Algorithm;
-
 const NO_PARENT: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
