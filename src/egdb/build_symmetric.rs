@@ -264,10 +264,7 @@ pub(crate) fn build_pair(
 ) -> Result<Vec<SliceReport>, BuildError> {
     let root = db.root();
     let invalid = |e: crate::egdb::index::SliceError| BuildError::Invalid(e.to_string());
-    let mut materials = vec![material];
-    if material.a != material.b {
-        materials.push(material.swapped());
-    }
+    let materials = pair_of(material);
     let slices: Vec<SymSlice> = materials
         .iter()
         .map(|&m| SymSlice::new(board, m).map_err(invalid))

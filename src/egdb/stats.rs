@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::egdb::index::Slice;
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::scheme::Index;
-use crate::egdb::symmetric::SymSlice;
+use crate::egdb::symmetric::{SymSlice, Symmetries};
 use crate::egdb::wdl::code_at;
-use crate::geometry::{Bitboard, Board, points};
+use crate::geometry::Bitboard;
 
 /// Counts of one slice: `[win, draw, loss]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -18,29 +18,6 @@ pub struct Counts {
     pub win: u64,
     pub draw: u64,
     pub loss: u64,
-}
-
-/// A point permutation of the board: its left-right mirror and top-bottom mirror.
-struct Mirrors {
-    lr: Vec<u8>,
-    tb: Vec<u8>,
-}
-
-impl Mirrors {
-    fn new(board: Board) -> Mirrors {
-        let (rows, cols) = (board.rows(), board.cols());
-        let lr = (0..board.size() as u8)
-            .map(|p| board.point(cols - 1 - board.col_of(p), board.row_of(p)))
-            .collect();
-        let tb = (0..board.size() as u8)
-            .map(|p| board.point(board.col_of(p), rows - 1 - board.row_of(p)))
-            .collect();
-        Mirrors { lr, tb }
-    }
-
-    fn apply(map: &[u8], set: Bitboard) -> Bitboard {
-        points(set).fold(0, |m, p| m | 1 << map[p as usize])
-    }
 }
 
 /// Table 3's counts of a slice from its payload, on `threads` threads; `None` if the table
@@ -95,7 +72,8 @@ fn symmetric_counts(slice: &SymSlice, payload: &[u8], threads: usize) -> Option<
 }
 
 fn paper_counts(slice: &Slice, payload: &[u8], threads: usize) -> Option<Counts> {
-    let mirrors = Mirrors::new(slice.board);
+    let sym = Symmetries::new(slice.board);
+    let image = |g: usize, us: Bitboard, them: Bitboard| (sym.apply(g, us), sym.apply(g, them));
     // Per value: positions in classes of 4 and positions in classes of 2 (fixed by exactly
     // one mirror; fixed by both means fixed by the turn, which is left out).
     let quads: [AtomicU64; 3] = Default::default();
@@ -109,20 +87,9 @@ fn paper_counts(slice: &Slice, payload: &[u8], threads: usize) -> Option<Counts>
             let mut q = [0u64; 3];
             let mut p = [0u64; 3];
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
-                let (us_lr, them_lr) = (
-                    Mirrors::apply(&mirrors.lr, us),
-                    Mirrors::apply(&mirrors.lr, them),
-                );
-                let (us_tb, them_tb) = (
-                    Mirrors::apply(&mirrors.tb, us),
-                    Mirrors::apply(&mirrors.tb, them),
-                );
-                let fixed_lr = us_lr == us && them_lr == them;
-                let fixed_tb = us_tb == us && them_tb == them;
-                let turned = (
-                    Mirrors::apply(&mirrors.tb, us_lr),
-                    Mirrors::apply(&mirrors.tb, them_lr),
-                );
+                let fixed_lr = image(1, us, them) == (us, them);
+                let fixed_tb = image(2, us, them) == (us, them);
+                let turned = image(3, us, them);
                 if turned == (us, them) {
                     continue;
                 }
