@@ -184,6 +184,15 @@ const RELEASE_AFTER_READING: u64 = 256 << 20;
 /// Opens tried when the store reopens (50 ms apart: a minute).
 const REOPEN_TRIES: u32 = 1200;
 
+/// Opens tried while the store's file lock is held (50 ms apart: two seconds), for a handle of
+/// this process whose background threads are still ending; another process's lock is longer.
+const LOCK_TRIES: u32 = 40;
+
+/// Whether sled could not open because the store's file lock is taken.
+fn is_locked(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock)
+}
+
 /// An open sled database and its trees, one per `Table`.
 struct Sled {
     db: sled::Db,
@@ -205,17 +214,33 @@ impl SledStore {
     fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
         let err = |e: sled::Error| StoreError::Backend {
             path: path.to_path_buf(),
-            message: format!("{e}{}", DAMAGED_HINT),
+            message: if is_locked(&e) {
+                format!("{e}: another process has the store open")
+            } else {
+                format!("{e}{DAMAGED_HINT}")
+            },
         };
         remove_unfinished_snapshots(path);
         // sled panics on some damaged files (an index out of bounds in its segment reader on a
         // truncated log): caught here, at the store's door, and named like any other damage.
         let opened = std::panic::catch_unwind(|| {
-            let db = sled::Config::new()
-                .path(path)
-                .cache_capacity(cache_bytes)
-                .mode(sled::Mode::LowSpace)
-                .open()?;
+            // A handle of this process dropped just before keeps the file lock until the last
+            // of its background threads ends: its lock is waited for a little.
+            let mut tries = 0;
+            let db = loop {
+                match sled::Config::new()
+                    .path(path)
+                    .cache_capacity(cache_bytes)
+                    .mode(sled::Mode::LowSpace)
+                    .open()
+                {
+                    Err(e) if is_locked(&e) && tries < LOCK_TRIES => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    other => break other?,
+                }
+            };
             let trees = Table::ALL
                 .iter()
                 .map(|t| db.open_tree(t.name()))
