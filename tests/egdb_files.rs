@@ -584,6 +584,13 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
         r#"{"first_pass":[198660,198660],"rounds":3,"finishing":false,"seconds":1.0}"#,
     )
     .unwrap();
+    // 2-1's pair was finished by a build killed before it removed its state and lock.
+    fs::write(
+        dir.join("2-1.build.json"),
+        r#"{"first_pass":[0,0],"rounds":2,"finishing":true,"seconds":1.0}"#,
+    )
+    .unwrap();
+    fs::write(dir.join("2-1.build.lock"), "").unwrap();
     // 2-2 has a working file of garbage, of the right size, and no state.
     fs::write(
         dir.join("2-2.wdl.building"),
@@ -606,4 +613,10 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
         let b = fs::read(slice_path(broken.path(), board, m, Kind::Wdl)).unwrap();
         assert!(a == b, "slice {m} differs");
     }
+    let left: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".wdl"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -276,8 +276,10 @@ fn build_pair(
                 .map_err(|e| BuildError::Invalid(e.to_string()))?,
         );
     }
-    // A finished pair is kept.
+    // A finished pair is kept, and what a build killed after its last rename left beside it
+    // goes.
     if pair_built(root, board, material, options.distances)? {
+        crate::egdb::build_symmetric::tidy_finished(root, board, material);
         return Ok(slices
             .iter()
             .map(|s| SliceReport {

@@ -394,9 +394,15 @@ pub(crate) fn build_pair(
             built: true,
         });
     }
-    let _ = fs::remove_file(&state_file);
-    let _ = fs::remove_file(lock_path(root, board, material));
+    tidy_finished(root, board, material);
     Ok(reports)
+}
+
+/// Removes a finished pair's state and lock files; a build killed between its last rename
+/// and this leaves them, and the next build, finding the pair whole, calls it again.
+pub(crate) fn tidy_finished(root: &Path, board: Board, material: Material) {
+    let _ = fs::remove_file(state_path(root, board, material));
+    let _ = fs::remove_file(lock_path(root, board, material));
 }
 
 fn lock_path(root: &Path, board: Board, material: Material) -> PathBuf {
