@@ -595,6 +595,9 @@ fn print_status(v: &Status) {
             p.store_bytes >> 20
         );
     }
+    if let Some(f) = &v.checkpoint_failure {
+        out!("  {}", f.describe());
+    }
     if let Some(e) = &v.error {
         out!("  error: {e}");
         if v.state == Shown::Failed {
@@ -672,6 +675,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                         s.nodes,
                         s.name
                     );
+                    if let Some(f) = &s.checkpoint_failure {
+                        out!("   {}", f.describe());
+                    }
                 }
             }
             Ok(())

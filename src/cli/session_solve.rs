@@ -46,7 +46,7 @@ fn run_here(service: &Service, id: u64) -> Result<SessionRecord, session::Sessio
         let (mut last, mut shown) = (Instant::now(), 0);
         while !h.is_finished() {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                service.workers.main.control.request_stop();
+                service.workers.main.control.request_exit();
             }
             std::thread::sleep(Duration::from_millis(20));
             if last.elapsed() >= Duration::from_secs(1) {

@@ -14,6 +14,7 @@ use crate::position::{Color, Position};
 use crate::search::rote::{RoteEntry, RoteKey, RoteTable};
 use crate::search::{Algorithm, Init, SecondLevel, Value};
 use crate::session::GoalRecord;
+use crate::session::checkpoint_failure::CheckpointFailure;
 use crate::session::log::Progress;
 use crate::session::moves::QuestionMoves;
 
@@ -101,6 +102,9 @@ pub struct Status {
     pub live: Vec<Progress>,
     /// Its progress log.
     pub log: PathBuf,
+    /// While its checkpoints fail (a full disk): since when, why, and what is on disk.
+    #[serde(default)]
+    pub checkpoint_failure: Option<CheckpointFailure>,
 }
 
 /// A second-level bound in its text form ("tree-size", "max(N,tree/D)", ...).

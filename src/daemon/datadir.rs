@@ -33,6 +33,10 @@ pub enum DaemonError {
     NotADirectory { path: PathBuf },
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(
+        "stopped without its final checkpoint ({0}); the store holds the checkpoint before, from which the next start resumes"
+    )]
+    Unwritten(String),
 }
 
 impl DaemonError {

@@ -90,9 +90,13 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
         service.closing.store(true, Ordering::SeqCst);
         // A worker that claims a session after this sees the shutdown and stops it itself;
         // the scope waits for both to checkpoint.
-        service.workers.main.control.request_stop();
-        service.workers.spare.control.request_stop();
+        service.workers.main.control.request_exit();
+        service.workers.spare.control.request_exit();
     });
+    let unwritten = std::mem::take(&mut *service.unwritten.lock().expect("unwritten lock"));
+    if !unwritten.is_empty() {
+        return Err(DaemonError::Unwritten(unwritten.join("; ")));
+    }
     tracing::info!("daemon: stopped");
     Ok(())
 }

@@ -170,7 +170,7 @@ impl Service {
         while workers.main_bell.wait(shutdown) {
             while let Some(id) = self.claim(false, &mut reported) {
                 if shutdown.is_set() {
-                    workers.main.control.request_stop();
+                    workers.main.control.request_exit();
                 }
                 let control = &workers.main.control;
                 let result = runner::run_guarded(&self.sessions, id, control, &self.dir.logs());
@@ -226,7 +226,11 @@ impl Service {
                 // Until the run ends: told to look, it stops if the thread is wanted back.
                 loop {
                     if shutdown.is_set() || self.worker_needs_both() {
-                        control.request_stop();
+                        if shutdown.is_set() {
+                            control.request_exit();
+                        } else {
+                            control.request_stop();
+                        }
                         let _ = ended.recv();
                         break;
                     }
@@ -333,6 +337,14 @@ impl Service {
             Ok(_) => {}
             // A damaged record or a bug: `run_guarded` marked the session failed.
             Err(SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)) => {
+            }
+            // The process exits with work only in memory: the daemon's exit says so.
+            Err(e @ SessionError::Store(_)) if shutdown.is_set() => {
+                tracing::error!("session {id}: {e}; its work since the last checkpoint is lost");
+                self.unwritten
+                    .lock()
+                    .expect("unwritten lock")
+                    .push(format!("session {id}: {e}"));
             }
             Err(e) => {
                 tracing::error!("session {id}: {e}; retrying in 5 s");

@@ -4,6 +4,7 @@
 //! Only this layer touches the store, and only `store.rs` touches sled.
 
 pub mod certificates;
+pub mod checkpoint_failure;
 pub mod codec;
 pub mod curve;
 pub mod format;
@@ -108,6 +109,9 @@ pub struct Sessions {
     unsynced: Mutex<HashMap<u64, (u64, SessionRecord)>>,
     /// Commits of `update`, numbered.
     commits: AtomicU64,
+    /// Reopens of the store (`recover`): a commit made before one and synced after it may
+    /// be lost, so `update` fails rather than call it durable.
+    reopens: AtomicU64,
 }
 
 impl Sessions {
@@ -120,6 +124,7 @@ impl Sessions {
             lock: Mutex::new(()),
             unsynced: Mutex::default(),
             commits: AtomicU64::new(0),
+            reopens: AtomicU64::new(0),
         })
     }
 
@@ -247,6 +252,7 @@ impl Sessions {
         writes: Vec<Write>,
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
+        let reopens = self.reopens();
         let (rec, commit) = {
             let _g = self.lock.lock().expect("sessions lock");
             let before = self.read(id)?;
@@ -272,7 +278,7 @@ impl Sessions {
         // Durable before it returns, but the flush and fsync (seconds for a large
         // checkpoint) are not made under the lock: readers (`status`, `list`) and the other
         // worker's checkpoint do not wait on them; meanwhile they read the record on disk.
-        self.store.sync()?;
+        self.sync(reopens)?;
         let mut unsynced = self.unsynced.lock().expect("unsynced lock");
         match unsynced.get_mut(&id) {
             Some(e) if e.0 == commit => {
@@ -283,6 +289,33 @@ impl Sessions {
             None => {}
         }
         Ok(rec)
+    }
+
+    /// How many times the store was reopened; given to `sync`, from before the commits it
+    /// should make durable.
+    pub fn reopens(&self) -> u64 {
+        self.reopens.load(Ordering::SeqCst)
+    }
+
+    /// Makes every commit so far durable, failing if the store was reopened since `reopens`
+    /// was read: a commit made before a reopen may be lost, and must not be called durable.
+    pub fn sync(&self, reopens: u64) -> Result<(), SessionError> {
+        self.store.sync()?;
+        if self.reopens() != reopens {
+            return Err(SessionError::Store(StoreError::Reopened));
+        }
+        Ok(())
+    }
+
+    /// After a failed write or sync: opens the store again, so that it reads what is on disk
+    /// and can write once the cause (a full disk) is gone. The records committed but not
+    /// synced are forgotten: what the store reads now is what is on disk.
+    pub fn recover(&self) -> Result<(), SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        self.reopens.fetch_add(1, Ordering::SeqCst);
+        self.unsynced.lock().expect("unsynced lock").clear();
+        self.store.reopen()?;
+        Ok(())
     }
 
     /// Sets the state of a session the user controls: pause, resume or stop.

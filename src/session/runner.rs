@@ -17,6 +17,7 @@ use crate::search::pn::{PnTree, iterate, iterate_pair};
 use crate::search::proof::{check, extract_kept};
 use crate::search::rote::{RoteEntry, RoteTable};
 use crate::search::{Algorithm, CurvePoint, Leaf, LeafEval, Outcome, Stats, Value};
+use crate::session::checkpoint_failure::{self, CheckpointFailure};
 use crate::session::codec::{self, CHUNK};
 use crate::session::log::{Progress, ProgressLog, resident_bytes, unix_now};
 use crate::session::store::{Table, Write};
@@ -26,6 +27,8 @@ use crate::session::{GoalRecord, SessionError, SessionRecord, Sessions, State};
 #[derive(Default)]
 pub struct Control {
     stop: AtomicBool,
+    /// The stop is the process exiting (`request_exit`).
+    exit: AtomicBool,
     /// The latest progress of the running session.
     pub progress: Mutex<Option<Progress>>,
     /// The latest progress of each of its questions (both run at once on two threads).
@@ -45,6 +48,8 @@ pub struct Control {
     /// The process's own resident bytes at which the session checkpoints and pauses itself
     /// (0: no bound); the config's `memory_bound`.
     pub memory_bound: AtomicU64,
+    /// Set while the session's checkpoints fail; cleared by the first that succeeds.
+    pub checkpoint_failure: Mutex<Option<CheckpointFailure>>,
     /// Told when `searches` or `pairing` change (the daemon's spare worker waits on it).
     watcher: std::sync::OnceLock<crossbeam_channel::Sender<()>>,
 }
@@ -103,11 +108,37 @@ impl Control {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// Asks the solve to stop because the process exits: a final checkpoint that fails (a
+    /// full disk) is then given up after a few tries, where a pause or a handover keeps
+    /// trying until it succeeds (the work since the last checkpoint exists only in memory).
+    pub fn request_exit(&self) {
+        self.exit.store(true, Ordering::SeqCst);
+        self.request_stop();
+    }
+
+    fn exit_requested(&self) -> bool {
+        self.exit.load(Ordering::Relaxed)
+    }
+
     pub fn clear(&self) {
         self.stop.store(false, Ordering::SeqCst);
+        self.exit.store(false, Ordering::SeqCst);
         self.searches.store(0, Ordering::SeqCst);
         self.pairing.store(false, Ordering::SeqCst);
         self.live.lock().expect("live lock").clear();
+        *self.checkpoint_failure.lock().expect("failure lock") = None;
+    }
+
+    /// Checkpoints failing: `f`, or none (`None`).
+    fn set_failure(&self, f: Option<CheckpointFailure>) {
+        *self.checkpoint_failure.lock().expect("failure lock") = f;
+    }
+
+    fn failure(&self) -> Option<CheckpointFailure> {
+        self.checkpoint_failure
+            .lock()
+            .expect("failure lock")
+            .clone()
     }
 
     /// Records a question's latest progress.
@@ -631,7 +662,13 @@ fn solve_goal(
             stop.halt.store(true, Ordering::SeqCst);
             break;
         }
-        if last_checkpoint.elapsed() >= interval {
+        // A failing checkpoint is tried again soon: the work since the last is only in memory.
+        let due = if failed_checkpoint {
+            interval.min(checkpoint_failure::RETRY)
+        } else {
+            interval
+        };
+        if last_checkpoint.elapsed() >= due {
             let t = Instant::now();
             let result = checkpoint(sessions, id, g, &tree, &mut pending, rote, None, true);
             *control.checkpoint_seconds.lock().expect("checkpoint time") +=
@@ -641,6 +678,15 @@ fn solve_goal(
                     checkpoints = r.checkpoints;
                     let mut p = progress(&tree, "checkpoint", 0.0, checkpoints);
                     p.written_bytes = Some(pending.stored.written);
+                    if let Some(f) = control.failure() {
+                        let back = format!(
+                            "checkpoint {checkpoints} written after {} failed tries: the store holds the search again, nothing was lost",
+                            f.tries
+                        );
+                        tracing::info!("session {id}: {back}");
+                        p.message = Some(back);
+                        control.set_failure(None);
+                    }
                     log.write(&p);
                     failed_checkpoint = false;
                     if last_rote_read.elapsed() >= ROTE_READ_EVERY {
@@ -650,13 +696,23 @@ fn solve_goal(
                 }
                 Err(e) => {
                     // The store keeps the previous checkpoint; the work stays in memory and
-                    // the next checkpoint writes it all.
-                    if !failed_checkpoint {
-                        tracing::error!("session {id}: checkpoint failed: {e}");
+                    // the next checkpoint that succeeds writes it all.
+                    let f = checkpoint_failure::note(
+                        sessions,
+                        id,
+                        g,
+                        &e,
+                        tree.stats.iterations,
+                        control.failure(),
+                    );
+                    // Said at once, then about once a minute.
+                    if f.tries % 12 == 1 {
+                        tracing::error!("session {id}: {}", f.describe());
                     }
-                    let mut p = progress(&tree, "error", 0.0, checkpoints);
-                    p.message = Some(format!("checkpoint failed: {e}"));
+                    let mut p = progress(&tree, "error", 0.0, f.checkpoints_on_disk);
+                    p.message = Some(f.describe());
                     log.write(&p);
+                    control.set_failure(Some(f));
                     failed_checkpoint = true;
                 }
             }
@@ -748,7 +804,8 @@ fn solve_goal(
 }
 
 /// The last checkpoint of a run. The tree exists only in memory, so a failure (a full disk)
-/// is retried: every 5 s while the solve is not asked to stop, then three more times.
+/// is retried every 5 s until it succeeds, or, once the process is exiting, three more times
+/// a second apart.
 #[allow(clippy::too_many_arguments)]
 fn final_checkpoint(
     sessions: &Sessions,
@@ -765,22 +822,41 @@ fn final_checkpoint(
     loop {
         // No fold: the run is ending (a fold can take seconds; the next run's checkpoints make it).
         match checkpoint(sessions, id, g, tree, pending, rote, verdict, false) {
-            Ok(r) => return Ok(r),
-            // Only the store can heal (space freed); anything else is returned at once.
+            Ok(r) => {
+                control.set_failure(None);
+                return Ok(r);
+            }
+            // Only the store can heal (space freed, once reopened); anything else is
+            // returned at once.
             Err(e @ SessionError::Store(_)) if last_tries > 0 => {
-                tracing::error!("session {id}: final checkpoint failed: {e}; retrying");
+                let f = checkpoint_failure::note(
+                    sessions,
+                    id,
+                    g,
+                    &e,
+                    tree.stats.iterations,
+                    control.failure(),
+                );
+                tracing::error!("session {id}: final checkpoint: {}", f.describe());
                 log.write(&Progress {
                     time: unix_now(),
                     event: "error".into(),
                     session: id,
-                    message: Some(format!("checkpoint failed: {e}; retrying")),
+                    iteration: tree.stats.iterations,
+                    checkpoints: f.checkpoints_on_disk,
+                    message: Some(format!("final checkpoint: {}", f.describe())),
                     ..Progress::default()
                 });
-                let stopping = control.stop_requested();
-                if stopping {
+                control.set_failure(Some(f));
+                let exiting = control.exit_requested();
+                if exiting {
                     last_tries -= 1;
                 }
-                std::thread::sleep(Duration::from_secs(if stopping { 1 } else { 5 }));
+                std::thread::sleep(if exiting {
+                    Duration::from_secs(1)
+                } else {
+                    checkpoint_failure::RETRY
+                });
             }
             Err(e) => return Err(e),
         }
@@ -993,6 +1069,7 @@ fn fold(
     st: &mut Stored,
 ) -> Result<(), SessionError> {
     let t = Instant::now();
+    let reopens = sessions.reopens();
     let chunks: Vec<u32> = st.patched.iter().copied().collect();
     for batch in chunks.chunks(FOLD_BATCH) {
         let writes: Vec<Write> = batch
@@ -1002,7 +1079,8 @@ fn fold(
         st.written += writes.iter().map(Write::value_bytes).sum::<u64>();
         sessions.commit_locked(&writes)?;
     }
-    sessions.store().sync()?;
+    // The patches go only once the chunks are surely on disk.
+    sessions.sync(reopens)?;
     let deletes: Vec<Write> = st
         .patches
         .iter()
@@ -1013,7 +1091,7 @@ fn fold(
         })
         .collect();
     sessions.commit_locked(&deletes)?;
-    sessions.store().sync()?;
+    sessions.sync(reopens)?;
     tracing::info!(
         "session {id}: folded {} patches ({} MB) into {} chunks in {:.1} s",
         st.patches.len(),

@@ -84,6 +84,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the store was reopened after an error while this was written; it is written again")]
+    Reopened,
 }
 
 /// A key and its value.
@@ -139,6 +141,12 @@ pub trait Store: Send + Sync {
     fn size_on_disk(&self) -> u64;
     /// Gives back the memory of what was read (a backend that keeps it); every record stays.
     fn release_cache(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// Closes the store and opens it again, after a write or sync failed (a full disk):
+    /// from then on it reads what is on disk, and writes can succeed again once the cause is
+    /// gone. A backend that heals by itself does nothing.
+    fn reopen(&self) -> Result<(), StoreError> {
         Ok(())
     }
 }
@@ -268,7 +276,9 @@ impl SledStore {
         let open = self.open.read().expect("store lock");
         match open.as_ref() {
             Some(s) => f(s),
-            None => Err(self.err("closed: reopening it failed earlier (see the log)")),
+            None => Err(self.err(
+                "closed: it could not be opened again after an error; the next try may (free space if the disk is full)",
+            )),
         }
     }
 
@@ -419,6 +429,16 @@ impl Store for SledStore {
         };
         *open = Some(sled);
         crate::machine::give_back_free_memory();
+        Ok(())
+    }
+
+    fn reopen(&self) -> Result<(), StoreError> {
+        // sled 0.34 keeps the first IO error of its log (a full disk) and fails every flush
+        // after it until the database is opened again. The old handle is dropped unflushed:
+        // the open reads what reached the disk, the only state worth trusting now.
+        let mut open = self.open.write().expect("store lock");
+        drop(open.take());
+        *open = Some(Self::open_sled(&self.path, self.cache_bytes)?);
         Ok(())
     }
 }

@@ -93,6 +93,8 @@ pub struct Service {
     /// Prefixes of certificates being written: two writers on one prefix would share its
     /// temporary files, list and leaves.
     writing: Mutex<HashSet<PathBuf>>,
+    /// Sessions whose final checkpoint failed as the daemon exited (a full disk).
+    pub unwritten: Mutex<Vec<String>>,
 }
 
 impl Service {
@@ -105,6 +107,7 @@ impl Service {
             has_worker,
             closing: Default::default(),
             writing: Mutex::default(),
+            unwritten: Mutex::default(),
         }
     }
 

@@ -42,6 +42,13 @@ impl Service {
             (State::Solved, _) => Shown::Solved,
             (State::Failed, _) => Shown::Failed,
         };
+        let checkpoint_failure = slot.and_then(|s| {
+            s.control
+                .checkpoint_failure
+                .lock()
+                .expect("failure lock")
+                .clone()
+        });
         let (progress, live) = match slot {
             Some(slot) => (
                 slot.control
@@ -83,6 +90,7 @@ impl Service {
             progress,
             live,
             log: log_path(&self.dir.logs(), r.id),
+            checkpoint_failure,
         }
     }
 }

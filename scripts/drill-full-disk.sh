@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The full-disk drill: a daemon solves a board on a small tmpfs that is filled up under it,
+# then given space back, three times over:
+#   1. filled while it runs: `session status` must say at once that checkpoints fail, and
+#      the daemon must write its checkpoint again by itself once space is back;
+#   2. filled, then SIGTERM: the daemon must exit non-zero, saying the final checkpoint
+#      failed, and the next start (with space back) must open the store and resume;
+#   3. filled, then SIGKILL: the same;
+# and the value at the end must equal an uninterrupted in-memory solve's.
+# Needs root (it mounts a tmpfs). Usage: sudo scripts/drill-full-disk.sh [BOARD] [MiB]
+# (defaults: 4x5, a 64 MiB tmpfs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+board=${1:-4x5}
+size=${2:-64}
+[ "$(id -u)" = 0 ] || { echo "the drill mounts a tmpfs: run it as root" >&2; exit 2; }
+cargo build --release --quiet
+bin=$PWD/target/release/fanorona
+tmp=$(mktemp -d)
+mnt=$tmp/disk
+mkdir "$mnt"
+mount -t tmpfs -o size="${size}m" tmpfs "$mnt"
+trap 'kill -9 $(jobs -p) 2>/dev/null || true; umount "$mnt" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+printf 'second_level = "3000"\ncheckpoint_interval = "200ms"\nlog_level = "info"\n' >"$tmp/config.toml"
+f=("$bin" --config "$tmp/config.toml" --data-dir "$mnt/data")
+status() { "${f[@]}" session status "$1" --json 2>/dev/null || echo '{}'; }
+field() { python3 -c "import json,sys; v=json.load(sys.stdin); print(v$1)" 2>/dev/null || echo '?'; }
+failing() { status "$id" | field '.get("checkpoint_failure") is not None'; }
+start_daemon() {
+    "${f[@]}" daemon 2>>"$tmp/daemon.log" &
+    daemon=$!
+    for _ in $(seq 200); do
+        python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$mnt/data/daemon.sock" 2>/dev/null && return
+        sleep 0.05
+    done
+    echo "the daemon did not start" >&2; tail -5 "$tmp/daemon.log" >&2; exit 1
+}
+# Fills the disk (the filler's last write fails with ENOSPC) and frees it.
+fill() { dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2>/dev/null || true; sync; }
+free() { rm -f "$mnt/filler"; }
+ok() { echo "  OK: $*"; }
+bad() { echo "  FAILED: $*"; exit 1; }
+
+reference=$("${f[@]}" solve "$board" --no-store --algo pn2 --json 2>/dev/null | field '["value"]')
+echo "uninterrupted: $board is a $reference"
+start_daemon
+id=$("${f[@]}" session start "$board" --json | field '["id"]')
+until [ "$(status "$id" | field '["checkpoints"]')" -ge 3 ] 2>/dev/null; do sleep 0.1; done
+
+echo "1. the disk fills while the session runs"
+fill
+t0=$(date +%s.%N)
+until [ "$(failing)" = True ]; do
+    sleep 0.1
+    [ "$(python3 -c "print($(date +%s.%N) - $t0 > 20)")" = True ] && bad "status never said checkpoints fail"
+done
+echo "  status after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s: $(status "$id" | field '["checkpoint_failure"]["message"]')"
+on_disk=$(status "$id" | field '["checkpoints"]')
+sleep 3
+[ "$(status "$id" | field '["checkpoints"]')" = "$on_disk" ] && ok "status keeps saying checkpoint $on_disk, the one on disk" \
+    || bad "status's checkpoint count moved while the disk was full"
+free
+t0=$(date +%s.%N)
+until [ "$(failing)" = False ]; do
+    sleep 0.1
+    [ "$(python3 -c "print($(date +%s.%N) - $t0 > 30)")" = True ] && bad "the daemon did not recover once space was back"
+done
+ok "space back: checkpoint written again by itself after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s (checkpoint $(status "$id" | field '["checkpoints"]'))"
+
+for how in TERM KILL; do
+    echo "$([ $how = TERM ] && echo 2 || echo 3). the disk fills, then SIG$how"
+    until [ "$(status "$id" | field '["state"]')" = solved ] || [ "$(status "$id" | field '["checkpoints"]')" -gt "$on_disk" ]; do sleep 0.1; done
+    fill
+    until [ "$(failing)" = True ] || [ "$(status "$id" | field '["state"]')" = solved ]; do sleep 0.1; done
+    kill -$how "$daemon"
+    set +e; wait "$daemon"; code=$?; set -e
+    if [ $how = TERM ]; then
+        if [ "$(status "$id" | field '["state"]')" = solved ]; then
+            echo "  (solved before the disk filled)"
+        elif [ "$code" != 0 ]; then
+            ok "exit status $code: $(grep -h 'final checkpoint' "$tmp/daemon.log" | tail -1 | cut -c1-160)"
+        else
+            bad "SIGTERM with the final checkpoint failed exited 0"
+        fi
+    fi
+    free
+    start_daemon
+    [ "$(status "$id" | field '["state"]')" != '?' ] && ok "the store opens after the SIG$how on a full disk (checkpoint $(status "$id" | field '["checkpoints"]'))" \
+        || bad "the store does not open: $("${f[@]}" session status "$id" 2>&1 | tail -1)"
+done
+
+until [ "$(status "$id" | field '["state"]')" = solved ]; do sleep 0.2; done
+value=$(status "$id" | field '["value"]')
+echo "after the drill: $value"
+[ "$value" = "$reference" ] && echo "same value: OK" || { echo "DIFFERENT VALUE"; exit 1; }
