@@ -461,6 +461,15 @@ fn bad_requests_are_refused_with_the_reason() {
         json!({"target": "3x3", "db": "/etc"}),
     );
     assert_eq!(s, 400, "{v}");
+    // A name that does not print is refused: an escape sequence in it would reach every
+    // terminal that lists it.
+    let (s, v) = post(
+        &server,
+        "/api/sessions",
+        json!({"target": "3x3", "name": "\u{1b}[31mred"}),
+    );
+    assert_eq!(s, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("U+001B"), "{v}");
     // Names of 1 to 200 characters.
     for name in [String::new(), "x".repeat(201)] {
         let (s, v) = post(
