@@ -4,7 +4,8 @@
 //!
 //! Layout: `store/` (the session store) and `store.created` (written when it was made),
 //! `daemon.lock`, `daemon.sock`, `logs/session-N.jsonl` (one progress log per session),
-//! `certificates/session-N.*` (the certificates of solved sessions).
+//! `certificates/session-N.*` (the certificates of solved sessions), `web.token` (the web
+//! app's secret).
 //!
 //! The directory is its owner's alone (0700), as PostgreSQL keeps its own: the store, logs
 //! and certificates are nobody else's to read, and the socket nobody else's to reach.
