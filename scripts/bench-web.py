@@ -32,9 +32,14 @@ def free_port():
     return port
 
 
+# The server's token, from the link it prints; every API request carries it.
+TOKEN = ""
+
+
 def request(base, method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("x-token", TOKEN)
     if data is not None:
         req.add_header("Content-Type", "application/json")
     t = time.perf_counter()
@@ -150,6 +155,7 @@ def watch(a, base, server_pid):
 
 
 def main():
+    global TOKEN
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", default="config.toml")
     ap.add_argument("--session", type=int)
@@ -166,7 +172,9 @@ def main():
         text=True,
     )
     try:
-        print(server.stdout.readline().strip())
+        link = server.stdout.readline().strip()
+        print(link.split("?token=")[0])
+        TOKEN = link.split("?token=")[1]
         base = f"http://127.0.0.1:{port}"
 
         totals = []

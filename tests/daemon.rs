@@ -817,3 +817,34 @@ fn the_running_daemon_writes_certificates_on_request() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
 }
+
+/// A name that does not print is refused, without a daemon and through one, and the refusal
+/// does not echo it (an escape sequence would reach the terminal).
+#[test]
+fn a_session_name_that_does_not_print_is_refused() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let refused = |data: &Data| {
+        for (name, code) in [
+            ("\u{1b}[31mred", "U+001B"),
+            ("tab\there", "U+0009"),
+            ("\u{202E}evil", "U+202E"),
+        ] {
+            let o = data.cmd(&["session", "start", "3x3", "--name", name]);
+            assert_eq!(o.status.code(), Some(2), "{name:?}: {}", stderr(&o));
+            let e = stderr(&o);
+            assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+            assert!(e.contains(code) && !e.contains(name), "{e:?}");
+        }
+        assert_eq!(
+            data.json(&["session", "list", "--json"]),
+            serde_json::json!([])
+        );
+    };
+    refused(&data);
+    let _daemon = data.daemon();
+    refused(&data);
+    // A name that prints, in any script, is taken.
+    let started = data.json(&["session", "start", "3x3", "--name", "3x3 — 三", "--json"]);
+    let id = started["id"].as_u64().unwrap();
+    assert_eq!(data.status(id)["name"], "3x3 — 三");
+}

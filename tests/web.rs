@@ -259,14 +259,16 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
         "const s = document.getElementById('session-state'); return !!s && s.textContent === 'paused'",
         60,
     );
-    // Read in parts across the checkpoints, the curve is the store's whole curve.
-    let (s, web_csv) = http_raw(
-        server.port,
-        "GET",
-        &format!("/api/sessions/{id}/curve.csv"),
-        None,
-        &[],
+    // The page's CSV link fetches the file with the token (a plain link would need it in its
+    // address): the blob it saves is the file.
+    b.eval(
+        "window.savedBytes = 0; const make = URL.createObjectURL; URL.createObjectURL = blob => { window.savedBytes = blob.size; return make(blob); };",
     );
+    b.click_css("#csv");
+    b.wait_until("the CSV saved", "return window.savedBytes > 100", 30);
+    assert_eq!(b.text("#error"), "");
+    // Read in parts across the checkpoints, the curve is the store's whole curve.
+    let (s, web_csv) = server.raw("GET", &format!("/api/sessions/{id}/curve.csv"), None, &[]);
     assert_eq!(s, 200);
     let cli_csv = data.tmp.path().join("curve.csv");
     let o = data.cmd(&[
@@ -354,7 +356,7 @@ fn new_game(b: &Browser, server: &Server, board: &str, white: &str, black: &str)
 
 /// POST `body` to the API of `server`.
 fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
-    http(server.port, "POST", path, Some(&body))
+    server.http("POST", path, Some(&body))
 }
 
 #[test]
@@ -403,26 +405,14 @@ fn bad_requests_are_refused_with_the_reason() {
     );
     assert_eq!(s, 400, "{v}");
     // Not JSON: refused before anything runs (a page elsewhere cannot post a form here).
-    let (s, _) = http_raw(
-        server.port,
-        "POST",
-        "/api/game",
-        None,
-        &[("Content-Type", "text/plain")],
-    );
+    let (s, _) = server.raw("POST", "/api/game", None, &[("Content-Type", "text/plain")]);
     assert_eq!(s, 415);
     // Another host name: refused (DNS rebinding).
-    let (s, _) = http_raw(
-        server.port,
-        "GET",
-        "/api/info",
-        None,
-        &[("Host", "evil.example")],
-    );
+    let (s, _) = server.raw("GET", "/api/info", None, &[("Host", "evil.example")]);
     assert!(s == 403 || s == 400, "{s}");
     // Sessions: an unknown one is 404 only when a daemon answers; without one, 503 says how
     // to start it.
-    let (s, v) = http(server.port, "GET", "/api/sessions", None);
+    let (s, v) = server.http("GET", "/api/sessions", None);
     assert_eq!(s, 503);
     assert!(v["error"].as_str().unwrap().contains("fanorona"), "{v}");
     assert!(v["error"].as_str().unwrap().contains("daemon"), "{v}");
@@ -434,21 +424,21 @@ fn bad_requests_are_refused_with_the_reason() {
     );
     assert_eq!(s, 400, "{v}");
     let _daemon = data.daemon();
-    let (s, v) = http(server.port, "GET", "/api/sessions/42", None);
+    let (s, v) = server.http("GET", "/api/sessions/42", None);
     assert_eq!(s, 404, "{v}");
-    let (s, _) = http(server.port, "GET", "/api/sessions/x/curve", None);
+    let (s, _) = server.http("GET", "/api/sessions/x/curve", None);
     assert_eq!(s, 400);
-    let (s, v) = http(server.port, "GET", "/api/no/such", None);
+    let (s, v) = server.http("GET", "/api/no/such", None);
     assert_eq!(s, 404);
     assert!(
         v["error"].as_str().unwrap().contains("no such API address"),
         "{v}"
     );
     // Typed into the address bar: the app under its usual other name, a page elsewhere.
-    let (s, page) = http_raw(server.port, "GET", "/index.html", None, &[]);
+    let (s, page) = server.raw("GET", "/index.html", None, &[]);
     assert_eq!(s, 200);
     assert!(String::from_utf8_lossy(&page).contains("app.js"));
-    let (s, page) = http_raw(server.port, "GET", "/no/such/page", None, &[]);
+    let (s, page) = server.raw("GET", "/no/such/page", None, &[]);
     assert_eq!(s, 404);
     let page = String::from_utf8_lossy(&page);
     assert!(page.contains("<a href=\"/\">Open the app</a>"), "{page}");
@@ -461,6 +451,15 @@ fn bad_requests_are_refused_with_the_reason() {
         json!({"target": "3x3", "db": "/etc"}),
     );
     assert_eq!(s, 400, "{v}");
+    // A name that does not print is refused: an escape sequence in it would reach every
+    // terminal that lists it.
+    let (s, v) = post(
+        &server,
+        "/api/sessions",
+        json!({"target": "3x3", "name": "\u{1b}[31mred"}),
+    );
+    assert_eq!(s, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("U+001B"), "{v}");
     // Names of 1 to 200 characters.
     for name in [String::new(), "x".repeat(201)] {
         let (s, v) = post(
@@ -473,10 +472,10 @@ fn bad_requests_are_refused_with_the_reason() {
     }
     // What the framework answers itself is JSON too: a method the route does not take, a
     // query that does not parse.
-    let (s, v) = http(server.port, "GET", "/api/game", None);
+    let (s, v) = server.http("GET", "/api/game", None);
     assert_eq!(s, 405, "{v}");
     assert!(v["error"].as_str().unwrap().contains("method"), "{v}");
-    let (s, v) = http(server.port, "GET", "/api/sessions/1/log?from=-1", None);
+    let (s, v) = server.http("GET", "/api/sessions/1/log?from=-1", None);
     assert_eq!(s, 400, "{v}");
     assert!(
         v["error"].as_str().unwrap().starts_with("bad query: "),
@@ -488,48 +487,174 @@ fn bad_requests_are_refused_with_the_reason() {
     assert!(v["error"].as_str().unwrap().chars().count() <= 1001, "{v}");
 }
 
+/// The mode bits of `path`.
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().mode() & 0o777
+}
+
 #[test]
-fn beyond_localhost_only_with_a_token() {
+fn the_api_needs_the_token_on_localhost_too() {
     let data = data();
-    let o = Command::new(BIN)
-        .arg("--config")
-        .arg(&data.config)
-        .args(["serve", "--bind", "0.0.0.0:0"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--token"));
-    // A token must be long, and travel in an address as it is.
-    for bad in ["short", "sixteen+chars/with=signs"] {
-        let o = Command::new(BIN)
-            .arg("--config")
-            .arg(&data.config)
-            .args(["serve", "--bind", "0.0.0.0:0", "--token", bad])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("--token"),
-            "{bad}"
-        );
+    let _daemon = data.daemon();
+    let server = serve(&data, None);
+    // Made at the first start, owner-only, in the owner-only data directory; the printed
+    // link carries it.
+    let file = data.dir.join("web.token");
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&data.dir), 0o700);
+    let token = std::fs::read_to_string(&file).unwrap().trim().to_string();
+    assert_eq!(token, server.token);
+    assert!(token.len() >= 32, "{token}");
+    // Without it, from 127.0.0.1: nothing read, nothing started.
+    for (method, path, body) in [
+        ("GET", "/api/info", None),
+        ("GET", "/api/sessions", None),
+        ("POST", "/api/sessions", Some(json!({"target": "3x3"}))),
+        ("POST", "/api/sessions/1/stop", Some(json!({}))),
+        ("POST", "/api/game", Some(json!({"start": "3x3"}))),
+    ] {
+        let (s, v) = http(server.port, method, path, body.as_ref());
+        assert_eq!(s, 401, "{method} {path}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("token"), "{v}");
     }
-    let token = "a-secret-of-16-chars";
-    let server = Server::start(&data.config, &data.dir, &["--token", token]);
-    let (s, _) = http(server.port, "GET", "/api/info", None);
+    let wrong = "0".repeat(token.len());
+    let (s, _) = http_raw(
+        server.port,
+        "GET",
+        "/api/sessions",
+        None,
+        &[("x-token", &wrong)],
+    );
     assert_eq!(s, 401);
+    assert_eq!(data.json(&["session", "list", "--json"]), json!([]));
+    // With it: in the header (as the page sends it) or the query.
+    let (s, v) = server.http("POST", "/api/sessions", Some(&json!({"target": "3x3"})));
+    assert_eq!(s, 200, "{v}");
     let (s, _) = http(
         server.port,
         "GET",
-        &format!("/api/info?token={token}"),
+        &format!("/api/sessions?token={token}"),
         None,
     );
-    assert_eq!(s, 200);
-    let (s, _) = http_raw(server.port, "GET", "/api/info", None, &[("x-token", token)]);
     assert_eq!(s, 200);
     // The page itself loads without it (it holds no secret), and takes it from its address.
     let (s, page) = http_raw(server.port, "GET", "/", None, &[]);
     assert_eq!(s, 200);
     assert!(String::from_utf8_lossy(&page).contains("app.js"));
+    // Started again: the same token, read back.
+    drop(server);
+    let again = serve(&data, None);
+    assert_eq!(again.token, token);
+}
+
+#[test]
+fn the_page_keeps_the_token_and_takes_it_out_of_the_address_bar() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    assert_eq!(b.eval("return location.search"), json!(""));
+    assert_eq!(b.eval("return location.hash"), json!("#/play"));
+    assert_eq!(
+        b.eval("return localStorage.getItem('fanorona-token')"),
+        json!(server.token)
+    );
+    // Opened again without it (a bookmark, a tab of its own), the app still answers.
+    b.open(&format!("http://127.0.0.1:{}/#/play", server.port));
+    b.wait("#new-game", 10);
+    // A browser that never had it is told where it is.
+    let other = Browser::start();
+    other.open(&format!("http://127.0.0.1:{}/#/play", server.port));
+    assert!(other.text("#error").contains("token"));
+    assert!(other.all("#new-game").is_empty());
+}
+
+#[test]
+fn the_token_is_never_on_the_command_line() {
+    let data = data();
+    let serve_with = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .arg("--data-dir")
+            .arg(&data.dir)
+            .arg("serve")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = serve_with(&["--bind", "127.0.0.1:0", "--token", "a-secret-of-16-chars"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--token"));
+    // Another place for the file: made there, owner-only.
+    let elsewhere = data.tmp.path().join("elsewhere.token");
+    let path = elsewhere.to_str().unwrap();
+    let server = Server::start(&data.config, &data.dir, &["--token-file", path]);
+    assert_eq!(mode(&elsewhere), 0o600);
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).unwrap().trim(),
+        server.token
+    );
+    drop(server);
+    // A file others may read is refused: its token may be known.
+    std::fs::write(&elsewhere, "a-secret-of-16-chars\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = serve_with(&["--bind", "127.0.0.1:0", "--token-file", path]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("elsewhere.token") && e.contains("other users"),
+        "{e}"
+    );
+    // Beyond localhost: the token as on localhost, whatever host name is asked for.
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(BIN)
+        .arg("--config")
+        .arg(&data.config)
+        .arg("--data-dir")
+        .arg(&data.dir)
+        .args([
+            "serve",
+            "--bind",
+            &format!("0.0.0.0:{port}"),
+            "--token-file",
+            path,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(
+        first.trim().ends_with("/?token=a-secret-of-16-chars"),
+        "{first}"
+    );
+    let host = [("Host", "fanorona.example")];
+    let (s, _) = http_raw(port, "GET", "/api/info", None, &host);
+    assert_eq!(s, 401);
+    let (s, _) = http_raw(
+        port,
+        "GET",
+        "/api/info",
+        None,
+        &[host[0], ("x-token", "a-secret-of-16-chars")],
+    );
+    assert_eq!(s, 200);
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[test]
@@ -537,12 +662,14 @@ fn no_answer_may_be_framed_by_another_site() {
     let data = data();
     let server = serve(&data, None);
     let local = format!("127.0.0.1:{}", server.port);
-    // The page, the API, a page that is not there and a refusal (another host name).
+    let info = format!("/api/info?token={}", server.token);
+    // The page, the API, a page that is not there and refusals (no token, another host name).
     for (path, host, status) in [
         ("/", local.as_str(), "200"),
-        ("/api/info", local.as_str(), "200"),
+        (info.as_str(), local.as_str(), "200"),
         ("/nothing", local.as_str(), "404"),
-        ("/api/info", "example.com", "403"),
+        ("/api/info", local.as_str(), "401"),
+        (info.as_str(), "example.com", "403"),
     ] {
         let head = response_head(server.port, path, host);
         assert!(
@@ -561,24 +688,23 @@ fn no_answer_may_be_framed_by_another_site() {
 fn many_tabs_play_at_once() {
     // Eight games at once, each its own: the API keeps no game, so none sees another's.
     let data = data();
-    let server = serve(&data, None);
-    let port = server.port;
+    let server = std::sync::Arc::new(serve(&data, None));
     let games: Vec<_> = (0..8)
         .map(|i| {
+            let server = server.clone();
             std::thread::spawn(move || {
                 let mut moves: Vec<String> = Vec::new();
                 for _ in 0..6 {
                     let body =
                         json!({"start": "5x5", "moves": moves, "player": "random", "seed": i});
-                    let (s, v) = http(port, "POST", "/api/agent", Some(&body));
+                    let (s, v) = server.http("POST", "/api/agent", Some(&body));
                     if s == 400 && v["error"].as_str().unwrap().contains("over") {
                         break;
                     }
                     assert_eq!(s, 200, "{v}");
                     moves.push(v["move"].as_str().unwrap().to_string());
                 }
-                let (s, v) = http(
-                    port,
+                let (s, v) = server.http(
                     "POST",
                     "/api/game",
                     Some(&json!({"start": "5x5", "moves": moves})),
@@ -709,13 +835,13 @@ fn tables_that_are_not_whole_are_not_offered() {
             .clone()
     };
     // Before they are opened, the directory is all a listing knows.
-    let (_, info) = http(server.port, "GET", "/api/info", None);
+    let (_, info) = server.http("GET", "/api/info", None);
     assert_eq!(tables(&info), true, "{info}");
     // An analysis opens them and finds a slice missing: searched instead, and said so.
     let (s, v) = post(&server, "/api/analyse", json!({"start": "B.B/.W./... w"}));
     assert_eq!(s, 200, "{v}");
     assert!(v["analysis"]["tables"].is_null(), "{v}");
-    let (_, info) = http(server.port, "GET", "/api/info", None);
+    let (_, info) = server.http("GET", "/api/info", None);
     assert_eq!(tables(&info), false, "{info}");
 }
 

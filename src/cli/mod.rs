@@ -209,16 +209,17 @@ pub enum Command {
     /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
     Daemon,
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
-    /// (through the data directory's daemon). Prints the address to open.
+    /// (through the data directory's daemon). Prints the link to open, which carries the
+    /// token every API request needs.
     Serve {
-        /// Address to listen on (a host name such as localhost is resolved); another than
-        /// localhost needs --token.
+        /// Address to listen on (a host name such as localhost is resolved). Beyond
+        /// localhost, whoever has the token can use it: mind who can reach the address.
         #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = socket_address)]
         bind: std::net::SocketAddr,
-        /// A secret every request must carry (the printed address includes it); needed to
-        /// listen beyond localhost. At least 16 letters, digits, '-' or '_'.
-        #[arg(long, value_name = "SECRET")]
-        token: Option<String>,
+        /// The file of the token every API request must carry (default: web.token in the
+        /// data directory), made owner-only with a random token when it is not there.
+        #[arg(long, value_name = "PATH")]
+        token_file: Option<PathBuf>,
         /// The endgame tables (default: db_dir of the config); boards without tables there
         /// are played and analysed without them.
         #[arg(long, value_name = "DIR")]
@@ -597,10 +598,10 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Daemon => session::daemon(config()?),
         Command::Serve {
             bind,
-            token,
+            token_file,
             db,
             certificates,
-        } => serve(bind, token, db, certificates, &config()?),
+        } => serve(bind, token_file, db, certificates, &config()?),
         Command::Session { command } => session::session(command, &config()?),
         Command::Rote { command } => session::rote(command, &config()?),
         Command::Store { command } => session::store(command, &config()?),
@@ -694,10 +695,29 @@ fn socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
         .ok_or_else(|| format!("'{text}' resolves to no address"))
 }
 
+/// A token file that cannot be used: the user's to mend (a file others may read, one that
+/// holds no token, a directory missing or not writable), or the machine's.
+fn token_failure(e: fanorona::web::token::TokenError) -> Failure {
+    use fanorona::web::token::TokenError;
+    use std::io::ErrorKind;
+    match &e {
+        TokenError::Exposed { .. } | TokenError::Malformed { .. } => Failure::input(e),
+        TokenError::Io { source, .. }
+            if matches!(
+                source.kind(),
+                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::NotADirectory
+            ) =>
+        {
+            Failure::input(e)
+        }
+        _ => Failure::other(e),
+    }
+}
+
 /// `fanorona serve`: runs until stopped.
 fn serve(
     bind: std::net::SocketAddr,
-    token: Option<String>,
+    token_file: Option<PathBuf>,
     db: Option<PathBuf>,
     certificates: Option<PathBuf>,
     config: &Config,
@@ -715,23 +735,37 @@ fn serve(
             )));
         }
     }
+    let token_file = match token_file {
+        Some(path) => path,
+        None => {
+            // The token's home is the data directory, its owner's alone.
+            fanorona::daemon::datadir::make_private(&config.data_dir)
+                .map_err(session::daemon_failure)?;
+            config.data_dir.join(fanorona::web::token::FILE)
+        }
+    };
+    let token = fanorona::web::token::read_or_create(&token_file).map_err(token_failure)?;
+    let link = token.clone();
     let options = fanorona::web::Options {
         bind,
         db_dir: db.unwrap_or_else(|| config.db_dir.clone()),
         data_dir: config.data_dir.clone(),
         certificates_dir: certificates.unwrap_or_else(|| config.data_dir.join("certificates")),
-        token: token.clone(),
+        token,
     };
     fanorona::web::serve(options, |addr| {
-        let query = token.map(|t| format!("?token={t}")).unwrap_or_default();
-        crate::out!("serving on http://{addr}/{query}");
+        crate::out!("serving on http://{addr}/?token={link}");
         // Whoever started us (a script, a test) reads the address at once.
         let _ = std::io::Write::flush(&mut std::io::stdout());
+        eprintln!(
+            "the token is in {} (every API request needs it; the link carries it)",
+            token_file.display()
+        );
     })
     .map_err(|e| match e {
-        fanorona::web::WebError::NeedsToken(_)
-        | fanorona::web::WebError::BadToken
-        | fanorona::web::WebError::Bind { .. } => Failure::input(e),
+        fanorona::web::WebError::BadToken | fanorona::web::WebError::Bind { .. } => {
+            Failure::input(e)
+        }
         other => Failure::other(other),
     })
 }

@@ -4,10 +4,15 @@
 //!
 //! Layout: `store/` (the session store) and `store.created` (written when it was made),
 //! `daemon.lock`, `daemon.sock`, `logs/session-N.jsonl` (one progress log per session),
-//! `certificates/session-N.*` (the certificates of solved sessions).
+//! `certificates/session-N.*` (the certificates of solved sessions), `web.token` (the web
+//! app's secret).
+//!
+//! The directory is its owner's alone (0700), as PostgreSQL keeps its own: the store, logs
+//! and certificates are nobody else's to read, and the socket nobody else's to reach.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,6 +36,10 @@ pub enum DaemonError {
     },
     #[error("{path} is not a directory: the data directory holds the store, the lock and the logs")]
     NotADirectory { path: PathBuf },
+    #[error(
+        "{path} belongs to uid {owner}, not to this user (uid {me}): run as its owner, or give another --data-dir"
+    )]
+    NotOwner { path: PathBuf, owner: u32, me: u32 },
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error(
@@ -46,7 +55,9 @@ impl DaemonError {
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            DaemonError::Locked { .. } | DaemonError::NotADirectory { .. }
+            DaemonError::Locked { .. }
+                | DaemonError::NotADirectory { .. }
+                | DaemonError::NotOwner { .. }
         ) || matches!(
             self,
             DaemonError::Io { what: DATA_DIR_UNMADE, source, .. } if matches!(
@@ -105,21 +116,18 @@ pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
         path: dir.lock(),
         source,
     };
-    if dir.root.exists() && !dir.root.is_dir() {
-        return Err(DaemonError::NotADirectory {
-            path: dir.root.clone(),
-        });
+    if let Privacy::Tightened { from } = make_private(&dir.root)? {
+        tracing::warn!(
+            "{}: was mode {from:o}, open to other users; now 0700 (the owner's alone)",
+            dir.root.display()
+        );
     }
-    std::fs::create_dir_all(&dir.root).map_err(|source| DaemonError::Io {
-        what: DATA_DIR_UNMADE,
-        path: dir.root.clone(),
-        source,
-    })?;
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(0o600)
         .open(dir.lock())
         .map_err(|e| io("cannot open", e))?;
     match file.try_lock() {
@@ -139,6 +147,84 @@ pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
     write!(file, "{}", std::process::id()).map_err(|e| io("cannot write", e))?;
     file.sync_all().map_err(|e| io("cannot write", e))?;
     Ok(DataLock { _file: file })
+}
+
+/// The data directory's mode: its owner's alone.
+const PRIVATE: u32 = 0o700;
+
+/// What `make_private` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Privacy {
+    /// The directory was made, owner-only.
+    Made,
+    /// It was there, owner-only already.
+    Kept,
+    /// It was there with this mode, open to group or others, and is 0700 now.
+    Tightened { from: u32 },
+}
+
+/// Makes the data directory owner-only: created 0700 whatever the umask (its parents as the
+/// umask says: they are not ours), or, when it exists with group or other bits, tightened to
+/// 0700. A directory of another user is refused rather than written into.
+///
+/// Tightened rather than refused: every directory made before this rule (under the usual
+/// umask 022) is 0755, and the fix is one the owner would make anyway.
+pub fn make_private(root: &Path) -> Result<Privacy, DaemonError> {
+    let unmade = |source| DaemonError::Io {
+        what: DATA_DIR_UNMADE,
+        path: root.to_path_buf(),
+        source,
+    };
+    if root.exists() && !root.is_dir() {
+        return Err(DaemonError::NotADirectory {
+            path: root.to_path_buf(),
+        });
+    }
+    if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(unmade)?;
+    }
+    let made = match DirBuilder::new().mode(PRIVATE).create(root) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(unmade(e)),
+    };
+    let meta = std::fs::metadata(root).map_err(unmade)?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(DaemonError::NotOwner {
+            path: root.to_path_buf(),
+            owner: meta.uid(),
+            me,
+        });
+    }
+    let mode = meta.mode() & 0o777;
+    // Made, it is 0700 unless a umask that took owner bits too left it less (never more).
+    let tighten = if made {
+        mode != PRIVATE
+    } else {
+        mode & 0o077 != 0
+    };
+    if tighten {
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(PRIVATE)).map_err(
+            |source| DaemonError::Io {
+                what: "cannot make owner-only",
+                path: root.to_path_buf(),
+                source,
+            },
+        )?;
+    }
+    Ok(match (made, tighten) {
+        (true, _) => Privacy::Made,
+        (false, false) => Privacy::Kept,
+        (false, true) => Privacy::Tightened { from: mode },
+    })
+}
+
+/// Every file and directory this process creates from here on is its owner's alone (umask
+/// 077), so the daemon's store, logs, certificates and curves are born unreadable to others.
+/// The daemon calls it first, before it creates anything.
+pub fn owner_only_files() {
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
 }
 
 /// Opens the store of a locked data directory.

@@ -2,7 +2,6 @@
 //! line (`protocol`), and the daemon's life from start to shutdown (`serve`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -14,20 +13,25 @@ use super::protocol::{Answer, Envelope, PROTOCOL};
 use super::shutdown::Shutdown;
 use crate::config::Config;
 
-/// Listens on the data directory's socket (owner-only), replacing a stale socket file: the
-/// caller holds the lock, so no other process answers there.
+/// Listens on the data directory's socket, replacing a stale socket file: the caller holds
+/// the lock, so no other process answers there.
+///
+/// The socket is owner-only from its first instant: bound under umask 077 (the daemon's
+/// own; a solve's is set for the call and put back), not chmod-ed after, when another user
+/// could connect in between.
 pub fn bind(dir: &DataDir) -> Result<UnixListener, DaemonError> {
+    use rustix::fs::Mode;
+    use rustix::process::umask;
     let socket = dir.socket();
     let _ = std::fs::remove_file(&socket);
-    let io = |what, source| DaemonError::Io {
-        what,
+    let before = umask(Mode::from_raw_mode(0o077));
+    let bound = UnixListener::bind(&socket);
+    umask(before);
+    bound.map_err(|source| DaemonError::Io {
+        what: "cannot listen on",
         path: socket.clone(),
         source,
-    };
-    let listener = UnixListener::bind(&socket).map_err(|e| io("cannot listen on", e))?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| io("cannot restrict", e))?;
-    Ok(listener)
+    })
 }
 
 /// Answers connections on `listener`, each on a thread of its own, until `shutdown` is set;
@@ -60,8 +64,10 @@ pub fn answer(service: &Service, listener: &UnixListener, shutdown: &Shutdown) {
 }
 
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
-/// running session is checkpointed before it returns.
+/// running session is checkpointed before it returns. Sets the process's umask to 077
+/// first: what the daemon writes is its owner's alone.
 pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError> {
+    datadir::owner_only_files();
     let dir = DataDir::new(&config.data_dir);
     let _lock = lock(&dir)?;
     let sessions = open_sessions(&dir, &config)?;

@@ -10,6 +10,7 @@ pub mod curve;
 pub mod format;
 pub mod log;
 pub mod moves;
+pub mod name;
 pub mod record;
 pub mod runner;
 pub mod settings;
@@ -64,6 +65,8 @@ pub enum SessionError {
         action: &'static str,
         needs: &'static str,
     },
+    #[error(transparent)]
+    Name(#[from] name::NameError),
     #[error("cannot write the progress log {path}: {source}")]
     Log {
         path: PathBuf,
@@ -132,13 +135,18 @@ impl Sessions {
         self.store.as_ref()
     }
 
-    /// A new session on `root`, running, asking first whether the side to move wins.
+    /// A new session on `root`, running, asking first whether the side to move wins. A name
+    /// given must pass `name::check_name` (one that does not print is refused here, so every
+    /// way in, the command line's and the web app's, is held to it).
     pub fn create(
         &self,
         root: &Position,
         name: Option<String>,
         settings: Settings,
     ) -> Result<SessionRecord, SessionError> {
+        if let Some(n) = &name {
+            name::check_name(n)?;
+        }
         let _g = self.lock.lock().expect("sessions lock");
         let id =
             match self.store.last(Table::Sessions, &[])? {

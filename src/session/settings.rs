@@ -1,4 +1,4 @@
-//! What a new session is given and what it may be given later: its name, its settings taken
+//! What a new session is given and what it may be given later: its settings taken
 //! from the config and the tables found for its board, and the tables a paused session may
 //! move to. The daemon and `fanorona solve` both start sessions through here.
 
@@ -14,14 +14,9 @@ use crate::position::Position;
 use crate::search::Algorithm;
 use crate::session::{SessionRecord, Settings};
 
-/// The longest session name taken (lists and pages show it whole).
-pub const MAX_NAME: usize = 200;
-
 /// Why a session's settings or tables were refused.
 #[derive(Debug, Error)]
 pub enum SettingsError {
-    #[error("a session's name has 1 to {MAX_NAME} characters (this one has {chars})")]
-    Name { chars: usize },
     #[error(
         "a session keeps its first-level tree in the store, and {0} builds none: pn, pn2 or pn2-dfpn"
     )]
@@ -54,16 +49,6 @@ impl SettingsError {
             _ => true,
         }
     }
-}
-
-/// A session's name is refused unless it has 1 to `MAX_NAME` characters (spaces around it
-/// not counted).
-pub fn check_name(name: &str) -> Result<(), SettingsError> {
-    let chars = name.trim().chars().count();
-    if chars == 0 || chars > MAX_NAME {
-        return Err(SettingsError::Name { chars });
-    }
-    Ok(())
 }
 
 /// The settings of a new session on `pos`: the tables of `db` (which must hold the board) or

@@ -379,6 +379,5 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({
         "boards": boards,
         "players": players,
-        "token": state.options.token.is_some(),
     }))
 }

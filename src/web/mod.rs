@@ -2,15 +2,17 @@
 //! the pages are built into the binary, games and analysis run here, sessions are read and
 //! steered through the daemon's socket. It calls the library; nothing below calls it.
 //!
-//! Safety: it listens on localhost unless told otherwise, and then only with a token that
-//! every request must carry; without a token it answers only requests addressed to a local
-//! host name (a page elsewhere cannot reach it by DNS rebinding). A POST must be JSON, which a
-//! page of another origin cannot send without a preflight we never grant. No request names
-//! a file: sessions by number, tables by board.
+//! Safety: it acts for its owner only. Every API request carries the token of the data
+//! directory's `web.token` (`token`), on localhost too: other users of the machine reach
+//! 127.0.0.1 as well. Listening on localhost (the default), it also answers only requests
+//! addressed to a local host name (a page elsewhere cannot reach it by DNS rebinding). A POST
+//! must be JSON, which a page of another origin cannot send without a preflight we never
+//! grant. No request names a file: sessions by number, tables by board.
 
 mod api;
 pub mod certificates;
 mod sessions;
+pub mod token;
 pub mod view;
 
 use std::collections::HashMap;
@@ -35,11 +37,7 @@ use crate::search::rote::RoteTable;
 
 #[derive(Debug, Error)]
 pub enum WebError {
-    #[error(
-        "--bind {0}: the server would be reachable from other machines; give --token SECRET (at least 16 characters) so only those who know it can use it"
-    )]
-    NeedsToken(SocketAddr),
-    #[error("--token: give at least 16 characters, each a letter, a digit, '-' or '_'")]
+    #[error("the token: give at least 16 characters, each a letter, a digit, '-' or '_'")]
     BadToken,
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -55,7 +53,8 @@ pub enum WebError {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub bind: SocketAddr,
-    pub token: Option<String>,
+    /// The secret every API request must carry (`token::read_or_create` reads it).
+    pub token: String,
     /// The endgame tables' root (boards without tables there are played without them).
     pub db_dir: PathBuf,
     /// The data directory whose daemon the sessions pages talk to.
@@ -307,40 +306,36 @@ async fn guard(state: State<Arc<AppState>>, request: Request, next: Next) -> Res
     response
 }
 
-/// Refuses requests without the token (when one is set), requests addressed to another host
-/// name (without a token), and POSTs that are not JSON.
+/// Refuses requests to the API without the token, requests addressed to another host name
+/// (when listening on localhost), and POSTs that are not JSON.
 async fn admit(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let refuse = |status, message: &str| ApiError {
         status,
         message: message.to_string(),
     };
     let headers = request.headers();
+    if state.options.bind.ip().is_loopback() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        if !is_local_host(host) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "this server answers only localhost addresses",
+            )
+            .into_response();
+        }
+    }
     // The pages themselves hold nothing secret; the API needs the token.
-    let api = request.uri().path().starts_with("/api/");
-    match &state.options.token {
-        Some(_) if !api => {}
-        Some(token) => {
-            if !carries_token(headers, request.uri().query(), token) {
-                return refuse(
-                    StatusCode::UNAUTHORIZED,
-                    "this server needs its token: open the address `fanorona serve` printed (it ends in ?token=...)",
-                )
-                .into_response();
-            }
-        }
-        None => {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .unwrap_or("");
-            if !is_local_host(host) {
-                return refuse(
-                    StatusCode::FORBIDDEN,
-                    "this server answers only localhost addresses",
-                )
-                .into_response();
-            }
-        }
+    if request.uri().path().starts_with("/api/")
+        && !carries_token(headers, request.uri().query(), &state.options.token)
+    {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "this server needs its token: open the link `fanorona serve` printed (it ends in ?token=...), or send the token file's line in an x-token header",
+        )
+        .into_response();
     }
     if request.method() == axum::http::Method::POST && !is_json(headers) {
         return refuse(
@@ -434,17 +429,8 @@ fn is_local_host(host: &str) -> bool {
 /// Runs the server until the process is stopped. `ready` is told the address it listens on
 /// (with the port chosen, when 0 was asked).
 pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), WebError> {
-    // Characters an address carries as they are, so the printed address works everywhere.
-    if let Some(t) = &options.token
-        && (t.len() < 16
-            || !t
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
-    {
+    if !token::well_formed(&options.token) {
         return Err(WebError::BadToken);
-    }
-    if !options.bind.ip().is_loopback() && options.token.is_none() {
-        return Err(WebError::NeedsToken(options.bind));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

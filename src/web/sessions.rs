@@ -112,7 +112,7 @@ pub async fn start(
     let pos = crate::target::parse_target(&req.target).map_err(|e| ApiError::bad(e.to_string()))?;
     // Refused here as the daemon would, so a bad request is a 400 whether or not one runs.
     if let Some(name) = &req.name {
-        crate::session::settings::check_name(name).map_err(|e| ApiError::bad(e.to_string()))?;
+        crate::session::name::check_name(name).map_err(|e| ApiError::bad(e.to_string()))?;
     }
     let db = crate::egdb::file::board_dir(&state.options.db_dir, pos.board())
         .is_dir()

@@ -128,6 +128,8 @@ pub fn http_raw(
 pub struct Server {
     child: Child,
     pub port: u16,
+    /// The token its printed link carries.
+    pub token: String,
 }
 
 impl Server {
@@ -152,11 +154,41 @@ impl Server {
             .read_line(&mut first)
             .unwrap();
         assert!(first.starts_with("serving on http://"), "{first}");
-        Server { child, port }
+        let token = first
+            .trim()
+            .split_once("/?token=")
+            .expect("the printed link carries the token")
+            .1
+            .to_string();
+        Server { child, port, token }
     }
 
+    /// The app's address with the token, as `fanorona serve` prints it, then `rest` (the
+    /// page's `#/...`).
     pub fn url(&self, rest: &str) -> String {
-        format!("http://127.0.0.1:{}/{rest}", self.port)
+        format!("http://127.0.0.1:{}/?token={}{rest}", self.port, self.token)
+    }
+
+    /// `http` with the token.
+    pub fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let (status, bytes) = self.raw(method, path, body, &[]);
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    /// `http_raw` with the token.
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, Vec<u8>) {
+        let mut all = vec![("x-token", self.token.as_str())];
+        all.extend_from_slice(headers);
+        http_raw(self.port, method, path, body, &all)
     }
 }
 

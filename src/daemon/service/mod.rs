@@ -64,7 +64,10 @@ impl From<SessionError> for Refusal {
     fn from(e: SessionError) -> Refusal {
         let bad_input = matches!(
             e,
-            SessionError::Unknown(_) | SessionError::BadState { .. } | SessionError::Line { .. }
+            SessionError::Unknown(_)
+                | SessionError::BadState { .. }
+                | SessionError::Line { .. }
+                | SessionError::Name(_)
         );
         Refusal {
             message: e.to_string(),

@@ -4,15 +4,17 @@ use super::{Apply, Refusal, Service, bad_input};
 use crate::daemon::answers::Started;
 use crate::daemon::protocol::Start;
 use crate::movegen::is_lost;
-use crate::session::settings::{check_name, new_settings};
+use crate::session::name::check_name;
+use crate::session::settings::new_settings;
 use crate::target::playable;
 
 impl Apply for Start {
     fn apply(self, service: &Service) -> Result<Started, Refusal> {
         let pos = self.target;
         playable(&pos)?;
+        // Refused before the tables are opened (`Sessions::create` checks it again).
         if let Some(n) = &self.name {
-            check_name(n)?;
+            check_name(n).map_err(|e| bad_input(e.to_string()))?;
         }
         if is_lost(&pos) {
             return Err(bad_input(format!(

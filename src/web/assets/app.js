@@ -2,7 +2,24 @@
 // page only walks the legal moves it is given, step by step.
 'use strict';
 
-const TOKEN = new URLSearchParams(location.search).get('token');
+// The token every API request carries: taken from the link `fanorona serve` printed, then
+// out of the address bar (so it stays out of the history and of a shared screenshot), and
+// kept in this origin's storage. Not a cookie: a cookie for 127.0.0.1 goes to every port of
+// it, another user's server too; storage is the origin's, port and all.
+const TOKEN = (() => {
+  const url = new URL(location.href);
+  const given = url.searchParams.get('token');
+  let kept = null;
+  try {
+    if (given) localStorage.setItem('fanorona-token', given);
+    kept = localStorage.getItem('fanorona-token');
+  } catch (_) { /* storage refused: the token lives as long as the page */ }
+  if (given) {
+    url.searchParams.delete('token');
+    history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+  }
+  return given || kept;
+})();
 
 async function api(method, path, body) {
   const opts = { method, headers: {} };
@@ -22,8 +39,20 @@ async function api(method, path, body) {
   return data;
 }
 
-function withToken(url) {
-  return TOKEN ? url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(TOKEN) : url;
+// A file of the API saved as `name`: fetched with the token (a plain link would need it in
+// its address).
+async function download(path, name) {
+  const r = await fetch(path, { headers: TOKEN ? { 'x-token': TOKEN } : {} });
+  if (!r.ok) {
+    let data;
+    try { data = await r.json(); } catch (_) { data = { error: r.status + ' ' + r.statusText }; }
+    throw new Error(data.error || r.statusText);
+  }
+  const a = el('a', { href: URL.createObjectURL(await r.blob()), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
 }
 
 // --- small DOM helpers -------------------------------------------------------------------
@@ -737,6 +766,10 @@ async function showSession(id) {
   session.logFrom = 0;
   session.lines = [];
   const main = document.getElementById('main');
+  const save = (path, name) => async e => {
+    e.preventDefault();
+    try { await download(path, name); } catch (err) { document.getElementById('error').textContent = err.message; }
+  };
   const act = a => async () => {
     document.getElementById('error').textContent = a + '…';
     try {
@@ -752,8 +785,8 @@ async function showSession(id) {
       el('button', { id: 'pause', onclick: act('pause') }, 'Pause'),
       el('button', { id: 'resume', onclick: act('resume') }, 'Resume'),
       el('button', { id: 'stop', onclick: act('stop') }, 'Stop'),
-      el('a', { href: withToken(`/api/sessions/${id}/curve.csv`), id: 'csv', download: true }, 'curve CSV'), ' · ',
-      el('a', { href: withToken(`/api/sessions/${id}/curve.png`), id: 'png', download: true }, 'curve PNG')),
+      el('a', { href: '#', id: 'csv', onclick: save(`/api/sessions/${id}/curve.csv`, `session-${id}-curve.csv`) }, 'curve CSV'), ' · ',
+      el('a', { href: '#', id: 'png', onclick: save(`/api/sessions/${id}/curve.png`, `session-${id}-curve.png`) }, 'curve PNG')),
     el('div', { class: 'error', id: 'error' }),
     el('div', { id: 'chart-holder' }),
     el('p', { class: 'note', id: 'curve-count' }),
