@@ -228,7 +228,8 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         certificates: Option<PathBuf>,
     },
-    /// Solve sessions: start, list, status, pause, resume, stop, tail, curve, certificate.
+    /// Solve sessions: start, list, status, pause, resume, stop, delete, rename, tail, curve,
+    /// certificate.
     Session {
         #[command(subcommand)]
         command: session::SessionCommand,

@@ -88,6 +88,19 @@ pub enum SessionCommand {
     },
     /// Checkpoint and stop a session; returns once it has stopped.
     Stop(Id),
+    /// Remove a session that is not running (stop it first): its record, first-level trees,
+    /// curve and progress log. The rote entries it made stay, as do its certificates; its id
+    /// is not given again.
+    Delete(Id),
+    /// Give a session another name (one no other session has).
+    Rename {
+        /// The session's id (see `session list`).
+        id: u64,
+        /// The new name (1 to 200 characters).
+        name: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
     /// Print a session's progress log; --follow keeps printing as it grows.
     Tail {
         /// The session's id (see `session list`).
@@ -335,6 +348,8 @@ impl Ask for protocol::Curve {}
 impl Ask for protocol::RoteStatsOf {}
 impl Ask for protocol::Moves {}
 impl Ask for protocol::Tune {}
+impl Ask for protocol::Delete {}
+impl Ask for protocol::Rename {}
 
 /// Sends `command` to the daemon, or, with none running, answers it here. Says whether the
 /// daemon answered.
@@ -680,6 +695,18 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Pause(a) => control(config, protocol::Pause { id: a.id }, a.out.json),
         SessionCommand::Resume(a) => control(config, protocol::Resume { id: a.id }, a.out.json),
         SessionCommand::Stop(a) => control(config, protocol::Stop { id: a.id }, a.out.json),
+        SessionCommand::Delete(a) => {
+            let (v, _) = ask(config, protocol::Delete { id: a.id })?;
+            if a.out.json {
+                out!("{}", json_of(&v));
+            } else {
+                out!("session {} '{}' deleted", v.id, v.name);
+            }
+            Ok(())
+        }
+        SessionCommand::Rename { id, name, out } => {
+            control(config, protocol::Rename { id, name }, out.json)
+        }
         SessionCommand::Moves(a) => {
             let line = a
                 .line

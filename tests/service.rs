@@ -1,0 +1,117 @@
+//! The daemon run as a service for a week: sessions deleted and renamed.
+
+mod common;
+
+use std::process::Output;
+
+use common::{Data, stderr};
+use serde_json::Value;
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Exit status `code` and one line on stderr containing every one of `says`.
+fn assert_fails(o: &Output, code: i32, says: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    for s in says {
+        assert!(err.contains(s), "'{s}' in: {err}");
+    }
+}
+
+#[test]
+fn sessions_are_deleted_and_renamed_and_a_name_is_had_once() {
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    let start = |args: &[&str]| {
+        let mut a = vec!["session", "start"];
+        a.extend_from_slice(args);
+        data.cmd(&a)
+    };
+    let id = |o: Output| -> u64 {
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["id"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(id(start(&["3x3", "--name", "small", "--json"])), 1);
+    assert_fails(
+        &start(&["3x5", "--name", " small "]),
+        2,
+        &["session 1 is already named 'small'"],
+    );
+    // Unnamed starts of one board are two sessions.
+    assert_eq!(id(start(&["3x5", "--json"])), 2);
+    assert_eq!(id(start(&["3x5", "--json"])), 3);
+    let s = data.json(&["session", "rename", "2", "first 3x5", "--json"]);
+    assert_eq!(s["name"], "first 3x5");
+    assert_fails(
+        &data.cmd(&["session", "rename", "3", "small"]),
+        2,
+        &["already named 'small'"],
+    );
+    assert_fails(&data.cmd(&["session", "rename", "3", ""]), 2, &["1 to 200"]);
+    // Running (waiting for a daemon) is refused; stopped, it goes whole.
+    assert_fails(
+        &data.cmd(&["session", "delete", "3"]),
+        2,
+        &["session 3 is running", "stop it first"],
+    );
+    data.json(&["session", "stop", "3", "--json"]);
+    let o = data.cmd(&["session", "delete", "3"]);
+    assert_eq!(
+        stdout(&o).trim(),
+        "session 3 '3x5 #3' deleted",
+        "{}",
+        stderr(&o)
+    );
+    assert_fails(&data.cmd(&["session", "status", "3"]), 2, &["no session 3"]);
+    // Its id is not given again.
+    assert_eq!(id(start(&["3x3", "--json"])), 4);
+
+    // A solved session under a daemon: its trees, curve and log go; the rote entries it
+    // made and its certificates stay. (The others stopped: their rote entries would come
+    // and go meanwhile.)
+    data.json(&["session", "stop", "2", "--json"]);
+    data.json(&["session", "stop", "4", "--json"]);
+    let daemon = data.daemon();
+    let s = data.wait_for(1, "the solve", |s| s["state"] == "solved");
+    assert_eq!(s["value"], "white", "{s}");
+    data.wait_for(1, "its certificates", |s| {
+        s["goals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| !g["certificate_verified"].is_null())
+    });
+    let rote = data.json(&["rote", "stats", "--json"])["entries"].clone();
+    let log = data.dir.join("logs/session-1.jsonl");
+    assert!(log.is_file());
+    let v = data.json(&["session", "delete", "1", "--json"]);
+    assert_eq!(v["name"], "small", "{v}");
+    assert!(!log.exists());
+    let curve = data.dir.join("c.csv");
+    assert_fails(
+        &data.cmd(&["session", "curve", "1", "--csv", curve.to_str().unwrap()]),
+        2,
+        &["no session 1"],
+    );
+    assert_eq!(data.json(&["rote", "stats", "--json"])["entries"], rote);
+    assert!(
+        data.dir
+            .join("certificates/session-1.white-wins.cert.gz")
+            .is_file()
+    );
+    // The name is free again.
+    assert_eq!(id(start(&["3x3", "--name", "small", "--json"])), 5);
+    drop(daemon);
+    let list = data.json(&["session", "list", "--json"]);
+    let ids: Vec<u64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [2, 4, 5]);
+}
