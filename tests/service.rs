@@ -1,14 +1,30 @@
-//! The daemon run as a service for a week: sessions deleted and renamed.
+//! The daemon run as a service for a week: sessions deleted and renamed, and a directory
+//! with no store named as such.
 
 mod common;
 
-use std::process::Output;
+use std::path::Path;
+use std::process::{Command, Output};
 
-use common::{Data, stderr};
+use common::{BIN, Data, stderr};
 use serde_json::Value;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `fanorona ARGS` in `dir` (no config.toml there), with `env` and no FANORONA_* variables
+/// of the caller's.
+fn run_in(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env_remove("FANORONA_CONFIG")
+        .env_remove("FANORONA_DATA_DIR")
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
 }
 
 /// Exit status `code` and one line on stderr containing every one of `says`.
@@ -19,6 +35,37 @@ fn assert_fails(o: &Output, code: i32, says: &[&str]) {
     for s in says {
         assert!(err.contains(s), "'{s}' in: {err}");
     }
+}
+
+#[test]
+fn a_list_where_no_store_is_says_so_and_makes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (dir, says) in [
+        (tmp.path().join("typo"), "no such data directory"),
+        (empty.clone(), "holds no session store"),
+    ] {
+        let o = run_in(
+            tmp.path(),
+            &[],
+            &["--data-dir", dir.to_str().unwrap(), "session", "list"],
+        );
+        assert_fails(&o, 2, &[dir.to_str().unwrap(), says]);
+    }
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "nothing made"
+    );
+    // An empty store is no error: it has no sessions.
+    let data = Data::new("log_level = \"warn\"\n");
+    let id = data.json(&["session", "start", "3x3", "--json"])["id"].to_string();
+    data.json(&["session", "stop", &id, "--json"]);
+    data.json(&["session", "delete", &id, "--json"]);
+    let o = data.cmd(&["session", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "no sessions");
 }
 
 #[test]

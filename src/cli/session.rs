@@ -327,12 +327,7 @@ impl Ask for protocol::Start {
     const MAKES_DATA: bool = true;
 }
 
-/// Nothing listed, nothing learned: as an empty directory would answer.
-impl Ask for protocol::List {
-    fn without_data() -> Option<Vec<Status>> {
-        Some(Vec::new())
-    }
-}
+impl Ask for protocol::List {}
 
 impl Ask for protocol::RoteExport {
     fn without_data() -> Option<Vec<RoteRow>> {
@@ -360,7 +355,7 @@ pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Fai
             return Ok((answer, false));
         }
         return Err(Failure::input(anyhow!(
-            "{}: no such data directory (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
+            "{}: no such data directory, so no session store (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
             dir.root.display()
         )));
     }
@@ -371,6 +366,18 @@ pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Fai
             return Err(refused(message, bad_input));
         }
         Err(e) => return Err(Failure::other(e)),
+    }
+    // A directory that exists but never held a store (a home directory given by mistake) is
+    // named, not given a store, a lock file and an empty answer.
+    if !C::MAKES_DATA && dir.root.is_dir() && !dir.store().exists() && !dir.created().exists() {
+        if let Some(answer) = C::without_data() {
+            return Ok((answer, false));
+        }
+        return Err(Failure::input(anyhow!(
+            "{} holds no session store ({} is not there: `fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
+            dir.root.display(),
+            dir.store().display()
+        )));
     }
     let _lock = match daemon::lock(&dir) {
         Ok(l) => l,
