@@ -1,5 +1,5 @@
-//! The daemon run as a service for a week: sessions deleted and renamed, and a directory
-//! with no store named as such.
+//! The daemon run as a service for a week: the settings named once in the environment,
+//! sessions deleted and renamed, and a directory with no store named as such.
 
 mod common;
 
@@ -35,6 +35,61 @@ fn assert_fails(o: &Output, code: i32, says: &[&str]) {
     for s in says {
         assert!(err.contains(s), "'{s}' in: {err}");
     }
+}
+
+#[test]
+fn the_environment_names_the_settings_and_a_flag_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let config = cwd.join("service.toml");
+    // A relative data_dir is taken from the config file's directory.
+    std::fs::write(&config, "data_dir = \"d1\"\nlog_level = \"warn\"\n").unwrap();
+    let env = [("FANORONA_CONFIG", config.as_path())];
+    let o = run_in(cwd, &env, &["session", "start", "3x3", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(cwd.join("d1/store").is_dir());
+    let o = run_in(cwd, &env, &["session", "list"]);
+    assert!(stdout(&o).contains("3x3 #1"), "{}", stdout(&o));
+    // FANORONA_DATA_DIR over the config's data_dir; --data-dir over both.
+    let d2 = cwd.join("d2");
+    let both = [
+        ("FANORONA_CONFIG", config.as_path()),
+        ("FANORONA_DATA_DIR", &d2),
+    ];
+    assert_fails(
+        &run_in(cwd, &both, &["session", "list"]),
+        2,
+        &["d2", "no such data directory"],
+    );
+    let d1 = cwd.join("d1");
+    let o = run_in(
+        cwd,
+        &both,
+        &["--data-dir", d1.to_str().unwrap(), "session", "list"],
+    );
+    assert!(stdout(&o).contains("3x3 #1"), "{}", stderr(&o));
+    // --config over FANORONA_CONFIG.
+    let other = cwd.join("other.toml");
+    std::fs::write(&other, "data_dir = \"d3\"\n").unwrap();
+    assert_fails(
+        &run_in(
+            cwd,
+            &env,
+            &["--config", other.to_str().unwrap(), "session", "list"],
+        ),
+        2,
+        &["d3"],
+    );
+    // A variable naming a missing file is named as the variable; commands that read no
+    // settings do not read it (nor refuse it, as they refuse a flag they would ignore).
+    let missing = cwd.join("missing.toml");
+    let bad = [("FANORONA_CONFIG", missing.as_path())];
+    assert_fails(
+        &run_in(cwd, &bad, &["session", "list"]),
+        2,
+        &["FANORONA_CONFIG", "missing.toml"],
+    );
+    assert!(run_in(cwd, &bad, &["moves", "3x3"]).status.success());
 }
 
 #[test]
