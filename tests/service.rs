@@ -1,10 +1,14 @@
 //! The daemon run as a service for a week: the settings named once in the environment,
-//! sessions deleted and renamed, and a directory with no store named as such.
+//! following a session's log across pauses and restarts, sessions deleted and renamed, and
+//! a directory with no store named as such.
 
 mod common;
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use common::{BIN, Data, stderr};
 use serde_json::Value;
@@ -216,4 +220,167 @@ fn sessions_are_deleted_and_renamed_and_a_name_is_had_once() {
         .map(|s| s["id"].as_u64().unwrap())
         .collect();
     assert_eq!(ids, [2, 4, 5]);
+}
+
+/// A child whose stdout and stderr lines arrive on channels as they are written.
+struct Watched {
+    child: Child,
+    out: mpsc::Receiver<String>,
+    err: mpsc::Receiver<String>,
+}
+
+impl Watched {
+    fn spawn(command: &mut Command) -> Watched {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = |r: Box<dyn Read + Send>| {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                for l in BufReader::new(r).lines() {
+                    if tx.send(l.unwrap()).is_err() {
+                        return;
+                    }
+                }
+            });
+            rx
+        };
+        let out = lines(Box::new(child.stdout.take().unwrap()));
+        let err = lines(Box::new(child.stderr.take().unwrap()));
+        Watched { child, out, err }
+    }
+
+    /// Waits (at most 30 s) for a line of `from` that contains `text`; returns it.
+    fn expect(from: &mpsc::Receiver<String>, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match from.recv_timeout(left) {
+                Ok(l) if l.contains(text) => return l,
+                Ok(_) => {}
+                Err(e) => panic!("no line with '{text}': {e}"),
+            }
+        }
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A readable tail line: its time first, as `2026-11-03T12:34:56Z`.
+fn stamped(line: &str) -> bool {
+    let t = line.split(' ').next().unwrap_or("");
+    t.len() == 20 && t.starts_with("20") && t.as_bytes()[10] == b'T' && t.ends_with('Z')
+}
+
+#[test]
+fn tail_prints_the_last_lines_with_their_times_and_what_a_crash_lost() {
+    let data = Data::new("log_level = \"warn\"\n");
+    // A log as a daemon killed at iteration 900, checkpointed at 85, leaves it.
+    let logs = data.dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let line = |event: &str, it: u64| {
+        format!(
+            "{{\"time\":1790000000.5,\"event\":\"{event}\",\"session\":9,\"goal\":\"white\",\"iteration\":{it},\"nodes\":{it},\"nodes_per_second\":0.0,\"root_pn\":3,\"root_dpn\":\"inf\",\"first_level\":1,\"rote_hits\":0,\"rote_hit_rate\":0.0,\"db_hits\":0,\"memory_bytes\":0,\"store_bytes\":0,\"seconds\":1.0,\"checkpoints\":1}}\n"
+        )
+    };
+    let mut text = line("start", 0);
+    for it in (100..=900).step_by(100) {
+        text.push_str(&line("progress", it));
+    }
+    text.push_str(&line("resume", 85));
+    text.push_str(&line("progress", 120));
+    std::fs::write(logs.join("session-9.jsonl"), &text).unwrap();
+    let o = data.cmd(&["session", "tail", "9", "-n", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o);
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 2, "{shown}");
+    assert!(lines.iter().all(|l| stamped(l)), "{shown}");
+    assert!(lines[0].starts_with("2026-09-21T"), "{shown}");
+    assert!(
+        lines[0].contains("resume")
+            && lines[0].contains("815 iterations logged after the last checkpoint were lost"),
+        "{shown}"
+    );
+    let o = data.cmd(&["session", "tail", "9", "-n", "all", "--json"]);
+    assert_eq!(stdout(&o), text);
+    // Twenty by default.
+    let o = data.cmd(&["session", "tail", "9"]);
+    assert_eq!(stdout(&o).lines().count(), 12);
+    assert_fails(
+        &data.cmd(&["session", "tail", "9", "-n", "x"]),
+        2,
+        &["'x' is not a count"],
+    );
+}
+
+#[test]
+fn tail_follow_outlives_a_replaced_log_and_says_no_daemon_runs() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let id = data.json(&["session", "start", "3x3", "--json"])["id"].to_string();
+    let mut tail = Watched::spawn(
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .arg("--data-dir")
+            .arg(&data.dir)
+            .args(["session", "tail", &id, "--follow"]),
+    );
+    Watched::expect(&tail.err, "waiting for its first line");
+    Watched::expect(&tail.err, "no daemon is running");
+    let log = data.dir.join(format!("logs/session-{id}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let line = |event: &str, it: u64| {
+        format!(
+            "{{\"time\":1790000000.0,\"event\":\"{event}\",\"session\":{id},\"goal\":\"white\",\"iteration\":{it},\"nodes\":0,\"nodes_per_second\":0.0,\"root_pn\":1,\"root_dpn\":1,\"first_level\":1,\"rote_hits\":0,\"rote_hit_rate\":0.0,\"db_hits\":0,\"memory_bytes\":0,\"store_bytes\":0,\"seconds\":0.0,\"checkpoints\":0}}\n"
+        )
+    };
+    std::fs::write(&log, line("start", 0) + &line("progress", 7)).unwrap();
+    assert!(stamped(&Watched::expect(&tail.out, "start")));
+    Watched::expect(&tail.out, "it 7 ");
+    // Replaced (a new file renamed over it): read again from its start.
+    let new = log.with_extension("new");
+    std::fs::write(&new, line("resume", 5)).unwrap();
+    std::fs::rename(&new, &log).unwrap();
+    Watched::expect(&tail.err, "was replaced");
+    Watched::expect(&tail.out, "it 5 ");
+    assert!(tail.child.try_wait().unwrap().is_none(), "still following");
+}
+
+#[test]
+fn tail_follow_outlives_a_pause_and_a_daemon_killed_and_ends_at_a_stop() {
+    // 5x7 without tables: far from solved in the seconds this takes.
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\ncheckpoint_interval = \"200ms\"\n");
+    let ids = data.json(&["session", "start", "5x7", "--json"])["id"].to_string();
+    let daemon = data.daemon();
+    let mut tail = Watched::spawn(
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .arg("--data-dir")
+            .arg(&data.dir)
+            .args(["session", "tail", &ids, "--follow"]),
+    );
+    Watched::expect(&tail.out, "start");
+    data.json(&["session", "pause", &ids, "--json"]);
+    Watched::expect(&tail.out, "paused");
+    Watched::expect(&tail.err, "is paused: following on");
+    data.json(&["session", "resume", &ids, "--json"]);
+    Watched::expect(&tail.out, "resume");
+    daemon.kill9();
+    Watched::expect(&tail.err, "no daemon is running");
+    let daemon = data.daemon();
+    Watched::expect(&tail.out, "resume");
+    data.json(&["session", "stop", &ids, "--json"]);
+    Watched::expect(&tail.err, "is stopped: nothing more will come");
+    let status = tail.child.wait().unwrap();
+    assert!(status.success());
+    drop(daemon);
 }

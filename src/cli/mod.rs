@@ -13,6 +13,7 @@ pub mod play;
 pub mod rules;
 pub mod session;
 pub mod session_solve;
+pub mod session_tail;
 pub mod solve;
 pub mod solve_report;
 pub mod stats;

@@ -2,12 +2,11 @@
 //! commands. With a daemon running they talk to it over its socket; without one, they open
 //! the store themselves (taking the data directory's lock for the moment they need it).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use serde_json::Value;
 
 use crate::cli::JsonFlag;
@@ -23,7 +22,7 @@ use fanorona::daemon::protocol::{self, StatusOf};
 use fanorona::daemon::{self, Apply, DaemonError, DataDir, Service};
 use fanorona::search::{Algorithm, Init};
 use fanorona::session::curve;
-use fanorona::session::log::{Progress, log_path};
+use fanorona::session::log::Progress;
 use fanorona::session::moves::{MoveNumbers, Reached};
 use fanorona::session::{GoalRecord, SecondLevel, State};
 
@@ -101,11 +100,17 @@ pub enum SessionCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Print a session's progress log; --follow keeps printing as it grows.
+    /// Print the end of a session's progress log, each line with its time (UTC); --follow
+    /// keeps printing as it grows.
     Tail {
         /// The session's id (see `session list`).
         id: u64,
-        /// Keep printing new lines until the session is solved, fails, or stops.
+        /// How many of the last lines to print, or 'all'.
+        #[arg(short = 'n', long = "lines", value_name = "N|all", default_value = "20", value_parser = crate::cli::session_tail::line_count)]
+        lines: usize,
+        /// Keep printing new lines until the session is solved, fails or is stopped; a pause,
+        /// a daemon restarting or gone, and the log file replaced do not end it (each is
+        /// said on stderr).
         #[arg(long, short)]
         follow: bool,
         /// The log's JSON lines as written.
@@ -423,7 +428,7 @@ fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
 }
 
 /// A shown state in words: what is happening now.
-fn state_words(state: Shown) -> &'static str {
+pub fn state_words(state: Shown) -> &'static str {
     match state {
         Shown::Queued => {
             "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)"
@@ -761,7 +766,20 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 out.json,
             )
         }
-        SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
+        SessionCommand::Tail {
+            id,
+            lines,
+            follow,
+            json,
+        } => crate::cli::session_tail::tail(
+            config,
+            crate::cli::session_tail::TailArgs {
+                id,
+                lines,
+                follow,
+                json,
+            },
+        ),
         SessionCommand::Certificate {
             id,
             prefix,
@@ -863,99 +881,6 @@ pub fn progress_line(p: &Progress) -> String {
         s.push_str(&format!(" | {m}"));
     }
     s
-}
-
-/// Prints the progress log of session `id`; with `follow`, keeps printing new lines until
-/// the session is solved or fails.
-fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
-    let path = log_path(&DataDir::new(&config.data_dir).logs(), id);
-    // Whether more lines can come: the session is solving, or will be.
-    let state = || -> Result<Shown, Failure> { Ok(ask(config, StatusOf { id })?.0.state) };
-    let ended = |s: Shown| {
-        eprintln!(
-            "session {id} is {}: nothing more will come{}",
-            state_words(s),
-            if matches!(s, Shown::Paused | Shown::Stopped | Shown::Failed) {
-                format!(" (until `fanorona session resume {id}`)")
-            } else {
-                String::new()
-            }
-        );
-    };
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(_) => {
-            // Say whether the session is unknown or just has not started.
-            let s = state()?;
-            if !follow || !s.is_live() {
-                out!(
-                    "session {id} is {} and has no log yet ({})",
-                    state_words(s),
-                    path.display()
-                );
-                return Ok(());
-            }
-            eprintln!(
-                "session {id} is {}: waiting for its first line",
-                state_words(s)
-            );
-            loop {
-                std::thread::sleep(Duration::from_millis(200));
-                if let Ok(f) = std::fs::File::open(&path) {
-                    break f;
-                }
-            }
-        }
-    };
-    let mut reader = BufReader::new(file);
-    let mut line = String::new();
-    let mut idle = std::time::Instant::now();
-    loop {
-        line.clear();
-        let n = reader
-            .read_line(&mut line)
-            .with_context(|| format!("cannot read {}", path.display()))
-            .map_err(Failure::other)?;
-        if n == 0 || !line.ends_with('\n') {
-            if !follow {
-                return Ok(());
-            }
-            // Nothing new for a while: stop following a session that will not write more.
-            if idle.elapsed() >= Duration::from_secs(2) {
-                let s = state()?;
-                if !s.is_live() {
-                    ended(s);
-                    return Ok(());
-                }
-                idle = std::time::Instant::now();
-            }
-            // A line being written: read it again whole.
-            let back = line.len() as i64;
-            reader
-                .seek_relative(-back)
-                .map_err(|e| Failure::other(anyhow!(e)))?;
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        }
-        idle = std::time::Instant::now();
-        let p: Option<Progress> = serde_json::from_str(line.trim_end()).ok();
-        if json {
-            out!("{}", line.trim_end());
-        } else if let Some(p) = &p {
-            out!("{}", progress_line(p));
-        }
-        if follow
-            && p.is_some_and(|p| {
-                p.event == "solved"
-                    || p.event == "error"
-                        && p.message
-                            .as_deref()
-                            .is_some_and(|m| !m.starts_with("checkpoint"))
-            })
-        {
-            return Ok(());
-        }
-    }
 }
 
 pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
