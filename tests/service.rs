@@ -1,6 +1,6 @@
 //! The daemon run as a service for a week: the settings named once in the environment,
 //! following a session's log across pauses and restarts, sessions deleted and renamed, and
-//! a directory with no store named as such.
+//! the exit statuses an operator's scripts read.
 
 mod common;
 
@@ -383,4 +383,35 @@ fn tail_follow_outlives_a_pause_and_a_daemon_killed_and_ends_at_a_stop() {
     let status = tail.child.wait().unwrap();
     assert!(status.success());
     drop(daemon);
+}
+
+#[test]
+fn ctrl_c_on_a_solve_checkpoints_and_exits_130() {
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\ncheckpoint_interval = \"1h\"\n");
+    let mut solve = Watched::spawn(
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&data.config)
+            .arg("--data-dir")
+            .arg(&data.dir)
+            .args(["solve", "9x3"]),
+    );
+    let log = data.dir.join("logs/session-1.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&log).map_or(true, |t| t.is_empty()) {
+        assert!(Instant::now() < deadline, "the solve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = solve.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    Watched::expect(&solve.err, "interrupted: session 1 checkpointed");
+    assert_eq!(solve.child.wait().unwrap().code(), Some(130));
+    let s = data.status(1);
+    assert!(s["checkpoints"].as_u64().unwrap() >= 1, "{s}");
 }
