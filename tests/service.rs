@@ -1,10 +1,11 @@
-//! The daemon run as a service for a week: the settings named once in the environment,
-//! following a session's log across pauses and restarts, sessions deleted and renamed, and
-//! the exit statuses an operator's scripts read.
+//! The daemon run as a service for a week: readiness for systemd, its log file, the settings
+//! named once in the environment, following a session's log across pauses and restarts,
+//! sessions deleted and renamed, and the exit statuses an operator's scripts read.
 
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -414,4 +415,86 @@ fn ctrl_c_on_a_solve_checkpoints_and_exits_130() {
     assert_eq!(solve.child.wait().unwrap().code(), Some(130));
     let s = data.status(1);
     assert!(s["checkpoints"].as_u64().unwrap() >= 1, "{s}");
+}
+
+/// The daemon under a service manager: READY=1 once its socket answers, STOPPING=1 at
+/// SIGTERM, and its log in DATA_DIR/daemon.log; under the journal, on stderr alone.
+#[test]
+fn the_daemon_tells_systemd_when_it_is_ready_and_logs_to_its_file() {
+    let data = Data::new("log_level = \"info\"\n");
+    let notify = data.tmp.path().join("notify");
+    let manager = UnixDatagram::bind(&notify).unwrap();
+    manager
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut daemon = Command::new(BIN)
+        .arg("--config")
+        .arg(&data.config)
+        .arg("--data-dir")
+        .arg(&data.dir)
+        .arg("daemon")
+        .env("NOTIFY_SOCKET", &notify)
+        .env_remove("JOURNAL_STREAM")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = manager.recv(&mut buf).unwrap();
+    let said = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(said.starts_with("READY=1\n"), "{said}");
+    // Ready means listening: a command is answered at once.
+    std::os::unix::net::UnixStream::connect(data.dir.join("daemon.sock")).unwrap();
+    let pid = daemon.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let n = manager.recv(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"STOPPING=1"));
+    assert!(daemon.wait().unwrap().success());
+    let log = std::fs::read_to_string(data.dir.join("daemon.log")).unwrap();
+    assert!(log.contains(&format!("daemon {pid} on")), "{log}");
+    assert!(log.contains("daemon: stopped"), "{log}");
+
+    // Under the journal (stderr is the stream JOURNAL_STREAM names): no file, no time
+    // stamps of its own (the journal stamps every line).
+    let other = Data::new("log_level = \"info\"\n");
+    let err = other.tmp.path().join("journal");
+    let file = std::fs::File::create(&err).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata().unwrap();
+    let mut daemon = Command::new(BIN)
+        .arg("--config")
+        .arg(&other.config)
+        .arg("--data-dir")
+        .arg(&other.dir)
+        .arg("daemon")
+        .env("JOURNAL_STREAM", format!("{}:{}", m.dev(), m.ino()))
+        .env_remove("NOTIFY_SOCKET")
+        .stdout(Stdio::null())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::os::unix::net::UnixStream::connect(other.dir.join("daemon.sock")).is_err() {
+        assert!(Instant::now() < deadline, "the daemon did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = daemon.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(daemon.wait().unwrap().success());
+    let journal = std::fs::read_to_string(&err).unwrap();
+    assert!(journal.contains("daemon: stopped"), "{journal}");
+    assert!(journal.lines().all(|l| !l.starts_with("20")), "{journal}");
+    assert!(!other.dir.join("daemon.log").exists());
 }

@@ -230,8 +230,15 @@ pub enum Command {
         #[command(flatten)]
         json: JsonFlag,
     },
-    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
-    Daemon,
+    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM). It logs to
+    /// DATA_DIR/daemon.log (rotated at 16 MiB, five kept) and stderr, or to the journal alone
+    /// under systemd; with $NOTIFY_SOCKET set it tells systemd when it is ready and stopping
+    /// (contrib/systemd/ has a unit).
+    Daemon {
+        /// Log to stderr only, not to DATA_DIR/daemon.log.
+        #[arg(long)]
+        no_log_file: bool,
+    },
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
     /// (through the data directory's daemon). Prints the address to open.
     Serve {
@@ -528,7 +535,7 @@ impl Command {
             Command::Verify { .. } => "verify",
             Command::Stitch { .. } => "stitch",
             Command::Cut { .. } => "cut",
-            Command::Daemon => "daemon",
+            Command::Daemon { .. } => "daemon",
             Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
             Command::Rote { .. } => "rote",
@@ -619,7 +626,7 @@ pub fn run(cli: Cli) -> CliResult {
             db,
             json,
         } => certificate::cut_cmd(&certificate, &play, &out, db, json.json, &config()?),
-        Command::Daemon => session::daemon(config()?),
+        Command::Daemon { no_log_file } => session::daemon(config()?, no_log_file),
         Command::Serve {
             bind,
             token,

@@ -286,13 +286,73 @@ pub fn init_tracing(config: &Config) {
     };
 }
 
-/// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits.
-pub fn daemon(config: Config) -> CliResult {
-    init_tracing(&config);
+/// One of the daemon's log outputs, in the config's format.
+type LogLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+fn log_layer<W>(format: LogFormat, writer: W, ansi: bool, time: bool) -> LogLayer
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(ansi);
+    match (format, time) {
+        (LogFormat::Text, true) => Box::new(layer),
+        (LogFormat::Text, false) => Box::new(layer.without_time()),
+        (LogFormat::Json, true) => Box::new(layer.json()),
+        (LogFormat::Json, false) => Box::new(layer.json().without_time()),
+    }
+}
+
+/// The daemon's log: under systemd the journal alone (it stamps and keeps every line);
+/// otherwise `DATA_DIR/daemon.log`, rotated by size, and stderr (unless stderr is that file,
+/// as an older script's redirection makes it).
+fn init_daemon_tracing(config: &Config, no_log_file: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let journal = daemon::logfile::under_journal();
+    let path = daemon::logfile::path(&DataDir::new(&config.data_dir));
+    let mut layers: Vec<LogLayer> = Vec::new();
+    if journal || no_log_file || !daemon::logfile::stderr_is(&path) {
+        let ansi = !journal && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        layers.push(log_layer(
+            config.log_format,
+            std::io::stderr,
+            ansi,
+            !journal,
+        ));
+    }
+    if !journal && !no_log_file {
+        let file = daemon::logfile::RotatingFile::new(
+            path,
+            daemon::logfile::MAX_BYTES,
+            daemon::logfile::KEEP,
+        );
+        layers.push(log_layer(config.log_format, file, false, true));
+    }
+    let filter = tracing_subscriber::EnvFilter::new(format!("fanorona={}", config.log_level));
+    let _ = tracing_subscriber::registry()
+        .with(layers)
+        .with(filter)
+        .try_init();
+}
+
+/// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits. Under a
+/// service manager that asked for it (`NOTIFY_SOCKET`), says when it is ready and stopping.
+pub fn daemon(config: Config, no_log_file: bool) -> CliResult {
+    init_daemon_tracing(&config, no_log_file);
     let shutdown = Arc::new(daemon::Shutdown::new());
     let signal = shutdown.clone();
     ctrlc::set_handler(move || signal.trigger())
         .map_err(|e| Failure::other(anyhow!("cannot handle signals: {e}")))?;
+    if std::env::var_os("NOTIFY_SOCKET").is_some() {
+        // (Threads of their own, left running: the process ends with `serve`.)
+        let dir = DataDir::new(&config.data_dir);
+        let ready = shutdown.clone();
+        std::thread::spawn(move || daemon::notify::ready_when_listening(&dir, &ready));
+        let stopping = shutdown.clone();
+        std::thread::spawn(move || daemon::notify::stopping_when_shut_down(&stopping));
+    }
     daemon::serve(config, shutdown).map_err(daemon_failure)
 }
 
@@ -1102,7 +1162,10 @@ fn write_certificates(
         leaf_budget: chosen.leaf_budget,
     };
     if dir.socket().exists() {
-        eprintln!("  asking the daemon to write it (its log shows the progress)");
+        eprintln!(
+            "  asking the daemon to write it (its log shows the progress: {}, or the journal under systemd)",
+            daemon::logfile::path(&dir).display()
+        );
     }
     match call_within(&dir.socket(), request, None) {
         Ok(v) => return Ok(v.certificates),
