@@ -17,8 +17,9 @@ if [ ! -d "$db/5x9" ]; then
 fi
 mkdir -p "$data"
 if [ ! -S "$data/daemon.sock" ] || ! "${f[@]}" session list >/dev/null 2>&1; then
-    # The daemon runs in the foreground; here it is sent to the background with its log.
-    nohup "${f[@]}" daemon >>"$data/daemon.log" 2>&1 &
+    # The daemon runs in the foreground; here it is sent to the background. It writes its
+    # log to $data/daemon.log itself (rotated); daemon.out keeps what else it prints.
+    nohup "${f[@]}" daemon >>"$data/daemon.out" 2>&1 &
     for _ in $(seq 100); do [ -S "$data/daemon.sock" ] && break; sleep 0.1; done
     echo "daemon started (pid $!), its log in $data/daemon.log"
 fi
@@ -29,4 +30,4 @@ echo "  $bin --data-dir $data session tail $id --follow"
 echo "Export the root's pn/dpn curve (the paper's Figures 7 and 8) with:"
 echo "  $bin --data-dir $data session curve $id --csv 5x9.csv --png 5x9.png"
 echo "Stop the daemon with SIGTERM or Ctrl-C (it checkpoints first); starting it again resumes:"
-echo "  kill -TERM \$(cat $data/daemon.lock); nohup $bin --data-dir $data daemon >>$data/daemon.log 2>&1 &"
+echo "  kill -TERM \$(cat $data/daemon.lock); nohup $bin --data-dir $data daemon >>$data/daemon.out 2>&1 &"

@@ -42,7 +42,8 @@ echo "== daemon on $data"
 if python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$data/daemon.sock" 2> /dev/null; then
     echo "already running"
 else
-    nohup "$bin" --config "$config" daemon >> "$data/daemon.log" 2>&1 &
+    # It writes its log to $data/daemon.log itself (rotated); daemon.out keeps the rest.
+    nohup "$bin" --config "$config" daemon >> "$data/daemon.out" 2>&1 &
     sleep 2
     echo "started (log: $data/daemon.log)"
 fi

@@ -581,10 +581,12 @@ fn read_only_commands_do_not_make_a_mistyped_data_directory() {
         2,
         &["no such data directory"],
     );
-    // Listing there says there is nothing, as for an empty one.
-    let o = run(&["--data-dir", dir, "session", "list"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), "no sessions");
+    // Nor is it listed as empty: it holds no store.
+    assert_fails(
+        &run(&["--data-dir", dir, "session", "list"]),
+        2,
+        &["typo: no such data directory, so no session store"],
+    );
     // Nor has it a rote store to read: players play without one.
     let o = run(&[
         "--data-dir",

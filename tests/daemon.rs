@@ -441,7 +441,7 @@ fn a_second_solve_is_answered_by_the_rote_store() {
     assert!(s["rote_hits"].as_u64().unwrap() >= 1, "{s}");
     // The progress log: `tail --follow` ends at the result; the plain form is readable.
     let id = first["session"].as_u64().unwrap().to_string();
-    let o = data.cmd(&["session", "tail", &id, "--follow", "--json"]);
+    let o = data.cmd(&["session", "tail", &id, "-n", "all", "--follow", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()

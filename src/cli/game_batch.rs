@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cli::output::{CliResult, Failure, counted};
+use crate::cli::output::{CliResult, Failure, INTERRUPTED, counted};
 use crate::out;
 
 /// Set by the first Ctrl-C: no game starts after it.
@@ -108,9 +108,6 @@ impl GameBatch {
         }))
     }
 }
-
-/// The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
-const INTERRUPTED: u8 = 130;
 
 /// The end of a report of games: the line saying it was interrupted (in text), and the
 /// exit status that goes with it.

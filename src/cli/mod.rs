@@ -13,6 +13,7 @@ pub mod play;
 pub mod rules;
 pub mod session;
 pub mod session_solve;
+pub mod session_tail;
 pub mod solve;
 pub mod solve_report;
 pub mod stats;
@@ -31,29 +32,52 @@ use output::{CliResult, Failure, input};
     about = "Fanorona on every board: rules, endgame tables, proofs, solve sessions and players"
 )]
 pub struct Cli {
-    /// Settings file (default: config.toml in the current directory, if there is one); read
-    /// by every command but show, moves, perft and bench.
+    /// Settings file (default: $FANORONA_CONFIG, else config.toml in the current directory,
+    /// if there is one); read by every command but show, moves, perft and bench.
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Where sessions live: the store, the daemon's lock and socket, the progress logs
-    /// (default: data_dir of the config); read by solve, daemon, session, rote, store, play
-    /// and match.
+    /// (default: $FANORONA_DATA_DIR, else data_dir of the config); read by solve, daemon,
+    /// session, rote, store, play and match.
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The settings: `--config FILE`, else `./config.toml` if present, else the defaults;
-/// `--data-dir` overrides the file.
+/// Names the settings file for every command of a shell or a service unit at once.
+pub const CONFIG_VAR: &str = "FANORONA_CONFIG";
+/// Names the data directory for every command at once.
+pub const DATA_DIR_VAR: &str = "FANORONA_DATA_DIR";
+
+/// An environment variable's path; unset and empty are the same (`FANORONA_CONFIG= cmd`
+/// turns it off).
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The settings: `--config FILE`, else `$FANORONA_CONFIG`, else `./config.toml` if present,
+/// else the defaults; `--data-dir`, else `$FANORONA_DATA_DIR`, overrides the file's data_dir.
+/// A flag wins over its variable.
 fn load_config(path: Option<&Path>, data_dir: Option<&Path>) -> Result<Config, output::Failure> {
-    let mut c = match path {
-        Some(p) => input(Config::load(p))?,
-        None if Path::new("config.toml").exists() => input(Config::load(Path::new("config.toml")))?,
-        None => Config::defaults(),
+    let mut c = match (path, env_path(CONFIG_VAR)) {
+        (Some(p), _) => input(Config::load(p))?,
+        // Named: the error says where the path came from, which a user may have forgotten.
+        (None, Some(p)) => {
+            Config::load(&p).map_err(|e| Failure::input(anyhow::anyhow!("{CONFIG_VAR}: {e}")))?
+        }
+        (None, None) if Path::new("config.toml").exists() => {
+            input(Config::load(Path::new("config.toml")))?
+        }
+        (None, None) => Config::defaults(),
     };
-    if let Some(d) = data_dir {
-        c.data_dir = d.to_path_buf();
+    if let Some(d) = data_dir
+        .map(Path::to_path_buf)
+        .or_else(|| env_path(DATA_DIR_VAR))
+    {
+        c.data_dir = d;
     }
     Ok(c)
 }
@@ -206,8 +230,15 @@ pub enum Command {
         #[command(flatten)]
         json: JsonFlag,
     },
-    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM).
-    Daemon,
+    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM). It logs to
+    /// DATA_DIR/daemon.log (rotated at 16 MiB, five kept) and stderr, or to the journal alone
+    /// under systemd; with $NOTIFY_SOCKET set it tells systemd when it is ready and stopping
+    /// (contrib/systemd/ has a unit).
+    Daemon {
+        /// Log to stderr only, not to DATA_DIR/daemon.log.
+        #[arg(long)]
+        no_log_file: bool,
+    },
     /// Serve the web app: play and analyse on every board, watch and steer solve sessions
     /// (through the data directory's daemon). Prints the link to open, which carries the
     /// token every API request needs.
@@ -229,7 +260,8 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         certificates: Option<PathBuf>,
     },
-    /// Solve sessions: start, list, status, pause, resume, stop, tail, curve, certificate.
+    /// Solve sessions: start, list, status, pause, resume, stop, delete, rename, tail, curve,
+    /// certificate.
     Session {
         #[command(subcommand)]
         command: session::SessionCommand,
@@ -504,7 +536,7 @@ impl Command {
             Command::Verify { .. } => "verify",
             Command::Stitch { .. } => "stitch",
             Command::Cut { .. } => "cut",
-            Command::Daemon => "daemon",
+            Command::Daemon { .. } => "daemon",
             Command::Serve { .. } => "serve",
             Command::Session { .. } => "session",
             Command::Rote { .. } => "rote",
@@ -595,7 +627,7 @@ pub fn run(cli: Cli) -> CliResult {
             db,
             json,
         } => certificate::cut_cmd(&certificate, &play, &out, db, json.json, &config()?),
-        Command::Daemon => session::daemon(config()?),
+        Command::Daemon { no_log_file } => session::daemon(config()?, no_log_file),
         Command::Serve {
             bind,
             token_file,

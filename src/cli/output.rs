@@ -126,6 +126,23 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Fail
         })
 }
 
+/// The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
+pub const INTERRUPTED: u8 = 130;
+
+/// A command stopped by Ctrl-C (or SIGTERM) after saving what it did: `message` as a failure
+/// prints it (on stderr, or with `json` as the error object), with exit status 130.
+pub fn interrupted(message: &str, json: bool) -> Failure {
+    if json {
+        emit(format_args!(
+            "{}",
+            serde_json::json!({"error": message, "exit_code": INTERRUPTED})
+        ));
+    } else {
+        eprintln!("{message}");
+    }
+    Failure::Reported(INTERRUPTED)
+}
+
 /// The exit status after stdout was closed under the program (`fanorona moves ... | head
 /// -1`): what a shell reports for a tool ended by SIGPIPE (128 + 13). Not 0: what was not
 /// read (a checker's verdict, a report's last line) was not delivered.

@@ -2,12 +2,11 @@
 //! commands. With a daemon running they talk to it over its socket; without one, they open
 //! the store themselves (taking the data directory's lock for the moment they need it).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use serde_json::Value;
 
 use crate::cli::JsonFlag;
@@ -23,7 +22,7 @@ use fanorona::daemon::protocol::{self, StatusOf};
 use fanorona::daemon::{self, Apply, DaemonError, DataDir, Service};
 use fanorona::search::{Algorithm, Init};
 use fanorona::session::curve;
-use fanorona::session::log::{Progress, log_path};
+use fanorona::session::log::Progress;
 use fanorona::session::moves::{MoveNumbers, Reached};
 use fanorona::session::{GoalRecord, SecondLevel, State};
 
@@ -88,11 +87,30 @@ pub enum SessionCommand {
     },
     /// Checkpoint and stop a session; returns once it has stopped.
     Stop(Id),
-    /// Print a session's progress log; --follow keeps printing as it grows.
+    /// Remove a session that is not running (stop it first): its record, first-level trees,
+    /// curve and progress log. The rote entries it made stay, as do its certificates; its id
+    /// is not given again.
+    Delete(Id),
+    /// Give a session another name (one no other session has).
+    Rename {
+        /// The session's id (see `session list`).
+        id: u64,
+        /// The new name (1 to 200 characters).
+        name: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Print the end of a session's progress log, each line with its time (UTC); --follow
+    /// keeps printing as it grows.
     Tail {
         /// The session's id (see `session list`).
         id: u64,
-        /// Keep printing new lines until the session is solved, fails, or stops.
+        /// How many of the last lines to print, or 'all'.
+        #[arg(short = 'n', long = "lines", value_name = "N|all", default_value = "20", value_parser = crate::cli::session_tail::line_count)]
+        lines: usize,
+        /// Keep printing new lines until the session is solved, fails or is stopped; a pause,
+        /// a daemon restarting or gone, and the log file replaced do not end it (each is
+        /// said on stderr).
         #[arg(long, short)]
         follow: bool,
         /// The log's JSON lines as written.
@@ -268,9 +286,61 @@ pub fn init_tracing(config: &Config) {
     };
 }
 
-/// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits.
-pub fn daemon(config: Config) -> CliResult {
-    init_tracing(&config);
+/// One of the daemon's log outputs, in the config's format.
+type LogLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+fn log_layer<W>(format: LogFormat, writer: W, ansi: bool, time: bool) -> LogLayer
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(ansi);
+    match (format, time) {
+        (LogFormat::Text, true) => Box::new(layer),
+        (LogFormat::Text, false) => Box::new(layer.without_time()),
+        (LogFormat::Json, true) => Box::new(layer.json()),
+        (LogFormat::Json, false) => Box::new(layer.json().without_time()),
+    }
+}
+
+/// The daemon's log: under systemd the journal alone (it stamps and keeps every line);
+/// otherwise `DATA_DIR/daemon.log`, rotated by size, and stderr (unless stderr is that file,
+/// as an older script's redirection makes it).
+fn init_daemon_tracing(config: &Config, no_log_file: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let journal = daemon::logfile::under_journal();
+    let path = daemon::logfile::path(&DataDir::new(&config.data_dir));
+    let mut layers: Vec<LogLayer> = Vec::new();
+    if journal || no_log_file || !daemon::logfile::stderr_is(&path) {
+        let ansi = !journal && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        layers.push(log_layer(
+            config.log_format,
+            std::io::stderr,
+            ansi,
+            !journal,
+        ));
+    }
+    if !journal && !no_log_file {
+        let file = daemon::logfile::RotatingFile::new(
+            path,
+            daemon::logfile::MAX_BYTES,
+            daemon::logfile::KEEP,
+        );
+        layers.push(log_layer(config.log_format, file, false, true));
+    }
+    let filter = tracing_subscriber::EnvFilter::new(format!("fanorona={}", config.log_level));
+    let _ = tracing_subscriber::registry()
+        .with(layers)
+        .with(filter)
+        .try_init();
+}
+
+/// `fanorona daemon`: runs until SIGINT or SIGTERM, then checkpoints and exits. Under a
+/// service manager that asked for it (`NOTIFY_SOCKET`), says when it is ready and stopping.
+pub fn daemon(config: Config, no_log_file: bool) -> CliResult {
+    init_daemon_tracing(&config, no_log_file);
     let shutdown = Arc::new(daemon::Shutdown::new());
     let signal = shutdown.clone();
     ctrlc::set_handler(move || signal.trigger())
@@ -314,12 +384,7 @@ impl Ask for protocol::Start {
     const MAKES_DATA: bool = true;
 }
 
-/// Nothing listed, nothing learned: as an empty directory would answer.
-impl Ask for protocol::List {
-    fn without_data() -> Option<Vec<Status>> {
-        Some(Vec::new())
-    }
-}
+impl Ask for protocol::List {}
 
 impl Ask for protocol::RoteExport {
     fn without_data() -> Option<Vec<RoteRow>> {
@@ -335,6 +400,8 @@ impl Ask for protocol::Curve {}
 impl Ask for protocol::RoteStatsOf {}
 impl Ask for protocol::Moves {}
 impl Ask for protocol::Tune {}
+impl Ask for protocol::Delete {}
+impl Ask for protocol::Rename {}
 
 /// Sends `command` to the daemon, or, with none running, answers it here. Says whether the
 /// daemon answered.
@@ -345,7 +412,7 @@ pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Fai
             return Ok((answer, false));
         }
         return Err(Failure::input(anyhow!(
-            "{}: no such data directory (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
+            "{}: no such data directory, so no session store (`fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
             dir.root.display()
         )));
     }
@@ -356,6 +423,18 @@ pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Fai
             return Err(refused(message, bad_input));
         }
         Err(e) => return Err(Failure::other(e)),
+    }
+    // A directory that exists but never held a store (a home directory given by mistake) is
+    // named, not given a store, a lock file and an empty answer.
+    if !C::MAKES_DATA && dir.root.is_dir() && !dir.store().exists() && !dir.created().exists() {
+        if let Some(answer) = C::without_data() {
+            return Ok((answer, false));
+        }
+        return Err(Failure::input(anyhow!(
+            "{} holds no session store ({} is not there: `fanorona session start` or `fanorona solve` makes one; give --data-dir or the config's data_dir for another)",
+            dir.root.display(),
+            dir.store().display()
+        )));
     }
     let _lock = match daemon::lock(&dir) {
         Ok(l) => l,
@@ -401,7 +480,7 @@ fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
 }
 
 /// A shown state in words: what is happening now.
-fn state_words(state: Shown) -> &'static str {
+pub fn state_words(state: Shown) -> &'static str {
     match state {
         Shown::Queued => {
             "queued (the daemon solves one session at a time, and a second on its idle thread when the first searches one question only; this one starts when a thread is free)"
@@ -686,6 +765,18 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         SessionCommand::Pause(a) => control(config, protocol::Pause { id: a.id }, a.out.json),
         SessionCommand::Resume(a) => control(config, protocol::Resume { id: a.id }, a.out.json),
         SessionCommand::Stop(a) => control(config, protocol::Stop { id: a.id }, a.out.json),
+        SessionCommand::Delete(a) => {
+            let (v, _) = ask(config, protocol::Delete { id: a.id })?;
+            if a.out.json {
+                out!("{}", json_of(&v));
+            } else {
+                out!("session {} '{}' deleted", v.id, v.name);
+            }
+            Ok(())
+        }
+        SessionCommand::Rename { id, name, out } => {
+            control(config, protocol::Rename { id, name }, out.json)
+        }
         SessionCommand::Moves(a) => {
             let line = a
                 .line
@@ -733,7 +824,20 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 out.json,
             )
         }
-        SessionCommand::Tail { id, follow, json } => tail(config, id, follow, json),
+        SessionCommand::Tail {
+            id,
+            lines,
+            follow,
+            json,
+        } => crate::cli::session_tail::tail(
+            config,
+            crate::cli::session_tail::TailArgs {
+                id,
+                lines,
+                follow,
+                json,
+            },
+        ),
         SessionCommand::Certificate {
             id,
             prefix,
@@ -835,99 +939,6 @@ pub fn progress_line(p: &Progress) -> String {
         s.push_str(&format!(" | {m}"));
     }
     s
-}
-
-/// Prints the progress log of session `id`; with `follow`, keeps printing new lines until
-/// the session is solved or fails.
-fn tail(config: &Config, id: u64, follow: bool, json: bool) -> CliResult {
-    let path = log_path(&DataDir::new(&config.data_dir).logs(), id);
-    // Whether more lines can come: the session is solving, or will be.
-    let state = || -> Result<Shown, Failure> { Ok(ask(config, StatusOf { id })?.0.state) };
-    let ended = |s: Shown| {
-        eprintln!(
-            "session {id} is {}: nothing more will come{}",
-            state_words(s),
-            if matches!(s, Shown::Paused | Shown::Stopped | Shown::Failed) {
-                format!(" (until `fanorona session resume {id}`)")
-            } else {
-                String::new()
-            }
-        );
-    };
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(_) => {
-            // Say whether the session is unknown or just has not started.
-            let s = state()?;
-            if !follow || !s.is_live() {
-                out!(
-                    "session {id} is {} and has no log yet ({})",
-                    state_words(s),
-                    path.display()
-                );
-                return Ok(());
-            }
-            eprintln!(
-                "session {id} is {}: waiting for its first line",
-                state_words(s)
-            );
-            loop {
-                std::thread::sleep(Duration::from_millis(200));
-                if let Ok(f) = std::fs::File::open(&path) {
-                    break f;
-                }
-            }
-        }
-    };
-    let mut reader = BufReader::new(file);
-    let mut line = String::new();
-    let mut idle = std::time::Instant::now();
-    loop {
-        line.clear();
-        let n = reader
-            .read_line(&mut line)
-            .with_context(|| format!("cannot read {}", path.display()))
-            .map_err(Failure::other)?;
-        if n == 0 || !line.ends_with('\n') {
-            if !follow {
-                return Ok(());
-            }
-            // Nothing new for a while: stop following a session that will not write more.
-            if idle.elapsed() >= Duration::from_secs(2) {
-                let s = state()?;
-                if !s.is_live() {
-                    ended(s);
-                    return Ok(());
-                }
-                idle = std::time::Instant::now();
-            }
-            // A line being written: read it again whole.
-            let back = line.len() as i64;
-            reader
-                .seek_relative(-back)
-                .map_err(|e| Failure::other(anyhow!(e)))?;
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        }
-        idle = std::time::Instant::now();
-        let p: Option<Progress> = serde_json::from_str(line.trim_end()).ok();
-        if json {
-            out!("{}", line.trim_end());
-        } else if let Some(p) = &p {
-            out!("{}", progress_line(p));
-        }
-        if follow
-            && p.is_some_and(|p| {
-                p.event == "solved"
-                    || p.event == "error"
-                        && p.message
-                            .as_deref()
-                            .is_some_and(|m| !m.starts_with("checkpoint"))
-            })
-        {
-            return Ok(());
-        }
-    }
 }
 
 pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
@@ -1149,7 +1160,10 @@ fn write_certificates(
         leaf_budget: chosen.leaf_budget,
     };
     if dir.socket().exists() {
-        eprintln!("  asking the daemon to write it (its log shows the progress)");
+        eprintln!(
+            "  asking the daemon to write it (its log shows the progress: {}, or the journal under systemd)",
+            daemon::logfile::path(&dir).display()
+        );
     }
     match call_within(&dir.socket(), request, None) {
         Ok(v) => return Ok(v.certificates),

@@ -148,10 +148,21 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     if rec.state == State::Failed {
         return Err(Failure::input(anyhow!(rec.error.unwrap_or_default())));
     }
+    if rec.state != State::Solved && INTERRUPTED.load(Ordering::SeqCst) {
+        // Ctrl-C is the user's choice, not a failure of the machine: 130, as `match` gives.
+        return Err(crate::cli::output::interrupted(
+            &format!(
+                "interrupted: session {} checkpointed; run the same command again to resume it",
+                rec.id
+            ),
+            args.json,
+        ));
+    }
     if rec.state != State::Solved {
         return Err(Failure::other(anyhow!(
-            "interrupted: session {} checkpointed; run the same command again to resume it",
-            rec.id
+            "session {} is {} without a value: `fanorona session status {0}` says why; run the same command again to resume it",
+            rec.id,
+            rec.state
         )));
     }
     // The best move: the root's rote entry for the goal that decided it for the mover.

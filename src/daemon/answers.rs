@@ -27,6 +27,13 @@ pub struct Started {
     pub daemon: bool,
 }
 
+/// `Delete`: the session removed, as it was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deleted {
+    pub id: u64,
+    pub name: String,
+}
+
 /// Where a session stands as shown: its stored state, or what is happening to it now.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -11,7 +11,9 @@
 //! - `service`: what each command does (`Apply`, a file a group of commands) and `handle`,
 //!   the dispatch;
 //! - `workers`: the threads that solve the running sessions;
-//! - `compact`: compacting the store.
+//! - `compact`: compacting the store;
+//! - `logfile`: the daemon's log file, rotated by size (or the journal under systemd);
+//! - `notify`: readiness for a service manager (systemd's `Type=notify`).
 //!
 //! The daemon sits above the session layer (sessions, their settings, their certificates)
 //! and below the web app and the command line, which talk to it through `client`.
@@ -20,6 +22,8 @@ pub mod answers;
 pub mod client;
 pub mod compact;
 pub mod datadir;
+pub mod logfile;
+pub mod notify;
 pub mod protocol;
 pub mod server;
 pub mod service;

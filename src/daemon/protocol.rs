@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::answers::{Certificates, CurvePoint, MovesAt, RoteRow, RoteStats, Started, Status};
+use super::answers::{
+    Certificates, CurvePoint, Deleted, MovesAt, RoteRow, RoteStats, Started, Status,
+};
 use crate::position::{Color, Position};
 use crate::search::{Algorithm, Init, SecondLevel};
 
@@ -39,6 +41,8 @@ pub enum Request {
     Moves(Moves),
     Tune(Tune),
     Certificate(Certificate),
+    Delete(Delete),
+    Rename(Rename),
 }
 
 /// Declares each command's answer and how it goes into a `Request`.
@@ -71,6 +75,8 @@ commands! {
     Moves => Moves: MovesAt,
     Tune => Tune: Status,
     Certificate => Certificate: Certificates,
+    Delete => Delete: Deleted,
+    Rename => Rename: Status,
 }
 
 /// A new session on a board's start or a position.
@@ -197,6 +203,20 @@ pub struct Certificate {
     /// left open and listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_budget: Option<u64>,
+}
+
+/// Removes a session that is not running: its record, trees, curve and progress log (the
+/// rote entries it made stay; so do its certificates, and its id is not given again).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delete {
+    pub id: u64,
+}
+
+/// Gives a session another name, one no other session has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rename {
+    pub id: u64,
+    pub name: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

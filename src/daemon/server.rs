@@ -72,6 +72,11 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
     let _lock = lock(&dir)?;
     let sessions = open_sessions(&dir, &config)?;
     let listener = bind(&dir)?;
+    // Ready once it listens: resuming the sessions is work, not start-up.
+    super::notify::tell(&format!(
+        "READY=1\nSTATUS=listening on {}",
+        dir.socket().display()
+    ));
     let service = Service::new(sessions, config, dir, true);
     let stale = datadir::remove_unfinished_certificates(&service.dir.root.join("certificates"));
     if stale > 0 {
@@ -92,6 +97,8 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
         }
         s.spawn(|| answer(&service, &listener, &shutdown));
         shutdown.wait();
+        // The manager then waits for the final checkpoints (the unit's TimeoutStopSec).
+        super::notify::tell("STOPPING=1\nSTATUS=checkpointing the running sessions");
         tracing::info!("daemon: shutting down, checkpointing the running sessions");
         service.closing.store(true, Ordering::SeqCst);
         // A worker that claims a session after this sees the shutdown and stops it itself;

@@ -67,6 +67,8 @@ pub enum SessionError {
     },
     #[error(transparent)]
     Name(#[from] name::NameError),
+    #[error("session {id} is already named '{name}': give another name")]
+    NameTaken { id: u64, name: String },
     #[error("cannot write the progress log {path}: {source}")]
     Log {
         path: PathBuf,
@@ -74,6 +76,9 @@ pub enum SessionError {
         source: std::io::Error,
     },
 }
+
+/// The meta key of the highest session id given: a deleted session's id is not given again.
+const LAST_GIVEN: &[u8] = b"last_session";
 
 /// Rote entries kept per board before a search starts (all of them, in memory).
 pub type SharedRote = RefCell<RoteTable>;
@@ -137,7 +142,8 @@ impl Sessions {
 
     /// A new session on `root`, running, asking first whether the side to move wins. A name
     /// given must pass `name::check_name` (one that does not print is refused here, so every
-    /// way in, the command line's and the web app's, is held to it).
+    /// way in, the command line's and the web app's, is held to it); a name another session
+    /// has is refused (scripts start sessions by name and find them so).
     pub fn create(
         &self,
         root: &Position,
@@ -148,15 +154,20 @@ impl Sessions {
             name::check_name(n)?;
         }
         let _g = self.lock.lock().expect("sessions lock");
-        let id =
-            match self.store.last(Table::Sessions, &[])? {
-                Some((k, _)) => {
-                    u64::from_be_bytes(k.as_slice().try_into().map_err(|_| {
-                        SessionError::Foreign("a session key is not 8 bytes".into())
-                    })?) + 1
-                }
-                None => 1,
-            };
+        if let Some(name) = &name {
+            self.check_free(name, None)?;
+        }
+        let last = match self.store.last(Table::Sessions, &[])? {
+            Some((k, _)) => u64::from_be_bytes(
+                k.as_slice()
+                    .try_into()
+                    .map_err(|_| SessionError::Foreign("a session key is not 8 bytes".into()))?,
+            ),
+            None => 0,
+        };
+        // Past every id given before, deleted ones too: their certificates may still be
+        // around under that number.
+        let id = last.max(self.last_given()?) + 1;
         let rec = SessionRecord {
             id,
             name: name.unwrap_or_else(|| format!("{} #{id}", root.board())),
@@ -171,11 +182,101 @@ impl Sessions {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         };
-        self.store.apply(&[Write::put(
-            Table::Sessions,
-            codec::session_key(id),
-            codec::encode_session(&rec),
-        )])?;
+        self.store.apply(&[
+            Write::put(
+                Table::Sessions,
+                codec::session_key(id),
+                codec::encode_session(&rec),
+            ),
+            Write::put(Table::Meta, LAST_GIVEN.to_vec(), id.to_be_bytes().to_vec()),
+        ])?;
+        Ok(rec)
+    }
+
+    /// The highest session id ever given (0 in a store that never recorded one).
+    fn last_given(&self) -> Result<u64, SessionError> {
+        match self.store.get(Table::Meta, LAST_GIVEN)? {
+            None => Ok(0),
+            Some(v) => v
+                .as_slice()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| {
+                    SessionError::Damaged("the last session id given is not 8 bytes".into())
+                }),
+        }
+    }
+
+    /// Refuses `name` if a session other than `except` has it (compared as shown: trimmed).
+    /// Called under the record lock.
+    fn check_free(&self, name: &str, except: Option<u64>) -> Result<(), SessionError> {
+        let (list, _) = self.readable()?;
+        match list
+            .iter()
+            .find(|r| Some(r.id) != except && r.name.trim() == name.trim())
+        {
+            Some(r) => Err(SessionError::NameTaken {
+                id: r.id,
+                name: r.name.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives session `id` another name, which no other session may have.
+    pub fn rename(&self, id: u64, name: &str) -> Result<SessionRecord, SessionError> {
+        name::check_name(name)?;
+        // (`update` holds the record lock while it calls this: no start takes the name
+        // between the check and the write.)
+        self.update(id, Vec::new(), |r| {
+            self.check_free(name, Some(id))?;
+            r.name = name.to_string();
+            Ok(())
+        })
+    }
+
+    /// Removes session `id` whole: its record, its first-level trees, their patches and its
+    /// curve, in one batch; the rote entries it made stay (they hold for every session).
+    /// A running session is refused: stop it first. The caller makes sure no worker holds
+    /// it (a pausing one may still be writing its checkpoint).
+    pub fn delete(&self, id: u64) -> Result<SessionRecord, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        let rec = match self.on_disk(id) {
+            Some(r) => r,
+            None => self.read(id)?,
+        };
+        if rec.state == State::Running {
+            return Err(SessionError::BadState {
+                id,
+                state: rec.state,
+                action: "delete",
+                needs: "a session that is not running (stop it first)",
+            });
+        }
+        let prefix = id.to_be_bytes();
+        let mut writes = Vec::new();
+        for table in [Table::Nodes, Table::Patches, Table::Curve] {
+            self.store.scan(table, &prefix, &mut |k, _| {
+                writes.push(Write {
+                    table,
+                    key: k.to_vec(),
+                    value: None,
+                })
+            })?;
+        }
+        writes.push(Write {
+            table: Table::Sessions,
+            key: codec::session_key(id),
+            value: None,
+        });
+        let given = self.last_given()?.max(id);
+        writes.push(Write::put(
+            Table::Meta,
+            LAST_GIVEN.to_vec(),
+            given.to_be_bytes().to_vec(),
+        ));
+        self.store.apply(&writes)?;
+        self.unsynced.lock().expect("unsynced lock").remove(&id);
         Ok(rec)
     }
 
@@ -241,6 +342,11 @@ impl Sessions {
     /// goes on with the readable ones instead of stopping at a damaged record.
     pub fn list_readable(&self) -> Result<(Vec<SessionRecord>, Vec<u64>), SessionError> {
         let _g = self.lock.lock().expect("sessions lock");
+        self.readable()
+    }
+
+    /// `list_readable` for a caller that holds the record lock.
+    fn readable(&self) -> Result<(Vec<SessionRecord>, Vec<u64>), SessionError> {
         let (mut good, mut bad) = (Vec::new(), Vec::new());
         self.store.scan(
             Table::Sessions,

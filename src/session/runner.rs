@@ -596,7 +596,22 @@ fn solve_goal(
         message: None,
     };
     tree.stats.seconds = seconds_before;
-    log.write(&progress(&tree, event, 0.0, checkpoints));
+    let mut first = progress(&tree, event, 0.0, checkpoints);
+    if resumed {
+        // What a crash (or a kill on a full disk) lost: the log saw it, the store did not.
+        let lost = crate::session::log::lost_after_checkpoint(
+            log.dir(),
+            id,
+            goal.attacker.name(),
+            tree.stats.iterations,
+        );
+        if lost > 0 {
+            let note = crate::session::log::lost_note(lost);
+            tracing::warn!("session {id}: {goal}: {note}");
+            first.message = Some(note);
+        }
+    }
+    log.write(&first);
     let mut failed_checkpoint = false;
     let mut over_memory = None;
     while !tree.decided() && !stop.now() {

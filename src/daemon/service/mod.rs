@@ -6,12 +6,14 @@
 //! - `start.rs`: a new session;
 //! - `status.rs`: a session's status, every session's;
 //! - `control.rs`: pause, resume, stop, tune;
+//! - `manage.rs`: delete, rename;
 //! - `inspect.rs`: a session's moves and curve, the rote store;
 //! - `certificate.rs`: certificates, on request and when a session is solved.
 
 mod certificate;
 mod control;
 mod inspect;
+mod manage;
 mod start;
 mod status;
 
@@ -68,6 +70,7 @@ impl From<SessionError> for Refusal {
                 | SessionError::BadState { .. }
                 | SessionError::Line { .. }
                 | SessionError::Name(_)
+                | SessionError::NameTaken { .. }
         );
         Refusal {
             message: e.to_string(),
@@ -129,6 +132,8 @@ impl Service {
             Request::Moves(c) => self.answer(c),
             Request::Tune(c) => self.answer(c),
             Request::Certificate(c) => self.answer(c),
+            Request::Delete(c) => self.answer(c),
+            Request::Rename(c) => self.answer(c),
         }
     }
 
