@@ -7,12 +7,14 @@
 #      failed, and the next start (with space back) must open the store and resume;
 #   3. filled, then SIGKILL: the same;
 # and the value at the end must equal an uninterrupted in-memory solve's.
-# Needs root (it mounts a tmpfs). Usage: sudo scripts/drill-full-disk.sh [BOARD] [MiB]
-# (defaults: 4x5, a 64 MiB tmpfs).
+# Needs root (it mounts a tmpfs). Usage: sudo scripts/drill-full-disk.sh [BOARD] [MiB] [DB_DIR]
+# (defaults: 5x5, a 64 MiB tmpfs, tables to 3 pieces built in a temporary directory: a solve
+# of a few minutes, long enough to fill the disk three times under it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-board=${1:-4x5}
+board=${1:-5x5}
 size=${2:-64}
+db=${3:-}
 [ "$(id -u)" = 0 ] || { echo "the drill mounts a tmpfs: run it as root" >&2; exit 2; }
 cargo build --release --quiet
 bin=$PWD/target/release/fanorona
@@ -39,12 +41,16 @@ start_daemon() {
 fill() { dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2>/dev/null || true; sync; }
 free() { rm -f "$mnt/filler"; }
 ok() { echo "  OK: $*"; }
-bad() { echo "  FAILED: $*"; exit 1; }
+bad() { echo "  FAILED: $*"; echo "  the daemon's log ends:"; tail -5 "$tmp/daemon.log" | cut -c1-300; exit 1; }
 
-reference=$("${f[@]}" solve "$board" --no-store --algo pn2 --json 2>/dev/null | field '["value"]')
+if [ -z "$db" ]; then
+    db=$tmp/tables
+    "$bin" db build --board "$board" --pieces 3 --db "$db" >/dev/null
+fi
+reference=$("${f[@]}" solve "$board" --no-store --algo pn2 --db "$db" --json 2>/dev/null | field '["value"]')
 echo "uninterrupted: $board is a $reference"
 start_daemon
-id=$("${f[@]}" session start "$board" --json | field '["id"]')
+id=$("${f[@]}" session start "$board" --db "$db" --json | field '["id"]')
 until [ "$(status "$id" | field '["checkpoints"]')" -ge 3 ] 2>/dev/null; do sleep 0.1; done
 
 echo "1. the disk fills while the session runs"

@@ -700,7 +700,10 @@ fn a_solved_session_has_certificates_for_both_questions() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(String::from_utf8_lossy(&o.stdout).contains(says));
     };
-    certificate_of("1", "verified when the session was solved");
+    certificate_of(
+        "1",
+        "written when the session was solved, verified again now",
+    );
     for goal in ["white", "black"] {
         let cert = dir.path().join(format!("s.{goal}-wins.cert.gz"));
         assert_eq!(
@@ -708,6 +711,34 @@ fn a_solved_session_has_certificates_for_both_questions() {
             Some(0)
         );
     }
+    // A kept certificate damaged since (one byte flipped) is not handed out as verified.
+    let kept = std::fs::read_dir(dir.path().join("data/certificates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("white-wins.cert.gz"))
+        .unwrap();
+    let mut bytes = std::fs::read(&kept).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&kept, bytes).unwrap();
+    let copy = dir.path().join("damaged");
+    let o = run(
+        &[
+            "session",
+            "certificate",
+            "1",
+            copy.to_str().unwrap(),
+            "--data-dir",
+            data,
+        ],
+        b"",
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{out}");
+    assert!(
+        out.contains("white wins") && out.contains("FAILED verification"),
+        "{out}"
+    );
     // Without the daemon's copies they are written again from the store.
     std::fs::remove_dir_all(dir.path().join("data/certificates")).unwrap();
     certificate_of("1", "written and verified now");
