@@ -345,7 +345,20 @@ pub fn daemon(config: Config, no_log_file: bool) -> CliResult {
     let signal = shutdown.clone();
     ctrlc::set_handler(move || signal.trigger())
         .map_err(|e| Failure::other(anyhow!("cannot handle signals: {e}")))?;
-    daemon::serve(config, shutdown).map_err(daemon_failure)
+    match daemon::serve(config, shutdown) {
+        Err(DaemonError::Restart(why)) => {
+            // The same command in a new process image: the store's file lock goes with the
+            // old one's descriptors (all close on exec).
+            use std::os::unix::process::CommandExt;
+            tracing::warn!("daemon: the store failed writing ({why}); restarting to reopen it");
+            let exe = std::env::current_exe().map_err(|e| Failure::other(anyhow!(e)))?;
+            let e = std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .exec();
+            Err(Failure::other(anyhow!("cannot restart the daemon: {e}")))
+        }
+        r => r.map_err(daemon_failure),
+    }
 }
 
 /// A daemon error as a failure: the user's (exit 2) or the machine's (exit 1).

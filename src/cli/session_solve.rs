@@ -144,6 +144,20 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         }
     };
     let solved_before = solved_before.is_some();
+    let failed_store = service.sessions.store().poisoned().is_some()
+        || matches!(
+            result,
+            Err(session::SessionError::DiskFull { .. } | session::SessionError::StorePoisoned(_))
+        );
+    if failed_store {
+        service.close(true);
+        let e = result
+            .err()
+            .map_or_else(|| "the store failed".to_string(), |e| e.to_string());
+        return Err(Failure::other(anyhow!(
+            "{e}; run the same command again, once the disk has room, to resume from the last checkpoint"
+        )));
+    }
     let rec = result.map_err(Failure::other)?;
     if rec.state == State::Failed {
         return Err(Failure::input(anyhow!(rec.error.unwrap_or_default())));

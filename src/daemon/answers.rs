@@ -112,6 +112,9 @@ pub struct Status {
     /// While its checkpoints fail (a full disk): since when, why, and what is on disk.
     #[serde(default)]
     pub checkpoint_failure: Option<CheckpointFailure>,
+    /// The same in words (for the web page).
+    #[serde(default)]
+    pub checkpoint_trouble: Option<String>,
 }
 
 /// A second-level bound in its text form ("tree-size", "max(N,tree/D)", ...).

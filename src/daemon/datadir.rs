@@ -46,6 +46,10 @@ pub enum DaemonError {
         "stopped without its final checkpoint ({0}); the store holds the checkpoint before, from which the next start resumes"
     )]
     Unwritten(String),
+    /// The store failed a write (`{0}`): the daemon starts again in a new process, which
+    /// reopens it.
+    #[error("the store failed writing ({0}); restarting to reopen it")]
+    Restart(String),
 }
 
 impl DaemonError {

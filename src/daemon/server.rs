@@ -107,6 +107,14 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
         service.workers.spare.control.request_exit();
     });
     let unwritten = std::mem::take(&mut *service.unwritten.lock().expect("unwritten lock"));
+    let restart = service.restart.load(Ordering::SeqCst);
+    let poisoned = service.sessions.store().poisoned();
+    service.close(!unwritten.is_empty());
+    if let Some(why) = poisoned
+        && restart
+    {
+        return Err(DaemonError::Restart(why));
+    }
     if !unwritten.is_empty() {
         return Err(DaemonError::Unwritten(unwritten.join("; ")));
     }

@@ -339,12 +339,30 @@ impl Service {
             Err(SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)) => {
             }
             // The process exits with work only in memory: the daemon's exit says so.
-            Err(e @ SessionError::Store(_)) if shutdown.is_set() => {
+            Err(
+                e @ (SessionError::Store(_)
+                | SessionError::StorePoisoned(_)
+                | SessionError::DiskFull { .. }),
+            ) if shutdown.is_set() => {
                 tracing::error!("session {id}: {e}; its work since the last checkpoint is lost");
                 self.unwritten
                     .lock()
                     .expect("unwritten lock")
                     .push(format!("session {id}: {e}"));
+            }
+            // Only a new process reopens a store that failed a write: once its disk has room,
+            // the daemon restarts itself (and resumes the session from its last checkpoint).
+            Err(e) if self.sessions.store().poisoned().is_some() => {
+                tracing::error!(
+                    "session {id}: {e}; the daemon restarts itself to reopen the store once its disk has room"
+                );
+                while self.sessions.check_room(0).is_err() {
+                    if shutdown.wait_timeout(Duration::from_secs(1)) {
+                        return;
+                    }
+                }
+                self.restart.store(true, Ordering::SeqCst);
+                shutdown.trigger();
             }
             Err(e) => {
                 tracing::error!("session {id}: {e}; retrying in 5 s");

@@ -1,10 +1,13 @@
 //! Checkpoints that fail (a full disk, a failing device): what a running session shows and
-//! logs until one succeeds again, and the store reopened so that one can.
+//! logs until one succeeds again.
 //!
-//! sled 0.34 keeps the first IO error of its log and fails every later flush until the
-//! database is opened again, so a store error is followed by a reopen: from then on the store
-//! reads what reached the disk (the last checkpoint that succeeded), and the next checkpoint,
-//! once space is back, writes everything the search did since, which stayed in memory.
+//! Two cases. Most often the disk is short of room before the store meets it
+//! (`Sessions::check_room`): the checkpoint waits, the search goes on in memory, and the
+//! first checkpoint once space is back writes it all; nothing is lost. If a write fails
+//! anyway (the disk filled between the check and the write), sled keeps the error and cannot
+//! even be closed: the store is poisoned, the session's run ends once the disk has room
+//! again, and the daemon restarts itself to open the store afresh from the last checkpoint
+//! on disk; the work since is lost, and the resume's log line counts it.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +28,9 @@ pub struct CheckpointFailure {
     pub iteration_on_disk: u64,
     /// The iteration the search had reached at the last try (held in memory only).
     pub iteration_in_memory: u64,
+    /// The store failed a write and takes no more (see the module's comment).
+    #[serde(default)]
+    pub poisoned: bool,
 }
 
 /// How often a failing checkpoint is tried again.
@@ -36,22 +42,28 @@ impl CheckpointFailure {
         let lost = self
             .iteration_in_memory
             .saturating_sub(self.iteration_on_disk);
+        let then = if self.poisoned {
+            "the store failed and takes no more writes: once the disk has room the daemon restarts itself to reopen it, and resumes from that checkpoint (those iterations are done again)".to_string()
+        } else {
+            format!(
+                "they go to disk with the first checkpoint that succeeds, tried every {} s (a kill loses them)",
+                RETRY.as_secs()
+            )
+        };
         format!(
-            "checkpoints failing for {} s ({} {}): {}; the store holds checkpoint {} (iteration {}), the {lost} iterations since are in memory only and go to disk with the first checkpoint that succeeds (tried every {} s; a kill loses them)",
+            "checkpoints failing for {} s ({} {}): {}; the store holds checkpoint {} (iteration {}), the {lost} iterations since are in memory only; {then}",
             (unix_now() - self.since).max(0.0).round(),
             self.tries,
             if self.tries == 1 { "try" } else { "tries" },
             self.message,
             self.checkpoints_on_disk,
             self.iteration_on_disk,
-            RETRY.as_secs()
         )
     }
 }
 
 /// Records that a checkpoint of question `g` of session `id` failed with `e` when the search
-/// was at `iteration`, after `before` (the failure so far, if any). A store error reopens the
-/// store first, so that what it reports holding is what is on disk.
+/// was at `iteration`, after `before` (the failure so far, if any).
 pub fn note(
     sessions: &Sessions,
     id: u64,
@@ -60,12 +72,7 @@ pub fn note(
     iteration: u64,
     before: Option<CheckpointFailure>,
 ) -> CheckpointFailure {
-    let mut message = e.to_string();
-    if matches!(e, SessionError::Store(_))
-        && let Err(reopen) = sessions.recover()
-    {
-        message = format!("{message}; reopening the store: {reopen}");
-    }
+    // The record as on disk: a commit whose sync failed is not read back.
     let on_disk = sessions.get(id).ok();
     let (checkpoints_on_disk, iteration_on_disk) = on_disk
         .map(|r| (r.checkpoints, r.goals.get(g).map_or(0, |q| q.iterations)))
@@ -76,9 +83,20 @@ pub fn note(
     CheckpointFailure {
         since: before.as_ref().map_or_else(unix_now, |b| b.since),
         tries: before.map_or(0, |b| b.tries) + 1,
-        message,
+        message: e.to_string(),
         checkpoints_on_disk,
         iteration_on_disk,
         iteration_in_memory: iteration,
+        poisoned: sessions.store().poisoned().is_some(),
     }
+}
+
+/// With the store poisoned: waits, searching nothing, until its disk has room again (or
+/// `stopping` says the run should end), then returns the error that ends the run so that
+/// the daemon restarts.
+pub fn wait_for_room(sessions: &Sessions, stopping: &dyn Fn() -> bool) -> SessionError {
+    while !stopping() && sessions.check_room(0).is_err() {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    SessionError::StorePoisoned(sessions.store().poisoned().unwrap_or_default())
 }

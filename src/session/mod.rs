@@ -37,6 +37,14 @@ use store::{Store, StoreError, Table, Write};
 pub enum SessionError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(
+        "the store's disk has {free_mib} MiB free, and a checkpoint needs {need_mib} MiB (its writes twice over, and 64 MiB kept free so that the store never meets a full disk)"
+    )]
+    DiskFull { free_mib: u64, need_mib: u64 },
+    #[error(
+        "the store failed writing ({0}); the process that has it open must restart to reopen it"
+    )]
+    StorePoisoned(String),
     #[error(transparent)]
     Decode(#[from] DecodeError),
     #[error("no session {0} (see `fanorona session list`)")]
@@ -106,6 +114,9 @@ pub struct Tuning {
     pub db_dir: Option<PathBuf>,
 }
 
+/// Bytes a checkpoint leaves free on the store's disk (`Sessions::check_room`).
+pub const DISK_MARGIN: u64 = 64 << 20;
+
 /// The sessions of a store. Record updates go through one lock, so the daemon's command
 /// handler (pause, stop) and the solving thread (checkpoints) never overwrite each other.
 pub struct Sessions {
@@ -117,9 +128,6 @@ pub struct Sessions {
     unsynced: Mutex<HashMap<u64, (u64, SessionRecord)>>,
     /// Commits of `update`, numbered.
     commits: AtomicU64,
-    /// Reopens of the store (`recover`): a commit made before one and synced after it may
-    /// be lost, so `update` fails rather than call it durable.
-    reopens: AtomicU64,
 }
 
 impl Sessions {
@@ -132,7 +140,6 @@ impl Sessions {
             lock: Mutex::new(()),
             unsynced: Mutex::default(),
             commits: AtomicU64::new(0),
-            reopens: AtomicU64::new(0),
         })
     }
 
@@ -366,7 +373,6 @@ impl Sessions {
         writes: Vec<Write>,
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
-        let reopens = self.reopens();
         let (rec, commit) = {
             let _g = self.lock.lock().expect("sessions lock");
             let before = self.read(id)?;
@@ -392,7 +398,7 @@ impl Sessions {
         // Durable before it returns, but the flush and fsync (seconds for a large
         // checkpoint) are not made under the lock: readers (`status`, `list`) and the other
         // worker's checkpoint do not wait on them; meanwhile they read the record on disk.
-        self.sync(reopens)?;
+        self.store.sync()?;
         let mut unsynced = self.unsynced.lock().expect("unsynced lock");
         match unsynced.get_mut(&id) {
             Some(e) if e.0 == commit => {
@@ -405,30 +411,21 @@ impl Sessions {
         Ok(rec)
     }
 
-    /// How many times the store was reopened; given to `sync`, from before the commits it
-    /// should make durable.
-    pub fn reopens(&self) -> u64 {
-        self.reopens.load(Ordering::SeqCst)
-    }
-
-    /// Makes every commit so far durable, failing if the store was reopened since `reopens`
-    /// was read: a commit made before a reopen may be lost, and must not be called durable.
-    pub fn sync(&self, reopens: u64) -> Result<(), SessionError> {
-        self.store.sync()?;
-        if self.reopens() != reopens {
-            return Err(SessionError::Store(StoreError::Reopened));
+    /// Refuses a write of about `bytes` that would leave the store's disk with less than
+    /// `DISK_MARGIN` free. A write that meets a full disk fails the store for good (sled
+    /// keeps the error), so a checkpoint waits for space instead, its work kept in memory.
+    pub fn check_room(&self, bytes: u64) -> Result<(), SessionError> {
+        let Some(free) = self.store.free_bytes() else {
+            return Ok(());
+        };
+        // The batch goes to sled's log, and again to its pages as they are rewritten.
+        let need = bytes.saturating_mul(2).saturating_add(DISK_MARGIN);
+        if free < need {
+            return Err(SessionError::DiskFull {
+                free_mib: free >> 20,
+                need_mib: need.div_ceil(1 << 20),
+            });
         }
-        Ok(())
-    }
-
-    /// After a failed write or sync: opens the store again, so that it reads what is on disk
-    /// and can write once the cause (a full disk) is gone. The records committed but not
-    /// synced are forgotten: what the store reads now is what is on disk.
-    pub fn recover(&self) -> Result<(), SessionError> {
-        let _g = self.lock.lock().expect("sessions lock");
-        self.reopens.fetch_add(1, Ordering::SeqCst);
-        self.unsynced.lock().expect("unsynced lock").clear();
-        self.store.reopen()?;
         Ok(())
     }
 

@@ -727,8 +727,12 @@ fn solve_goal(
                     let mut p = progress(&tree, "error", 0.0, f.checkpoints_on_disk);
                     p.message = Some(f.describe());
                     log.write(&p);
+                    let poisoned = f.poisoned;
                     control.set_failure(Some(f));
                     failed_checkpoint = true;
+                    if poisoned {
+                        return Err(checkpoint_failure::wait_for_room(sessions, &|| stop.now()));
+                    }
                 }
             }
             last_checkpoint = Instant::now();
@@ -841,9 +845,9 @@ fn final_checkpoint(
                 control.set_failure(None);
                 return Ok(r);
             }
-            // Only the store can heal (space freed, once reopened); anything else is
-            // returned at once.
-            Err(e @ SessionError::Store(_)) if last_tries > 0 => {
+            // Only a disk short of room heals (space freed); anything else, a poisoned
+            // store included, is returned at once.
+            Err(e @ SessionError::DiskFull { .. }) if last_tries > 0 => {
                 let f = checkpoint_failure::note(
                     sessions,
                     id,
@@ -998,6 +1002,12 @@ fn checkpoint(
         ));
         learned.push((key, entry));
     }
+    sessions.check_room(
+        writes
+            .iter()
+            .map(|w| w.value_bytes() + w.key.len() as u64)
+            .sum(),
+    )?;
     let s = tree.stats;
     let rec = sessions.update(id, writes, |r| {
         let gr = &mut r.goals[g];
@@ -1084,8 +1094,8 @@ fn fold(
     st: &mut Stored,
 ) -> Result<(), SessionError> {
     let t = Instant::now();
-    let reopens = sessions.reopens();
     let chunks: Vec<u32> = st.patched.iter().copied().collect();
+    sessions.check_room(chunks.len() as u64 * (CHUNK as u64 * codec::NODE_BYTES_STORED))?;
     for batch in chunks.chunks(FOLD_BATCH) {
         let writes: Vec<Write> = batch
             .iter()
@@ -1094,8 +1104,7 @@ fn fold(
         st.written += writes.iter().map(Write::value_bytes).sum::<u64>();
         sessions.commit_locked(&writes)?;
     }
-    // The patches go only once the chunks are surely on disk.
-    sessions.sync(reopens)?;
+    sessions.store().sync()?;
     let deletes: Vec<Write> = st
         .patches
         .iter()
@@ -1106,7 +1115,7 @@ fn fold(
         })
         .collect();
     sessions.commit_locked(&deletes)?;
-    sessions.sync(reopens)?;
+    sessions.store().sync()?;
     tracing::info!(
         "session {id}: folded {} patches ({} MB) into {} chunks in {:.1} s",
         st.patches.len(),

@@ -84,8 +84,10 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the store was reopened after an error while this was written; it is written again")]
-    Reopened,
+    #[error(
+        "store {path}: it failed writing ({why}) and takes no more writes until the process that has it open restarts"
+    )]
+    Poisoned { path: PathBuf, why: String },
 }
 
 /// A key and its value.
@@ -143,11 +145,14 @@ pub trait Store: Send + Sync {
     fn release_cache(&self) -> Result<(), StoreError> {
         Ok(())
     }
-    /// Closes the store and opens it again, after a write or sync failed (a full disk):
-    /// from then on it reads what is on disk, and writes can succeed again once the cause is
-    /// gone. A backend that heals by itself does nothing.
-    fn reopen(&self) -> Result<(), StoreError> {
-        Ok(())
+    /// Why the store takes no more writes, once one failed in a way it keeps (a full disk
+    /// under sled); `None` while it works. Only a new process heals it.
+    fn poisoned(&self) -> Option<String> {
+        None
+    }
+    /// Bytes free on the store's file system (`None` for a store in memory).
+    fn free_bytes(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -165,7 +170,18 @@ pub struct SledStore {
     open: std::sync::RwLock<Option<Sled>>,
     /// Bytes of values scans read since the last release.
     read_since_release: std::sync::atomic::AtomicU64,
+    /// The first write error. sled 0.34 keeps it: every later flush fails, and closing the
+    /// database hangs in its flush on drop, so the store is not closed or reopened in this
+    /// process after one (the daemon restarts itself instead).
+    poisoned: std::sync::OnceLock<String>,
+    /// The disk was seen short of room (below `DISK_MARGIN`) since the last sync.
+    short: std::sync::atomic::AtomicBool,
 }
+
+/// How long a commit or flush may take once the disk was short of room, and in any case,
+/// before the store is taken for failed (`SledStore::bounded`).
+const PATIENCE_AFTER_SHORT: std::time::Duration = std::time::Duration::from_secs(30);
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What to do with a store that cannot be read, said with its error.
 const DAMAGED_HINT: &str = "; if the disk was full or the machine crashed, free space and try again; otherwise move the store aside (keep it) and start again from a copy or from nothing";
@@ -216,6 +232,8 @@ impl SledStore {
             cache_bytes,
             open: std::sync::RwLock::new(Some(sled)),
             read_since_release: std::sync::atomic::AtomicU64::new(0),
+            poisoned: std::sync::OnceLock::new(),
+            short: Default::default(),
         })
     }
 
@@ -294,6 +312,97 @@ impl SledStore {
             self.release_cache()?;
         }
         Ok(())
+    }
+
+    /// All of `writes` or none, in one sled transaction over the tables.
+    fn commit_sled(&self, writes: &[Write]) -> Result<(), StoreError> {
+        use sled::Transactional;
+        let mut batches: Vec<sled::Batch> =
+            Table::ALL.iter().map(|_| sled::Batch::default()).collect();
+        for w in writes {
+            let b = &mut batches[w.table as usize];
+            match &w.value {
+                Some(v) => b.insert(w.key.as_slice(), v.as_slice()),
+                None => b.remove(w.key.as_slice()),
+            }
+        }
+        let t = self.with(|s| Ok(s.trees.clone()))?;
+        self.bounded("commit", move || {
+            let result: sled::transaction::TransactionResult<(), ()> =
+                (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]).transaction(|(a, b, c, d, e, f)| {
+                    for (tree, batch) in [a, b, c, d, e, f].into_iter().zip(&batches) {
+                        tree.apply_batch(batch)?;
+                    }
+                    Ok(())
+                });
+            result.map_err(|e| format!("{e:?}"))
+        })
+    }
+
+    /// Runs sled's `what` (a commit or a flush) on a thread of its own and waits for it, but
+    /// not forever: after a write error sled may wait for good on a buffer it never writes
+    /// (seen after a full disk, with room back and no error returned). A wait past
+    /// `PATIENCE_AFTER_SHORT` once the disk was short of room since the last sync, or past
+    /// `PATIENCE` in any case, takes the store for failed; the thread is left behind, for
+    /// the process's restart to end.
+    fn bounded(
+        &self,
+        what: &str,
+        f: impl FnOnce() -> Result<(), String> + Send + 'static,
+    ) -> Result<(), StoreError> {
+        use crossbeam_channel::RecvTimeoutError;
+        let (done, result) = crossbeam_channel::bounded(1);
+        std::thread::Builder::new()
+            .name(format!("store-{what}"))
+            .spawn(move || {
+                let _ = done.send(f());
+            })
+            .map_err(|source| StoreError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        let start = std::time::Instant::now();
+        loop {
+            match result.recv_timeout(std::time::Duration::from_secs(1)) {
+                Ok(r) => return r.map_err(|e| self.err(e)),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.err(format!("sled's {what} panicked")));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    // (Notes a disk short of room.)
+                    let _ = self.free_bytes();
+                    let waited = start.elapsed();
+                    let short = self.short.load(std::sync::atomic::Ordering::SeqCst);
+                    if waited > PATIENCE || short && waited > PATIENCE_AFTER_SHORT {
+                        return Err(self.err(format!(
+                            "sled's {what} has not returned in {} s{}",
+                            waited.as_secs(),
+                            if short {
+                                " since the disk was short of room"
+                            } else {
+                                ""
+                            }
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Refuses a write once one failed (a write to a failed sled may block for good).
+    fn writable(&self) -> Result<(), StoreError> {
+        match self.poisoned.get() {
+            Some(why) => Err(StoreError::Poisoned {
+                path: self.path.clone(),
+                why: why.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Notes write error `e` as the one the store keeps.
+    fn poison(&self, e: &StoreError) {
+        let _ = self.poisoned.set(e.to_string());
     }
 
     fn err(&self, e: impl std::fmt::Display) -> StoreError {
@@ -376,32 +485,32 @@ impl Store for SledStore {
     }
 
     fn commit(&self, writes: &[Write]) -> Result<(), StoreError> {
-        use sled::Transactional;
-        let mut batches: Vec<sled::Batch> =
-            Table::ALL.iter().map(|_| sled::Batch::default()).collect();
-        for w in writes {
-            let b = &mut batches[w.table as usize];
-            match &w.value {
-                Some(v) => b.insert(w.key.as_slice(), v.as_slice()),
-                None => b.remove(w.key.as_slice()),
-            }
-        }
-        self.with(|s| {
-            let t = &s.trees;
-            let result: sled::transaction::TransactionResult<(), ()> =
-                (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]).transaction(|(a, b, c, d, e, f)| {
-                    for (tree, batch) in [a, b, c, d, e, f].into_iter().zip(&batches) {
-                        tree.apply_batch(batch)?;
-                    }
-                    Ok(())
-                });
-            result.map_err(|e| self.err(format!("{e:?}")))
-        })
+        self.writable()?;
+        self.commit_sled(writes).inspect_err(|e| self.poison(e))
     }
 
     fn sync(&self) -> Result<(), StoreError> {
-        self.with(|s| s.db.flush().map_err(|e| self.err(e)))?;
-        self.sync_files()
+        self.writable()?;
+        let db = self.with(|s| Ok(s.db.clone()))?;
+        self.bounded("flush", move || {
+            db.flush().map(|_| ()).map_err(|e| e.to_string())
+        })
+        .and_then(|_| self.sync_files())
+        .inspect_err(|e| self.poison(e))?;
+        self.short.store(false, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn poisoned(&self) -> Option<String> {
+        self.poisoned.get().cloned()
+    }
+
+    fn free_bytes(&self) -> Option<u64> {
+        let free = crate::machine::disk_available(&self.path);
+        if free.is_some_and(|f| f < super::DISK_MARGIN) {
+            self.short.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        free
     }
 
     fn size_on_disk(&self) -> u64 {
@@ -410,10 +519,14 @@ impl Store for SledStore {
     }
 
     fn release_cache(&self) -> Result<(), StoreError> {
-        let mut open = self.open.write().expect("store lock");
-        if let Some(s) = open.take() {
-            s.db.flush().map_err(|e| self.err(e))?;
+        // A failed store is not closed (its close hangs); flushed first, outside the lock,
+        // so that the close below has nothing left to wait for.
+        if self.poisoned().is_some() {
+            return Ok(());
         }
+        self.sync()?;
+        let mut open = self.open.write().expect("store lock");
+        drop(open.take());
         // The old database is dropped before the new one opens; its file lock goes with the
         // last of its background threads, so the open is tried again for a while.
         let mut tries = 0;
@@ -429,16 +542,6 @@ impl Store for SledStore {
         };
         *open = Some(sled);
         crate::machine::give_back_free_memory();
-        Ok(())
-    }
-
-    fn reopen(&self) -> Result<(), StoreError> {
-        // sled 0.34 keeps the first IO error of its log (a full disk) and fails every flush
-        // after it until the database is opened again. The old handle is dropped unflushed:
-        // the open reads what reached the disk, the only state worth trusting now.
-        let mut open = self.open.write().expect("store lock");
-        drop(open.take());
-        *open = Some(Self::open_sled(&self.path, self.cache_bytes)?);
         Ok(())
     }
 }

@@ -101,6 +101,8 @@ pub struct Service {
     writing: Mutex<HashSet<PathBuf>>,
     /// Sessions whose final checkpoint failed as the daemon exited (a full disk).
     pub unwritten: Mutex<Vec<String>>,
+    /// The store failed a write: the daemon shuts down to start again in a new process.
+    pub restart: std::sync::atomic::AtomicBool,
 }
 
 impl Service {
@@ -114,6 +116,18 @@ impl Service {
             closing: Default::default(),
             writing: Mutex::default(),
             unwritten: Mutex::default(),
+            restart: Default::default(),
+        }
+    }
+
+    /// Ends the service. Its store is closed only if that cannot hang: sled's close flushes,
+    /// and after a failed write (or with the disk short of room) that flush may wait for
+    /// good, so then the store is left for the process's end to release (what is on disk
+    /// is whole either way; `work_lost` says a final checkpoint failed).
+    pub fn close(self, work_lost: bool) {
+        let store = self.sessions.store();
+        if work_lost || store.poisoned().is_some() || store.sync().is_err() {
+            std::mem::forget(self);
         }
     }
 

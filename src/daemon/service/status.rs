@@ -90,6 +90,7 @@ impl Service {
             progress,
             live,
             log: log_path(&self.dir.logs(), r.id),
+            checkpoint_trouble: checkpoint_failure.as_ref().map(|f| f.describe()),
             checkpoint_failure,
         }
     }

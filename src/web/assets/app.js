@@ -918,7 +918,9 @@ async function pollSession() {
     document.getElementById('session-info').replaceChildren(
       el('div', {}, 'state: ', el('span', { id: 'session-state', class: 'state-' + s.state }, s.state),
         ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(nodes)} · ${fmtRate(rate)} · ${s.algo}`),
-      el('div', { class: 'note' }, `${s.root} · ${goals}`));
+      el('div', { class: 'note' }, `${s.root} · ${goals}`),
+      // A full disk, or why it failed or paused itself: said where the state is.
+      ...[s.checkpoint_trouble, s.error].filter(Boolean).map(t => el('div', { class: 'error', id: 'session-trouble' }, t)));
     document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite));
     const count = document.getElementById('curve-count');
     count.textContent = `${c.total} points`;
