@@ -85,6 +85,58 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
     }
 }
 
+/// A disk short of room: the checkpoints wait (nothing is handed to the store), the search
+/// goes on, the control says what the store holds, and once space is back the next
+/// checkpoint writes it all: the run never stops, and the curve has every iteration once.
+#[test]
+fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
+    let mem = Arc::new(MemStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sessions = Sessions::open(store, false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let root = Position::initial("3x9".parse().unwrap());
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let control = Control::default();
+    let done = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&sessions, id, &control, logs.path()));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while sessions.get(id).unwrap().checkpoints < 2 {
+            assert!(!h.is_finished(), "solved before the disk filled");
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        mem.free.store(10 << 20, Ordering::SeqCst);
+        let f = loop {
+            let f = control.checkpoint_failure.lock().unwrap().clone();
+            if let Some(f) = f.filter(|f| f.tries >= 3) {
+                break f;
+            }
+            assert!(!h.is_finished(), "solved before a checkpoint failed");
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        // What the store holds is what the failure says it holds, and it stays put.
+        let on_disk = sessions.get(id).unwrap();
+        assert_eq!(f.checkpoints_on_disk, on_disk.checkpoints);
+        assert!(!f.poisoned);
+        assert!(f.message.contains("10 MiB free"), "{}", f.message);
+        assert!(f.describe().contains("in memory only"), "{}", f.describe());
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(sessions.get(id).unwrap().checkpoints, on_disk.checkpoints);
+        mem.free.store(u64::MAX, Ordering::SeqCst);
+        h.join().unwrap().unwrap()
+    });
+    assert_eq!(done.state, State::Solved);
+    assert_eq!(done.value.map(|v| v.name()), Some("white"));
+    assert!(control.checkpoint_failure.lock().unwrap().is_none());
+    let curve = sessions.curve(id).unwrap();
+    for (i, (_, p)) in curve.iter().enumerate() {
+        assert_eq!(p.iteration, i as u64 + 1);
+    }
+    let log = std::fs::read_to_string(logs.path().join(format!("session-{id}.jsonl"))).unwrap();
+    assert!(log.contains("failed tries: the store holds the search again, nothing was lost"));
+}
+
 /// A draw asks both questions, here at once on two threads; each goal's tree and curve are
 /// kept apart.
 #[test]

@@ -678,11 +678,22 @@ pub fn copy_all(
 type Tables = BTreeMap<(Table, Vec<u8>), Vec<u8>>;
 
 /// The store in memory: the model the sled store is tested against, and a store for runs
-/// that need no persistence. `fail_writes` makes every `apply` fail (a full disk).
-#[derive(Default)]
+/// that need no persistence. `fail_writes` makes every `apply` fail (a full disk);
+/// `free`, if set, is the room it says its disk has (`u64::MAX`: none said).
 pub struct MemStore {
     maps: Mutex<Tables>,
     pub fail_writes: std::sync::atomic::AtomicBool,
+    pub free: std::sync::atomic::AtomicU64,
+}
+
+impl Default for MemStore {
+    fn default() -> MemStore {
+        MemStore {
+            maps: Mutex::default(),
+            fail_writes: Default::default(),
+            free: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+    }
 }
 
 impl MemStore {
@@ -692,6 +703,11 @@ impl MemStore {
 }
 
 impl Store for MemStore {
+    fn free_bytes(&self) -> Option<u64> {
+        let free = self.free.load(std::sync::atomic::Ordering::SeqCst);
+        (free != u64::MAX).then_some(free)
+    }
+
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let maps = self.maps.lock().expect("store lock");
         Ok(maps.get(&(table, key.to_vec())).cloned())
