@@ -137,6 +137,39 @@ fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
     assert!(log.contains("failed tries: the store holds the search again, nothing was lost"));
 }
 
+/// A tree the store cannot read (its file damaged) fails the session, saying why, instead
+/// of leaving it queued and retried forever.
+#[test]
+fn a_tree_the_store_cannot_read_fails_its_session() {
+    use fanorona::session::runner::run_guarded;
+    let mem = Arc::new(MemStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sessions = Sessions::open(store, false).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let root = Position::initial("3x9".parse().unwrap());
+    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let control = Control::default();
+    std::thread::scope(|s| {
+        let h = s.spawn(|| run(&sessions, id, &control, logs.path()));
+        while sessions.get(id).unwrap().checkpoints < 2 {
+            assert!(!h.is_finished(), "solved before it was stopped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        control.request_stop();
+        h.join().unwrap().unwrap();
+    });
+    mem.fail_reads.store(true, Ordering::SeqCst);
+    control.clear();
+    assert!(run_guarded(&sessions, id, &control, logs.path()).is_err());
+    let rec = sessions.get(id).unwrap();
+    assert_eq!(rec.state, State::Failed);
+    let why = rec.error.unwrap();
+    assert!(
+        why.contains("first-level tree") && why.contains("cannot be read"),
+        "{why}"
+    );
+}
+
 /// A draw asks both questions, here at once on two threads; each goal's tree and curve are
 /// kept apart.
 #[test]

@@ -335,9 +335,8 @@ impl Service {
                 shutdown.wait_timeout(Duration::from_secs(1));
             }
             Ok(_) => {}
-            // A damaged record or a bug: `run_guarded` marked the session failed.
-            Err(SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)) => {
-            }
+            // Damage or a bug: `run_guarded` marked the session failed.
+            Err(e) if runner::fails_the_session(&e, &self.sessions) => {}
             // The process exits with work only in memory: the daemon's exit says so.
             Err(
                 e @ (SessionError::Store(_)

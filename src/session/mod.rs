@@ -543,25 +543,34 @@ impl Sessions {
         let mut stamps = Vec::new();
         let mut bad = None;
         let prefix = codec::tree_prefix(id, goal);
-        self.store.scan(Table::Nodes, &prefix, &mut |k, v| {
-            if bad.is_some() {
-                return;
-            }
-            let chunk = k
-                .get(9..13)
-                .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
-            if chunk != Some(stamps.len() as u32) {
-                bad = Some(DecodeError {
-                    what: "node chunk",
-                    why: format!("chunk {} is missing", stamps.len()),
-                });
-                return;
-            }
-            match codec::decode_chunk(v, board, &mut nodes) {
-                Ok(stamp) => stamps.push(stamp),
-                Err(e) => bad = Some(e),
-            }
-        })?;
+        // The store cannot read it (a blob file deleted, truncated or changed): the session
+        // is damaged, not waiting; said so, it is marked failed instead of retried forever.
+        let unreadable = |e: StoreError| {
+            SessionError::Damaged(format!(
+                "session {id}'s first-level tree (question {goal}) cannot be read: {e}"
+            ))
+        };
+        self.store
+            .scan(Table::Nodes, &prefix, &mut |k, v| {
+                if bad.is_some() {
+                    return;
+                }
+                let chunk = k
+                    .get(9..13)
+                    .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+                if chunk != Some(stamps.len() as u32) {
+                    bad = Some(DecodeError {
+                        what: "node chunk",
+                        why: format!("chunk {} is missing", stamps.len()),
+                    });
+                    return;
+                }
+                match codec::decode_chunk(v, board, &mut nodes) {
+                    Ok(stamp) => stamps.push(stamp),
+                    Err(e) => bad = Some(e),
+                }
+            })
+            .map_err(unreadable)?;
         if let Some(e) = bad {
             return Err(e.into());
         }
@@ -569,23 +578,25 @@ impl Sessions {
             seq: stamps.iter().copied().max().unwrap_or(0),
             ..SavedTree::default()
         };
-        self.store.scan(Table::Patches, &prefix, &mut |k, v| {
-            if bad.is_some() {
-                return;
-            }
-            let applied = codec::patch_seq(k).and_then(|seq| {
-                codec::apply_patch(v, seq, &mut nodes, |c| stamps[c], &mut saved.patched)?;
-                Ok(seq)
-            });
-            match applied {
-                Ok(seq) => {
-                    saved.seq = saved.seq.max(seq);
-                    saved.patches.push(seq);
-                    saved.patch_bytes += v.len() as u64;
+        self.store
+            .scan(Table::Patches, &prefix, &mut |k, v| {
+                if bad.is_some() {
+                    return;
                 }
-                Err(e) => bad = Some(e),
-            }
-        })?;
+                let applied = codec::patch_seq(k).and_then(|seq| {
+                    codec::apply_patch(v, seq, &mut nodes, |c| stamps[c], &mut saved.patched)?;
+                    Ok(seq)
+                });
+                match applied {
+                    Ok(seq) => {
+                        saved.seq = saved.seq.max(seq);
+                        saved.patches.push(seq);
+                        saved.patch_bytes += v.len() as u64;
+                    }
+                    Err(e) => bad = Some(e),
+                }
+            })
+            .map_err(unreadable)?;
         if let Some(e) = bad {
             return Err(e.into());
         }

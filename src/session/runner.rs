@@ -382,9 +382,8 @@ pub fn run_guarded(
             "the search panicked: {what}"
         )))
     });
-    if let Err(
-        e @ (SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_)),
-    ) = &result
+    if let Err(e) = &result
+        && fails_the_session(e, sessions)
     {
         tracing::error!("session {id}: {e}; marked failed");
         let message = e.to_string();
@@ -397,6 +396,17 @@ pub fn run_guarded(
         }
     }
     result
+}
+
+/// Whether error `e` of a run marks its session failed: damage (a record, a tree, or the
+/// store's files failing a read), a bug; not a full disk or a store that failed a write,
+/// which the daemon outlasts.
+pub fn fails_the_session(e: &SessionError, sessions: &Sessions) -> bool {
+    match e {
+        SessionError::Decode(_) | SessionError::Damaged(_) | SessionError::Internal(_) => true,
+        SessionError::Store(_) => sessions.store().poisoned().is_none(),
+        _ => false,
+    }
 }
 
 /// Marks the session failed with `message`.
