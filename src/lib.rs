@@ -29,6 +29,7 @@ pub mod position;
 pub mod repetition;
 pub mod search;
 pub mod target;
+pub mod version;
 
 pub use geometry::{Bitboard, Board, BoardError};
 pub use movegen::Capture;

@@ -848,3 +848,31 @@ fn a_session_name_that_does_not_print_is_refused() {
     let id = started["id"].as_u64().unwrap();
     assert_eq!(data.status(id)["name"], "3x3 — 三");
 }
+
+/// Hostile input on the socket: a request line of 100 MB is refused after 64 KiB (never held
+/// whole), bytes that are not UTF-8 get an answer (not a closed connection), and the daemon
+/// answers the next request as before.
+#[test]
+fn the_socket_bounds_a_request_and_answers_bad_bytes() {
+    use std::io::{BufRead, BufReader, Write};
+    let data = Data::new("log_level = \"warn\"\n");
+    let _daemon = data.daemon();
+    let ask = |payload: &[u8]| -> String {
+        let s = std::os::unix::net::UnixStream::connect(data.dir.join("daemon.sock")).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        // The daemon may close the connection before it has read everything.
+        let _ = (&s).write_all(payload);
+        let mut line = String::new();
+        BufReader::new(&s).read_line(&mut line).unwrap();
+        line
+    };
+    let mut huge = vec![b'x'; 100 << 20];
+    huge.push(b'\n');
+    let a = ask(&huge);
+    assert!(a.contains("longer than 65536 bytes"), "{a}");
+    let a = ask(b"\xff\xfe{}\n");
+    assert!(a.contains("not UTF-8"), "{a}");
+    let a = ask(b"{\"protocol\":1,\"request\":{\"command\":\"list\"}}\n");
+    assert!(a.contains("\"ok\":true"), "{a}");
+}

@@ -265,7 +265,7 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
     );
     header.extra.insert(
         "program".to_string(),
-        serde_json::json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
+        serde_json::json!(crate::version::producer()),
     );
     let io_out = |source| CutError::Io {
         path: out.to_path_buf(),

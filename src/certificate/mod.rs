@@ -89,10 +89,7 @@ pub fn verify_file(
 pub fn header_extra(search: Value) -> serde_json::Map<String, Value> {
     let mut extra = serde_json::Map::new();
     extra.insert("search".to_string(), search);
-    extra.insert(
-        "program".to_string(),
-        json!(format!("fanorona {}", env!("CARGO_PKG_VERSION"))),
-    );
+    extra.insert("program".to_string(), json!(crate::version::producer()));
     extra
 }
 

@@ -25,10 +25,25 @@ use clap::{Parser, Subcommand};
 use fanorona::config::Config;
 use output::{CliResult, Failure, input};
 
+/// `--version`: the version, the commit, and the format of each kind of file it writes.
+fn version_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (commit {}); session store format {}, table file format {}, certificate format {}",
+            env!("CARGO_PKG_VERSION"),
+            env!("FANORONA_COMMIT"),
+            fanorona::session::format::FORMAT,
+            fanorona::egdb::file::FORMAT_VERSION,
+            fanorona::certificate::format::VERSION,
+        )
+    })
+}
+
 #[derive(Parser)]
 #[command(
     name = "fanorona",
-    version,
+    version = version_text(),
     about = "Fanorona on every board: rules, endgame tables, proofs, solve sessions and players"
 )]
 pub struct Cli {

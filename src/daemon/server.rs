@@ -122,25 +122,60 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
     Ok(())
 }
 
-/// Answers the requests of one connection, one line each.
+/// The longest request line read: the largest real request (a session start with a long
+/// name and a position) is a few hundred bytes.
+const MAX_REQUEST: usize = 64 << 10;
+
+/// Answers the requests of one connection, one line each. A line past `MAX_REQUEST` is
+/// refused and the connection closed, without reading the rest into memory.
 fn converse(service: &Service, stream: UnixStream) {
-    let reader = BufReader::new(&stream);
-    for line in reader.lines() {
-        let Ok(line) = line else { return };
-        if line.trim().is_empty() {
-            continue;
+    let mut reader = BufReader::new(&stream);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match std::io::Read::take(&mut reader, MAX_REQUEST as u64 + 1).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
         }
-        let answer = match serde_json::from_str::<Envelope>(&line) {
-            Ok(env) if env.protocol != PROTOCOL => Answer {
-                protocol: PROTOCOL,
-                ok: false,
-                result: None,
-                error: Some(format!(
-                    "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
-                    env.protocol
-                )),
-                bad_input: true,
-            },
+        let too_long = buf.len() > MAX_REQUEST;
+        let answer = if too_long {
+            refusal(format!(
+                "a request longer than {MAX_REQUEST} bytes: not a request of this protocol"
+            ))
+        } else {
+            match std::str::from_utf8(&buf) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => answer_to(service, line),
+                Err(e) => refusal(format!("not a request: not UTF-8 ({e})")),
+            }
+        };
+        let mut out = serde_json::to_vec(&answer).expect("answers serialise");
+        out.push(b'\n');
+        if (&stream).write_all(&out).is_err() || too_long {
+            return;
+        }
+    }
+}
+
+/// A refusal of bad input.
+fn refusal(error: String) -> Answer {
+    Answer {
+        protocol: PROTOCOL,
+        ok: false,
+        result: None,
+        error: Some(error),
+        bad_input: true,
+    }
+}
+
+/// The answer to one request line.
+fn answer_to(service: &Service, line: &str) -> Answer {
+    {
+        match serde_json::from_str::<Envelope>(line) {
+            Ok(env) if env.protocol != PROTOCOL => refusal(format!(
+                "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
+                env.protocol
+            )),
             Ok(env) => match service.handle(env.request) {
                 Ok(v) => Answer {
                     protocol: PROTOCOL,
@@ -157,18 +192,7 @@ fn converse(service: &Service, stream: UnixStream) {
                     bad_input: r.bad_input,
                 },
             },
-            Err(e) => Answer {
-                protocol: PROTOCOL,
-                ok: false,
-                result: None,
-                error: Some(format!("not a request: {e}")),
-                bad_input: true,
-            },
-        };
-        let mut out = serde_json::to_vec(&answer).expect("answers serialise");
-        out.push(b'\n');
-        if (&stream).write_all(&out).is_err() {
-            return;
+            Err(e) => refusal(format!("not a request: {e}")),
         }
     }
 }

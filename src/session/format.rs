@@ -143,7 +143,7 @@ pub fn open_checked(store: &dyn Store, created: bool) -> Result<(), SessionError
                 Write::put(
                     Table::Meta,
                     b"created_by".to_vec(),
-                    format!("fanorona {}", env!("CARGO_PKG_VERSION")).into_bytes(),
+                    crate::version::producer().into_bytes(),
                 ),
                 Write::put(Table::Meta, b"rules".to_vec(), RULES.as_bytes().to_vec()),
             ])?;
