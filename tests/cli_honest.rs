@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{BIN, Data, stderr};
+use common::{BIN, Data, assert_fails, stderr};
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Output {
@@ -17,16 +17,6 @@ fn run(args: &[&str]) -> Output {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Exit status `code` and one line on stderr containing every one of `says`.
-fn assert_fails(o: &Output, code: i32, says: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "{err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    for s in says {
-        assert!(err.contains(s), "'{s}' in: {err}");
-    }
 }
 
 /// The 3x5 tables up to 4 pieces under `dir`.

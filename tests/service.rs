@@ -11,7 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{BIN, Data, stderr};
+use common::{BIN, Data, assert_fails, stderr};
 use serde_json::Value;
 
 fn stdout(o: &Output) -> String {
@@ -30,16 +30,6 @@ fn run_in(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-/// Exit status `code` and one line on stderr containing every one of `says`.
-fn assert_fails(o: &Output, code: i32, says: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "{err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    for s in says {
-        assert!(err.contains(s), "'{s}' in: {err}");
-    }
 }
 
 #[test]

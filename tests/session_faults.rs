@@ -24,14 +24,19 @@ fn settings() -> Settings {
     }
 }
 
-#[test]
-fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
+/// A store in memory, its sessions, a directory for the logs, and a session on 3x9's start.
+fn a_3x9_session() -> (Arc<MemStore>, Sessions, tempfile::TempDir, Position, u64) {
     let mem = Arc::new(MemStore::new());
     let store: Arc<dyn Store> = mem.clone();
     let sessions = Sessions::open(store, false).unwrap();
-    let logs = tempfile::tempdir().unwrap();
     let root = Position::initial("3x9".parse().unwrap());
     let id = sessions.create(&root, None, settings()).unwrap().id;
+    (mem, sessions, tempfile::tempdir().unwrap(), root, id)
+}
+
+#[test]
+fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
+    let (mem, sessions, logs, root, id) = a_3x9_session();
     let control = Control::default();
 
     let failed = std::thread::scope(|s| {
@@ -90,12 +95,7 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
 /// checkpoint writes it all: the run never stops, and the curve has every iteration once.
 #[test]
 fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
-    let mem = Arc::new(MemStore::new());
-    let store: Arc<dyn Store> = mem.clone();
-    let sessions = Sessions::open(store, false).unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let root = Position::initial("3x9".parse().unwrap());
-    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let (mem, sessions, logs, _, id) = a_3x9_session();
     let control = Control::default();
     let done = std::thread::scope(|s| {
         let h = s.spawn(|| run(&sessions, id, &control, logs.path()));
@@ -142,12 +142,7 @@ fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
 #[test]
 fn a_tree_the_store_cannot_read_fails_its_session() {
     use fanorona::session::runner::run_guarded;
-    let mem = Arc::new(MemStore::new());
-    let store: Arc<dyn Store> = mem.clone();
-    let sessions = Sessions::open(store, false).unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let root = Position::initial("3x9".parse().unwrap());
-    let id = sessions.create(&root, None, settings()).unwrap().id;
+    let (mem, sessions, logs, _, id) = a_3x9_session();
     let control = Control::default();
     std::thread::scope(|s| {
         let h = s.spawn(|| run(&sessions, id, &control, logs.path()));

@@ -141,6 +141,21 @@ impl Control {
             .clone()
     }
 
+    /// A checkpoint of question `g` of session `id` failed with `e` at `iteration`: the
+    /// failure so far, one try longer, shown from now on.
+    fn note_failure(
+        &self,
+        sessions: &Sessions,
+        id: u64,
+        g: usize,
+        e: &SessionError,
+        iteration: u64,
+    ) -> CheckpointFailure {
+        let f = checkpoint_failure::note(sessions, id, g, e, iteration, self.failure());
+        self.set_failure(Some(f.clone()));
+        f
+    }
+
     /// Records a question's latest progress.
     pub fn report(&self, p: Progress) {
         let mut live = self.live.lock().expect("live lock");
@@ -722,14 +737,7 @@ fn solve_goal(
                 Err(e) => {
                     // The store keeps the previous checkpoint; the work stays in memory and
                     // the next checkpoint that succeeds writes it all.
-                    let f = checkpoint_failure::note(
-                        sessions,
-                        id,
-                        g,
-                        &e,
-                        tree.stats.iterations,
-                        control.failure(),
-                    );
+                    let f = control.note_failure(sessions, id, g, &e, tree.stats.iterations);
                     // Said at once, then about once a minute.
                     if f.tries % 12 == 1 {
                         tracing::error!("session {id}: {}", f.describe());
@@ -737,10 +745,8 @@ fn solve_goal(
                     let mut p = progress(&tree, "error", 0.0, f.checkpoints_on_disk);
                     p.message = Some(f.describe());
                     log.write(&p);
-                    let poisoned = f.poisoned;
-                    control.set_failure(Some(f));
                     failed_checkpoint = true;
-                    if poisoned {
+                    if f.poisoned {
                         return Err(checkpoint_failure::wait_for_room(sessions, &|| stop.now()));
                     }
                 }
@@ -858,14 +864,7 @@ fn final_checkpoint(
             // Only a disk short of room heals (space freed); anything else, a poisoned
             // store included, is returned at once.
             Err(e @ SessionError::DiskFull { .. }) if last_tries > 0 => {
-                let f = checkpoint_failure::note(
-                    sessions,
-                    id,
-                    g,
-                    &e,
-                    tree.stats.iterations,
-                    control.failure(),
-                );
+                let f = control.note_failure(sessions, id, g, &e, tree.stats.iterations);
                 tracing::error!("session {id}: final checkpoint: {}", f.describe());
                 log.write(&Progress {
                     time: unix_now(),
@@ -876,7 +875,6 @@ fn final_checkpoint(
                     message: Some(format!("final checkpoint: {}", f.describe())),
                     ..Progress::default()
                 });
-                control.set_failure(Some(f));
                 let exiting = control.exit_requested();
                 if exiting {
                     last_tries -= 1;

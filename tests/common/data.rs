@@ -134,3 +134,13 @@ impl Drop for Daemon {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Exit status `code` and one line on stderr containing every one of `says`.
+pub fn assert_fails(o: &Output, code: i32, says: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    for s in says {
+        assert!(err.contains(s), "'{s}' in: {err}");
+    }
+}
