@@ -113,6 +113,34 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
     ]);
     assert_continuous(&csv);
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // For a paper: SVG alone (no CSV needed), of a given size, against nodes.
+    let svg = data.dir.join("curve.svg");
+    data.json(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--svg",
+        svg.to_str().unwrap(),
+        "--size",
+        "800x300",
+        "--x",
+        "nodes",
+        "--json",
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let questions = s["goals"].as_array().unwrap().len();
+    assert!(
+        text.starts_with(&format!(
+            "<svg width=\"800\" height=\"{}\"",
+            300 * questions
+        )),
+        "{}",
+        &text[..100]
+    );
+    assert!(
+        text.contains("<polyline") || text.contains("<path"),
+        "no line drawn"
+    );
     // Thinned for publishing: at most about 10 points a question, the ends kept.
     let thin = data.dir.join("thin.csv");
     let all = data.json(&[

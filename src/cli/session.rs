@@ -142,16 +142,26 @@ pub enum SessionCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Export the root's pn/dpn curve as CSV (and a PNG plot).
+    /// Export the root's pn/dpn curve: CSV, and a plot as PNG or SVG (at least one of them).
     Curve {
         /// The session's id (see `session list`).
         id: u64,
         /// The CSV file to write: iteration, nodes, seconds, root_pn, root_dpn, goal.
-        #[arg(long, value_name = "FILE")]
-        csv: PathBuf,
-        /// Also draw the curve (log scale, one panel per question) into this PNG file.
+        #[arg(long, value_name = "FILE", required_unless_present_any = ["png", "svg"])]
+        csv: Option<PathBuf>,
+        /// Draw the curve (log scale, one panel per question) into this PNG file.
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
+        /// Draw it as SVG (vector graphics, for a paper) into this file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// The plot's width and each question's panel height, WIDTHxHEIGHT (pixels; SVG
+        /// units).
+        #[arg(long, value_name = "WxH", default_value = "1100x440", value_parser = parse_size)]
+        size: (u32, u32),
+        /// What the plot's x axis counts.
+        #[arg(long, value_name = "iterations|nodes", default_value = "iterations")]
+        x: curve::Axis,
         /// At most about this many points of each question (every k-th, its first and last
         /// kept); all of them without it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
@@ -159,6 +169,21 @@ pub enum SessionCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
+}
+
+/// "1100x440": a plot's width and panel height.
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{s}': give WIDTHxHEIGHT, such as 1100x440");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let size: (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    let (mw, mh) = curve::MIN_SIZE;
+    if size.0 < mw || size.1 < mh {
+        return Err(format!("'{s}': at least {mw}x{mh}"));
+    }
+    Ok(size)
 }
 
 #[derive(clap::Args)]
@@ -878,12 +903,16 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             id,
             csv,
             png,
+            svg,
+            size,
+            x,
             points,
             out: JsonFlag { json },
         } => {
-            check_output("--csv", &csv)?;
-            if let Some(png) = &png {
-                check_output("--png", png)?;
+            for (flag, path) in [("--csv", &csv), ("--png", &png), ("--svg", &svg)] {
+                if let Some(p) = path {
+                    check_output(flag, p)?;
+                }
             }
             let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
             let mut rows = CurvePoint::rows(&curve_points);
@@ -898,22 +927,34 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                     "session {id} has no curve points yet (it has not run an iteration): nothing written"
                 )));
             }
-            // The plot first: it is the one that can fail on its own.
-            if let Some(png) = &png {
+            // The plots first: they are the ones that can fail on their own.
+            let plot = curve::Plot {
+                width: size.0,
+                panel_height: size.1,
+                x,
+            };
+            let plots: Vec<&PathBuf> = png.iter().chain(&svg).collect();
+            if !plots.is_empty() {
                 let (status, _) = ask(config, StatusOf { id })?;
                 let title = format!("{} (session {id})", status.name);
-                curve::draw_png(png, &title, &rows).map_err(Failure::other)?;
+                for p in &plots {
+                    curve::draw_plot(p, &title, &rows, &plot).map_err(Failure::other)?;
+                }
             }
-            curve::write_csv(&csv, &rows).map_err(Failure::other)?;
+            if let Some(csv) = &csv {
+                curve::write_csv(csv, &rows).map_err(Failure::other)?;
+            }
             if json {
                 out!(
                     "{}",
-                    serde_json::json!({"points": rows.len(), "csv": csv, "png": png})
+                    serde_json::json!({"points": rows.len(), "csv": csv, "png": png, "svg": svg})
                 );
             } else {
-                out!("{} points to {}", rows.len(), csv.display());
-                if let Some(png) = png {
-                    out!("plot in {}", png.display());
+                if let Some(csv) = &csv {
+                    out!("{} points to {}", rows.len(), csv.display());
+                }
+                for p in plots {
+                    out!("plot in {}", p.display());
                 }
             }
             Ok(())

@@ -1,5 +1,6 @@
 //! The root's proof and disproof numbers over a solve (the paper's Figures 7–9): CSV for
-//! analysis and a PNG with a log-scale y axis.
+//! analysis, and a plot with a log-scale y axis as PNG or SVG (for a paper), of a chosen
+//! size, against iterations or nodes.
 
 use std::io::Write;
 use std::path::Path;
@@ -122,26 +123,96 @@ fn outcome(last: &CurvePoint) -> &'static str {
     }
 }
 
+/// What the x axis counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Axis {
+    /// PN iterations (the paper's figures).
+    #[default]
+    Iterations,
+    /// Nodes searched, second level included: comparable across algorithms.
+    Nodes,
+}
+
+impl std::str::FromStr for Axis {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Axis, String> {
+        match s {
+            "iterations" => Ok(Axis::Iterations),
+            "nodes" => Ok(Axis::Nodes),
+            _ => Err(format!("'{s}': the x axis counts iterations or nodes")),
+        }
+    }
+}
+
+impl Axis {
+    fn of(self, p: &CurvePoint) -> u64 {
+        match self {
+            Axis::Iterations => p.iteration,
+            Axis::Nodes => p.nodes,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Axis::Iterations => "iteration",
+            Axis::Nodes => "nodes",
+        }
+    }
+}
+
+/// How a plot is drawn: its width, each question's panel height (pixels; SVG units), and
+/// its x axis.
+#[derive(Clone, Copy, Debug)]
+pub struct Plot {
+    pub width: u32,
+    pub panel_height: u32,
+    pub x: Axis,
+}
+
+impl Default for Plot {
+    fn default() -> Plot {
+        Plot {
+            width: 1100,
+            panel_height: 440,
+            x: Axis::Iterations,
+        }
+    }
+}
+
 /// The points of one number that a log scale can show: 0 (the decided end) and infinity
 /// (the other number there) are left out, so a line ends at its last finite value instead
 /// of dropping to the axis; the end is marked apart.
-fn plotted(points: &[&CurvePoint], number: fn(&CurvePoint) -> u64) -> Vec<(f64, f64)> {
+fn plotted(points: &[&CurvePoint], x: Axis, number: fn(&CurvePoint) -> u64) -> Vec<(f64, f64)> {
     points
         .iter()
         .filter(|p| (1..crate::search::INFINITE).contains(&number(p)))
-        .map(|p| (p.iteration.max(1) as f64, number(p) as f64))
+        .map(|p| (x.of(p).max(1) as f64, number(p) as f64))
         .collect()
 }
 
 /// Width of the legend column right of each plot.
 const LEGEND_WIDTH: u32 = 200;
 
-/// Draws the root's pn (red) and dpn (blue) against the iteration, log scale, one panel per
-/// goal, as the paper's Figures 7–9: each panel titled with its question and how it ended,
-/// the legend beside the plot, the decided end marked.
-pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError> {
+/// The smallest plot drawn: its width, and a question's panel height.
+pub const MIN_SIZE: (u32, u32) = (LEGEND_WIDTH + 200, 120);
+
+/// Draws the root's pn (red) and dpn (blue) against the iteration (or nodes), log scale,
+/// one panel per goal, as the paper's Figures 7–9: each panel titled with its question and
+/// how it ended, the legend beside the plot, the decided end marked. A PNG, or an SVG when
+/// `path` ends in `.svg`.
+pub fn draw_plot(path: &Path, title: &str, rows: &[Row], plot: &Plot) -> Result<(), CurveError> {
     if rows.is_empty() {
         return Err(CurveError::Empty);
+    }
+    if plot.width < MIN_SIZE.0 || plot.panel_height < MIN_SIZE.1 {
+        return Err(write_err(
+            path,
+            format!(
+                "a plot {}x{} is too small: at least {}x{} a question",
+                plot.width, plot.panel_height, MIN_SIZE.0, MIN_SIZE.1
+            ),
+        ));
     }
     let mut goals: Vec<&str> = Vec::new();
     for (g, _) in rows {
@@ -149,28 +220,49 @@ pub fn draw_png(path: &Path, title: &str, rows: &[Row]) -> Result<(), CurveError
             goals.push(g);
         }
     }
+    let svg = path.extension().is_some_and(|e| e == "svg");
+    let size = (plot.width, plot.panel_height * goals.len() as u32);
     // Drawn to a temporary file, renamed at the end: a failure leaves nothing half-written.
     // Creating it here first turns an unwritable place into a plain OS error.
-    let tmp = path.with_extension("tmp.png");
+    let tmp = path.with_extension(if svg { "tmp.svg" } else { "tmp.png" });
     std::fs::File::create(&tmp).map_err(|e| write_err(path, e))?;
-    let drawn = draw(&tmp, title, rows, &goals)
-        .map_err(|e| write_err(path, format!("the PNG encoder failed: {e}")))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(path, e)));
+    let drawn = if svg {
+        draw(
+            SVGBackend::new(&tmp, size).into_drawing_area(),
+            title,
+            rows,
+            &goals,
+            plot,
+        )
+    } else {
+        draw(
+            BitMapBackend::new(&tmp, size).into_drawing_area(),
+            title,
+            rows,
+            &goals,
+            plot,
+        )
+    }
+    .map_err(|e| write_err(path, format!("the plot failed: {e}")))
+    .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(path, e)));
     if drawn.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     drawn
 }
 
-/// Plots every goal's panel into `path`.
-fn draw(
-    path: &Path,
+/// Plots every goal's panel onto `root`.
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     rows: &[Row],
     goals: &[&str],
-) -> Result<(), Box<dyn std::error::Error>> {
+    how: &Plot,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
     let labels = label_font();
-    let root = BitMapBackend::new(path, (1100, 440 * goals.len() as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((goals.len(), 1));
     for (panel, goal) in panels.iter().zip(goals) {
@@ -180,9 +272,12 @@ fn draw(
             .map(|(_, p)| p)
             .collect();
         let last = **points.last().expect("each goal has a point");
-        let (pn, dn) = (plotted(&points, |p| p.pn), plotted(&points, |p| p.dn));
+        let (pn, dn) = (
+            plotted(&points, how.x, |p| p.pn),
+            plotted(&points, how.x, |p| p.dn),
+        );
         let max_y = pn.iter().chain(&dn).map(|&(_, y)| y).fold(2.0, f64::max);
-        let max_x = (last.iteration.max(2)) as f64;
+        let max_x = (how.x.of(&last).max(2)) as f64;
         let (plot, legend) = panel.split_horizontally(panel.dim_in_pixel().0 - LEGEND_WIDTH);
         let ended = outcome(&last);
         let mut chart = ChartBuilder::on(&plot);
@@ -211,7 +306,7 @@ fn draw(
             chart.build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())?;
         let mut mesh = chart.configure_mesh();
         if labels {
-            mesh.x_desc("iteration")
+            mesh.x_desc(how.x.name())
                 .y_desc("root proof / disproof number")
                 .axis_desc_style(("sans-serif", 18))
                 .label_style(("sans-serif", 15))
@@ -226,7 +321,7 @@ fn draw(
         // The decided end: a dashed line at its iteration (the number that reached 0 has
         // no point on a log scale).
         if ended != "open" {
-            let x = last.iteration.max(1) as f64;
+            let x = how.x.of(&last).max(1) as f64;
             let dashes = (0..40).map(|i| {
                 let y = |k: f64| (max_y * 2.0).powf(k / 40.0);
                 PathElement::new([(x, y(i as f64)), (x, y(i as f64 + 0.5))], BLACK)

@@ -405,7 +405,7 @@ pub async fn curve_png(
             message: format!("cannot make a temporary directory: {e}"),
         })?;
         let path = dir.path().join("curve.png");
-        curve::draw_png(&path, &title, &rows)
+        curve::draw_plot(&path, &title, &rows, &curve::Plot::default())
             .map_err(|e| ApiError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 message: e.to_string(),
