@@ -634,7 +634,7 @@ fn print_status(v: &Status) {
     out!(
         "session {} '{}': {}{}",
         v.id,
-        v.name,
+        fanorona::session::name::shown(&v.name),
         state_words(v.state),
         v.value
             .map(|x| format!(", value {}", x.name()))
@@ -790,7 +790,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                         s.state.name(),
                         s.value.map_or("-", |v| v.name()),
                         s.nodes,
-                        s.name
+                        fanorona::session::name::shown(&s.name)
                     );
                     if let Some(f) = &s.checkpoint_failure {
                         out!("   {}", f.describe());
@@ -808,7 +808,11 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             if a.out.json {
                 out!("{}", json_of(&v));
             } else {
-                out!("session {} '{}' deleted", v.id, v.name);
+                out!(
+                    "session {} '{}' deleted",
+                    v.id,
+                    fanorona::session::name::shown(&v.name)
+                );
             }
             Ok(())
         }

@@ -38,6 +38,24 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
 /// separator, and not one of Unicode's format characters (category Cf: bidirectional
 /// controls, zero-width spaces, the byte order mark, tags), except the two joiners that
 /// several scripts and emoji need to be written at all.
+/// `name` as a terminal may show it: a character that does not print (in a name stored
+/// before names were checked) is written as its escape, `\u{1b}`, never sent raw.
+pub fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.chars().all(prints) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| {
+            if prints(c) {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
 fn prints(c: char) -> bool {
     const JOINERS: [char; 2] = ['\u{200C}', '\u{200D}'];
     !(c.is_control() || FORMAT.iter().any(|r| r.contains(&c))) || JOINERS.contains(&c)
@@ -72,6 +90,12 @@ const FORMAT: &[std::ops::RangeInclusive<char>] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_that_does_not_print_is_shown_escaped() {
+        assert_eq!(shown("5x9 — 三"), "5x9 — 三");
+        assert_eq!(shown("\u{1b}[31mred"), "\\u{1b}[31mred");
+    }
 
     #[test]
     fn names_that_print_are_taken() {
