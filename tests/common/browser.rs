@@ -213,18 +213,6 @@ impl Browser {
             Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
             "the browser tests need Debian's chromium and chromium-driver: run scripts/install-browser.sh (README's test command does)"
         );
-        let port = free_port();
-        let driver = Command::new(CHROMEDRIVER)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
         let profile = tempfile::tempdir().unwrap();
         // The flags keep chromium off the network it cannot reach here.
         let caps = json!({"capabilities": {"alwaysMatch": {
@@ -238,15 +226,45 @@ impl Browser {
                     format!("--user-data-dir={}", profile.path().display())]
             }
         }}});
-        let (status, v) = http(port, "POST", "/session", Some(&caps));
-        assert_eq!(status, 200, "chromium did not start: {v}");
-        let session = v["value"]["sessionId"].as_str().unwrap().to_string();
-        Browser {
-            driver,
-            port,
-            session,
-            _profile: profile,
+        // A free port can be taken by another test's server before chromedriver binds it
+        // (seen once: our POST reached a web server, 404): then the driver exits, or the
+        // answer is not a session, and another port is tried.
+        let mut last = String::new();
+        for _ in 0..3 {
+            let port = free_port();
+            let mut driver = Command::new(CHROMEDRIVER)
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while TcpStream::connect(("127.0.0.1", port)).is_err()
+                && driver.try_wait().unwrap().is_none()
+            {
+                assert!(Instant::now() < deadline, "chromedriver did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if let Some(exit) = driver.try_wait().unwrap() {
+                last = format!("chromedriver exited ({exit}) on port {port}");
+                continue;
+            }
+            let (status, v) = http(port, "POST", "/session", Some(&caps));
+            if status != 200 {
+                last = format!("{status} {v} on port {port}");
+                let _ = driver.kill();
+                let _ = driver.wait();
+                continue;
+            }
+            let session = v["value"]["sessionId"].as_str().unwrap().to_string();
+            return Browser {
+                driver,
+                port,
+                session,
+                _profile: profile,
+            };
         }
+        panic!("chromium did not start: {last}");
     }
 
     fn call(&self, method: &str, rest: &str, body: Option<Value>) -> Value {
