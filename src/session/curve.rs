@@ -367,8 +367,14 @@ mod tests {
         let inf = crate::search::INFINITE;
         let points = [point(1, 3, 4), point(2, 2, 9), point(3, 0, inf)];
         let refs: Vec<&CurvePoint> = points.iter().collect();
-        assert_eq!(plotted(&refs, Axis::Iterations, |p| p.pn), vec![(1.0, 3.0), (2.0, 2.0)]);
-        assert_eq!(plotted(&refs, Axis::Iterations, |p| p.dn), vec![(1.0, 4.0), (2.0, 9.0)]);
+        assert_eq!(
+            plotted(&refs, Axis::Iterations, |p| p.pn),
+            vec![(1.0, 3.0), (2.0, 2.0)]
+        );
+        assert_eq!(
+            plotted(&refs, Axis::Iterations, |p| p.dn),
+            vec![(1.0, 4.0), (2.0, 9.0)]
+        );
         assert_eq!(outcome(&points[2]), "proven");
         assert_eq!(outcome(&point(5, inf, 0)), "disproven");
         assert_eq!(outcome(&points[1]), "open");
