@@ -154,7 +154,8 @@ fn plain_number(s: &str) -> Option<u64> {
 }
 
 /// The longest line a certificate may have, newline included: a header or a node line is far
-/// shorter; a file that says otherwise is refused before it can fill the memory.
+/// shorter; a file that says otherwise is refused before it can fill the memory. The
+/// daemon's socket reads its request lines under the same bound.
 pub const MAX_LINE: usize = 64 * 1024;
 
 /// Reads a line into `buf` (newline included, as `read_until`), refusing one longer than

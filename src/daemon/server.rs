@@ -1,7 +1,7 @@
 //! The server: the data directory's socket, a thread a connection answering one request a
 //! line (`protocol`), and the daemon's life from start to shutdown (`serve`).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -122,32 +122,29 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
     Ok(())
 }
 
-/// The longest request line read: the largest real request (a session start with a long
-/// name and a position) is a few hundred bytes.
-const MAX_REQUEST: usize = 64 << 10;
-
-/// Answers the requests of one connection, one line each. A line past `MAX_REQUEST` is
-/// refused and the connection closed, without reading the rest into memory.
+/// Answers the requests of one connection, one line each. A line is read up to the
+/// certificates' bound (`format::MAX_LINE`, 64 KiB; a real request is a few hundred bytes):
+/// a longer one is refused and the connection closed, without reading the rest into memory.
 fn converse(service: &Service, stream: UnixStream) {
+    use crate::certificate::format::{MAX_LINE, read_line_bounded};
     let mut reader = BufReader::new(&stream);
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        match std::io::Read::take(&mut reader, MAX_REQUEST as u64 + 1).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let too_long = buf.len() > MAX_REQUEST;
-        let answer = if too_long {
-            refusal(format!(
-                "a request longer than {MAX_REQUEST} bytes: not a request of this protocol"
-            ))
-        } else {
-            match std::str::from_utf8(&buf) {
+        let (answer, too_long) = match read_line_bounded(&mut reader, &mut buf) {
+            Ok(0) => return,
+            Ok(_) => match std::str::from_utf8(&buf) {
                 Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => answer_to(service, line),
-                Err(e) => refusal(format!("not a request: not UTF-8 ({e})")),
-            }
+                Ok(line) => (answer_to(service, line), false),
+                Err(e) => (refusal(format!("not a request: not UTF-8 ({e})")), false),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => (
+                refusal(format!(
+                    "a request longer than {MAX_LINE} bytes: not a request of this protocol"
+                )),
+                true,
+            ),
+            Err(_) => return,
         };
         let mut out = serde_json::to_vec(&answer).expect("answers serialise");
         out.push(b'\n');
@@ -170,29 +167,27 @@ fn refusal(error: String) -> Answer {
 
 /// The answer to one request line.
 fn answer_to(service: &Service, line: &str) -> Answer {
-    {
-        match serde_json::from_str::<Envelope>(line) {
-            Ok(env) if env.protocol != PROTOCOL => refusal(format!(
-                "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
-                env.protocol
-            )),
-            Ok(env) => match service.handle(env.request) {
-                Ok(v) => Answer {
-                    protocol: PROTOCOL,
-                    ok: true,
-                    result: Some(v),
-                    error: None,
-                    bad_input: false,
-                },
-                Err(r) => Answer {
-                    protocol: PROTOCOL,
-                    ok: false,
-                    result: None,
-                    error: Some(r.message),
-                    bad_input: r.bad_input,
-                },
+    match serde_json::from_str::<Envelope>(line) {
+        Ok(env) if env.protocol != PROTOCOL => refusal(format!(
+            "protocol {} is not spoken here (this daemon speaks {PROTOCOL})",
+            env.protocol
+        )),
+        Ok(env) => match service.handle(env.request) {
+            Ok(v) => Answer {
+                protocol: PROTOCOL,
+                ok: true,
+                result: Some(v),
+                error: None,
+                bad_input: false,
             },
-            Err(e) => refusal(format!("not a request: {e}")),
-        }
+            Err(r) => Answer {
+                protocol: PROTOCOL,
+                ok: false,
+                result: None,
+                error: Some(r.message),
+                bad_input: r.bad_input,
+            },
+        },
+        Err(e) => refusal(format!("not a request: {e}")),
     }
 }

@@ -38,9 +38,13 @@ pub enum SessionError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
-        "the store's disk has {free_mib} MiB free, and a checkpoint needs {need_mib} MiB (its writes twice over, and 64 MiB kept free so that the store never meets a full disk)"
+        "the store's disk has {free_mib} MiB free, and a checkpoint needs {need_mib} MiB (its writes twice over, and {margin_mib} MiB kept free so that the store never meets a full disk)"
     )]
-    DiskFull { free_mib: u64, need_mib: u64 },
+    DiskFull {
+        free_mib: u64,
+        need_mib: u64,
+        margin_mib: u64,
+    },
     #[error(
         "the store failed writing ({0}); the process that has it open must restart to reopen it"
     )]
@@ -424,6 +428,7 @@ impl Sessions {
             return Err(SessionError::DiskFull {
                 free_mib: free >> 20,
                 need_mib: need.div_ceil(1 << 20),
+                margin_mib: DISK_MARGIN >> 20,
             });
         }
         Ok(())

@@ -402,6 +402,16 @@ impl SledStore {
         }
     }
 
+    /// sled's flush of every commit so far, bounded (`bounded`); a failure poisons the store.
+    fn flush(&self) -> Result<(), StoreError> {
+        self.writable()?;
+        let db = self.with(|s| Ok(s.db.clone()))?;
+        self.bounded("flush", move || {
+            db.flush().map(|_| ()).map_err(|e| e.to_string())
+        })
+        .inspect_err(|e| self.poison(e))
+    }
+
     /// Refuses a write once one failed (a write to a failed sled may block for good).
     fn writable(&self) -> Result<(), StoreError> {
         match self.poisoned.get() {
@@ -503,13 +513,8 @@ impl Store for SledStore {
     }
 
     fn sync(&self) -> Result<(), StoreError> {
-        self.writable()?;
-        let db = self.with(|s| Ok(s.db.clone()))?;
-        self.bounded("flush", move || {
-            db.flush().map(|_| ()).map_err(|e| e.to_string())
-        })
-        .and_then(|_| self.sync_files())
-        .inspect_err(|e| self.poison(e))?;
+        self.flush()?;
+        self.sync_files().inspect_err(|e| self.poison(e))?;
         self.short.store(false, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
@@ -533,11 +538,12 @@ impl Store for SledStore {
 
     fn release_cache(&self) -> Result<(), StoreError> {
         // A failed store is not closed (its close hangs); flushed first, outside the lock,
-        // so that the close below has nothing left to wait for.
+        // so that the close below has nothing left to wait for (as the flush here always
+        // was: reading is no reason to fsync).
         if self.poisoned().is_some() {
             return Ok(());
         }
-        self.sync()?;
+        self.flush()?;
         let mut open = self.open.write().expect("store lock");
         drop(open.take());
         // The old database is dropped before the new one opens; its file lock goes with the
@@ -737,7 +743,7 @@ impl Store for MemStore {
     ) -> Result<(), StoreError> {
         if table == Table::Nodes && self.fail_reads.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(StoreError::Backend {
-                path: "memory".into(),
+                path: PathBuf::from("(memory)"),
                 message: "a node chunk cannot be read (a test's damage)".into(),
             });
         }
