@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::path::Path;
 
 use fanorona::egdb::build_symmetric::convert_slice;
 use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
@@ -21,6 +22,17 @@ fn options() -> BuildOptions {
         index: fanorona::egdb::scheme::Scheme::Paper,
         checkpoint_every: None,
     }
+}
+
+/// Asserts that a finished build left nothing but its tables in `dir` (no working, state or
+/// lock file).
+fn assert_only_tables(dir: &Path) {
+    let left: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".wdl"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// Every (us, them) with 1.. pieces each and at most `max` in all, on `board`.
@@ -483,12 +495,7 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
         let b = fs::read(slice_path(killed.path(), board, m, Kind::Wdl)).unwrap();
         assert!(a == b, "slice {m} differs");
     }
-    let left: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| !n.ends_with(".wdl"))
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_only_tables(&dir);
 }
 
 /// The forward check: df-pn over 4 pieces agrees with every 5-piece answer it decides, and
@@ -613,10 +620,5 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
         let b = fs::read(slice_path(broken.path(), board, m, Kind::Wdl)).unwrap();
         assert!(a == b, "slice {m} differs");
     }
-    let left: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| !n.ends_with(".wdl"))
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_only_tables(&dir);
 }
