@@ -41,6 +41,19 @@ start_daemon() {
 # Fills the disk (the filler's last write fails with ENOSPC) and frees it.
 fill() { dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2>/dev/null || true; sync; }
 free() { rm -f "$mnt/filler"; }
+# Seconds since $1 (a `date +%s.%N`), with $2 appended (`> 90` asks whether it is past 90).
+elapsed() { python3 -c "print(round($(date +%s.%N) - $1, 1) ${2:-})"; }
+# Waits until `failing` says $1 (True or False), at most $2 s, else fails saying $3; sets
+# `waited` to the seconds it took.
+await_failing() {
+    local t0
+    t0=$(date +%s.%N)
+    until [ "$(failing)" = "$1" ]; do
+        sleep 0.1
+        [ "$(elapsed "$t0" "> $2")" = True ] && bad "$3"
+    done
+    waited=$(elapsed "$t0")
+}
 ok() { echo "  OK: $*"; }
 bad() { echo "  FAILED: $*"; echo "  the daemon's log ends:"; tail -5 "$tmp/daemon.log" | cut -c1-300; exit 1; }
 
@@ -56,23 +69,15 @@ until [ "$(status "$id" | field '["checkpoints"]')" -ge 3 ] 2>/dev/null; do slee
 
 echo "1. the disk fills while the session runs"
 fill
-t0=$(date +%s.%N)
-until [ "$(failing)" = True ]; do
-    sleep 0.1
-    [ "$(python3 -c "print($(date +%s.%N) - $t0 > 90)")" = True ] && bad "status never said checkpoints fail"
-done
-echo "  status after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s: $(status "$id" | field '["checkpoint_failure"]["message"]') (store poisoned: $(status "$id" | field '["checkpoint_failure"]["poisoned"]'))"
+await_failing True 90 "status never said checkpoints fail"
+echo "  status after $waited s: $(status "$id" | field '["checkpoint_failure"]["message"]') (store poisoned: $(status "$id" | field '["checkpoint_failure"]["poisoned"]'))"
 on_disk=$(status "$id" | field '["checkpoints"]')
 sleep 3
 [ "$(status "$id" | field '["checkpoints"]')" = "$on_disk" ] && ok "status keeps saying checkpoint $on_disk, the one on disk" \
     || bad "status's checkpoint count moved while the disk was full"
 free
-t0=$(date +%s.%N)
-until [ "$(failing)" = False ]; do
-    sleep 0.1
-    [ "$(python3 -c "print($(date +%s.%N) - $t0 > 150)")" = True ] && bad "the daemon did not recover once space was back"
-done
-ok "space back: checkpoint written again by itself after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s (checkpoint $(status "$id" | field '["checkpoints"]'))"
+await_failing False 150 "the daemon did not recover once space was back"
+ok "space back: checkpoint written again by itself after $waited s (checkpoint $(status "$id" | field '["checkpoints"]'))"
 
 for how in TERM KILL; do
     echo "$([ $how = TERM ] && echo 2 || echo 3). the disk fills, then SIG$how"
