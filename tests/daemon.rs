@@ -186,6 +186,35 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
     let resumes = events.iter().filter(|e| *e == "resume").count();
     assert!((kills..=2 * kills).contains(&resumes), "{events:?}");
     assert_eq!(events.last().map(String::as_str), Some("solved"));
+    // The record keeps where each question resumed, as the log saw it, for the curve to mark.
+    let logged: std::collections::BTreeSet<(String, u64)> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["event"] == "resume")
+        .map(|l| {
+            (
+                l["goal"].as_str().unwrap().to_string(),
+                l["iteration"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let recorded: std::collections::BTreeSet<(String, u64)> = s["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| {
+            let attacker = g["attacker"].as_str().unwrap().to_string();
+            g["resumed_at"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |i| (attacker.clone(), i.as_u64().unwrap()))
+        })
+        .collect();
+    assert_eq!(recorded, logged, "{s}");
+    // The SVG marks them (orange lines, a legend entry) and names the search.
+    assert!(text.contains("resumed"), "no resume marked");
+    assert!(text.contains("search: pn2"), "the search is not named");
     drop(daemon);
 }
 

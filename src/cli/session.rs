@@ -940,9 +940,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             let plots: Vec<&PathBuf> = png.iter().chain(&svg).collect();
             if !plots.is_empty() {
                 let (status, _) = ask(config, StatusOf { id })?;
-                let title = format!("{} (session {id})", status.name);
+                let figure = status.figure();
                 for p in &plots {
-                    curve::draw_plot(p, &title, &rows, &plot).map_err(Failure::other)?;
+                    curve::draw_plot(p, &figure, &rows, &plot).map_err(Failure::other)?;
                 }
             }
             if let Some(csv) = &csv {

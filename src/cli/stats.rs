@@ -11,6 +11,7 @@ use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use fanorona::Position;
 use fanorona::play::stats::{GameStats, StatsSpec, measure};
+use fanorona::session::bitmap_text::BitmapText;
 
 #[derive(clap::Args)]
 pub struct StatsArgs {
@@ -233,7 +234,7 @@ fn plot(
         2
     };
     let y_tick = move |v: &f64| format!("{v:.decimals$}");
-    let root = BitMapBackend::new(path, (1000, 500)).into_drawing_area();
+    let root = BitmapText(BitMapBackend::new(path, (1000, 500))).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .margin(15)

@@ -117,6 +117,40 @@ pub struct Status {
     pub checkpoint_trouble: Option<String>,
 }
 
+impl Status {
+    /// Its curve's figure: titled with its name, the search and its tables beside the
+    /// legend, each resume marked.
+    pub fn figure(&self) -> crate::session::curve::Figure {
+        let mut about = vec![format!("search: {}", self.algo)];
+        if self.algo != Algorithm::Pn {
+            about.push(format!("second level: {}", self.second_level));
+        }
+        let board = self.root.parse::<Position>().map(|p| p.board());
+        about.push(match (&self.db_dir, board) {
+            (Some(dir), Ok(board)) => {
+                match crate::egdb::probe::Database::new(dir, board).max_pieces() {
+                    0 => "tables: none built".to_string(),
+                    n => format!("tables: to {n} pieces"),
+                }
+            }
+            _ => "tables: none".to_string(),
+        });
+        crate::session::curve::Figure {
+            title: format!("{} (session {})", self.name, self.id),
+            about,
+            resumed: self
+                .goals
+                .iter()
+                .flat_map(|g| {
+                    g.resumed_at
+                        .iter()
+                        .map(|&at| (g.attacker.name().to_string(), at))
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A second-level bound in its text form ("tree-size", "max(N,tree/D)", ...).
 mod text {
     use serde::{Deserialize, Deserializer, Serializer};

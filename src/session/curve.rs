@@ -8,6 +8,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::search::CurvePoint;
+use crate::session::bitmap_text::BitmapText;
 
 /// One row of a curve: the goal's attacker ("white"/"black") and the point.
 pub type Row = (String, CurvePoint);
@@ -94,22 +95,30 @@ pub fn csv_text(rows: &[Row]) -> String {
 /// A TrueType font for the labels, registered as "sans-serif" if the system has one (labels
 /// are left out otherwise); other plots call it too.
 pub fn label_font() -> bool {
-    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FOUND.get_or_init(|| {
-        const CANDIDATES: [&str; 4] = [
-            "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-            "/usr/share/fonts/TTF/DejaVuSans.ttf",
-            "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-            "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-        ];
-        CANDIDATES.iter().any(|p| match std::fs::read(p) {
-            Ok(bytes) => {
-                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
-            }
-            Err(_) => false,
+    label_font_face().is_some()
+}
+
+/// The labels' font (see `label_font`), for `bitmap_text` to lay glyphs out with.
+pub fn label_font_face() -> Option<&'static ab_glyph::FontRef<'static>> {
+    static FOUND: std::sync::OnceLock<Option<ab_glyph::FontRef<'static>>> =
+        std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            const CANDIDATES: [&str; 4] = [
+                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/TTF/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+            ];
+            CANDIDATES.iter().find_map(|p| {
+                let bytes: &'static [u8] = Box::leak(std::fs::read(p).ok()?.into_boxed_slice());
+                let face = ab_glyph::FontRef::try_from_slice(bytes).ok()?;
+                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+                    .ok()
+                    .map(|()| face)
+            })
         })
-    })
+        .as_ref()
 }
 
 /// How a question's curve ends: its last point's outcome, in words.
@@ -120,6 +129,20 @@ fn outcome(last: &CurvePoint) -> &'static str {
         "disproven"
     } else {
         "open"
+    }
+}
+
+/// A count on an axis or in a title, short: 950, 12k, 3.8M, 1.2G (below 10,000 in full).
+fn tick(v: f64) -> String {
+    let short = |x: f64, unit: &str| {
+        let text = format!("{x:.1}");
+        format!("{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
+    };
+    match v {
+        v if v >= 1e9 => short(v / 1e9, "G"),
+        v if v >= 1e6 => short(v / 1e6, "M"),
+        v if v >= 1e4 => short(v / 1e3, "k"),
+        v => format!("{v:.0}"),
     }
 }
 
@@ -191,17 +214,60 @@ fn plotted(points: &[&CurvePoint], x: Axis, number: fn(&CurvePoint) -> u64) -> V
         .collect()
 }
 
+/// The colour of a resume's line.
+const RESUMED: RGBColor = RGBColor(235, 140, 0);
+
 /// Width of the legend column right of each plot.
-const LEGEND_WIDTH: u32 = 200;
+const LEGEND_WIDTH: u32 = 220;
+
+/// What a figure says besides its points: its title, how the session searched (a few short
+/// lines under the legend: algorithm, second level, tables), and where each question's
+/// search resumed from a checkpoint (after a restart, a crash or a pause), so a reader can
+/// tell a jump in the numbers from a new run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figure {
+    pub title: String,
+    pub about: Vec<String>,
+    /// (question's attacker, iteration at which a resumed run began).
+    pub resumed: Vec<(String, u64)>,
+}
+
+impl Figure {
+    /// A figure with a title alone.
+    pub fn titled(title: impl Into<String>) -> Figure {
+        Figure {
+            title: title.into(),
+            ..Figure::default()
+        }
+    }
+}
+
+/// Where each resume of `goal` falls on the x axis: the first point at or after its
+/// iteration (its node count on a nodes axis). A resume past the last point (no iteration
+/// since) is not drawn.
+fn resumes_on_axis(figure: &Figure, goal: &str, points: &[&CurvePoint], x: Axis) -> Vec<f64> {
+    figure
+        .resumed
+        .iter()
+        .filter(|(g, _)| g == goal)
+        .filter_map(|&(_, it)| points.iter().find(|p| p.iteration >= it))
+        .map(|p| x.of(p).max(1) as f64)
+        .collect()
+}
 
 /// The smallest plot drawn: its width, and a question's panel height.
 pub const MIN_SIZE: (u32, u32) = (LEGEND_WIDTH + 200, 120);
 
 /// Draws the root's pn (red) and dpn (blue) against the iteration (or nodes), log scale,
 /// one panel per goal, as the paper's Figures 7–9: each panel titled with its question and
-/// how it ended, the legend beside the plot, the decided end marked. A PNG, or an SVG when
-/// `path` ends in `.svg`.
-pub fn draw_plot(path: &Path, title: &str, rows: &[Row], plot: &Plot) -> Result<(), CurveError> {
+/// how it ended, the legend beside the plot with what `figure` says of the search, the
+/// decided end and each resume marked. A PNG, or an SVG when `path` ends in `.svg`.
+pub fn draw_plot(
+    path: &Path,
+    figure: &Figure,
+    rows: &[Row],
+    plot: &Plot,
+) -> Result<(), CurveError> {
     if rows.is_empty() {
         return Err(CurveError::Empty);
     }
@@ -229,15 +295,15 @@ pub fn draw_plot(path: &Path, title: &str, rows: &[Row], plot: &Plot) -> Result<
     let drawn = if svg {
         draw(
             SVGBackend::new(&tmp, size).into_drawing_area(),
-            title,
+            figure,
             rows,
             &goals,
             plot,
         )
     } else {
         draw(
-            BitMapBackend::new(&tmp, size).into_drawing_area(),
-            title,
+            BitmapText(BitMapBackend::new(&tmp, size)).into_drawing_area(),
+            figure,
             rows,
             &goals,
             plot,
@@ -254,7 +320,7 @@ pub fn draw_plot(path: &Path, title: &str, rows: &[Row], plot: &Plot) -> Result<
 /// Plots every goal's panel onto `root`.
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
+    figure: &Figure,
     rows: &[Row],
     goals: &[&str],
     how: &Plot,
@@ -263,6 +329,7 @@ where
     DB::ErrorType: 'static,
 {
     let labels = label_font();
+    let title = &figure.title;
     root.fill(&WHITE)?;
     let panels = root.split_evenly((goals.len(), 1));
     for (panel, goal) in panels.iter().zip(goals) {
@@ -290,7 +357,8 @@ where
                 ),
                 e => format!(
                     "{title}: {goal} wins? {e} at iteration {} ({} nodes)",
-                    last.iteration, last.nodes
+                    last.iteration,
+                    tick(last.nodes as f64)
                 ),
             };
             // 24 points, smaller when the caption would not fit the plot's width (a glyph is
@@ -306,12 +374,15 @@ where
             chart.build_cartesian_2d(1f64..max_x * 1.02, (1f64..max_y * 2.0).log_scale())?;
         let mut mesh = chart.configure_mesh();
         if labels {
+            // About one label per 90 pixels: more run into each other.
+            let x_labels = (plot.dim_in_pixel().0 / 90).max(2) as usize;
             mesh.x_desc(how.x.name())
+                .x_labels(x_labels)
                 .y_desc("root proof / disproof number")
                 .axis_desc_style(("sans-serif", 18))
                 .label_style(("sans-serif", 15))
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| format!("{v:.0}"));
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v));
         } else {
             mesh.x_labels(0).y_labels(0);
         }
@@ -328,6 +399,13 @@ where
             });
             chart.draw_series(dashes)?;
         }
+        // Each resume: an orange line the height of the plot.
+        let resumes = resumes_on_axis(figure, goal, &points, how.x);
+        chart.draw_series(
+            resumes
+                .iter()
+                .map(|&x| PathElement::new([(x, 1.0), (x, max_y * 2.0)], RESUMED.stroke_width(2))),
+        )?;
         if labels {
             let font = ("sans-serif", 16).into_font();
             let entries: [(&str, RGBColor); 2] = [("proof number", RED), ("disproof number", BLUE)];
@@ -336,11 +414,29 @@ where
                 legend.draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))?;
                 legend.draw(&Text::new(*text, (48, y - 8), font.clone()))?;
             }
+            let mut y = 80 + 28 * 2;
             if ended != "open" {
-                let y = 80 + 28 * 2;
                 legend.draw(&PathElement::new([(8, y), (16, y)], BLACK))?;
                 legend.draw(&PathElement::new([(24, y), (32, y)], BLACK))?;
                 legend.draw(&Text::new(ended, (48, y - 8), font.clone()))?;
+                y += 28;
+            }
+            if !resumes.is_empty() {
+                legend.draw(&PathElement::new(
+                    [(8, y), (40, y)],
+                    RESUMED.stroke_width(2),
+                ))?;
+                let text = match resumes.len() {
+                    1 => "resumed".to_string(),
+                    n => format!("resumed ({n} times)"),
+                };
+                legend.draw(&Text::new(text, (48, y - 8), font.clone()))?;
+                y += 28;
+            }
+            let small = ("sans-serif", 14).into_font();
+            for line in &figure.about {
+                y += 20;
+                legend.draw(&Text::new(line.as_str(), (8, y - 8), small.clone()))?;
             }
         }
     }
@@ -380,6 +476,27 @@ mod tests {
         assert_eq!(outcome(&points[1]), "open");
         assert_eq!(number(inf), "inf");
         assert_eq!(number(7), "7");
+    }
+
+    #[test]
+    fn counts_are_short_on_axes_and_titles() {
+        let shown: Vec<String> = [
+            1.0,
+            950.0,
+            9999.0,
+            10_000.0,
+            12_345.0,
+            3_816_065.0,
+            8e7,
+            1.25e9,
+        ]
+        .into_iter()
+        .map(tick)
+        .collect();
+        assert_eq!(
+            shown,
+            ["1", "950", "9999", "10k", "12.3k", "3.8M", "80M", "1.2G"]
+        );
     }
 
     #[test]

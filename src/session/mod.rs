@@ -3,6 +3,7 @@
 //!
 //! Only this layer touches the store, and only `store.rs` touches sled.
 
+pub mod bitmap_text;
 pub mod certificates;
 pub mod checkpoint_failure;
 pub mod codec;

@@ -100,6 +100,10 @@ pub struct GoalRecord {
     /// down to the rules and the tables) passed the checker; `None` until it is written.
     #[serde(default)]
     pub certificate_verified: Option<bool>,
+    /// The iterations at which a run of this question went on from a checkpoint (after a
+    /// restart, a crash or a pause): the curve marks them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<u64>,
 }
 
 impl GoalRecord {
@@ -119,6 +123,7 @@ impl GoalRecord {
             rote_leaves: 0,
             second_level_leaves: 0,
             certificate_verified: None,
+            resumed_at: Vec::new(),
         }
     }
 

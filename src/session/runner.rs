@@ -455,6 +455,8 @@ struct Pending {
     /// Nodes decided by search since the last checkpoint (rote candidates).
     decided: Vec<u32>,
     stored: Stored,
+    /// The iteration this run resumed at, until a checkpoint records it.
+    resumed_at: Option<u64>,
 }
 
 impl Pending {
@@ -568,6 +570,7 @@ fn solve_goal(
         ..Pending::default()
     };
     if resumed {
+        pending.resumed_at = Some(tree.stats.iterations);
         let mended = tree.repair_saturated();
         if !mended.is_empty() {
             tracing::warn!(
@@ -1017,6 +1020,7 @@ fn checkpoint(
             .sum(),
     )?;
     let s = tree.stats;
+    let resumed_at = pending.resumed_at;
     let rec = sessions.update(id, writes, |r| {
         let gr = &mut r.goals[g];
         gr.nodes = s.nodes;
@@ -1026,6 +1030,12 @@ fn checkpoint(
         gr.rote_hits = s.rote_hits;
         gr.repetitions = s.repetitions;
         gr.first_level = tree.nodes.len() as u64;
+        // Once: a run killed before its first checkpoint resumes at the same iteration.
+        if let Some(at) = resumed_at
+            && gr.resumed_at.last() != Some(&at)
+        {
+            gr.resumed_at.push(at);
+        }
         r.checkpoints += 1;
         if let Some((outcome, verified)) = verdict {
             gr.verified = verified.map(|(ok, _)| ok);
@@ -1051,6 +1061,7 @@ fn checkpoint(
         Ok(())
     })?;
     // Written: the in-memory rote table learns it, and nothing stays pending.
+    pending.resumed_at = None;
     let mut table = rote.borrow_mut();
     for (k, e) in learned {
         table.insert(k, e);

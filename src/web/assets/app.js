@@ -921,7 +921,7 @@ async function pollSession() {
       el('div', { class: 'note' }, `${s.root} · ${goals}`),
       // A full disk, or why it failed or paused itself: said where the state is.
       ...[s.checkpoint_trouble, s.error].filter(Boolean).map(t => el('div', { class: 'error', id: 'session-trouble' }, t)));
-    document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite));
+    document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite, s.goals || []));
     const count = document.getElementById('curve-count');
     count.textContent = `${c.total} points`;
     count.dataset.points = c.total;
@@ -951,8 +951,8 @@ async function pollSession() {
 }
 
 // The root's pn (red) and dpn (blue) against the iteration, log scale, one panel a question
-// (the paper's Figures 7 to 9).
-function drawChart(points, infinite) {
+// (the paper's Figures 7 to 9); an orange line where a run resumed from a checkpoint.
+function drawChart(points, infinite, goalRecords) {
   const goals = [...new Set(points.map(p => p.goal))];
   const W = 760, H = 230, L = 60, R = 20, T = 24, B = 30;
   const holder = el('div', { id: 'chart' });
@@ -981,6 +981,15 @@ function drawChart(points, infinite) {
       const t = sv('text', { x, y: H - 8, 'text-anchor': anchor });
       t.textContent = label;
       svg.append(t);
+    }
+    const record = goalRecords.find(r => r.attacker === g);
+    for (const at of (record && record.resumed_at) || []) {
+      if (at > maxX) continue;
+      const line = sv('line', { class: 'resumed', x1: lx(at), x2: lx(at), y1: T, y2: H - B });
+      const tip = sv('title', {});
+      tip.textContent = `resumed from a checkpoint at iteration ${fmtNumber(at)}`;
+      line.append(tip);
+      svg.append(line);
     }
     for (const [key, cls] of [['pn', 'pn'], ['dpn', 'dpn']]) {
       const pts = ps.filter(p => finite(p[key])).map(p => `${lx(p.iteration).toFixed(1)},${ly(p[key]).toFixed(1)}`);
