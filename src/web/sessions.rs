@@ -162,8 +162,24 @@ struct Cached {
     logged: Vec<Row>,
 }
 
-#[derive(Default)]
-pub struct CurveCache(Mutex<HashMap<u64, Cached>>);
+/// The curves kept between polls. One refresh at a time (`refresh`): a crowd of first
+/// views reads the store and the log once, the rest find it fresh; at most two plots are
+/// drawn at once (`plots`), each a bitmap of megabytes.
+pub struct CurveCache {
+    curves: Mutex<HashMap<u64, Cached>>,
+    refresh: tokio::sync::Mutex<()>,
+    plots: tokio::sync::Semaphore,
+}
+
+impl Default for CurveCache {
+    fn default() -> CurveCache {
+        CurveCache {
+            curves: Mutex::default(),
+            refresh: tokio::sync::Mutex::new(()),
+            plots: tokio::sync::Semaphore::new(2),
+        }
+    }
+}
 
 /// Reads the log lines written since `offset` (whole lines only), returning them and the new
 /// offset. On a first read of a long log, only its last `LOG_CHUNK` bytes.
@@ -262,6 +278,7 @@ fn extend_stored(stored: &mut Vec<Row>, new: Vec<Row>) {
 /// The curve now: reads the stored points written since the last look when a checkpoint
 /// was written since, and the log's new lines.
 async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Row>), ApiError> {
+    let _refreshing = state.curves.refresh.lock().await;
     let status = ask(state, StatusOf { id }).await?;
     let checkpoints = Some(status.checkpoints);
     let attackers: Vec<String> = status
@@ -270,7 +287,7 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Ro
         .map(|g| g.attacker.name().to_string())
         .collect();
     let (stale, since) = {
-        let c = state.curves.0.lock().expect("curve lock");
+        let c = state.curves.curves.lock().expect("curve lock");
         let e = c.get(&id);
         (
             e.is_none_or(|c| c.checkpoints != checkpoints),
@@ -281,7 +298,7 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Ro
         let incremental = since.is_some();
         let points = ask(state, protocol::Curve { id, since }).await?;
         let new = answers::CurvePoint::rows(&points);
-        let mut c = state.curves.0.lock().expect("curve lock");
+        let mut c = state.curves.curves.lock().expect("curve lock");
         let e = c.entry(id).or_default();
         e.checkpoints = checkpoints;
         if incremental {
@@ -292,11 +309,11 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Ro
     }
     let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
     let offset = {
-        let c = state.curves.0.lock().expect("curve lock");
+        let c = state.curves.curves.lock().expect("curve lock");
         c.get(&id).map_or(0, |c| c.log_offset)
     };
     let (lines, next) = blocking(move || Ok(read_log(&path, offset, false))).await?;
-    let mut c = state.curves.0.lock().expect("curve lock");
+    let mut c = state.curves.curves.lock().expect("curve lock");
     let e = c.entry(id).or_default();
     e.log_offset = next;
     for p in lines {
@@ -390,6 +407,11 @@ pub async fn curve_png(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = session_id(&id)?;
+    // The turn first: a crowd waiting for it holds no copy of the curve meanwhile.
+    let _plotting = state.curves.plots.acquire().await.map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("no turn to draw: {e}"),
+    })?;
     let (status, rows) = current_curve(&state, id).await?;
     if rows.is_empty() {
         return Err(ApiError {
@@ -397,7 +419,7 @@ pub async fn curve_png(
             message: format!("session {id} has no curve points yet"),
         });
     }
-    let title = format!("{} (session {id})", status.name);
+    let figure = status.figure();
     let bytes = blocking(move || {
         // A private directory of its own: nobody else can place a file where the plot goes.
         let dir = tempfile::tempdir().map_err(|e| ApiError {
@@ -405,7 +427,7 @@ pub async fn curve_png(
             message: format!("cannot make a temporary directory: {e}"),
         })?;
         let path = dir.path().join("curve.png");
-        curve::draw_plot(&path, &title, &rows, &curve::Plot::default())
+        curve::draw_plot(&path, &figure, &rows, &curve::Plot::default())
             .map_err(|e| ApiError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 message: e.to_string(),
