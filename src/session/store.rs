@@ -88,6 +88,10 @@ pub enum StoreError {
         "store {path}: it failed writing ({why}) and takes no more writes until the process that has it open restarts"
     )]
     Poisoned { path: PathBuf, why: String },
+    /// A write met damage in what it had to read (a blob file deleted, cut short or
+    /// changed): the store takes other writes still, and a restart would not mend it.
+    #[error("store {path}: its files are damaged ({message}){DAMAGED_HINT}")]
+    Damaged { path: PathBuf, message: String },
 }
 
 /// A key and its value.
@@ -249,10 +253,14 @@ impl SledStore {
     fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
         let err = |e: sled::Error| StoreError::Backend {
             path: path.to_path_buf(),
-            message: if is_locked(&e) {
-                format!("{e}: another process has the store open")
-            } else {
-                format!("{e}{DAMAGED_HINT}")
+            message: match &e {
+                e if is_locked(e) => format!("{e}: another process has the store open"),
+                // sled's own words ("Read corrupted data at file offset None backtrace ()")
+                // name neither the damage nor a way out.
+                sled::Error::Corruption { .. } => {
+                    format!("its files are damaged (sled: corrupted data){DAMAGED_HINT}")
+                }
+                e => format!("{e}{DAMAGED_HINT}"),
             },
         };
         remove_unfinished_snapshots(path);
@@ -348,7 +356,12 @@ impl SledStore {
                     }
                     Ok(())
                 });
-            result.map_err(|e| format!("{e:?}"))
+            result.map_err(|e| match e {
+                sled::transaction::TransactionError::Storage(e) => e,
+                sled::transaction::TransactionError::Abort(()) => {
+                    sled::Error::Unsupported("the transaction aborted".into())
+                }
+            })
         })
     }
 
@@ -361,7 +374,7 @@ impl SledStore {
     fn bounded(
         &self,
         what: &str,
-        f: impl FnOnce() -> Result<(), String> + Send + 'static,
+        f: impl FnOnce() -> Result<(), sled::Error> + Send + 'static,
     ) -> Result<(), StoreError> {
         use crossbeam_channel::RecvTimeoutError;
         let (done, result) = crossbeam_channel::bounded(1);
@@ -377,7 +390,22 @@ impl SledStore {
         let start = std::time::Instant::now();
         loop {
             match result.recv_timeout(std::time::Duration::from_secs(1)) {
-                Ok(r) => return r.map_err(|e| self.err(e)),
+                Ok(r) => {
+                    return r.map_err(|e| match &e {
+                        // A page that could not be read back: damage, not a failed write.
+                        sled::Error::Corruption { .. } => StoreError::Damaged {
+                            path: self.path.clone(),
+                            message: format!("sled: {e:?}"),
+                        },
+                        sled::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
+                            StoreError::Damaged {
+                                path: self.path.clone(),
+                                message: format!("a file of it is missing: {io}"),
+                            }
+                        }
+                        _ => self.err(format!("{e:?}")),
+                    });
+                }
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.err(format!("sled's {what} panicked")));
                 }
@@ -406,10 +434,8 @@ impl SledStore {
     fn flush(&self) -> Result<(), StoreError> {
         self.writable()?;
         let db = self.with(|s| Ok(s.db.clone()))?;
-        self.bounded("flush", move || {
-            db.flush().map(|_| ()).map_err(|e| e.to_string())
-        })
-        .inspect_err(|e| self.poison(e))
+        self.bounded("flush", move || db.flush().map(|_| ()))
+            .inspect_err(|e| self.poison(e))
     }
 
     /// Refuses a write once one failed (a write to a failed sled may block for good).
@@ -423,9 +449,11 @@ impl SledStore {
         }
     }
 
-    /// Notes write error `e` as the one the store keeps.
+    /// Notes write error `e` as the one the store keeps, unless it is damage met reading.
     fn poison(&self, e: &StoreError) {
-        let _ = self.poisoned.set(e.to_string());
+        if !matches!(e, StoreError::Damaged { .. }) {
+            let _ = self.poisoned.set(e.to_string());
+        }
     }
 
     fn err(&self, e: impl std::fmt::Display) -> StoreError {
