@@ -78,18 +78,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     let settings = new_settings(config, pos, args.db.clone(), Some(args.algo))
         .map_err(|e| Failure::input(anyhow!(e)))?;
     let dir = DataDir::new(&config.data_dir);
-    // Another command may hold the lock for a moment (`session list` reading the store):
-    // wait for it, unless a daemon (or a solve) answers on the socket and keeps it.
-    let mut lock = daemon::lock(&dir);
-    let waited = Instant::now();
-    while matches!(lock, Err(DaemonError::Locked { .. }))
-        && std::os::unix::net::UnixStream::connect(dir.socket()).is_err()
-        && waited.elapsed() < Duration::from_secs(5)
-    {
-        std::thread::sleep(Duration::from_millis(20));
-        lock = daemon::lock(&dir);
-    }
-    let _lock = match lock {
+    let _lock = match daemon::datadir::lock_patiently(&dir, Duration::from_secs(5)) {
         Ok(l) => l,
         Err(DaemonError::Locked { pid, .. }) => {
             eprintln!(

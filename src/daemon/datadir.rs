@@ -15,6 +15,7 @@ use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
@@ -113,8 +114,29 @@ pub struct DataLock {
 /// What a data directory that cannot be created is called in its error.
 const DATA_DIR_UNMADE: &str = "cannot create the data directory";
 
-/// Takes the data directory's lock, or names the process that holds it.
+/// Takes the data directory's lock as `lock` does, waiting up to `patience` while another
+/// command holds it for a moment (`session list` reading the store); a daemon (or a solve)
+/// that answers on the socket keeps it, and is named at once.
+pub fn lock_patiently(dir: &DataDir, patience: Duration) -> Result<DataLock, DaemonError> {
+    let since = Instant::now();
+    loop {
+        match lock(dir) {
+            Err(DaemonError::Locked { .. })
+                if since.elapsed() < patience
+                    && std::os::unix::net::UnixStream::connect(dir.socket()).is_err() =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Takes the data directory's lock, or names the process that holds it. The process that
+/// holds it writes the directory's files, which are its owner's alone: its umask becomes 077
+/// (`owner_only_files`), whether it is the daemon or a command working without one.
 pub fn lock(dir: &DataDir) -> Result<DataLock, DaemonError> {
+    owner_only_files();
     let io = |what, source| DaemonError::Io {
         what,
         path: dir.lock(),
@@ -226,7 +248,7 @@ pub fn make_private(root: &Path) -> Result<Privacy, DaemonError> {
 
 /// Every file and directory this process creates from here on is its owner's alone (umask
 /// 077), so the daemon's store, logs, certificates and curves are born unreadable to others.
-/// The daemon calls it first, before it creates anything.
+/// Taking the data directory's lock calls it, before anything is created there.
 pub fn owner_only_files() {
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Service;
-use super::datadir::{self, DaemonError, DataDir, lock, open_sessions};
+use super::datadir::{self, DaemonError, DataDir, open_sessions};
 use super::protocol::{Answer, Envelope, PROTOCOL};
 use super::shutdown::Shutdown;
 use crate::config::Config;
@@ -63,13 +63,18 @@ pub fn answer(service: &Service, listener: &UnixListener, shutdown: &Shutdown) {
     let _ = std::fs::remove_file(&socket);
 }
 
+/// How long a starting daemon waits for a command that holds the data directory's lock.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
 /// running session is checkpointed before it returns. Sets the process's umask to 077
 /// first: what the daemon writes is its owner's alone.
 pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError> {
     datadir::owner_only_files();
     let dir = DataDir::new(&config.data_dir);
-    let _lock = lock(&dir)?;
+    // A command may hold the lock for a moment, as one does that a daemon restarting after
+    // a store failure meets (its clients open the store themselves while it is away).
+    let _lock = datadir::lock_patiently(&dir, LOCK_PATIENCE)?;
     let sessions = open_sessions(&dir, &config)?;
     let listener = bind(&dir)?;
     // Ready once it listens: resuming the sessions is work, not start-up.
