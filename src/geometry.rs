@@ -42,6 +42,16 @@ pub const SUPPORTED: [(u8, u8); 12] = [
     (9, 5),
 ];
 
+/// Input text as an error quotes it: whole up to 40 characters, else its start and how
+/// long it was (a 100 kB argument is not echoed back whole).
+pub fn clipped(text: &str) -> String {
+    const MOST: usize = 40;
+    match text.char_indices().nth(MOST) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}... ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum BoardError {
     #[error("malformed board '{0}': expected RxC such as 5x9")]
@@ -190,7 +200,7 @@ impl FromStr for Board {
     type Err = BoardError;
 
     fn from_str(s: &str) -> Result<Board, BoardError> {
-        let malformed = || BoardError::Malformed(s.to_string());
+        let malformed = || BoardError::Malformed(clipped(s));
         let number = |t: &str| {
             let plain = !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
             if plain && !t.starts_with('0') {
@@ -384,6 +394,17 @@ impl Geometry {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn long_input_is_quoted_by_its_start() {
+        assert_eq!(clipped("5x9"), "5x9");
+        let long = "W".repeat(100_000);
+        let shown = format!("{}", "x".parse::<Board>().map(|_| ()).unwrap_err());
+        assert_eq!(shown, "malformed board 'x': expected RxC such as 5x9");
+        let shown = long.parse::<Board>().unwrap_err().to_string();
+        assert!(shown.len() < 120, "{shown}");
+        assert!(shown.contains("... (100000 characters)"), "{shown}");
+    }
     use super::*;
 
     #[test]

@@ -180,17 +180,17 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
     }
     let tokens: Vec<&str> = text.split('-').collect();
     if tokens.len() < 2 {
-        return Err(MoveError::Syntax(text.to_string()));
+        return Err(MoveError::Syntax(crate::geometry::clipped(text)));
     }
     if tokens.len() > MAX_STEPS + 1 {
         return Err(MoveError::TooManySteps {
-            text: text.to_string(),
+            text: crate::geometry::clipped(text),
             steps: tokens.len() - 1,
         });
     }
     let point = |t: &str| {
         board.parse_point(t).ok_or(MoveError::BadPoint {
-            text: t.to_string(),
+            text: crate::geometry::clipped(t),
             board,
         })
     };
@@ -416,7 +416,8 @@ mod tests {
         assert_eq!(
             Move::parse(&start, &long),
             Err(MoveError::TooManySteps {
-                text: long.clone(),
+                // Quoted by its start: a long move is not echoed back whole.
+                text: crate::geometry::clipped(&long),
                 steps: 46
             })
         );

@@ -289,7 +289,7 @@ impl FromStr for Position {
             Some(other) => return Err(PositionError::BadSide(other.to_string())),
         };
         if let Some(extra) = parts.next() {
-            return Err(PositionError::Trailing(extra.to_string()));
+            return Err(PositionError::Trailing(crate::geometry::clipped(extra)));
         }
         let rows: Vec<&str> = rows_text.split('/').collect();
         let expected = rows[0].chars().count();
