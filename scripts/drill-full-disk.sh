@@ -17,8 +17,8 @@ board=${1:-9x3}
 size=${2:-2048}
 db=${3:-}
 [ "$(id -u)" = 0 ] || { echo "the drill mounts a tmpfs: run it as root" >&2; exit 2; }
-cargo build --release --quiet
-bin=$PWD/target/release/fanorona
+source scripts/lib/drill.sh
+bin=$(drill_bin)
 tmp=$(mktemp -d)
 mnt=$tmp/disk
 mkdir "$mnt"
@@ -26,23 +26,10 @@ mount -t tmpfs -o size="${size}m" tmpfs "$mnt"
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; umount "$mnt" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 printf 'second_level = "300"\ncheckpoint_interval = "200ms"\nlog_level = "info"\n' >"$tmp/config.toml"
 f=("$bin" --config "$tmp/config.toml" --data-dir "$mnt/data")
-status() { "${f[@]}" session status "$1" --json 2>/dev/null || echo '{}'; }
-field() { python3 -c "import json,sys; v=json.load(sys.stdin); print(v$1)" 2>/dev/null || echo '?'; }
 failing() { status "$id" | field '.get("checkpoint_failure") is not None'; }
-start_daemon() {
-    "${f[@]}" daemon 2>>"$tmp/daemon.log" &
-    daemon=$!
-    for _ in $(seq 200); do
-        python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$mnt/data/daemon.sock" 2>/dev/null && return
-        sleep 0.05
-    done
-    echo "the daemon did not start" >&2; tail -5 "$tmp/daemon.log" >&2; exit 1
-}
 # Fills the disk (the filler's last write fails with ENOSPC) and frees it.
 fill() { dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2>/dev/null || true; sync; }
 free() { rm -f "$mnt/filler"; }
-# Seconds since $1 (a `date +%s.%N`), with $2 appended (`> 90` asks whether it is past 90).
-elapsed() { python3 -c "print(round($(date +%s.%N) - $1, 1) ${2:-})"; }
 # Waits until `failing` says $1 (True or False), at most $2 s, else fails saying $3; sets
 # `waited` to the seconds it took.
 await_failing() {
@@ -63,7 +50,7 @@ if [ -z "$db" ]; then
 fi
 reference=$("${f[@]}" solve "$board" --no-store --algo pn2 --db "$db" --json 2>/dev/null | field '["value"]')
 echo "uninterrupted: $board is a $reference"
-start_daemon
+start_daemon "$mnt/data/daemon.sock"
 id=$("${f[@]}" session start "$board" --db "$db" --json | field '["id"]')
 until [ "$(status "$id" | field '["checkpoints"]')" -ge 3 ] 2>/dev/null; do sleep 0.1; done
 
@@ -96,7 +83,7 @@ for how in TERM KILL; do
         fi
     fi
     free
-    start_daemon
+    start_daemon "$mnt/data/daemon.sock"
     [ "$(status "$id" | field '["state"]')" != '?' ] && ok "the store opens after the SIG$how on a full disk (checkpoint $(status "$id" | field '["checkpoints"]'))" \
         || bad "the store does not open: $("${f[@]}" session status "$id" 2>&1 | tail -1)"
 done

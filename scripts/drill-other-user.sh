@@ -10,11 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run it as root: it needs a second uid" >&2; exit 2; }
 other=65534
-bin=${FANORONA_BIN:-}
-if [ -z "$bin" ]; then
-    cargo build --release --quiet
-    bin=$PWD/target/release/fanorona
-fi
+source scripts/lib/drill.sh
+bin=$(drill_bin)
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # The other user may reach the temporary directory: only the data directory stands between.
