@@ -95,13 +95,21 @@ fn refusal(e: &clap::Error) -> String {
             ),
             _ => clap_line(e),
         },
-        (ErrorKind::ArgumentConflict, Some(arg), _) => match text(ContextKind::PriorArg) {
-            Some(prior) if prior == *arg => {
-                format!("the argument {arg} cannot be used multiple times")
+        (ErrorKind::ArgumentConflict, _, _) => {
+            let prior = text(ContextKind::PriorArg);
+            match (&arg, text(ContextKind::InvalidSubcommand), prior) {
+                (Some(arg), _, Some(prior)) if prior == *arg => {
+                    format!("the argument {arg} cannot be used multiple times")
+                }
+                (Some(arg), _, Some(prior)) => {
+                    format!("the argument {arg} cannot be used with {prior}")
+                }
+                (None, Some(sub), Some(prior)) => {
+                    format!("the subcommand {sub} cannot be used with {prior}")
+                }
+                _ => clap_line(e),
             }
-            Some(prior) => format!("the argument {arg} cannot be used with {prior}"),
-            None => format!("the argument {arg} cannot be used with one of the others given"),
-        },
+        }
         (ErrorKind::InvalidSubcommand, _, _) => match text(ContextKind::InvalidSubcommand) {
             Some(sub) => format!("unrecognized subcommand {sub}"),
             None => clap_line(e),

@@ -513,7 +513,7 @@ fn bench_store_measures_and_removes_the_scratch_stores_of_interrupted_runs() {
     let o = Command::new(env!("CARGO_BIN_EXE_fanorona"))
         .args([
             "bench",
-            "--store",
+            "store",
             "--tree-nodes",
             "20000",
             "--seconds",
@@ -537,4 +537,31 @@ fn bench_store_measures_and_removes_the_scratch_stores_of_interrupted_runs() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn the_bench_workloads_are_subcommands_and_their_old_flags_still_run_them() {
+    // The old flag and the subcommand run the same workload: the same signature.
+    let new = json(&["bench", "tables", "--repeat", "1", "--json"]);
+    let old = json(&["bench", "--tables", "--repeat", "1", "--json"]);
+    assert!(new["nodes"].as_u64().unwrap() > 0, "{new}");
+    assert_eq!(new["nodes"], old["nodes"]);
+    assert_eq!(new["runs"].as_array().unwrap().len(), 6, "{new}");
+    // The help lists the subcommands, not the old flags.
+    let help = stdout(&run(&["bench", "--help"]));
+    for workload in ["solvers", "certificates", "agents", "tables", "store"] {
+        assert!(help.contains(&format!("  {workload} ")), "{help}");
+        assert!(!help.contains(&format!("--{workload}")), "{help}");
+    }
+    // The perft workload's options are not a subcommand's, nor the old flags' mixed with one.
+    assert_bad_input(
+        &["bench", "--threads", "2", "solvers"],
+        "cannot be used with '--threads",
+    );
+    assert_bad_input(&["bench", "--tables", "--agents"], "cannot be used with");
+    assert_bad_input(&["bench", "--from", "x"], "--store");
+    assert_bad_input(
+        &["bench", "store", "--from", "x", "--seconds", "1"],
+        "cannot be used with",
+    );
 }

@@ -297,53 +297,8 @@ pub enum Command {
         command: DbCommand,
     },
     /// A fixed perft workload: its total count is a signature of the rules; prints the speed.
-    /// With --solvers, --certificates, --agents or --store: those workloads instead.
-    Bench {
-        /// Benchmark the proof-number solvers instead of move generation.
-        #[arg(long, conflicts_with = "store")]
-        solvers: bool,
-        /// Benchmark certificates: writing them (as a share of the search) and checking
-        /// them (nodes a second); with --db DIR also 5x7 over its tables.
-        #[arg(long, conflicts_with_all = ["store", "solvers"])]
-        certificates: bool,
-        /// Benchmark the players: alpha-beta nodes and MCTS playouts a second; with --db DIR
-        /// also perfect play's moves from 5x9 table positions.
-        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates"])]
-        agents: bool,
-        /// Benchmark the tables' indices: positions ranked a second under the paper's index
-        /// and the symmetric one; with --db DIR also random probes of its largest slices.
-        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates", "agents"])]
-        tables: bool,
-        /// Benchmark the session store: resuming a large first-level tree, its size on
-        /// disk, and the solve rate with checkpoints every second against none.
-        #[arg(long)]
-        store: bool,
-        /// With --tables: also random probes of the largest slices of the 5x9 tables in DIR.
-        /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
-        /// With --certificates: also 5x7 over the tables in DIR. With --agents: also perfect
-        /// play over the 5x9 tables in DIR.
-        #[arg(long, value_name = "DIR")]
-        db: Option<PathBuf>,
-        /// With --store: instead of a synthetic tree, time resuming (and rewriting) every
-        /// first-level tree of the sessions in this data directory (give a copy: an older
-        /// store is upgraded first, and the upgrade timed).
-        #[arg(long, value_name = "DATA_DIR", requires = "store")]
-        from: Option<PathBuf>,
-        /// With --store: nodes in the first-level tree to resume.
-        #[arg(long, default_value_t = 10_000_000, requires = "store")]
-        tree_nodes: usize,
-        /// With --store: seconds of each solve-rate run.
-        #[arg(long, default_value_t = 5.0, requires = "store")]
-        seconds: f64,
-        /// Worker threads of the perft workload.
-        #[arg(long, default_value = "1", value_parser = threads)]
-        threads: usize,
-        /// Runs per board; the median time is reported.
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-        repeat: u32,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    /// Its subcommands run the other workloads.
+    Bench(bench::BenchArgs),
 }
 
 /// The tables' directory: `--db` everywhere (`--dir` still taken on the `db` commands).
@@ -529,7 +484,7 @@ impl Command {
             Command::Show { .. }
             | Command::Moves { .. }
             | Command::Perft { .. }
-            | Command::Bench { .. } => (false, false),
+            | Command::Bench(_) => (false, false),
             Command::Db { .. }
             | Command::Verify { .. }
             | Command::Stitch { .. }
@@ -557,7 +512,7 @@ impl Command {
             Command::Rote { .. } => "rote",
             Command::Store { .. } => "store",
             Command::Db { .. } => "db",
-            Command::Bench { .. } => "bench",
+            Command::Bench(_) => "bench",
         }
     }
 }
@@ -667,60 +622,7 @@ pub fn run(cli: Cli) -> CliResult {
             threads,
             json: out.json,
         }),
-        Command::Bench {
-            store: true,
-            from: Some(dir),
-            repeat,
-            out,
-            ..
-        } => bench_store::resume_from(&dir, repeat as usize, out.json),
-        Command::Bench {
-            store: true,
-            tree_nodes,
-            seconds,
-            repeat,
-            out,
-            ..
-        } => bench_store::bench(
-            tree_nodes.max(1),
-            repeat as usize,
-            seconds.clamp(0.1, 3600.0),
-            out.json,
-        ),
-        Command::Bench {
-            agents: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_agents::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            certificates: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_certificates::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            tables: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_tables::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            solvers: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => solve::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            threads,
-            repeat,
-            out,
-            ..
-        } => rules::bench(threads, repeat as usize, out.json),
+        Command::Bench(args) => bench::command(args),
     }
 }
 

@@ -550,7 +550,7 @@ fn one_or_both(
     }
 }
 
-/// The fixed workload of `fanorona bench --solvers`: starts solved without tables.
+/// The fixed workload of `fanorona bench solvers`: starts solved without tables.
 const SOLVER_BENCH: [(&str, Algorithm); 4] = [
     ("3x7", Algorithm::Pn),
     ("7x3", Algorithm::Pn),
