@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::output::{CliResult, counted};
 use crate::cli::{JsonFlag, bench_agents, bench_certificates, bench_store, bench_tables};
-use crate::cli::{rules, solve};
+use crate::cli::{help, rules, solve};
 use crate::out;
 
 /// `fanorona bench [WORKLOAD]`: the perft workload without a subcommand.
@@ -37,6 +37,7 @@ pub enum Workload {
     ///
     /// Searches the 3x7 and 7x3 starts with PN and PN²; the nodes they create are a signature
     /// of the search, and the speed is printed.
+    #[command(after_long_help = help::BENCH_SOLVERS)]
     Solvers {
         /// The 5x9 start over the 5x9 tables in DIR instead, both questions at once.
         #[arg(long, value_name = "DIR")]
@@ -46,7 +47,12 @@ pub enum Workload {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Certificates: writing them (a share of the search) and checking them (nodes a second).
+    /// Certificates: what writing them costs a search, and how fast they are checked.
+    ///
+    /// Searches 3x7 and 7x3 by PN, which keeps its whole tree, writes each decided question's
+    /// certificate and checks it: writing as a share of the search, checking in nodes a
+    /// second.
+    #[command(after_long_help = help::BENCH_CERTIFICATES)]
     Certificates {
         /// Also 5x7 over the 5x7 tables in DIR.
         #[arg(long, value_name = "DIR")]
@@ -57,6 +63,10 @@ pub enum Workload {
         out: JsonFlag,
     },
     /// The players: alpha-beta nodes and MCTS playouts a second on 5x9 positions.
+    ///
+    /// Alpha-beta 6 plies deep and 20,000 MCTS playouts, from the 5x9 start and the
+    /// positions after d3-e3A and f2-e3A.
+    #[command(after_long_help = help::BENCH_AGENTS)]
     Agents {
         /// Also perfect play's moves from 5x9 positions over the 5x9 tables in DIR.
         #[arg(long, value_name = "DIR")]
@@ -66,7 +76,11 @@ pub enum Workload {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// The tables' indices: positions ranked a second, the paper's index and the symmetric one.
+    /// The tables' indices: positions ranked a second, paper's and symmetric.
+    ///
+    /// A fixed sample of positions of the largest 9-piece 5x9 slices, ranked under both
+    /// indices.
+    #[command(after_long_help = help::BENCH_TABLES)]
     Tables {
         /// Also random probes of the largest slices of the 5x9 tables in DIR.
         #[arg(long, value_name = "DIR")]
@@ -76,15 +90,16 @@ pub enum Workload {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// The session store: resuming a large first-level tree, its size, the cost of checkpoints.
+    /// The session store: resuming a large tree, its size, what checkpoints cost.
     ///
     /// Writes a synthetic first-level tree to a scratch store and resumes it, reports the
     /// store's size on disk, and compares the solve rate with a checkpoint every second
     /// against none.
+    #[command(after_long_help = help::BENCH_STORE)]
     Store {
-        /// Instead, time resuming every first-level tree of the sessions in this data directory.
+        /// Instead, resume the sessions' trees of this data directory.
         ///
-        /// Each tree is also rewritten: give a copy. An older store is upgraded first, and
+        /// Each of their first-level trees is timed resuming, and rewritten: give a copy. An older store is upgraded first, and
         /// the upgrade timed.
         #[arg(long, value_name = "DATA_DIR")]
         from: Option<PathBuf>,
