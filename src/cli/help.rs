@@ -253,6 +253,18 @@ Examples:
   fanorona bench store --tree-nodes 20000 --seconds 0.2 --repeat 1 --json
   fanorona bench store --from copy-of-data     # a copy: its trees are rewritten";
 
+pub const COMPLETIONS: &str = "\
+Examples:
+  fanorona completions bash > ~/.local/share/bash-completion/completions/fanorona
+  fanorona completions zsh > ~/.zfunc/_fanorona
+  fanorona completions fish > ~/.config/fish/completions/fanorona.fish";
+
+pub const MAN: &str = "\
+Examples:
+  fanorona man pages                   # pages/fanorona.1, pages/fanorona-solve.1, ...
+  man -l pages/fanorona-session-start.1
+  fanorona man ~/.local/share/man/man1 # then: man fanorona-session-start";
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};

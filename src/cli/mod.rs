@@ -9,6 +9,7 @@ pub mod certificate;
 pub mod db;
 pub mod game_batch;
 pub mod help;
+pub mod manual;
 pub mod output;
 pub mod play;
 pub mod rules;
@@ -54,8 +55,8 @@ pub struct Cli {
     /// Settings file (default: $FANORONA_CONFIG or ./config.toml).
     ///
     /// Without the flag: $FANORONA_CONFIG, else config.toml in the current directory if there
-    /// is one, else the defaults. Read by every command but show, moves, perft and bench,
-    /// which refuse it.
+    /// is one, else the defaults. Read by every command but show, moves, perft, bench,
+    /// completions and man, which refuse it.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Data directory (default: $FANORONA_DATA_DIR or the config's).
@@ -387,6 +388,29 @@ pub enum Command {
     /// behaviour does (296000662); the speed is the sum of the median times.
     #[command(after_long_help = help::BENCH)]
     Bench(bench::BenchArgs),
+    /// Print the shell completion script for fanorona (bash, zsh, fish, elvish, powershell).
+    ///
+    /// It completes every command, subcommand and option, and the values of the options
+    /// that have a fixed few. Write it where the shell looks for completions, or source it.
+    #[command(after_long_help = help::COMPLETIONS)]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages: one for fanorona and one for each command and subcommand.
+    ///
+    /// Each is named by the words that run it: fanorona.1, fanorona-solve.1,
+    /// fanorona-session.1, fanorona-session-start.1. Read one with `man -l FILE`; written to a
+    /// man1 directory of the manual's path (such as ~/.local/share/man/man1), they are
+    /// `man fanorona-session-start`.
+    #[command(after_long_help = help::MAN)]
+    Man {
+        /// The directory to write them to (made if it is not there).
+        dir: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
 }
 
 /// The tables' directory: `--db` everywhere (`--dir` still taken on the `db` commands).
@@ -604,7 +628,9 @@ impl Command {
             Command::Show { .. }
             | Command::Moves { .. }
             | Command::Perft { .. }
-            | Command::Bench(_) => (false, false),
+            | Command::Bench(_)
+            | Command::Completions { .. }
+            | Command::Man { .. } => (false, false),
             Command::Db { .. }
             | Command::Verify { .. }
             | Command::Stitch { .. }
@@ -633,6 +659,8 @@ impl Command {
             Command::Store { .. } => "store",
             Command::Db { .. } => "db",
             Command::Bench(_) => "bench",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
         }
     }
 }
@@ -743,6 +771,8 @@ pub fn run(cli: Cli) -> CliResult {
             json: out.json,
         }),
         Command::Bench(args) => bench::command(args),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { dir, out } => manual::man(&dir, out.json),
     }
 }
 
