@@ -24,17 +24,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // One line: what is wrong, and the help of the command that was meant.
-            let text = e.render().to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let message = format!(
-                "{} (see '{} --help')",
-                first.join(" ").trim_start_matches("error: "),
-                command_named()
-            );
+            let message = format!("{} (see '{} --help')", refusal(&e), command_named());
             return fail(&message, 2, json);
         }
     };
@@ -55,6 +45,96 @@ fn parse() -> Result<cli::Cli, clap::Error> {
     }
     let matches = negatives(cli::Cli::command()).try_get_matches()?;
     cli::Cli::from_arg_matches(&matches)
+}
+
+/// What is wrong with a command line clap refused, in one line, from the error's parts (the
+/// argument, the value, the validator's reason), then the similar names clap found.
+fn refusal(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    // A name, or a list of them, as clap quotes them.
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(format!("'{s}'")),
+        Some(ContextValue::Strings(all)) if !all.is_empty() => Some(
+            all.iter()
+                .map(|s| format!("'{s}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        _ => None,
+    };
+    let bare = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg);
+    let what = match (e.kind(), &arg, bare(ContextKind::InvalidValue)) {
+        (ErrorKind::InvalidValue, Some(arg), Some("")) => {
+            format!("a value is required for {arg} but none was supplied")
+        }
+        (ErrorKind::InvalidValue, Some(arg), Some(value)) => match e.get(ContextKind::ValidValue) {
+            Some(ContextValue::Strings(valid)) if !valid.is_empty() => format!(
+                "invalid value '{value}' for {arg} [possible values: {}]",
+                valid.join(", ")
+            ),
+            _ => format!("invalid value '{value}' for {arg}"),
+        },
+        (ErrorKind::ValueValidation, Some(arg), Some(value)) => {
+            match std::error::Error::source(e) {
+                Some(reason) => format!("invalid value '{value}' for {arg}: {reason}"),
+                None => format!("invalid value '{value}' for {arg}"),
+            }
+        }
+        (ErrorKind::TooManyValues, Some(arg), Some(value)) => {
+            format!("unexpected value '{value}' for {arg} found; no more were expected")
+        }
+        (ErrorKind::UnknownArgument, Some(arg), _) => format!("unexpected argument {arg} found"),
+        (ErrorKind::MissingRequiredArgument, Some(_), _) => match e.get(ContextKind::InvalidArg) {
+            Some(ContextValue::Strings(missing)) => format!(
+                "the following required arguments were not provided: {}",
+                missing.join(", ")
+            ),
+            _ => clap_line(e),
+        },
+        (ErrorKind::ArgumentConflict, _, _) => {
+            let prior = text(ContextKind::PriorArg);
+            match (&arg, text(ContextKind::InvalidSubcommand), prior) {
+                (Some(arg), _, Some(prior)) if prior == *arg => {
+                    format!("the argument {arg} cannot be used multiple times")
+                }
+                (Some(arg), _, Some(prior)) => {
+                    format!("the argument {arg} cannot be used with {prior}")
+                }
+                (None, Some(sub), Some(prior)) => {
+                    format!("the subcommand {sub} cannot be used with {prior}")
+                }
+                _ => clap_line(e),
+            }
+        }
+        (ErrorKind::InvalidSubcommand, _, _) => match text(ContextKind::InvalidSubcommand) {
+            Some(sub) => format!("unrecognized subcommand {sub}"),
+            None => clap_line(e),
+        },
+        // The kinds that carry no parts to build from.
+        _ => clap_line(e),
+    };
+    let similar = [
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+    ]
+    .into_iter()
+    .find_map(text);
+    match similar {
+        Some(names) => format!("{what}; did you mean {names}?"),
+        None => what,
+    }
+}
+
+/// clap's own message, its first line: for the errors that carry no parts to build one from.
+fn clap_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    first.trim().trim_start_matches("error: ").to_string()
 }
 
 /// Reports a failure: one line on stderr, or with --json one object on stdout.

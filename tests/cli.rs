@@ -513,7 +513,7 @@ fn bench_store_measures_and_removes_the_scratch_stores_of_interrupted_runs() {
     let o = Command::new(env!("CARGO_BIN_EXE_fanorona"))
         .args([
             "bench",
-            "--store",
+            "store",
             "--tree-nodes",
             "20000",
             "--seconds",
@@ -537,4 +537,84 @@ fn bench_store_measures_and_removes_the_scratch_stores_of_interrupted_runs() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn the_bench_workloads_are_subcommands_and_their_old_flags_still_run_them() {
+    // The old flag and the subcommand run the same workload: the same signature.
+    let new = json(&["bench", "tables", "--repeat", "1", "--json"]);
+    let old = json(&["bench", "--tables", "--repeat", "1", "--json"]);
+    assert!(new["nodes"].as_u64().unwrap() > 0, "{new}");
+    assert_eq!(new["nodes"], old["nodes"]);
+    assert_eq!(new["runs"].as_array().unwrap().len(), 6, "{new}");
+    // The help lists the subcommands, not the old flags.
+    let help = stdout(&run(&["bench", "--help"]));
+    for workload in ["solvers", "certificates", "agents", "tables", "store"] {
+        assert!(help.contains(&format!("  {workload} ")), "{help}");
+        assert!(!help.contains(&format!("--{workload}")), "{help}");
+    }
+    // The perft workload's options are not a subcommand's, nor the old flags' mixed with one.
+    assert_bad_input(
+        &["bench", "--threads", "2", "solvers"],
+        "cannot be used with '--threads",
+    );
+    assert_bad_input(&["bench", "--tables", "--agents"], "cannot be used with");
+    assert_bad_input(&["bench", "--from", "x"], "--store");
+    assert_bad_input(
+        &["bench", "store", "--from", "x", "--seconds", "1"],
+        "cannot be used with",
+    );
+}
+
+#[test]
+fn man_pages_and_completions_are_made_from_the_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man1");
+    let o = run(&["man", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A page for every command and subcommand, named by the words that run it, with its
+    // about text and its examples.
+    for (page, about) in [
+        ("fanorona.1", "Fanorona on every board"),
+        ("fanorona-solve.1", "Solve a board"),
+        ("fanorona-session.1", "Solve sessions"),
+        ("fanorona-session-start.1", "Start solving a board"),
+        ("fanorona-db-build.1", "Build every slice of a board"),
+        ("fanorona-bench-store.1", "The session store"),
+        ("fanorona-man.1", "Write the man pages"),
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(about), "{page}: {text}");
+        assert!(text.contains(".SH EXAMPLES"), "{page}: {text}");
+    }
+    let pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(pages.len() > 40, "{pages:?}");
+    assert!(
+        pages
+            .iter()
+            .all(|p| p.ends_with(".1") && !p.contains("help")),
+        "{pages:?}"
+    );
+    // A file where the directory should be is refused.
+    assert_bad_input(
+        &["man", dir.join("fanorona.1").to_str().unwrap()],
+        "not a directory",
+    );
+
+    let o = run(&["completions", "bash"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(
+        script.contains("session") && script.contains("--leaf-budget"),
+        "{script}"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let o = run(&["completions", shell]);
+        assert!(o.status.success() && o.stdout.len() > 1000, "{shell}");
+    }
+    assert_bad_input(&["completions", "tcsh"], "invalid value 'tcsh'");
 }

@@ -66,7 +66,7 @@ fn a_missing_or_damaged_slice_is_named_and_refused() {
     let data = Data::new("");
     let o = data.cmd(&["session", "start", "3x5", "--db", m]);
     assert_fails(&o, 2, &["slice 2-2 missing"]);
-    let o = run(&["bench", "--certificates", "--db", m, "--repeat", "1"]);
+    let o = run(&["bench", "certificates", "--db", m, "--repeat", "1"]);
     assert_ne!(o.status.code(), Some(0));
 
     // Verification and counts name every slice up to the largest built.
@@ -503,6 +503,8 @@ fn every_argument_has_help() {
         &["db", "probe", "--help"],
         &["db", "stats", "--help"],
         &["bench", "--help"],
+        &["bench", "solvers", "--help"],
+        &["bench", "store", "--help"],
     ] {
         let text = stdout(&run(args));
         let lines: Vec<&str> = text.lines().collect();

@@ -1,4 +1,4 @@
-//! `fanorona bench --agents`: the players' speed. Alpha-beta nodes a second (6 plies from
+//! `fanorona bench agents`: the players' speed. Alpha-beta nodes a second (6 plies from
 //! the 5x9 start and two positions after it), MCTS playouts a second (20,000 from the same
 //! positions), and with --db DIR perfect play's moves from 7-piece 5x9 table positions.
 

@@ -1,4 +1,4 @@
-//! `fanorona bench --certificates`: what certificates cost. For each board, the questions
+//! `fanorona bench certificates`: what certificates cost. For each board, the questions
 //! `solve` asks are searched by PN (which keeps its whole tree, so writing re-solves
 //! nothing), then each decided question's certificate is written (gzip) and checked. It
 //! reports the writing time as a share of the search's, and the checker's nodes a second.

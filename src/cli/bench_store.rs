@@ -1,4 +1,4 @@
-//! `fanorona bench --store`: what the session store costs. Resuming a large first-level tree,
+//! `fanorona bench store`: what the session store costs. Resuming a large first-level tree,
 //! the store's size per million nodes, the memory a rewrite of the whole tree costs in a fold's
 //! batches and in one, and the solve rate with frequent checkpoints against the same solve
 //! with none until the end.
@@ -102,7 +102,7 @@ fn solve_rate(
     ))
 }
 
-/// The scratch stores of earlier `bench --store` runs that were interrupted (their process is
+/// The scratch stores of earlier `bench store` runs that were interrupted (their process is
 /// gone, so nothing removed them): a gigabyte each. Only directories of this user's: a run
 /// of another user's (or in another process namespace) may look gone from here.
 #[cfg(target_os = "linux")]
@@ -271,7 +271,7 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
     Ok(())
 }
 
-/// `bench --store --from DIR`: opens the store of `dir` (upgrading an older format, timed),
+/// `bench store --from DIR`: opens the store of `dir` (upgrading an older format, timed),
 /// then for every session's first-level trees: resuming them (median of `repeat`), and
 /// writing them whole, as a checkpoint that changed every chunk would.
 pub fn resume_from(dir: &std::path::Path, repeat: usize, json: bool) -> CliResult {

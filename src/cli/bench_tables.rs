@@ -1,4 +1,4 @@
-//! `bench --tables`: what an index costs (positions ranked a second under the paper's index
+//! `bench tables`: what an index costs (positions ranked a second under the paper's index
 //! and the symmetric one, on the largest 9-piece 5x9 slices) and, with `--db DIR`, random
 //! probes a second of its largest slices from a warm page cache.
 

@@ -8,6 +8,8 @@ pub mod bench_tables;
 pub mod certificate;
 pub mod db;
 pub mod game_batch;
+pub mod help;
+pub mod manual;
 pub mod output;
 pub mod play;
 pub mod rules;
@@ -40,21 +42,29 @@ fn version_text() -> &'static str {
     })
 }
 
+/// Fanorona on every board: rules, endgame tables, proofs, solve sessions and players.
+///
+/// The rules on every board of the paper, 3x3 to 5x9 (positions, moves, perft), endgame
+/// tables by retrograde analysis, proof-number solvers whose every answer comes with a
+/// certificate an independent checker reads, solve sessions that survive restarts (run by a
+/// daemon), players from random to perfect, and a web app. `fanorona COMMAND --help` tells
+/// each command's options; the guide (docs/guide/) shows them at work.
 #[derive(Parser)]
-#[command(
-    name = "fanorona",
-    version = version_text(),
-    about = "Fanorona on every board: rules, endgame tables, proofs, solve sessions and players"
-)]
+#[command(name = "fanorona", version = version_text(), after_long_help = help::FANORONA)]
 pub struct Cli {
-    /// Settings file (default: $FANORONA_CONFIG, else config.toml in the current directory,
-    /// if there is one); read by every command but show, moves, perft and bench.
-    #[arg(long, global = true)]
+    /// Settings file (default: $FANORONA_CONFIG or ./config.toml).
+    ///
+    /// Without the flag: $FANORONA_CONFIG, else config.toml in the current directory if there
+    /// is one, else the defaults. Read by every command but show, moves, perft, bench,
+    /// completions and man, which refuse it.
+    #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Where sessions live: the store, the daemon's lock and socket, the progress logs
-    /// (default: $FANORONA_DATA_DIR, else data_dir of the config); read by solve, daemon,
-    /// session, rote, store, play and match.
-    #[arg(long, global = true)]
+    /// Data directory (default: $FANORONA_DATA_DIR or the config's).
+    ///
+    /// Without the flag: $FANORONA_DATA_DIR, else data_dir of the config. Where sessions live: the store, the daemon's lock and socket, the progress logs, the
+    /// sessions' certificates. Read by solve, daemon, session, rote, store, serve, play and
+    /// match; the other commands refuse it.
+    #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -108,17 +118,20 @@ fn threads(s: &str) -> Result<usize, String> {
 /// A position to work on: a position's text, or a board's start, then moves played.
 #[derive(clap::Args)]
 pub struct Target {
-    /// A position such as 'BBB/B.W/WWW w' (rows from the top, then w or b to move), or a
-    /// board (RxC) for its start.
+    /// A position such as 'BBB/B.W/WWW w', or a board (RxC) for its start.
+    ///
+    /// A position is its rows from the top, separated by '/', with W, B and '.' for the
+    /// points, then a space and w or b for the side to move.
     pub position: Option<String>,
-    /// The start of this board (RxC, such as 5x9) instead of a position; 5x9 by default.
+    /// The start of this board (RxC) instead of a position; 5x9 by default.
     #[arg(long, conflicts_with = "position")]
     pub board: Option<String>,
-    /// Start from the end of this game record (as `fanorona play --save` writes it).
+    /// Start from the end of this game record (as `play --save` writes it).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "board"])]
     pub record: Option<PathBuf>,
-    /// Play these moves first, in the paper's notation (repeat the flag, or separate moves
-    /// by spaces): --play d3-e3A --play "e4-e3W ..."
+    /// Play these moves first, in the paper's notation.
+    ///
+    /// Repeat the flag, or separate moves by spaces: --play d3-e3A --play "d4-d3A ...".
     #[arg(long, value_name = "MOVES")]
     pub play: Vec<String>,
 }
@@ -126,14 +139,21 @@ pub struct Target {
 /// The output form every command offers.
 #[derive(clap::Args)]
 pub struct JsonFlag {
-    /// Print one JSON object (errors too, as {"error": ..., "exit_code": ...}).
+    /// Print one JSON object (an error too).
+    ///
+    /// An error is then {"error": ..., "exit_code": ...} on stdout.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Draw a position (the board's start by default) with its legal moves.
+    /// Draw a position (the 5x9 start by default) with its legal moves.
+    ///
+    /// The board with its lines (the diagonals join the strong points), the side to move,
+    /// the position's text and its legal moves in the paper's notation. --play plays moves
+    /// first; an illegal one is refused with the reason.
+    #[command(after_long_help = help::SHOW)]
     Show {
         #[command(flatten)]
         target: Target,
@@ -141,6 +161,10 @@ pub enum Command {
         out: JsonFlag,
     },
     /// List the legal moves of a position, one per line, in the paper's notation.
+    ///
+    /// A capture chain is one move: b2-c2A-c3A is the piece on b2 approaching to c2, then
+    /// to c3; W marks a withdrawal; a paika move is b2-b1.
+    #[command(after_long_help = help::MOVES)]
     Moves {
         #[command(flatten)]
         target: Target,
@@ -148,12 +172,18 @@ pub enum Command {
         out: JsonFlag,
     },
     /// Count the move sequences of exactly N moves.
+    ///
+    /// Every distinct notated move counts (two moves that reach the same position count
+    /// twice), and a capture chain is one move. The time and speed go to stderr. The counts
+    /// are the rules' signature: they change only when the rules' behaviour does.
+    #[command(after_long_help = help::PERFT)]
     Perft {
         #[command(flatten)]
         target: Target,
-        /// How many moves deep to count (a capture chain is one move), at most 1000: every
-        /// line is walked one move at a time, so a count that deep could never finish unless
-        /// the lines end first.
+        /// How many moves deep to count (a capture chain is one move).
+        ///
+        /// At most 1000: every line is walked one move at a time, so a count that deep could
+        /// never finish unless the lines end first.
         #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1000))]
         depth: u32,
         /// Print the count below each first move (on one thread).
@@ -165,38 +195,64 @@ pub enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// The value of a board's start or of a position (White wins, Black wins or draw), its
-    /// best move, and the work done; every proof re-checked independently.
+    /// Solve a board's start or a position: its value, a best move and the work done.
+    ///
+    /// The value is White wins, Black wins or draw (7x3's start by default). A draw is two
+    /// answers (White cannot force a win; Black cannot), so up to two searches run, the side
+    /// to move's first. Every proof and disproof is re-checked by an independent checker.
+    ///
+    /// With pn, pn2 or pn2-dfpn, and none of --nodes, --memory, --goal, --moves, --census nor
+    /// --no-store, it runs as a solve session in the data directory's store, as the daemon
+    /// would: Ctrl-C stops it after a checkpoint, the same command resumes it, and a session
+    /// that solved it before answers at once. Otherwise it solves in memory.
+    #[command(after_long_help = help::SOLVE)]
     Solve(solve::SolveArgs),
     /// Play a game in the terminal: a person against a player, or two players.
+    ///
+    /// A person types a move in the paper's notation or its number in the list, or hint
+    /// (every move's value where it is known), undo, resign, save FILE or quit. --save
+    /// writes the game's record after every move, and --load goes on with one.
+    #[command(after_long_help = help::PLAY)]
     Play(play::PlayArgs),
-    /// Play many games between two players, both colours, on several threads, and report
-    /// the score with its confidence interval and the Elo difference.
+    /// Play games between two players, both colours, and report the score and Elo difference.
+    ///
+    /// Games run on several threads; the score comes with its 95% confidence interval. A
+    /// Ctrl-C ends the match with the games finished (and their --csv rows).
+    #[command(after_long_help = help::MATCH)]
     Match(play::MatchArgs),
-    /// The game measured as the paper's Section 3: alpha-beta games, their length and
-    /// branching factor, with virtual databases (Table 1), captures and branching by pieces
-    /// on the board (Figures 4 and 5, as CSV and PNG).
+    /// The game measured as the paper's Section 3: its Table 1 and Figures 4 and 5.
+    ///
+    /// Alpha-beta games, their length and branching factor, with virtual databases (Table
+    /// 1), and captures and branching by pieces on the board (Figures 4 and 5), written as
+    /// CSV and PNG.
+    #[command(after_long_help = help::STATS)]
     Stats(stats::StatsArgs),
-    /// Check a proof certificate (format 1) with the rules and the tables alone: prints one
-    /// summary line, or the first error with its line; exit 0 (it holds), 1 (it is wrong),
-    /// 2 (it cannot be read) or 4 (a partial certificate with open leaves: the rest holds).
+    /// Check a proof certificate with the rules and the tables alone.
+    ///
+    /// Prints one summary line, or the first error with its line. Exit status 0: it holds;
+    /// 1: it is wrong; 2: it cannot be read; 4: a partial certificate with open leaves, the
+    /// rest holding. The format is docs/CERTIFICATE.md's (format 1).
+    #[command(after_long_help = help::VERIFY)]
     Verify {
         /// The certificate file (gzip when its name ends in .gz).
         certificate: PathBuf,
         /// The endgame tables its table leaves name (default: db_dir of the config).
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
-        /// Also write every table leaf's position and value (w, d, l for the side to
-        /// move), tab-separated, one a line, to this file.
+        /// Also write every table leaf's position and value to this file.
+        ///
+        /// One a line: the position, a tab, and w, d or l for the side to move.
         #[arg(long, value_name = "FILE")]
         leaves: Option<PathBuf>,
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Close a partial certificate's open leaves with certificates of their own (each
-    /// rooted at the leaf's position: DIR/node-K.GOAL-wins.cert.gz for open leaf K, as
-    /// `solve POSITION --goal GOAL --certificate DIR/node-K` writes them), then check the
-    /// result. It is whole, with no open leaf, if every one was given.
+    /// Close a partial certificate's open leaves with certificates of their own.
+    ///
+    /// Each is rooted at its leaf's position: DIR/node-K.GOAL-wins.cert.gz for open leaf K,
+    /// as `solve POSITION --goal GOAL --certificate DIR/node-K` writes them. The result is
+    /// checked; it is whole, with no open leaf, if every one was given.
+    #[command(after_long_help = help::STITCH)]
     Stitch {
         /// The partial certificate (PREFIX.GOAL-wins.partial.cert.gz).
         partial: PathBuf,
@@ -209,12 +265,13 @@ pub enum Command {
         /// The certificate to write (gzip when its name ends in .gz).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
-        /// The endgame tables for the check and the solving (default: db_dir of the config).
+        /// Tables for the check and the solving (default: db_dir of the config).
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
-        /// First solve the open leaves that have no certificate in DIR yet, each on its own
-        /// (PN² with df-pn at the second level, from the leaf alone: the check of the result
-        /// follows each leaf with its past), one a thread, and write theirs.
+        /// First solve the leaves without a certificate in DIR, and write theirs.
+        ///
+        /// Each on its own, one a thread: PN² with df-pn at the second level, from the leaf
+        /// alone (the check of the result follows each leaf with its past).
         #[arg(long)]
         solve: bool,
         /// --solve: at most this many search nodes a leaf.
@@ -226,14 +283,18 @@ pub enum Command {
         #[command(flatten)]
         json: JsonFlag,
     },
-    /// Write the certificate of a position inside another: the subtree after MOVES from its
-    /// root, with the shared subtrees it names from outside copied in; then check it. (The
-    /// 5x9 start's "White wins?" disproof, cut at a first move, is that move's.)
+    /// Write the certificate of a position inside another, and check it.
+    ///
+    /// The subtree after MOVES from the certificate's root, with the shared subtrees it names
+    /// from outside copied in. (The 5x9 start's "White wins?" disproof, cut at a first move,
+    /// is that move's.)
+    #[command(after_long_help = help::CUT)]
     Cut {
         /// The certificate to cut (gzip when its name ends in .gz).
         certificate: PathBuf,
-        /// The moves from its root to the new root, in the paper's notation, separated by
-        /// spaces.
+        /// The moves from its root to the new root, in the paper's notation.
+        ///
+        /// Separated by spaces, or the flag repeated.
         #[arg(long, value_name = "MOVES", required = true)]
         play: Vec<String>,
         /// The certificate to write (gzip when its name ends in .gz).
@@ -245,102 +306,108 @@ pub enum Command {
         #[command(flatten)]
         json: JsonFlag,
     },
-    /// Run the solve-session daemon in the foreground (until SIGINT or SIGTERM). It logs to
-    /// DATA_DIR/daemon.log (rotated at 16 MiB, five kept) and stderr, or to the journal alone
-    /// under systemd; with $NOTIFY_SOCKET set it tells systemd when it is ready and stopping
-    /// (contrib/systemd/ has a unit).
+    /// Run the solve-session daemon in the foreground, until SIGINT or SIGTERM.
+    ///
+    /// It solves the data directory's sessions, and answers the session commands over its
+    /// socket. It logs to DATA_DIR/daemon.log (rotated at 16 MiB, five kept) and stderr, or
+    /// to the journal alone under systemd; with $NOTIFY_SOCKET set it tells systemd when it
+    /// is ready and stopping (contrib/systemd/ has a unit).
+    #[command(after_long_help = help::DAEMON)]
     Daemon {
         /// Log to stderr only, not to DATA_DIR/daemon.log.
         #[arg(long)]
         no_log_file: bool,
     },
-    /// Serve the web app: play and analyse on every board, watch and steer solve sessions
-    /// (through the data directory's daemon). Prints the link to open, which carries the
-    /// token every API request needs.
+    /// Serve the web app: play, analyse, and watch and steer solve sessions.
+    ///
+    /// Games and analysis on every board; the sessions through the data directory's daemon.
+    /// Prints the link to open, which carries the token every API request needs.
+    #[command(after_long_help = help::SERVE)]
     Serve {
-        /// Address to listen on (a host name such as localhost is resolved). Beyond
-        /// localhost, whoever has the token can use it: mind who can reach the address.
+        /// Address to listen on.
+        ///
+        /// A host name such as localhost is resolved. Beyond localhost, whoever has the token can use it: mind who can reach the
+        /// address.
         #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = socket_address)]
         bind: std::net::SocketAddr,
-        /// The file of the token every API request must carry (default: web.token in the
-        /// data directory), made owner-only with a random token when it is not there.
+        /// The file of the API's token (default: web.token in the data directory).
+        ///
+        /// Every API request must carry the token. The file is made, owner-only with a
+        /// random token, when it is not there.
         #[arg(long, value_name = "PATH")]
         token_file: Option<PathBuf>,
-        /// The endgame tables (default: db_dir of the config); boards without tables there
-        /// are played and analysed without them.
+        /// The endgame tables (default: db_dir of the config).
+        ///
+        /// Boards without tables there are played and analysed without them.
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
-        /// Certificates the analysis reads, each checked first (default: the data
-        /// directory's certificates/, where solved sessions write theirs).
+        /// Certificates the analysis reads (default: DATA_DIR/certificates).
+        ///
+        /// Each is checked first. Solved sessions write theirs to the default.
         #[arg(long, value_name = "DIR")]
         certificates: Option<PathBuf>,
     },
-    /// Solve sessions: start, list, status, pause, resume, stop, delete, rename, tail, curve,
-    /// certificate.
+    /// Solve sessions: long solves kept in the store, run by the daemon.
+    ///
+    /// A session's search is checkpointed to disk, so it survives Ctrl-C, kill -9 and
+    /// reboots. With a daemon running these commands ask it; without one they open the store
+    /// themselves (start records a session for the next daemon).
+    #[command(after_long_help = help::SESSION)]
     Session {
         #[command(subcommand)]
         command: session::SessionCommand,
     },
     /// The rote-learning store of solved positions.
+    ///
+    /// Sessions record the positions they prove or disprove; later searches meeting one
+    /// (another algorithm, another opening) take its answer from there.
+    #[command(after_long_help = help::ROTE)]
     Rote {
         #[command(subcommand)]
         command: session::RoteCommand,
     },
     /// The session store on disk: compact it (give back the space of rewritten records).
+    #[command(after_long_help = help::STORE)]
     Store {
         #[command(subcommand)]
         command: session::StoreCommand,
     },
     /// Endgame databases: build, count, probe and verify the retrograde tables.
+    ///
+    /// A board's tables hold the value of every position with up to N pieces, one file per
+    /// slice (the pieces of each side). A board and its transpose share them.
+    #[command(after_long_help = help::DB)]
     Db {
         #[command(subcommand)]
         command: DbCommand,
     },
-    /// A fixed perft workload: its total count is a signature of the rules; prints the speed.
-    /// With --solvers, --certificates, --agents or --store: those workloads instead.
-    Bench {
-        /// Benchmark the proof-number solvers instead of move generation.
-        #[arg(long, conflicts_with = "store")]
-        solvers: bool,
-        /// Benchmark certificates: writing them (as a share of the search) and checking
-        /// them (nodes a second); with --db DIR also 5x7 over its tables.
-        #[arg(long, conflicts_with_all = ["store", "solvers"])]
-        certificates: bool,
-        /// Benchmark the players: alpha-beta nodes and MCTS playouts a second; with --db DIR
-        /// also perfect play's moves from 5x9 table positions.
-        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates"])]
-        agents: bool,
-        /// Benchmark the tables' indices: positions ranked a second under the paper's index
-        /// and the symmetric one; with --db DIR also random probes of its largest slices.
-        #[arg(long, conflicts_with_all = ["store", "solvers", "certificates", "agents"])]
-        tables: bool,
-        /// Benchmark the session store: resuming a large first-level tree, its size on
-        /// disk, and the solve rate with checkpoints every second against none.
-        #[arg(long)]
-        store: bool,
-        /// With --tables: also random probes of the largest slices of the 5x9 tables in DIR.
-        /// With --solvers: the 5x9 start over the tables in DIR instead, both goals at once.
-        /// With --certificates: also 5x7 over the tables in DIR. With --agents: also perfect
-        /// play over the 5x9 tables in DIR.
-        #[arg(long, value_name = "DIR")]
-        db: Option<PathBuf>,
-        /// With --store: instead of a synthetic tree, time resuming (and rewriting) every
-        /// first-level tree of the sessions in this data directory (give a copy: an older
-        /// store is upgraded first, and the upgrade timed).
-        #[arg(long, value_name = "DATA_DIR", requires = "store")]
-        from: Option<PathBuf>,
-        /// With --store: nodes in the first-level tree to resume.
-        #[arg(long, default_value_t = 10_000_000, requires = "store")]
-        tree_nodes: usize,
-        /// With --store: seconds of each solve-rate run.
-        #[arg(long, default_value_t = 5.0, requires = "store")]
-        seconds: f64,
-        /// Worker threads of the perft workload.
-        #[arg(long, default_value = "1", value_parser = threads)]
-        threads: usize,
-        /// Runs per board; the median time is reported.
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-        repeat: u32,
+    /// Fixed workloads and their speed: perft, and with a subcommand the others.
+    ///
+    /// Without a subcommand: perft from the start of eight boards to fixed depths, each run
+    /// --repeat times. The total count is a signature that changes only when the rules'
+    /// behaviour does (296000662); the speed is the sum of the median times.
+    #[command(after_long_help = help::BENCH)]
+    Bench(bench::BenchArgs),
+    /// Print the shell completion script for fanorona (bash, zsh, fish, elvish, powershell).
+    ///
+    /// It completes every command, subcommand and option, and the values of the options
+    /// that have a fixed few. Write it where the shell looks for completions, or source it.
+    #[command(after_long_help = help::COMPLETIONS)]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages: one for fanorona and one for each command and subcommand.
+    ///
+    /// Each is named by the words that run it: fanorona.1, fanorona-solve.1,
+    /// fanorona-session.1, fanorona-session-start.1. Read one with `man -l FILE`; written to a
+    /// man1 directory of the manual's path (such as ~/.local/share/man/man1), they are
+    /// `man fanorona-session-start`.
+    #[command(after_long_help = help::MAN)]
+    Man {
+        /// The directory to write them to (made if it is not there).
+        dir: PathBuf,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -357,6 +424,12 @@ pub struct TablesDir {
 #[derive(Subcommand)]
 pub enum DbCommand {
     /// Build every slice of a board with 2 to N pieces that is not built yet.
+    ///
+    /// By retrograde analysis. A slice a-b holds every position where the side to move has a
+    /// pieces and its opponent b: win, draw or loss for the side to move. Finished slices are
+    /// never rebuilt, so a killed build resumes at the slice it was on; a file appears under
+    /// its final name only once it is whole.
+    #[command(after_long_help = help::DB_BUILD)]
     Build {
         /// The board (RxC); a board and its transpose share tables.
         #[arg(long)]
@@ -369,28 +442,41 @@ pub enum DbCommand {
         /// Worker threads (default: threads of the config).
         #[arg(long, value_parser = threads)]
         threads: Option<usize>,
-        /// Also keep each position's distance to a capture or the end (1 byte a position;
-        /// paper index only).
+        /// Also keep each position's distance to a capture or the end.
+        ///
+        /// One byte a position; paper index only.
         #[arg(long)]
         distances: bool,
-        /// The index of the new slices: `paper` (every position, Eq. 4.1) or `symmetric`
-        /// (one entry per class under the board's mirrors: a quarter of the memory and disk,
-        /// resumable inside a pair). Slices already built, in either index, are kept and read.
+        /// The index of the new slices: paper or symmetric.
+        ///
+        /// `paper`: every position (Eq. 4.1). `symmetric`: one entry per class under the
+        /// board's mirrors, a quarter of the memory and disk, resumable inside a pair.
+        /// Slices already built, in either index, are kept and read.
         #[arg(long, default_value = "paper")]
         index: fanorona::egdb::scheme::Scheme,
-        /// With --index symmetric: how often the first pass saves how far it is (a kill
-        /// loses at most this much of it, or the round under way), such as 30s or 5m.
-        /// Default: every minute.
+        /// With --index symmetric: how often to save how far the first pass is (30s, 5m).
+        ///
+        /// A kill loses at most this much of it, or the round under way. Default: every
+        /// minute.
         #[arg(long, value_parser = humantime::parse_duration)]
         checkpoint_every: Option<std::time::Duration>,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Win, draw and loss counts per slice in the paper's Table 3 convention.
+    ///
+    /// Each class of positions under the board's mirror symmetries is counted once, and
+    /// positions unchanged by the 180-degree turn not at all; the paper's numbers are shown
+    /// beside them where it has them.
+    #[command(after_long_help = help::DB_STATS)]
     Stats(BoardTables),
-    /// The value of a position, and a move that keeps it. With --batch: positions on stdin,
-    /// one a line, and one value a line on stdout (w, d, l, or - where the tables do not
-    /// answer, with the reason on stderr).
+    /// The value of a position, and a move that keeps it.
+    ///
+    /// For the side to move, with each move's value; the best move keeps the value, and with
+    /// distances it is the fastest win or the longest defence. With --batch: positions on
+    /// stdin, one a line, and one value a line on stdout (w, d, l, or - where the tables do
+    /// not answer, with the reason on stderr).
+    #[command(after_long_help = help::DB_PROBE)]
     Probe {
         /// A position such as '........./..B....../....W..../......B../......... w'.
         #[arg(required_unless_present = "batch", conflicts_with = "batch")]
@@ -403,8 +489,11 @@ pub enum DbCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Rewrite tables built under the paper's index under the symmetric one (a quarter of
-    /// the size), slice by slice in place; distance files are kept as they are.
+    /// Rewrite tables built under the paper's index under the symmetric one.
+    ///
+    /// A quarter of the size, slice by slice in place; the result equals a symmetric build's
+    /// files byte for byte. Distance files are kept as they are.
+    #[command(after_long_help = help::DB_CONVERT)]
     Convert {
         #[command(flatten)]
         tables: BoardTables,
@@ -412,9 +501,11 @@ pub enum DbCommand {
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
         pieces: Option<u32>,
     },
-    /// Check a layer of tables by search: random quiet positions of that many pieces (White
-    /// to move) solved by df-pn over the tables one layer down, each answer compared with
-    /// the tables.
+    /// Check a layer of tables by search, against the tables one layer down.
+    ///
+    /// Random quiet positions of that many pieces (White to move) are solved by df-pn over
+    /// the tables of one piece fewer, and each answer compared with the layer's.
+    #[command(after_long_help = help::DB_FORWARD_CHECK)]
     ForwardCheck {
         #[command(flatten)]
         tables: BoardTables,
@@ -429,14 +520,22 @@ pub enum DbCommand {
         nodes: u64,
     },
     /// Check every table: headers, checksums, and each entry against its successors.
+    ///
+    /// Each entry is derived again from its successors: a win if some move reaches a loss, a
+    /// loss if every move reaches a win, else a draw. Every slice up to the largest built is
+    /// listed; exit status 1 on any error or damaged slice, 2 for a missing one.
+    #[command(after_long_help = help::DB_VERIFY)]
     Verify {
         #[command(flatten)]
         tables: BoardTables,
-        /// Only the slices with this many pieces (their successors are read, not checked).
+        /// Only the slices with this many pieces.
+        ///
+        /// Their successors are read, not checked.
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
         pieces: Option<u32>,
-        /// Check this many entries of each slice, drawn at random (the same every run),
-        /// instead of all: for slices that take longer to check than to build.
+        /// Check this many entries of each slice, drawn at random, instead of all.
+        ///
+        /// The same entries every run: for slices that take longer to check than to build.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         sample: Option<u64>,
     },
@@ -529,7 +628,9 @@ impl Command {
             Command::Show { .. }
             | Command::Moves { .. }
             | Command::Perft { .. }
-            | Command::Bench { .. } => (false, false),
+            | Command::Bench(_)
+            | Command::Completions { .. }
+            | Command::Man { .. } => (false, false),
             Command::Db { .. }
             | Command::Verify { .. }
             | Command::Stitch { .. }
@@ -557,7 +658,9 @@ impl Command {
             Command::Rote { .. } => "rote",
             Command::Store { .. } => "store",
             Command::Db { .. } => "db",
-            Command::Bench { .. } => "bench",
+            Command::Bench(_) => "bench",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
         }
     }
 }
@@ -667,60 +770,9 @@ pub fn run(cli: Cli) -> CliResult {
             threads,
             json: out.json,
         }),
-        Command::Bench {
-            store: true,
-            from: Some(dir),
-            repeat,
-            out,
-            ..
-        } => bench_store::resume_from(&dir, repeat as usize, out.json),
-        Command::Bench {
-            store: true,
-            tree_nodes,
-            seconds,
-            repeat,
-            out,
-            ..
-        } => bench_store::bench(
-            tree_nodes.max(1),
-            repeat as usize,
-            seconds.clamp(0.1, 3600.0),
-            out.json,
-        ),
-        Command::Bench {
-            agents: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_agents::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            certificates: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_certificates::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            tables: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => bench_tables::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            solvers: true,
-            repeat,
-            db,
-            out,
-            ..
-        } => solve::bench(repeat as usize, db.as_deref(), out.json),
-        Command::Bench {
-            threads,
-            repeat,
-            out,
-            ..
-        } => rules::bench(threads, repeat as usize, out.json),
+        Command::Bench(args) => bench::command(args),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { dir, out } => manual::man(&dir, out.json),
     }
 }
 

@@ -67,19 +67,24 @@ fn warn_without_tables(specs: &[Spec], db: Option<&Database>, board: Board) {
 pub struct PlayArgs {
     /// A board (RxC, its start) or a position; 5x9 by default.
     pub target: Option<String>,
-    /// The start of this board (RxC), as the target (the form show, moves and match take).
+    /// The start of this board (RxC), instead of a position.
+    ///
+    /// The form show, moves and match take; the same as giving the board as the target.
     #[arg(long, value_name = "RxC", conflicts_with_all = ["target", "load"])]
     pub board: Option<String>,
-    /// Who plays White: human, or a player (random, minimax, alphabeta, mcts, perfect,
-    /// winimax; a level after a colon: easy, medium, hard, perfect). Default human; a loaded
-    /// game keeps its record's players unless this is given.
+    /// Who plays White: human (the default) or a player such as mcts:hard.
+    ///
+    /// The players: random, minimax, alphabeta, mcts, perfect, winimax; a level after a
+    /// colon: easy, medium, hard, perfect. A loaded game keeps its record's players unless
+    /// this is given.
     #[arg(long)]
     pub white: Option<String>,
     /// Who plays Black (as --white). Default alphabeta.
     #[arg(long)]
     pub black: Option<String>,
-    /// Endgame tables for perfect play and hints (default: db_dir of the config, if it has
-    /// the board).
+    /// Tables for perfect play and hints (default: db_dir of the config).
+    ///
+    /// The config's are used if they have the board.
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Continue the game in this record instead of starting one.
@@ -88,8 +93,9 @@ pub struct PlayArgs {
     /// Write the game's record here after every move.
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
-    /// Plies after which the game is drawn (0: no cap). Default 200; a loaded game keeps
-    /// its record's cap unless this is given.
+    /// Plies after which the game is drawn (0: no cap); 200 by default.
+    ///
+    /// A loaded game keeps its record's cap unless this is given.
     #[arg(long, value_name = "N")]
     pub max_plies: Option<usize>,
     #[command(flatten)]
@@ -102,18 +108,20 @@ pub struct PlayArgs {
 /// Settings of the players that have them.
 #[derive(clap::Args)]
 pub struct PlayerOptions {
-    /// Thinking time a move for players with a time budget (seconds; default: the level's).
+    /// Seconds a move for players with a time budget (default: the level's).
     #[arg(long, value_name = "SECONDS")]
     pub move_time: Option<f64>,
     /// MCTS's exploration constant (default: sqrt 2, 1.414).
     #[arg(long, value_name = "C")]
     pub mcts_c: Option<f64>,
-    /// MCTS's rollouts: random, captures or evaluation (default: random when easy,
-    /// captures above).
+    /// MCTS's rollouts: random, captures or evaluation.
+    ///
+    /// Default: random when easy, captures above.
     #[arg(long, value_name = "KIND")]
     pub mcts_rollouts: Option<Rollout>,
-    /// Perfect play and WINIMAX also consult the rote store of the data directory (the
-    /// positions solved sessions learned).
+    /// Perfect play and WINIMAX also consult the data directory's rote store.
+    ///
+    /// The positions solved sessions learned.
     #[arg(long)]
     pub rote: bool,
 }
@@ -455,16 +463,19 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
 
 #[derive(clap::Args)]
 pub struct MatchArgs {
-    /// Player A (random, minimax, alphabeta, mcts, perfect, winimax; a level after a
-    /// colon: easy, medium, hard, perfect).
+    /// Player A, such as alphabeta:hard.
+    ///
+    /// The players: random, minimax, alphabeta, mcts, perfect, winimax; a level after a
+    /// colon: easy, medium, hard, perfect.
     pub a: String,
     /// Player B.
     pub b: String,
-    /// The board whose start every game begins from (RxC), or a position.
+    /// The board (RxC) or position every game begins from.
     #[arg(long, default_value = "5x9")]
     pub board: String,
-    /// Start the games from these positions instead (one a line; each played with both
-    /// colours, in turn).
+    /// Start the games from these positions instead, one a line.
+    ///
+    /// Each is played with both colours, in turn.
     #[arg(long, value_name = "FILE", conflicts_with = "board")]
     pub starts: Option<PathBuf>,
     #[arg(long, default_value_t = 100)]
@@ -473,7 +484,9 @@ pub struct MatchArgs {
     /// Games played at once (default: threads of the config).
     #[arg(long, value_parser = crate::cli::threads)]
     pub threads: Option<usize>,
-    /// Seed of the match (each game's players are seeded from it and the game's number).
+    /// Seed of the match.
+    ///
+    /// Each game's players are seeded from it and the game's number.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Plies after which a game is drawn (0: no cap).
@@ -481,14 +494,18 @@ pub struct MatchArgs {
     pub max_plies: usize,
     #[command(flatten)]
     pub options: PlayerOptions,
-    /// Endgame tables for perfect play (default: db_dir of the config, if it has the board).
+    /// Endgame tables for perfect play (default: db_dir of the config).
+    ///
+    /// The config's are used if they have the board.
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Write one row a game, under a header: game (its index), a, b (the players), board,
-    /// a_colour, result (1-0 White won, 0-1 Black won, 1/2-1/2), termination, winner (a, b
-    /// or draw), plies, seconds, a_seconds_per_move, b_seconds_per_move, seed (the match's:
-    /// game i's players are seeded from it and i), start (the position the game began
-    /// from), moves. Written after a Ctrl-C too, with the games finished.
+    /// Write one CSV row a game, under a header.
+    ///
+    /// The columns: game (its index), a, b (the players), board, a_colour, result (1-0
+    /// White won, 0-1 Black won, 1/2-1/2), termination, winner (a, b or draw), plies,
+    /// seconds, a_seconds_per_move, b_seconds_per_move, seed (the match's: game i's players
+    /// are seeded from it and i), start (the position the game began from), moves. Written
+    /// after a Ctrl-C too, with the games finished.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Print one JSON object.

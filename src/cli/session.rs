@@ -10,6 +10,7 @@ use anyhow::anyhow;
 use serde_json::Value;
 
 use crate::cli::JsonFlag;
+use crate::cli::help;
 use crate::cli::output::{CliResult, Failure, check_output, counted};
 use crate::cli::solve::algorithm_parser;
 use crate::out;
@@ -29,69 +30,105 @@ use fanorona::session::{GoalRecord, SecondLevel, State};
 #[derive(clap::Subcommand)]
 pub enum SessionCommand {
     /// Start solving a board's start (RxC) or a position; prints the session's id.
+    ///
+    /// The session is recorded in the store; a running daemon solves it, or the next one
+    /// started. Its questions are "does the side to move win?", then if not "does the other
+    /// side?".
+    #[command(after_long_help = help::SESSION_START)]
     Start {
         /// A board (RxC, such as 5x9: its start) or a position such as 'BBB/B.W/WWW w'.
         target: String,
         /// Endgame tables for the leaves (default: db_dir of the config, if it has the board).
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
-        /// pn2 (the paper's PN², default), pn2-dfpn (df-pn at the second level) or pn.
+        /// The search algorithm (default: pn2).
+        ///
+        /// pn2-dfpn is PN² with df-pn at the second level; pn is Allis's proof-number search.
         #[arg(long, value_parser = algorithm_parser(&Algorithm::FIRST_LEVEL))]
         algo: Option<Algorithm>,
         /// A name to know it by in `session list` (default: the board and a number).
         #[arg(long)]
         name: Option<String>,
-        /// PN²'s second-level bound: "tree-size" (the paper's), a node count, "tree/D" (the
-        /// first-level tree's size over D) or "max(N,tree/D)" (that, at least N). Default:
-        /// second_level of the daemon's config.
+        /// PN²'s second-level bound (default: second_level of the daemon's config).
+        ///
+        /// "tree-size" (the paper's: the first-level tree's size), a node count, "tree/D"
+        /// (the tree's size over D) or "max(N,tree/D)" (that, at least N).
         #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)")]
         second_level: Option<SecondLevel>,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Every session with its state.
+    ///
+    /// One line each: id, state, value (once solved), nodes, name.
+    #[command(after_long_help = help::SESSION_LIST)]
     List {
         #[command(flatten)]
         out: JsonFlag,
     },
     /// One session: state, value once solved, work done, live progress of each question.
+    ///
+    /// Its root, algorithm and settings, and per question its outcome, nodes, iterations
+    /// and first-level tree; live while it runs.
+    #[command(after_long_help = help::SESSION_STATUS)]
     Status(Id),
     /// Checkpoint and set a running session aside; returns once it has stopped.
+    ///
+    /// `session resume` continues it.
+    #[command(after_long_help = help::SESSION_PAUSE)]
     Pause(Id),
     /// Continue a paused, stopped or failed session from its last checkpoint.
+    ///
+    /// A failed session (a missing table slice, say) is retried once its cause is mended.
+    #[command(after_long_help = help::SESSION_RESUME)]
     Resume(Id),
-    /// Where each question stands below the root: every move of the root (or of the position
-    /// after --line) with its proof and disproof numbers and the first-level nodes under it,
-    /// as last checkpointed; --heaviest adds the line most of the nodes go down.
+    /// Where each question stands below the root, move by move.
+    ///
+    /// Every move of the root (or of the position after --line) with its proof and disproof
+    /// numbers and the first-level nodes under it, as last checkpointed; --heaviest adds the
+    /// line most of the nodes go down.
+    #[command(after_long_help = help::SESSION_MOVES)]
     Moves(MovesArgs),
-    /// Change how a paused, stopped or failed session is solved from its next resume: its
-    /// second-level bound, its leaves' first numbers, its tables. The trees it kept stay; the
-    /// answer depends on none of them (tables give exact values, and the new ones must decide
-    /// all the old ones did).
+    /// Change a paused, stopped or failed session's bound, first numbers or tables.
+    ///
+    /// From its next resume: its second-level bound, its new leaves' first numbers, its
+    /// tables. The trees it kept stay; the answer depends on none of them (tables give exact
+    /// values, and the new ones must decide all the old ones did).
+    #[command(after_long_help = help::SESSION_TUNE)]
     Tune {
         /// The session's id (see `session list`).
         id: u64,
-        /// "tree-size" (the paper's: the first-level tree's size), a node count, "tree/D" (the
-        /// tree's size over D) or "max(N,tree/D)" (that, at least N).
+        /// PN²'s second-level bound from now on.
+        ///
+        /// "tree-size" (the paper's: the first-level tree's size), a node count, "tree/D"
+        /// (the tree's size over D) or "max(N,tree/D)" (that, at least N).
         #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)", required_unless_present_any = ["db", "init"])]
         second_level: Option<SecondLevel>,
         /// How new leaves get their first numbers from now on: "mobility" or "material".
         #[arg(long, value_name = "mobility|material")]
         init: Option<Init>,
-        /// Endgame tables to use from now on: whole for the board, with at least as many
-        /// pieces as the session's (say, 8-piece tables once they are built).
+        /// Endgame tables to use from now on.
+        ///
+        /// Whole for the board, with at least as many pieces as the session's (say, 8-piece
+        /// tables once they are built).
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Checkpoint and stop a session; returns once it has stopped.
+    ///
+    /// `session resume` continues it.
+    #[command(after_long_help = help::SESSION_STOP)]
     Stop(Id),
-    /// Remove a session that is not running (stop it first): its record, first-level trees,
-    /// curve and progress log. The rote entries it made stay, as do its certificates; its id
-    /// is not given again.
+    /// Remove a session that is not running (stop it first).
+    ///
+    /// Its record, first-level trees, curve and progress log go. The rote entries it made
+    /// stay, as do its certificates; its id is not given again.
+    #[command(after_long_help = help::SESSION_DELETE)]
     Delete(Id),
     /// Give a session another name (one no other session has).
+    #[command(after_long_help = help::SESSION_RENAME)]
     Rename {
         /// The session's id (see `session list`).
         id: u64,
@@ -100,53 +137,67 @@ pub enum SessionCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Print the end of a session's progress log, each line with its time (UTC); --follow
-    /// keeps printing as it grows.
+    /// Print the end of a session's progress log, each line with its time (UTC).
+    ///
+    /// --follow keeps printing as it grows.
+    #[command(after_long_help = help::SESSION_TAIL)]
     Tail {
         /// The session's id (see `session list`).
         id: u64,
         /// How many of the last lines to print, or 'all'.
         #[arg(short = 'n', long = "lines", value_name = "N|all", default_value = "20", value_parser = crate::cli::session_tail::line_count)]
         lines: usize,
-        /// Keep printing new lines until the session is solved, fails or is stopped; a pause,
-        /// a daemon restarting or gone, and the log file replaced do not end it (each is
-        /// said on stderr).
+        /// Keep printing new lines until the session is solved, fails or is stopped.
+        ///
+        /// A pause, a daemon restarting or gone, and the log file replaced do not end it
+        /// (each is said on stderr).
         #[arg(long, short)]
         follow: bool,
         /// The log's JSON lines as written.
         #[arg(long)]
         json: bool,
     },
-    /// Write the certificates of a session (PREFIX.white-wins.cert.gz,
-    /// PREFIX.black-wins.cert.gz): both questions of a solved one, the questions decided so
-    /// far of one still running (written by the daemon when one runs, its log showing the
-    /// progress; otherwise here).
+    /// Write the certificates of a session: PREFIX.white-wins.cert.gz and black-wins.
+    ///
+    /// Both questions of a solved one, the questions decided so far of one still running
+    /// (written by the daemon when one runs, its log showing the progress; otherwise here).
+    #[command(after_long_help = help::SESSION_CERTIFICATE)]
     Certificate {
         /// The session's id (see `session list`).
         id: u64,
         /// Where to write: PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz.
         prefix: PathBuf,
-        /// Instead, the certificates of the position after this capture of the root, for
-        /// each question whose first-level tree has decided it (the question may be open).
+        /// Instead, the certificates of the position after this capture of the root.
+        ///
+        /// For each question whose first-level tree has decided it (the question may be
+        /// open).
         #[arg(long = "move", value_name = "MOVE")]
         mv: Option<String>,
-        /// Only the certificate of this side's win question.
+        /// Only this side's win question.
         #[arg(long, value_parser = color_parser())]
         goal: Option<Color>,
-        /// Write a partial certificate (PREFIX.GOAL-wins.partial.cert.gz): a node whose
-        /// re-solving takes more than N search nodes is left open, an `o` leaf, and listed
-        /// with its past in PREFIX.GOAL-wins.open.jsonl. With no open leaf it is whole and
-        /// takes the certificate's own name.
+        /// Write a partial certificate: leave open what takes over N nodes to re-solve.
+        ///
+        /// PREFIX.GOAL-wins.partial.cert.gz: a node whose re-solving takes more than N search
+        /// nodes is left open, an `o` leaf, and listed with its past in
+        /// PREFIX.GOAL-wins.open.jsonl (`fanorona stitch` closes them). With no open leaf it
+        /// is whole and takes the certificate's own name.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         leaf_budget: Option<u64>,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Export the root's pn/dpn curve: CSV, and a plot as PNG or SVG (at least one of them).
+    ///
+    /// The root's proof and disproof numbers after every iteration (the paper's Figures
+    /// 7-9), one panel per question.
+    #[command(after_long_help = help::SESSION_CURVE)]
     Curve {
         /// The session's id (see `session list`).
         id: u64,
-        /// The CSV file to write: iteration, nodes, seconds, root_pn, root_dpn, goal.
+        /// The CSV file to write.
+        ///
+        /// Its columns: iteration, nodes, seconds, root_pn, root_dpn, goal.
         #[arg(long, value_name = "FILE", required_unless_present_any = ["png", "svg"])]
         csv: Option<PathBuf>,
         /// Draw the curve (log scale, one panel per question) into this PNG file.
@@ -155,15 +206,17 @@ pub enum SessionCommand {
         /// Draw it as SVG (vector graphics, for a paper) into this file.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
-        /// The plot's width and each question's panel height, WIDTHxHEIGHT (pixels; SVG
-        /// units).
+        /// The plot's width and each panel's height.
+        ///
+        /// In pixels, or SVG units; a panel for each question.
         #[arg(long, value_name = "WxH", default_value = "1100x440", value_parser = parse_size)]
         size: (u32, u32),
         /// What the plot's x axis counts.
         #[arg(long, value_name = "iterations|nodes", default_value = "iterations")]
         x: curve::Axis,
-        /// At most about this many points of each question (every k-th, its first and last
-        /// kept); all of them without it.
+        /// At most about this many points a question (default: all).
+        ///
+        /// Every k-th is kept, and the first and last.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
         points: Option<u64>,
         #[command(flatten)]
@@ -198,22 +251,27 @@ pub struct Id {
 pub struct MovesArgs {
     /// The session's id (see `session list`).
     pub id: u64,
-    /// Go down this line from the session's root first, in the paper's notation (repeat the
-    /// flag, or separate moves by spaces): --line f4-e5W --line "d2-e3A ..."
+    /// Go down this line from the session's root first, in the paper's notation.
+    ///
+    /// Repeat the flag, or separate moves by spaces: --line f4-e5W --line "d2-e3A ...".
     #[arg(long, value_name = "MOVES")]
     pub line: Vec<String>,
-    /// Also follow, from there, the move holding the most first-level nodes, then its
-    /// heaviest, down to a leaf: the line the search is spending its nodes on.
+    /// Also follow the heaviest move from there, then its heaviest, down to a leaf.
+    ///
+    /// The move holding the most first-level nodes: the line the search is spending its
+    /// nodes on.
     #[arg(long)]
     pub heaviest: bool,
-    /// Also count the nodes below by the pieces on the board, with the live ones among them
-    /// (not below a decided node) and the open leaves among those (where the next searches
-    /// start).
+    /// Also count the nodes below by the pieces on the board.
+    ///
+    /// With the live ones among them (not below a decided node) and the open leaves among
+    /// those (where the next searches start).
     #[arg(long)]
     pub pieces: bool,
-    /// Also count the live nodes below (those not below a decided node) against the distinct
-    /// searches they stand for: the same position with the same positions since the last
-    /// capture, reached by other move orders.
+    /// Also count the live nodes below against the distinct searches they stand for.
+    ///
+    /// Live nodes are those not below a decided node; the same position with the same
+    /// positions since the last capture, reached by other move orders, is one search.
     #[arg(long)]
     pub transpositions: bool,
     #[command(flatten)]
@@ -223,11 +281,18 @@ pub struct MovesArgs {
 #[derive(clap::Subcommand)]
 pub enum RoteCommand {
     /// How many solved positions the rote store holds, and how often searches hit it.
+    ///
+    /// By board, with how many have a best move.
+    #[command(after_long_help = help::ROTE_STATS)]
     Stats {
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Write every rote entry to FILE, one JSON object per line.
+    ///
+    /// Each has the position, a hash of the positions since the last capture it was decided
+    /// under, the side whose win was asked, whether it wins, and the best move if known.
+    #[command(after_long_help = help::ROTE_EXPORT)]
     Export {
         /// The file to write (JSON lines: position, history, attacker, value, best move).
         file: PathBuf,
@@ -238,11 +303,15 @@ pub enum RoteCommand {
 
 #[derive(clap::Subcommand)]
 pub enum StoreCommand {
-    /// Copy every record into a new store beside the old, check the copy against it, and
-    /// swap it in. sled keeps the space of every record rewritten or deleted (checkpoints'
-    /// patches, folded chunks), so a store that ran for days is mostly garbage. Needs the
-    /// store to itself (stop the daemon first) and free disk for the live records; stopped
-    /// anywhere, the store is whole (the compaction is finished or undone when it opens).
+    /// Give back the store's dead space: copy it, check the copy, swap it in.
+    ///
+    /// Every record is copied into a new store beside the old, the copy checked against it,
+    /// and swapped in. sled keeps the space of every record rewritten or deleted
+    /// (checkpoints' patches, folded chunks), so a store that ran for days is mostly garbage.
+    /// Needs the store to itself (stop the daemon first) and free disk for the live records;
+    /// stopped anywhere, the store is whole (the compaction is finished or undone when it
+    /// opens).
+    #[command(after_long_help = help::STORE_COMPACT)]
     Compact {
         #[command(flatten)]
         out: JsonFlag,

@@ -24,8 +24,10 @@ pub struct StatsArgs {
     /// Plies each alpha-beta player searches.
     #[arg(long, default_value_t = 4)]
     pub depth: u32,
-    /// The random factor: each leaf's material score (from -1 to 1) gets a uniform amount
-    /// in [-noise, noise] (0.2 gives the paper's branching factor; see docs/results.md).
+    /// The noise in each leaf's score.
+    ///
+    /// 0.2 gives the paper's branching factor. Each leaf's material score (from -1 to 1) gets a uniform amount in [-noise, noise];
+    /// see docs/results.md.
     #[arg(long, default_value_t = 0.2)]
     pub noise: f64,
     /// Games played at once (default: threads of the config).
@@ -37,7 +39,10 @@ pub struct StatsArgs {
     /// Plies after which a game is drawn (0: no cap).
     #[arg(long, default_value_t = 400)]
     pub max_plies: usize,
-    /// Where to write table1.csv, figure4-captures.{csv,png} and figure5-branching.{csv,png}.
+    /// Where to write the table and figures (CSV and PNG).
+    ///
+    /// table1.csv, figure4-captures.{csv,png} and figure5-branching.{csv,png}; made if it
+    /// is not there.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
     /// Print one JSON object.

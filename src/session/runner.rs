@@ -524,7 +524,7 @@ impl Stored {
 /// them all (at about 1 GB/s), so a small tree's patches need not be folded often.
 const FOLD_AT_LEAST: u64 = 64 << 20;
 
-/// Chunks a fold writes in one batch (`bench --store` measures the memory a larger one costs).
+/// Chunks a fold writes in one batch (`bench store` measures the memory a larger one costs).
 pub const FOLD_BATCH: usize = 512;
 
 /// Works on goal `g` of `rec` until it is decided or stopped; returns the updated record.
