@@ -393,16 +393,19 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     if args.moves {
         let moves = legal_moves(&pos);
         // Each move is a search of its own, some long: say which one is under way.
-        let progress = std::io::stderr().is_terminal() && !args.json;
-        for (i, m) in moves.iter().enumerate() {
-            if progress {
-                eprint!(
-                    "\rvaluing move {} of {}: {}\x1b[K",
-                    i + 1,
-                    moves.len(),
-                    m.notation(pos.board())
-                );
-            }
+        let progress = if std::io::stderr().is_terminal() && !args.json {
+            let bar = indicatif::ProgressBar::new(moves.len() as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("valuing move {pos} of {len}: {msg}")
+                    .expect("the template is valid"),
+            );
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        for m in &moves {
+            progress.set_message(m.notation(pos.board()));
+            progress.inc(1);
             let child = m.apply(&pos);
             let s = if fanorona::movegen::is_lost(&child) {
                 None
@@ -419,9 +422,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
                 });
             move_values.push((m.notation(pos.board()), v.to_string()));
         }
-        if progress {
-            eprint!("\r\x1b[K");
-        }
+        progress.finish_and_clear();
     }
     let taken_census = args.census.then(census::take);
     // A win answers the loser's question too ("does the loser win?" is disproven) without

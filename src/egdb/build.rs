@@ -373,6 +373,7 @@ fn build_pair(
     let (mut rounds, mut forwards) = (0, 0);
     let rounds_start = Instant::now();
     let mut last_report = rounds_start;
+    let status = status_line(options);
     while decided_last > 0 {
         rounds += 1;
         let round_start = Instant::now();
@@ -404,12 +405,10 @@ fn build_pair(
             log(&line());
         }
         if options.progress {
-            eprint!("\r{}   ", line());
+            status.set_message(line());
         }
     }
-    if options.progress {
-        eprint!("\r\x1b[K");
-    }
+    status.finish_and_clear();
     log(&format!(
         "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s; {undecided} paika positions drawn",
         names.join(" + "),
@@ -715,6 +714,16 @@ fn parallel_chunks_reported<F>(
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.
+/// A line on stderr that each round rewrites (hidden unless the build shows progress).
+pub(crate) fn status_line(options: &BuildOptions) -> ProgressBar {
+    if !options.progress {
+        return ProgressBar::hidden();
+    }
+    let line = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    line.set_style(ProgressStyle::with_template("{msg}").expect("the template is valid"));
+    line
+}
+
 pub(crate) fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
     if !options.progress {
         return ProgressBar::hidden();

@@ -635,6 +635,7 @@ impl Pair<'_> {
         let mut frontier: Option<Vec<Vec<u64>>> = None;
         let (mut rounds, mut forwards) = (0, 0);
         let mut last_log = Instant::now();
+        let status = crate::egdb::build::status_line(self.options);
         loop {
             let round_start = Instant::now();
             let round = state.rounds + 1;
@@ -668,16 +669,14 @@ impl Pair<'_> {
                 log(&line);
             }
             if self.options.progress {
-                eprint!("\r{line}   ");
+                status.set_message(line);
             }
             if decided == 0 {
                 break;
             }
             frontier = next;
         }
-        if self.options.progress {
-            eprint!("\r\x1b[K");
-        }
+        status.finish_and_clear();
         Ok((rounds, forwards))
     }
 

@@ -157,7 +157,10 @@ pub fn resident_bytes() -> u64 {
     };
     let field = |i| statm.split_whitespace().nth(i)?.parse::<u64>().ok();
     match (field(1), field(2)) {
-        (Some(resident), Some(shared)) => resident.saturating_sub(shared) * 4096,
+        // statm counts pages, 4 KiB on most machines but 16 or 64 KiB on some ARM ones.
+        (Some(resident), Some(shared)) => {
+            resident.saturating_sub(shared) * rustix::param::page_size() as u64
+        }
         _ => 0,
     }
 }
