@@ -2,7 +2,7 @@
 //! named once in the environment, following a session's log across pauses and restarts,
 //! sessions deleted and renamed, and the exit statuses an operator's scripts read.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::net::UnixDatagram;

@@ -2,7 +2,7 @@
 //! reference positions, random positions of every board and random games; and every
 //! generated move printed, re-parsed and replayed.
 
-mod common;
+use crate::common;
 
 use common::simple_rules::Grid;
 use fanorona::movegen::{count_moves, successors};

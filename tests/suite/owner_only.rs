@@ -2,7 +2,7 @@
 //! and everything the daemon writes there (store, logs, certificates, socket) owner-only even
 //! when it is started under umask 000.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

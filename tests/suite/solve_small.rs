@@ -11,7 +11,7 @@ use fanorona::{Board, Color, Position};
 /// (board, winner, database pieces the paper used, nodes its PN search created), from
 /// tests/data/table4-boards.tsv.
 fn table4() -> Vec<(Board, String, u32, u64)> {
-    include_str!("data/table4-boards.tsv")
+    include_str!("../data/table4-boards.tsv")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("board"))
         .map(|l| {

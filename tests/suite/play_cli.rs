@@ -1,6 +1,6 @@
 //! `fanorona play`, `match` and `show --record` as a user meets them, bad input included.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! of a table position against `db probe`, a session's curve growing on the page; and the
 //! refusals of bad requests.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! Deeper perft counts from `tests/data/perft-deep.tsv` (see its header for their sources).
 
-mod common;
+use crate::common;
 
 use fanorona::Position;
 use fanorona::movegen::successors;
@@ -21,7 +21,7 @@ fn perft_positions(pos: &Position, depth: u32) -> u64 {
 
 #[test]
 fn deep_perft_counts_match() {
-    let text = include_str!("data/perft-deep.tsv");
+    let text = include_str!("../data/perft-deep.tsv");
     let mut rows = 0;
     for line in text
         .lines()
@@ -47,7 +47,7 @@ fn deep_perft_counts_match() {
 #[test]
 #[ignore]
 fn simple_model_agrees_on_every_deep_row() {
-    let text = include_str!("data/perft-deep.tsv");
+    let text = include_str!("../data/perft-deep.tsv");
     for line in text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("board\t"))

@@ -18,7 +18,7 @@ pub fn read_perft_file(text: &str) -> Vec<(Position, u32, u64)> {
 
 #[test]
 fn every_reference_perft_count_matches() {
-    let rows = read_perft_file(include_str!("data/perft-reference.tsv"));
+    let rows = read_perft_file(include_str!("../data/perft-reference.tsv"));
     assert_eq!(rows.len(), 94);
     let mut wrong = Vec::new();
     for (pos, depth, expect) in rows {

@@ -7,7 +7,7 @@ use fanorona::egdb::{BuildOptions, Database, Material, Slice, build};
 
 /// Table 3 rows: (slice, win, draw, loss).
 fn table3() -> Vec<(Material, u64, u64, u64)> {
-    include_str!("data/table3-wdl-5x9.tsv")
+    include_str!("../data/table3-wdl-5x9.tsv")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("slice"))
         .map(|l| {

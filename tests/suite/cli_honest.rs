@@ -2,7 +2,7 @@
 //! errors that say what to do (one line; exit 2 for the user's input, 1 for the machine's),
 //! and nothing lost or half-written to a side effect.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! The solve-session daemon as a user drives it: start, status, pause, resume, stop, kill -9
 //! and restart, SIGTERM, and the faults it must refuse cleanly.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
