@@ -4,16 +4,18 @@
 //!
 //! The layers, each using only those above it:
 //! - rules: `geometry`, `position`, `movegen`, `moves`, `repetition`, `perft`, `target` (what
-//!   a command starts from), `diagram`;
+//!   a command starts from), `diagram`; with `version` (what this build is) and `machine`
+//!   (its memory and disk) beside them;
 //! - tables: `egdb` (retrograde builds, files, probes);
-//! - search: `search` (PN, PN², df-pn, alpha-beta, the rote table), and `config` and
-//!   `machine` beside it;
+//! - search: `search` (PN, PN², df-pn, alpha-beta, the rote table), and `config` beside it;
 //! - `certificate`: writing and checking solution trees (the checker uses only the rules
 //!   and the table probe);
 //! - `session`: solve sessions in the store, their settings, runs, curves and certificates;
 //! - `play`: agents, games, matches;
 //! - `daemon`: the data directory, the socket server, the service, the workers;
 //! - `web`: the HTTP app; the command line (`src/cli/`, the binary) is last.
+//!
+//! `tests/suite/layers.rs` checks the map against the code.
 #![deny(unsafe_code)]
 
 pub mod config;

@@ -13,6 +13,7 @@ mod cross_check;
 mod daemon;
 mod egdb_files;
 mod egdb_table3;
+mod layers;
 mod owner_only;
 mod parsers;
 mod perft_deep;
