@@ -11,6 +11,7 @@ mod cli;
 mod cli_honest;
 mod cross_check;
 mod daemon;
+mod doc_examples;
 mod egdb_files;
 mod egdb_table3;
 mod layers;
