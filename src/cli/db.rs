@@ -1,4 +1,5 @@
-//! The endgame database commands: `db build`, `db stats`, `db probe`, `db verify`.
+//! The endgame database commands: `db build`, `db stats`, `db probe`, `db verify`,
+//! `db checksums`.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -12,6 +13,7 @@ use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::Board;
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
+use fanorona::egdb::manifest;
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
 use fanorona::egdb::scheme::Index;
 use fanorona::egdb::stats::table3_counts;
@@ -568,4 +570,382 @@ pub fn probe_batch(dir: &Path) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// A slice file opened (header and checksum checked) and hashed.
+struct Hashed {
+    name: String,
+    bytes: u64,
+    /// Its SHA-256, or why it could not be opened.
+    sha256: Result<String, String>,
+}
+
+/// Opens and hashes `files` of `board` under `dir` on `threads` threads: a bar of bytes on a
+/// terminal, a line a minute to stderr otherwise.
+fn hash_files(
+    dir: &Path,
+    board: Board,
+    files: &[(Material, Kind)],
+    threads: usize,
+    label: &str,
+) -> Vec<Hashed> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    let board_dir = fanorona::egdb::file::board_dir(dir, board);
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|&(m, k)| {
+            std::fs::metadata(board_dir.join(manifest::file_name(m, k))).map_or(0, |f| f.len())
+        })
+        .collect();
+    let total: u64 = sizes.iter().sum();
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {percent:>3}% {binary_bytes_per_sec:>12} eta {eta}",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.set_message(label.to_string());
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let (next, done) = (AtomicUsize::new(0), AtomicU64::new(0));
+    let results: Vec<Mutex<Option<Hashed>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let start = Instant::now();
+    let (finished, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, files.len().max(1)) {
+            let finished = finished.clone();
+            let (next, done, results, bar, sizes) = (&next, &done, &results, &bar, &sizes);
+            s.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(m, kind)) = files.get(i) else {
+                        break;
+                    };
+                    let tick = |n| {
+                        bar.inc(n);
+                        done.fetch_add(n, Ordering::Relaxed);
+                    };
+                    let sha256 = match SliceFile::open(dir, board, m, kind) {
+                        Ok(Some(f)) => Ok(manifest::sha256(f.bytes(), &tick)),
+                        Ok(None) => Err("vanished while it was checked".to_string()),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    if sha256.is_err() {
+                        tick(sizes[i]);
+                    }
+                    *results[i].lock().expect("no thread panics holding it") = Some(Hashed {
+                        name: manifest::file_name(m, kind),
+                        bytes: sizes[i],
+                        sha256,
+                    });
+                }
+                drop(finished);
+            });
+        }
+        drop(finished);
+        let every = std::time::Duration::from_secs(60);
+        while wait.recv_timeout(every) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            if bar.is_hidden() {
+                let d = done.load(Ordering::Relaxed);
+                eprintln!(
+                    "{label}: {:.1}% ({d} of {total} bytes) in {:.0} s",
+                    100.0 * d as f64 / total.max(1) as f64,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+    });
+    bar.finish_and_clear();
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .expect("no thread panics holding it")
+                .expect("every file was taken")
+        })
+        .collect()
+}
+
+/// "3 slice files (1-1.wdl, 2-1.wdl, 1-2.wdl)": how many, and which.
+fn named(names: &[String]) -> String {
+    format!(
+        "{} ({})",
+        counted(names.len(), "slice file", "slice files"),
+        names.join(", ")
+    )
+}
+
+/// The slice files of `board` under `dir` (with `pieces`, only those), and the manifest's
+/// directory; no file and no manifest is bad input.
+fn files_of(
+    dir: &Path,
+    board: Board,
+    pieces: Option<usize>,
+) -> Result<(Vec<(Material, Kind)>, std::path::PathBuf), Failure> {
+    let files = manifest::slice_files(dir, board)
+        .map_err(Failure::other)?
+        .unwrap_or_default();
+    let board_dir = fanorona::egdb::file::board_dir(dir, board);
+    if files.is_empty() && !manifest::path(&board_dir).exists() {
+        let db = Database::new(dir, board);
+        return Err(Failure::input(
+            db.census().whole(&db).expect_err("no slice"),
+        ));
+    }
+    let files = files
+        .into_iter()
+        .filter(|(m, _)| pieces.is_none_or(|p| m.pieces() == p))
+        .collect();
+    Ok((files, board_dir))
+}
+
+/// `db checksums`: every slice file of a board opened (header and checksum checked) and
+/// hashed, and the manifest written anew from them.
+pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let (files, board_dir) = files_of(dir, board, None)?;
+    let unreadable = manifest::read(&board_dir).err();
+    let start = Instant::now();
+    let hashed = hash_files(dir, board, &files, threads, &format!("{board} sha256"));
+    let mut fresh = manifest::Entries::new();
+    let mut damaged = Vec::new();
+    let mut bytes = 0;
+    for h in &hashed {
+        match &h.sha256 {
+            Ok(sha) => {
+                fresh.insert(h.name.clone(), sha.clone());
+                bytes += h.bytes;
+            }
+            Err(why) => {
+                if !json {
+                    out!("{board} {}: DAMAGED, not listed: {why}", h.name);
+                }
+                damaged.push((h.name.clone(), why.clone()));
+            }
+        }
+    }
+    let keep: Vec<String> = damaged.iter().map(|(n, _)| n.clone()).collect();
+    let old = manifest::replace(&board_dir, &fresh, &keep)
+        .map_err(Failure::other)?
+        .unwrap_or_default();
+    let seconds = start.elapsed().as_secs_f64();
+    // Lines that said otherwise before, and lines of files no longer there.
+    let changed: Vec<String> = fresh
+        .iter()
+        .filter(|(n, sha)| old.get(*n).is_some_and(|o| o != *sha))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let dropped: Vec<String> = old
+        .keys()
+        .filter(|n| !fresh.contains_key(*n) && !keep.contains(n))
+        .cloned()
+        .collect();
+    let path = manifest::path(&board_dir);
+    if !json {
+        let mut line = format!(
+            "{board}: {} ({}) hashed in {seconds:.1} s -> {}",
+            counted(fresh.len(), "slice file", "slice files"),
+            crate::cli::certificate::human_bytes(bytes),
+            path.display()
+        );
+        if let Some(e) = &unreadable {
+            line += &format!("; the manifest there could not be read ({e}): replaced");
+        }
+        if !changed.is_empty() {
+            line += &format!("; {} listed before with another SHA-256", named(&changed));
+        }
+        if !dropped.is_empty() {
+            line += &format!("; {} listed before, no longer there", named(&dropped));
+        }
+        out!("{line}");
+    }
+    let result = if damaged.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::other(anyhow!(
+            "{board} under {}: {} damaged, not listed: delete them and rebuild them with `fanorona db build --board {board} --pieces {} --db {}`",
+            dir.display(),
+            named(&keep),
+            Database::new(dir, board).max_pieces().max(2),
+            dir.display()
+        )))
+    };
+    if json {
+        let damaged: Vec<_> = damaged
+            .iter()
+            .map(|(n, why)| json!({"file": n, "error": why}))
+            .collect();
+        let report = json!({"board": board.to_string(), "manifest": path, "files": fresh.len(),
+                            "bytes": bytes, "seconds": seconds, "damaged": damaged,
+                            "changed": changed, "dropped": dropped,
+                            "replaced_unreadable": unreadable.is_some()});
+        return report_json(report, result);
+    }
+    result
+}
+
+/// `db verify --quick`: every slice file of a board opened (header and checksum checked) and
+/// its SHA-256 compared with the board's manifest; the files the manifest lists that are not
+/// there, and the slices missing among those built, named.
+pub fn verify_quick(
+    dir: &Path,
+    board_text: &str,
+    threads: usize,
+    pieces: Option<usize>,
+    json: bool,
+) -> CliResult {
+    let board = canonical_board(board(board_text)?);
+    let (files, board_dir) = files_of(dir, board, pieces)?;
+    let listed = manifest::read(&board_dir).map_err(Failure::other)?;
+    let manifest_path = manifest::path(&board_dir);
+    let hashed = hash_files(dir, board, &files, threads, &format!("{board} sha256"));
+    let in_scope = |name: &str| {
+        pieces.is_none_or(|p| manifest::parse_file_name(name).is_some_and(|(m, _)| m.pieces() == p))
+    };
+    let (mut whole, mut unlisted, mut mismatching, mut damaged) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut rows = Vec::new();
+    for h in &hashed {
+        let line = listed.as_ref().and_then(|l| l.get(&h.name));
+        let (state, text) = match (&h.sha256, line) {
+            (Err(why), _) => {
+                damaged.push(h.name.clone());
+                ("damaged", format!("DAMAGED: {why}"))
+            }
+            (Ok(_), None) => {
+                unlisted.push(h.name.clone());
+                (
+                    "unlisted",
+                    format!("header and checksum whole, not in {}", manifest::NAME),
+                )
+            }
+            (Ok(sha), Some(l)) if sha == l => {
+                whole.push(h.name.clone());
+                ("whole", "SHA-256 matches".to_string())
+            }
+            (Ok(sha), Some(l)) => {
+                mismatching.push(h.name.clone());
+                (
+                    "mismatch",
+                    format!("MISMATCH: SHA-256 {sha}, {} says {l}", manifest::NAME),
+                )
+            }
+        };
+        if !json {
+            out!("{board} {}: {text}", h.name);
+        }
+        rows.push(json!({"file": h.name, "state": state, "bytes": h.bytes,
+                         "sha256": h.sha256.as_ref().ok(), "listed": line,
+                         "error": h.sha256.as_ref().err()}));
+    }
+    // Listed, and not there.
+    let absent: Vec<String> = listed
+        .iter()
+        .flat_map(|l| l.keys())
+        .filter(|n| in_scope(n) && !board_dir.join(n).is_file())
+        .cloned()
+        .collect();
+    // Not listed, not there, and below the largest piece count built: missing all the same.
+    let max = Database::new(dir, board).max_pieces();
+    let missing: Vec<String> = (2..=max)
+        .filter(|&n| pieces.is_none_or(|p| p == n))
+        .flat_map(Material::with_pieces)
+        .map(|m| manifest::file_name(m, Kind::Wdl))
+        .filter(|n| !board_dir.join(n).is_file() && !absent.contains(n))
+        .collect();
+    for n in &absent {
+        if !json {
+            out!("{board} {n}: listed in {}, ABSENT", manifest::NAME);
+        }
+        rows.push(json!({"file": n, "state": "absent"}));
+    }
+    for n in &missing {
+        if !json {
+            out!("{board} {n}: MISSING");
+        }
+        rows.push(json!({"file": n, "state": "missing"}));
+    }
+    let checksums = format!(
+        "`fanorona db checksums --board {board} --db {}`",
+        dir.display()
+    );
+    if !json {
+        let mut line = match &listed {
+            Some(_) => format!(
+                "{board}: {} match {}",
+                counted(whole.len(), "slice file", "slice files"),
+                manifest_path.display()
+            ),
+            None => format!(
+                "{board}: no {} (tables built before manifests were kept have none): write one with {checksums}",
+                manifest_path.display()
+            ),
+        };
+        if !unlisted.is_empty() {
+            line += &match listed {
+                Some(_) => format!(
+                    "; {} not in it (header and checksum whole): list them with {checksums}",
+                    named(&unlisted)
+                ),
+                None => format!(
+                    "; {} whole by header and checksum",
+                    counted(unlisted.len(), "slice file", "slice files")
+                ),
+            };
+        }
+        if !mismatching.is_empty() {
+            line += &format!("; {} MISMATCHING", named(&mismatching));
+        }
+        if !damaged.is_empty() {
+            line += &format!("; {} DAMAGED", named(&damaged));
+        }
+        if !absent.is_empty() {
+            line += &format!("; {} listed but ABSENT", named(&absent));
+        }
+        if !missing.is_empty() {
+            line += &format!("; {} MISSING", named(&missing));
+        }
+        out!("{line}");
+    }
+    let rebuild = format!(
+        "`fanorona db build --board {board} --pieces {} --db {}`",
+        max.max(2),
+        dir.display()
+    );
+    let result = if !mismatching.is_empty() || !damaged.is_empty() {
+        let bad: Vec<String> = mismatching.iter().chain(&damaged).cloned().collect();
+        Err(Failure::other(anyhow!(
+            "{board} under {}: {} damaged or not as {} says: delete them and rebuild them with {rebuild}, or fetch them again",
+            dir.display(),
+            named(&bad),
+            manifest::NAME
+        )))
+    } else if !absent.is_empty() || !missing.is_empty() {
+        let gone: Vec<String> = absent.iter().chain(&missing).cloned().collect();
+        Err(Failure::input(anyhow!(
+            "{board} under {}: {} missing: build them with {rebuild}",
+            dir.display(),
+            named(&gone)
+        )))
+    } else {
+        Ok(())
+    };
+    if json {
+        let report = json!({"board": board.to_string(), "manifest": manifest_path,
+                            "manifest_found": listed.is_some(), "files": rows,
+                            "whole": whole.len(), "unlisted": unlisted,
+                            "mismatching": mismatching, "damaged": damaged,
+                            "absent": absent, "missing": missing});
+        return report_json(report, result);
+    }
+    result
 }

@@ -218,7 +218,13 @@ Examples:
 pub const DB_VERIFY: &str = "\
 Examples:
   fanorona db verify --board 5x5 --db egdb
-  fanorona db verify --board 5x9 --db egdb --pieces 8 --sample 100000";
+  fanorona db verify --board 5x9 --db egdb --pieces 8 --sample 100000
+  fanorona db verify --board 5x9 --db egdb --quick   # files against SHA256SUMS";
+
+pub const DB_CHECKSUMS: &str = "\
+Examples:
+  fanorona db checksums --board 5x9 --db egdb
+  cd egdb/5x9 && sha256sum -c SHA256SUMS";
 
 pub const BENCH: &str = "\
 Examples:

@@ -523,7 +523,8 @@ pub enum DbCommand {
     ///
     /// Each entry is derived again from its successors: a win if some move reaches a loss, a
     /// loss if every move reaches a win, else a draw. Every slice up to the largest built is
-    /// listed; exit status 1 on any error or damaged slice, 2 for a missing one.
+    /// listed; exit status 1 on any error or damaged slice, 2 for a missing one. With --quick,
+    /// each file is compared with the board's SHA256SUMS instead.
     #[command(after_long_help = help::DB_VERIFY)]
     Verify {
         #[command(flatten)]
@@ -538,7 +539,23 @@ pub enum DbCommand {
         /// The same entries every run: for slices that take longer to check than to build.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         sample: Option<u64>,
+        /// Compare each slice file with the board's SHA256SUMS instead of its successors.
+        ///
+        /// Each file's header and checksum are checked and its SHA-256 compared with the
+        /// manifest a build keeps. Exit status 1 for a file damaged or not as listed, 2 for one
+        /// listed but not there; a file not in the manifest is named (`db checksums` lists
+        /// it), and tables without a manifest are checked by header and checksum alone.
+        #[arg(long, conflicts_with = "sample")]
+        quick: bool,
     },
+    /// Write the SHA256SUMS of a board's tables anew, from every slice file there.
+    ///
+    /// A build records each file's SHA-256 in DIR/RxC/SHA256SUMS, the format `sha256sum -c`
+    /// reads; this writes it for tables built before, or after files were fetched or moved.
+    /// Each file's header and checksum are checked first: a damaged file is not listed (exit
+    /// status 1).
+    #[command(after_long_help = help::DB_CHECKSUMS)]
+    Checksums(BoardTables),
 }
 
 /// The tables of one board: which board, where, how many threads, and the output form.
@@ -609,7 +626,23 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
         DbCommand::Verify {
             tables: a,
             pieces,
+            quick: true,
+            ..
+        } => db::verify_quick(
+            &dir(a.dir),
+            &a.board,
+            threads(a.threads),
+            pieces.map(|p| p as usize),
+            a.out.json,
+        ),
+        DbCommand::Checksums(a) => {
+            db::checksums(&dir(a.dir), &a.board, threads(a.threads), a.out.json)
+        }
+        DbCommand::Verify {
+            tables: a,
+            pieces,
             sample,
+            quick: false,
         } => db::verify(
             &dir(a.dir),
             &a.board,

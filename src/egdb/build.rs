@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thiserror::Error;
 
-use crate::egdb::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice};
+use crate::egdb::file::{
+    FileError, Kind, SliceFile, canonical_board, slice_path, write_slice_reporting,
+};
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::parallel::{self, for_chunks};
 use crate::egdb::probe::Database;
@@ -194,6 +196,8 @@ pub fn build(
             have_gb: have as f64 / 1e9,
         });
     }
+    // What a build killed while it wrote the manifest left goes.
+    crate::egdb::manifest::tidy(&crate::egdb::file::board_dir(root, board));
     let mut reports = Vec::new();
     for n in 2..=pieces {
         // Smaller slices first; within a piece count any order works, since paika pairs
@@ -418,11 +422,21 @@ fn build_pair(
 
     let mut reports = Vec::new();
     for (x, s) in slices.iter().enumerate() {
+        let label = format!("{board} {} writing", names[x]);
         if let Some(ages) = &ages {
-            write_slice(root, &Index::Paper(*s), Kind::Distance, &ages[x].to_bytes())?;
+            let bytes = ages[x].to_bytes();
+            write_file(
+                root,
+                &Index::Paper(*s),
+                Kind::Distance,
+                &bytes,
+                options,
+                &label,
+            )?;
         }
         // The values last: a pair counts as built once its value files exist.
-        let path = write_slice(root, &Index::Paper(*s), Kind::Wdl, &values[x].to_bytes())?;
+        let bytes = values[x].to_bytes();
+        let path = write_file(root, &Index::Paper(*s), Kind::Wdl, &bytes, options, &label)?;
         let seconds = start.elapsed().as_secs_f64();
         log(&format!(
             "{board} {}: {} positions, {rounds} rounds, {seconds:.2} s -> {}",
@@ -711,6 +725,42 @@ fn parallel_chunks_reported<F>(
             ));
         }
     });
+}
+
+/// Files at least this large show a bar while they are written and hashed.
+pub(crate) const BAR_BYTES: u64 = 64 << 20;
+
+/// Writes a slice file (and records its SHA-256 in the manifest), with a bar for a large one.
+fn write_file(
+    root: &Path,
+    slice: &Index,
+    kind: Kind,
+    payload: &[u8],
+    options: &BuildOptions,
+    label: &str,
+) -> Result<std::path::PathBuf, FileError> {
+    let bar = bytes_bar(options, payload.len() as u64, label);
+    let path = write_slice_reporting(root, slice, kind, payload, &|n| bar.inc(n))?;
+    bar.finish_and_clear();
+    Ok(path)
+}
+
+/// A progress bar of bytes on a terminal's stderr, for a file of `len` bytes of at least
+/// `BAR_BYTES`; hidden otherwise.
+pub(crate) fn bytes_bar(options: &BuildOptions, len: u64, label: &str) -> ProgressBar {
+    if !options.progress || len < BAR_BYTES {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>22} [{bar:30}] {percent:>3}% {binary_bytes_per_sec:>12} eta {eta}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    bar
 }
 
 /// A progress bar with rate and ETA on a terminal's stderr; hidden otherwise.

@@ -26,9 +26,12 @@ use std::time::{Duration, Instant};
 use memmap2::MmapMut;
 use serde::{Deserialize, Serialize};
 
-use crate::egdb::build::{BuildError, BuildOptions, SliceReport, capture_value, progress_bar};
+use crate::egdb::build::{
+    BuildError, BuildOptions, SliceReport, bytes_bar, capture_value, progress_bar,
+};
 use crate::egdb::file::{FileError, HEADER_LEN, Kind, header, slice_path};
 use crate::egdb::index::Material;
+use crate::egdb::manifest::{self, Hasher};
 use crate::egdb::probe::Database;
 use crate::egdb::scheme::Index;
 use crate::egdb::symmetric::SymSlice;
@@ -372,7 +375,13 @@ pub(crate) fn build_pair(
             fill_copies(slice, &v, options.threads);
             settle_draws(&v, options.threads);
             v.flush()?;
-            finish_file(root, &Index::Symmetric(*slice), v)?;
+            let bar = bytes_bar(
+                options,
+                HEADER_LEN as u64 + Kind::Wdl.payload_len(slice.len()),
+                &format!("{board} {name} sha256"),
+            );
+            finish_file(root, &Index::Symmetric(*slice), v, &|n| bar.inc(n))?;
+            bar.finish_and_clear();
         }
         state.seconds = before + run_start.elapsed().as_secs_f64();
         // The process's peak so far: the mapped values count, as they stay resident.
@@ -476,12 +485,22 @@ fn settle_draws(values: &Values, threads: usize) {
 }
 
 /// Writes the header of a finished working file, cuts it to its length, syncs it and gives
-/// it its final name.
-fn finish_file(root: &Path, slice: &Index, values: Values) -> Result<PathBuf, FileError> {
+/// it its final name; then records its SHA-256 (hashed from the map, `progress` told the
+/// bytes as it goes) in the board's manifest.
+fn finish_file(
+    root: &Path,
+    slice: &Index,
+    values: Values,
+    progress: &dyn Fn(u64),
+) -> Result<PathBuf, FileError> {
     let path = slice_path(root, slice.board(), slice.material(), Kind::Wdl);
     let building = values.path.clone();
     let payload_len = Kind::Wdl.payload_len(slice.len()) as usize;
-    let header = header(slice, Kind::Wdl, &values.map[HEADER_LEN..][..payload_len]);
+    let payload = &values.map[HEADER_LEN..][..payload_len];
+    let header = header(slice, Kind::Wdl, payload);
+    let mut sha = Hasher::default();
+    sha.update(&header, progress);
+    sha.update(payload, progress);
     let io = |source| FileError::Io {
         path: building.clone(),
         source,
@@ -492,9 +511,15 @@ fn finish_file(root: &Path, slice: &Index, values: Values) -> Result<PathBuf, Fi
     f.set_len((HEADER_LEN + payload_len) as u64).map_err(io)?;
     f.sync_all().map_err(io)?;
     fs::rename(&building, &path).map_err(io)?;
-    if let Some(dir) = path.parent() {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
-    }
+    let dir = path
+        .parent()
+        .expect("slice files live in a board directory");
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    manifest::record(
+        dir,
+        &manifest::file_name(slice.material(), Kind::Wdl),
+        &sha.hex(),
+    )?;
     Ok(path)
 }
 

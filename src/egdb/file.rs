@@ -2,7 +2,8 @@
 //! entry count, checksums) and the packed payload. Format 1 files use the paper's index
 //! (scheme 1), format 2 files the symmetric one (scheme 2); the header is laid out alike. Written to a temporary name, synced and
 //! renamed, so a file under its final name is always whole; read through a memory map and
-//! refused by name when anything in it does not match.
+//! refused by name when anything in it does not match. Each file written gets its line in
+//! the board's manifest (`manifest.rs`).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -12,6 +13,7 @@ use memmap2::Mmap;
 use thiserror::Error;
 
 use crate::egdb::index::Material;
+use crate::egdb::manifest::{self, Hasher};
 use crate::egdb::scheme::{Index, Scheme};
 use crate::geometry::Board;
 
@@ -37,7 +39,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn extension(self) -> &'static str {
+    /// The extension of its files: `wdl`, `dtc`.
+    pub fn extension(self) -> &'static str {
         match self {
             Kind::Wdl => "wdl",
             Kind::Distance => "dtc",
@@ -79,6 +82,10 @@ pub enum FileError {
     PayloadChecksum { path: PathBuf },
     #[error("{0}")]
     Cached(String),
+    #[error(
+        "{path} line {line}: not a checksum line (`<64 hex digits>  <file name>`); write the manifest anew with `fanorona db checksums`"
+    )]
+    ManifestLine { path: PathBuf, line: usize },
     #[error("{path}: payload has {found} bytes, header needs {expected}")]
     Truncated {
         path: PathBuf,
@@ -130,12 +137,24 @@ pub(crate) fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_L
     h
 }
 
-/// Writes a slice file: to `NAME.tmp`, synced, then renamed to its final name.
+/// Writes a slice file: to `NAME.tmp`, synced, then renamed to its final name; then records
+/// its SHA-256 in the board's manifest (`SHA256SUMS`).
 pub fn write_slice(
     root: &Path,
     slice: &Index,
     kind: Kind,
     payload: &[u8],
+) -> Result<PathBuf, FileError> {
+    write_slice_reporting(root, slice, kind, payload, &|_| {})
+}
+
+/// `write_slice`, telling `progress` the bytes written (and hashed) as it goes.
+pub fn write_slice_reporting(
+    root: &Path,
+    slice: &Index,
+    kind: Kind,
+    payload: &[u8],
+    progress: &dyn Fn(u64),
 ) -> Result<PathBuf, FileError> {
     assert_eq!(payload.len() as u64, kind.payload_len(slice.len()));
     let path = slice_path(root, slice.board(), slice.material(), kind);
@@ -144,10 +163,18 @@ pub fn write_slice(
         .expect("slice files live in a board directory");
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let tmp = path.with_extension(format!("{}.tmp", kind.extension()));
+    let mut sha = Hasher::default();
     let result = (|| {
         let mut f = File::create(&tmp)?;
-        f.write_all(&header(slice, kind, payload))?;
-        f.write_all(payload)?;
+        let header = header(slice, kind, payload);
+        sha.update(&header, &|_| {});
+        f.write_all(&header)?;
+        // The file is hashed as it is written, a chunk at a time.
+        for chunk in payload.chunks(manifest::CHUNK) {
+            sha.update(chunk, &|_| {});
+            f.write_all(chunk)?;
+            progress(chunk.len() as u64);
+        }
         f.sync_all()?;
         fs::rename(&tmp, &path)?;
         File::open(dir)?.sync_all()
@@ -156,6 +183,11 @@ pub fn write_slice(
         let _ = fs::remove_file(&tmp);
         return Err(io_err(&path)(e));
     }
+    manifest::record(
+        dir,
+        &manifest::file_name(slice.material(), kind),
+        &sha.hex(),
+    )?;
     Ok(path)
 }
 
@@ -276,5 +308,10 @@ impl SliceFile {
 
     pub fn payload(&self) -> &[u8] {
         &self.map[HEADER_LEN..]
+    }
+
+    /// The whole file: header and payload.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
     }
 }

@@ -5,6 +5,7 @@ pub mod build;
 pub mod build_symmetric;
 pub mod file;
 pub mod index;
+pub mod manifest;
 pub mod paper;
 pub mod parallel;
 pub mod probe;

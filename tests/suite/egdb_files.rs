@@ -24,13 +24,13 @@ fn options() -> BuildOptions {
     }
 }
 
-/// Asserts that a finished build left nothing but its tables in `dir` (no working, state or
-/// lock file).
+/// Asserts that a finished build left nothing but its tables and their manifest in `dir` (no
+/// working, state, lock or temporary file).
 fn assert_only_tables(dir: &Path) {
     let left: Vec<_> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| !n.ends_with(".wdl"))
+        .filter(|n| !n.ends_with(".wdl") && n != "SHA256SUMS")
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
@@ -621,4 +621,195 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
         assert!(a == b, "slice {m} differs");
     }
     assert_only_tables(&dir);
+}
+
+/// The SHA-256 of a file, computed here apart from the program's own hashing.
+fn sha256_hex(path: &Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What `sha256sum` prints for every slice file (values and distances) of a board
+/// directory, sorted by name.
+fn expected_manifest(dir: &Path) -> String {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".wdl") || n.ends_with(".dtc"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|n| format!("{}  {n}\n", sha256_hex(&dir.join(n))))
+        .collect()
+}
+
+/// `sha256sum -c` on a board directory's manifest, where the tool is there.
+fn assert_sha256sum_passes(dir: &Path) {
+    match std::process::Command::new("sha256sum")
+        .args(["-c", "--quiet", "SHA256SUMS"])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(o) => assert!(o.status.success(), "{o:?}"),
+        Err(e) => eprintln!("sha256sum not run: {e}"),
+    }
+}
+
+/// Both builders (with distances, and the symmetric index) and `convert` leave a manifest
+/// that lists every slice file with its SHA-256, as `sha256sum` writes it.
+#[test]
+fn a_build_keeps_a_manifest_of_its_files() {
+    let board: Board = "3x5".parse().unwrap();
+    let (paper, sym) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = BuildOptions {
+        distances: true,
+        ..options()
+    };
+    build(paper.path(), board, 4, &o, &mut |_| {}).unwrap();
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(sym.path(), board, 4, &o, &mut |_| {}).unwrap();
+    for root in [paper.path(), sym.path()] {
+        let dir = root.join("3x5");
+        let text = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+        assert_eq!(text, expected_manifest(&dir), "{}", dir.display());
+        assert_sha256sum_passes(&dir);
+    }
+    let dir = paper.path().join("3x5");
+    let text = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    // 6 slices, each with its values and its distances.
+    assert_eq!(text.lines().count(), 12, "{text}");
+    assert!(text.lines().any(|l| l.ends_with("  2-2.dtc")), "{text}");
+    // A slice converted in place gets its new line.
+    convert_slice(paper.path(), board, "2-2".parse().unwrap(), 2).unwrap();
+    let after = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    assert_ne!(after, text);
+    assert_eq!(after, expected_manifest(&dir));
+}
+
+/// `db verify --quick` passes on built tables, and names a damaged file, a file not as the
+/// manifest says, one missing from the manifest and one listed but absent; `db checksums`
+/// writes for tables without a manifest the one their build wrote.
+#[test]
+fn verify_quick_compares_the_files_with_the_manifest() {
+    use std::process::{Command, Output};
+    let board: Board = "3x5".parse().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    build(root.path(), board, 4, &options(), &mut |_| {}).unwrap();
+    let dir = root.path().join("3x5");
+    let manifest = dir.join("SHA256SUMS");
+    let built = fs::read_to_string(&manifest).unwrap();
+    let run = |args: &[&str]| -> Output {
+        Command::new(env!("CARGO_BIN_EXE_fanorona"))
+            .args(["db"])
+            .args(args)
+            .args(["--board", "3x5", "--db"])
+            .arg(root.path())
+            .output()
+            .unwrap()
+    };
+    let quick = || run(&["verify", "--quick"]);
+    let text = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let o = quick();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("3x5: 6 slice files match"),
+        "{}",
+        text(&o)
+    );
+
+    // Tables without a manifest pass on their headers and checksums, and `db checksums`
+    // writes the manifest their build did.
+    fs::remove_file(&manifest).unwrap();
+    let o = quick();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("db checksums --board 3x5"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&["checksums"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("3x5: 6 slice files"), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&manifest).unwrap(), built);
+
+    // A file whose line is gone is named, with the command that lists it.
+    let without: String = built
+        .lines()
+        .filter(|l| !l.ends_with(" 3-1.wdl"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(&manifest, without).unwrap();
+    let o = quick();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("3x5 3-1.wdl: header and checksum whole, not in SHA256SUMS"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("(3-1.wdl) not in it"), "{}", text(&o));
+    fs::write(&manifest, &built).unwrap();
+
+    // A flipped byte.
+    let file = dir.join("1-2.wdl");
+    let good = fs::read(&file).unwrap();
+    let mut bad = good.clone();
+    bad[64 + 10] ^= 0x10;
+    fs::write(&file, &bad).unwrap();
+    let o = quick();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("3x5 1-2.wdl: DAMAGED"), "{}", text(&o));
+    assert!(text(&o).contains("error: 3x5 under"), "{}", text(&o));
+    fs::write(&file, &good).unwrap();
+
+    // A whole slice file, but not the one listed (written with a valid header and checksum,
+    // the manifest as it was).
+    let m: Material = "2-2".parse().unwrap();
+    let file = slice_path(root.path(), board, m, Kind::Wdl);
+    let good = fs::read(&file).unwrap();
+    let slice = SliceFile::open(root.path(), board, m, Kind::Wdl)
+        .unwrap()
+        .unwrap()
+        .slice;
+    let mut payload = good[64..].to_vec();
+    payload[3] ^= 0b01;
+    fanorona::egdb::file::write_slice(root.path(), &slice, Kind::Wdl, &payload).unwrap();
+    assert_ne!(fs::read_to_string(&manifest).unwrap(), built);
+    fs::write(&manifest, &built).unwrap();
+    let o = quick();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("3x5 2-2.wdl: MISMATCH"), "{}", text(&o));
+    assert!(text(&o).contains("(2-2.wdl) MISMATCHING"), "{}", text(&o));
+    let o = run(&["verify", "--quick", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["mismatching"], serde_json::json!(["2-2.wdl"]), "{v}");
+    assert_eq!(
+        (v["whole"].as_u64(), v["exit_code"].as_u64()),
+        (Some(5), Some(1)),
+        "{v}"
+    );
+    fs::write(&file, &good).unwrap();
+
+    // A file listed and gone: missing (exit 2), named.
+    fs::remove_file(dir.join("1-1.wdl")).unwrap();
+    let o = quick();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("3x5 1-1.wdl: listed in SHA256SUMS, ABSENT"),
+        "{}",
+        text(&o)
+    );
 }
