@@ -759,6 +759,10 @@ fn solve_goal(
     }
     // The goal decided, or the solve asked to stop: the final checkpoint of this run.
     // The result is saved first; its proof is checked after, so a long check loses nothing.
+    // One question's end at a time, from its checkpoint to its log line: the question that
+    // ends second finds the session solved and says so last (two questions searched at once
+    // wrote "solved", then the other's "goal", now and then).
+    let _in_order = ENDS.lock().unwrap_or_else(|e| e.into_inner());
     let mut verdict = tree.decided().then(|| (tree.outcome(), None));
     let mut r = final_checkpoint(
         sessions,
@@ -840,6 +844,9 @@ fn solve_goal(
     control.report(p);
     Ok(r)
 }
+
+/// Held by a question's search from its final checkpoint to its last log line.
+static ENDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The last checkpoint of a run. The tree exists only in memory, so a failure (a full disk)
 /// is retried every 5 s until it succeeds, or, once the process is exiting, three more times
