@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod simple_rules;
+pub mod tables;
 
 #[allow(unused_imports)]
 pub use data::*;

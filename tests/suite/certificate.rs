@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use fanorona::certificate::{Solved, VerifyError, format, verify, write};
-use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::egdb::Database;
 use fanorona::search::Algorithm;
 use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn;
@@ -65,17 +65,7 @@ fn check(text: &str, db_dir: Option<&Path>) -> Result<fanorona::certificate::Rep
 
 /// The 3x5 tables up to 4 pieces, built once per test that needs them.
 fn tables() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    };
-    build(dir.path(), "3x5".parse().unwrap(), 4, &options, &mut |_| {}).unwrap();
-    dir
+    crate::common::tables::built("3x5".parse().unwrap(), 4)
 }
 
 /// A 3x5 position df-pn finds drawn, with repetitions in its disproofs.

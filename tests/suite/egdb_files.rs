@@ -14,14 +14,7 @@ use fanorona::movegen::for_each_child;
 use fanorona::{Board, Color, Position};
 
 fn options() -> BuildOptions {
-    BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    }
+    crate::common::tables::quiet()
 }
 
 /// Asserts that a finished build left nothing but its tables and their manifest in `dir` (no

@@ -3,7 +3,7 @@
 
 use fanorona::Board;
 use fanorona::egdb::stats::table3_counts;
-use fanorona::egdb::{BuildOptions, Database, Material, Slice, build};
+use fanorona::egdb::{Database, Material, Slice};
 
 /// Table 3 rows: (slice, win, draw, loss).
 fn table3() -> Vec<(Material, u64, u64, u64)> {
@@ -24,16 +24,7 @@ fn table3() -> Vec<(Material, u64, u64, u64)> {
 
 #[test]
 fn tables_with_2_to_4_pieces_match_table_3() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    };
-    build(dir.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
+    let dir = crate::common::tables::built(Board::STANDARD, 4);
     let db = Database::new(dir.path(), Board::STANDARD);
     let mut checked = 0;
     for (material, win, draw, loss) in table3() {

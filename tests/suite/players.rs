@@ -111,19 +111,10 @@ fn perfect_play_never_lowers_the_value() {
 /// the value the tables give the position.
 #[test]
 fn perfect_play_keeps_the_tables_value_on_5x9() {
-    use fanorona::egdb::{BuildOptions, Database, Wdl, build};
+    use fanorona::egdb::{Database, Wdl};
     use fanorona::play::Verdict;
-    let dir = tempfile::tempdir().unwrap();
     let board = Board::STANDARD;
-    let options = BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    };
-    build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
+    let dir = crate::common::tables::built(board, 4);
     let db = std::sync::Arc::new(Database::open_whole(dir.path(), board).unwrap());
     let tools = Tools {
         db: Some(db.clone()),

@@ -1,7 +1,7 @@
 //! The proof-number solvers (PN, PN², df-pn) against a plain alpha-beta solver, on random positions of small
 //! boards (rules only) and of 5x9 (over 3-piece tables).
 
-use fanorona::egdb::{BuildOptions, Database, build};
+use fanorona::egdb::Database;
 use fanorona::search::Algorithm;
 use fanorona::search::alphabeta::AlphaBeta;
 use fanorona::search::dfpn::{self, DfPn};
@@ -113,16 +113,7 @@ fn proof_number_solvers_agree_with_alpha_beta_on_small_boards() {
 
 #[test]
 fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    };
-    build(dir.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
+    let dir = crate::common::tables::built(Board::STANDARD, 3);
     let db = Database::new(dir.path(), Board::STANDARD);
     let solved = cross_check(Some(&db), Board::STANDARD, (2, 2), 80, 4)
         + cross_check(Some(&db), Board::STANDARD, (3, 1), 40, 5);
@@ -137,17 +128,8 @@ fn proof_number_solvers_agree_with_alpha_beta_over_tables() {
 /// hold the root as an inner node over table leaves.
 #[test]
 fn a_capture_into_the_tables_decides_a_node_as_the_next_table_says() {
-    let options = BuildOptions {
-        threads: 2,
-        progress: false,
-        distances: false,
-        report_every: None,
-        index: fanorona::egdb::scheme::Scheme::Paper,
-        checkpoint_every: None,
-    };
-    let (three, four) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    build(three.path(), Board::STANDARD, 3, &options, &mut |_| {}).unwrap();
-    build(four.path(), Board::STANDARD, 4, &options, &mut |_| {}).unwrap();
+    let three = crate::common::tables::built(Board::STANDARD, 3);
+    let four = crate::common::tables::built(Board::STANDARD, 4);
     let (db3, db4) = (
         Database::new(three.path(), Board::STANDARD),
         Database::new(four.path(), Board::STANDARD),
