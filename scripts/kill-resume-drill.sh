@@ -10,29 +10,17 @@ cd "$(dirname "$0")/.."
 board=${1:-3x9}
 kills=${2:-5}
 db=${3:-}
-cargo build --release --quiet
-bin=$PWD/target/release/fanorona
+source scripts/lib/drill.sh
+bin=$(drill_bin)
 tmp=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 printf 'second_level = "3000"\ncheckpoint_interval = "50ms"\nlog_level = "warn"\n' >"$tmp/config.toml"
 f=("$bin" --config "$tmp/config.toml" --data-dir "$tmp/data")
 dbargs=()
 [ -n "$db" ] && dbargs=(--db "$db")
-status() { "${f[@]}" session status "$1" --json 2>/dev/null || true; }
-field() { python3 -c "import json,sys; v=json.load(sys.stdin); print(v$1)"; }
-start_daemon() {
-    "${f[@]}" daemon 2>>"$tmp/daemon.log" &
-    daemon=$!
-    # Ready when it answers (a killed daemon leaves its socket file behind).
-    for _ in $(seq 200); do
-        python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$tmp/data/daemon.sock" 2>/dev/null && return
-        sleep 0.05
-    done
-    echo "the daemon did not start" >&2; exit 1
-}
 reference=$("${f[@]}" solve "$board" --no-store --algo pn2 "${dbargs[@]}" --json 2>/dev/null | field '["value"]')
 echo "uninterrupted: $reference"
-start_daemon
+start_daemon "$tmp/data/daemon.sock"
 id=$("${f[@]}" session start "$board" "${dbargs[@]}" --json | field '["id"]')
 for k in $(seq "$kills"); do
     before=$(status "$id" | field '["checkpoints"]')
@@ -42,7 +30,7 @@ for k in $(seq "$kills"); do
     [ "$(status "$id" | field '["state"]')" = solved ] && { echo "solved before kill $k"; break; }
     kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true
     echo "kill $k: SIGKILL after checkpoint $(status "$id" | field '["checkpoints"]') (iterations per question: $(status "$id" | python3 -c 'import json,sys; print(*[g["iterations"] for g in json.load(sys.stdin)["goals"]])'))"
-    start_daemon
+    start_daemon "$tmp/data/daemon.sock"
 done
 until [ "$(status "$id" | field '["state"]')" = solved ]; do sleep 0.1; done
 value=$(status "$id" | field '["value"]')
