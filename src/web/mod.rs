@@ -94,7 +94,9 @@ impl IntoResponse for ApiError {
 }
 
 /// A board's rote entries as last read from the daemon (none without one), and when.
-type RoteRead = (Instant, Option<Arc<RoteTable>>);
+/// The rote table of a board as read from the daemon: when, how many sessions were solved
+/// then, and the table (none without a daemon).
+type RoteRead = (Instant, Option<usize>, Option<Arc<RoteTable>>);
 
 /// What the handlers share.
 pub struct AppState {
@@ -169,13 +171,14 @@ impl AppState {
             .clone()
     }
 
-    /// The certificates of the certificate directory, each checked, read again at most
-    /// every five minutes (only new or changed files checked again; call off the server's
-    /// threads: checking takes a while).
+    /// The certificates of the certificate directory, each checked, listed again at most
+    /// every `CERTIFICATES_FRESH` (only new or changed files are checked again, so a look at
+    /// an unchanged directory costs a stat a file; call off the server's threads: checking a
+    /// new one takes a while).
     pub fn certificates(&self) -> Arc<certificates::Index> {
         let mut c = self.certificates.lock().expect("certificates lock");
         if let Some((when, index)) = c.as_ref()
-            && when.elapsed() < Duration::from_secs(300)
+            && when.elapsed() < CERTIFICATES_FRESH
         {
             return index.clone();
         }
@@ -198,23 +201,37 @@ impl AppState {
         index
     }
 
-    /// The rote store's entries of `board`, read from the daemon at most every two minutes
-    /// (none when no daemon runs).
+    /// The rote store's entries of `board` (none when no daemon runs), read from the daemon
+    /// at most every two minutes, and at once when a session was solved since: what it
+    /// decided is on the page the moment the session's is.
     pub fn rote(&self, board: Board) -> Option<Arc<RoteTable>> {
+        let socket = crate::daemon::DataDir::new(&self.options.data_dir).socket();
+        // A list of the sessions is a few hundred bytes a session; the rote table may be
+        // millions of entries.
+        let solved = crate::daemon::client::call(&socket, crate::daemon::protocol::List {})
+            .ok()
+            .map(|all| {
+                all.iter()
+                    .filter(|s| s.state == crate::daemon::answers::Shown::Solved)
+                    .count()
+            });
         let mut r = self.rote.lock().expect("rote lock");
-        if let Some((when, table)) = r.get(&board)
+        if let Some((when, then_solved, table)) = r.get(&board)
             && when.elapsed() < Duration::from_secs(120)
+            && *then_solved == solved
         {
             return table.clone();
         }
-        let socket = crate::daemon::DataDir::new(&self.options.data_dir).socket();
         let table = crate::daemon::client::call(&socket, crate::daemon::protocol::RoteExport {})
             .ok()
             .map(|rows| Arc::new(crate::daemon::answers::RoteRow::table(&rows, board)));
-        r.insert(board, (Instant::now(), table.clone()));
+        r.insert(board, (Instant::now(), solved, table.clone()));
         table
     }
 }
+
+/// How long the certificate directory's listing is taken as it was.
+const CERTIFICATES_FRESH: Duration = Duration::from_secs(5);
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");

@@ -937,3 +937,54 @@ fn a_refused_new_game_or_set_up_keeps_what_the_page_held() {
     b.click_css("#analyse");
     assert!(b.text("#error").contains("type a position"));
 }
+
+/// A session solved through the app reaches the analysis at once: its rote entries and its
+/// certificates are read again as soon as a session was solved (they were taken as they
+/// were for two and five minutes).
+#[test]
+fn a_solved_sessions_result_reaches_the_analysis_within_seconds() {
+    let data = data();
+    let _daemon = data.daemon();
+    let server = serve(&data, None);
+    let sources = |v: &Value| -> Vec<String> {
+        v["analysis"]["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["source"].as_str().unwrap_or("none").to_string())
+            .collect()
+    };
+    let (s, before) = post(&server, "/api/analyse", json!({"start": "3x5"}));
+    assert_eq!(s, 200, "{before}");
+    let learned = |v: &Value| {
+        sources(v)
+            .iter()
+            .any(|s| s == "rote store" || s == "certificate")
+    };
+    assert!(!learned(&before), "{before}");
+    let (s, started) = post(&server, "/api/sessions", json!({"target": "3x5"}));
+    assert_eq!(s, 200, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    let since = std::time::Instant::now();
+    loop {
+        let (_, st) = server.http("GET", &format!("/api/sessions/{id}"), None);
+        if st["state"] == "solved" {
+            break;
+        }
+        assert!(since.elapsed().as_secs() < 60, "not solved: {st}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let solved_at = std::time::Instant::now();
+    loop {
+        let (_, after) = post(&server, "/api/analyse", json!({"start": "3x5"}));
+        if learned(&after) {
+            break;
+        }
+        assert!(
+            solved_at.elapsed().as_secs() < 15,
+            "the analysis still knows nothing of the session: {:?}",
+            sources(&after)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
