@@ -34,6 +34,15 @@ use codec::DecodeError;
 pub use record::{GoalRecord, SecondLevel, SessionRecord, Settings, State};
 use store::{Store, StoreError, Table, Write};
 
+/// A session's recorded state as a refusal names it: "running" is to be worked on, which
+/// without a daemon means waiting for one.
+fn state_in_words(state: State) -> &'static str {
+    match state {
+        State::Running => "running (or waiting for a daemon to run it)",
+        s => s.name(),
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum SessionError {
     #[error(transparent)]
@@ -71,7 +80,7 @@ pub enum SessionError {
     Newer { found: u32, known: u32 },
     #[error("no upgrade step from store format {from} (see migrations/)")]
     NoMigration { from: u32 },
-    #[error("session {id} is {state}: {action} needs {needs}")]
+    #[error("session {id} is {}: {action} needs {needs}", state_in_words(*state))]
     BadState {
         id: u64,
         state: State,
