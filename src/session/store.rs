@@ -88,8 +88,9 @@ pub enum StoreError {
         "store {path}: it failed writing ({why}) and takes no more writes until the process that has it open restarts"
     )]
     Poisoned { path: PathBuf, why: String },
-    /// A write met damage in what it had to read (a blob file deleted, cut short or
-    /// changed): the store takes other writes still, and a restart would not mend it.
+    /// Its files are damaged: met opening it, reading it (sled panicked), or by a write in
+    /// what the write had to read (a blob file deleted, cut short or changed). A store that
+    /// meets it in a write takes other writes still: a restart would not mend it.
     #[error("store {path}: its files are damaged ({message}){DAMAGED_HINT}")]
     Damaged { path: PathBuf, message: String },
 }
@@ -206,6 +207,14 @@ fn remove_unfinished_snapshots(path: &Path) {
     }
 }
 
+/// `path`'s store named damaged, with what sled said (`message`).
+fn damaged(path: &Path, message: String) -> StoreError {
+    StoreError::Damaged {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
 /// What a caught panic said.
 fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
     panic
@@ -251,16 +260,17 @@ impl SledStore {
     }
 
     fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
-        let err = |e: sled::Error| StoreError::Backend {
-            path: path.to_path_buf(),
-            message: match &e {
-                e if is_locked(e) => format!("{e}: another process has the store open"),
-                // sled's own words ("Read corrupted data at file offset None backtrace ()")
-                // name neither the damage nor a way out.
-                sled::Error::Corruption { .. } => {
-                    format!("its files are damaged (sled: corrupted data){DAMAGED_HINT}")
-                }
-                e => format!("{e}{DAMAGED_HINT}"),
+        let err = |e: sled::Error| match &e {
+            // sled's own words ("Read corrupted data at file offset None backtrace ()") name
+            // neither the damage nor a way out.
+            sled::Error::Corruption { .. } => damaged(path, "sled: corrupted data".into()),
+            e => StoreError::Backend {
+                path: path.to_path_buf(),
+                message: if is_locked(e) {
+                    format!("{e}: another process has the store open")
+                } else {
+                    format!("{e}{DAMAGED_HINT}")
+                },
             },
         };
         remove_unfinished_snapshots(path);
@@ -292,13 +302,10 @@ impl SledStore {
         });
         match opened {
             Ok(result) => result.map_err(err),
-            Err(panic) => Err(StoreError::Backend {
-                path: path.to_path_buf(),
-                message: format!(
-                    "its files are damaged (sled: {}){DAMAGED_HINT}",
-                    panic_text(panic.as_ref())
-                ),
-            }),
+            Err(panic) => Err(damaged(
+                path,
+                format!("sled: {}", panic_text(panic.as_ref())),
+            )),
         }
     }
 
@@ -310,10 +317,10 @@ impl SledStore {
             // tree whose blob file was deleted): caught, and named as damage.
             Some(s) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s)))
                 .unwrap_or_else(|panic| {
-                    Err(self.err(format!(
-                        "its files are damaged (sled: {}){DAMAGED_HINT}",
-                        panic_text(panic.as_ref())
-                    )))
+                    Err(damaged(
+                        &self.path,
+                        format!("sled: {}", panic_text(panic.as_ref())),
+                    ))
                 }),
             None => Err(self.err(
                 "closed: it could not be opened again after an error; the next try may (free space if the disk is full)",
@@ -393,15 +400,11 @@ impl SledStore {
                 Ok(r) => {
                     return r.map_err(|e| match &e {
                         // A page that could not be read back: damage, not a failed write.
-                        sled::Error::Corruption { .. } => StoreError::Damaged {
-                            path: self.path.clone(),
-                            message: format!("sled: {e:?}"),
-                        },
+                        sled::Error::Corruption { .. } => {
+                            damaged(&self.path, format!("sled: {e:?}"))
+                        }
                         sled::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
-                            StoreError::Damaged {
-                                path: self.path.clone(),
-                                message: format!("a file of it is missing: {io}"),
-                            }
+                            damaged(&self.path, format!("a file of it is missing: {io}"))
                         }
                         _ => self.err(format!("{e:?}")),
                     });
