@@ -67,10 +67,10 @@ pub fn answer(service: &Service, listener: &UnixListener, shutdown: &Shutdown) {
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs the daemon in the foreground until `shutdown` is set (by SIGINT or SIGTERM): the
-/// running session is checkpointed before it returns. Sets the process's umask to 077
-/// first: what the daemon writes is its owner's alone.
+/// running session is checkpointed before it returns. Taking the data directory's lock
+/// sets the process's umask to 077 before anything is created: what the daemon writes is
+/// its owner's alone.
 pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError> {
-    datadir::owner_only_files();
     let dir = DataDir::new(&config.data_dir);
     // A command may hold the lock for a moment, as one does that a daemon restarting after
     // a store failure meets (its clients open the store themselves while it is away).
