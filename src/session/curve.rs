@@ -232,16 +232,6 @@ pub struct Figure {
     pub resumed: Vec<(String, u64)>,
 }
 
-impl Figure {
-    /// A figure with a title alone.
-    pub fn titled(title: impl Into<String>) -> Figure {
-        Figure {
-            title: title.into(),
-            ..Figure::default()
-        }
-    }
-}
-
 /// Where each resume of `goal` falls on the x axis: the first point at or after its
 /// iteration (its node count on a nodes axis). A resume past the last point (no iteration
 /// since) is not drawn.
