@@ -28,7 +28,6 @@ bad() {
 }
 stop_daemon() { kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true; }
 restore() { rm -rf "$data"; cp -a "$tmp/backup" "$data"; }
-rss() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 echo "setting up: a 5x5 session solved for 6 s, then the daemon stopped; the store copied"
 start_daemon "$data/daemon.sock"

@@ -9,10 +9,13 @@
 # requests at once to each of curve.png and curve. Prints the server's resident memory
 # before, its peak and after, in MB.
 set -euo pipefail
+source "$(dirname "$0")/lib/drill.sh"
 bin=${1:-target/release/fanorona}
 views=${2:-300}
 bin=$(realpath "$bin")
 dir=$(mktemp -d)
+tmp=$dir
+f=("$bin")
 port=$((20000 + RANDOM % 20000))
 cleanup() {
     [[ -n ${serve:-} ]] && kill "$serve" 2>/dev/null || true
@@ -24,9 +27,7 @@ trap cleanup EXIT
 cd "$dir"
 printf 'data_dir = "data"\ncheckpoint_interval = "1s"\nverify = false\nlog_level = "warn"\n' > config.toml
 export FANORONA_CONFIG=$dir/config.toml
-"$bin" daemon --no-log-file 2>daemon.err &
-daemon=$!
-for _ in $(seq 50); do [[ -S data/daemon.sock ]] && break; sleep 0.1; done
+start_daemon data/daemon.sock
 "$bin" session start 5x5 >/dev/null
 for _ in 1 2; do
     sleep 7
@@ -39,8 +40,7 @@ sleep 6
 serve=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 token=$(cat data/web.token)
-rss() { awk -v k="$1:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$serve/status"; }
-before=$(rss VmRSS)
+before=$(rss "$serve" VmRSS)
 for kind in curve.png curve; do
     for _ in $(seq "$views"); do
         curl -s -o /dev/null -w '%{http_code}\n' -H "x-token: $token" \
@@ -54,4 +54,4 @@ echo "curve of $points points; $views views each of curve.png and curve"
 for kind in curve.png curve; do
     echo "  $kind answers: $(sort codes.$kind | uniq -c | tr '\n' ' ')"
 done
-echo "server resident memory: before $before MB, peak $(rss VmHWM) MB, 5 s after $(rss VmRSS) MB"
+echo "server resident memory: before $before MB, peak $(rss "$serve" VmHWM) MB, 5 s after $(rss "$serve" VmRSS) MB"

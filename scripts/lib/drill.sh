@@ -53,3 +53,6 @@ measure() {
     peak=$(( $(tail -1 "$tmp/time.out" | tr -dc 0-9) / 1024 ))
     said=$({ grep -v '^Command exited' "$tmp/measure.err" || tail -1 "$tmp/measure.out"; } | tail -1 | cut -c1-150)
 }
+
+# Process $1's memory field $2 (VmRSS, VmHWM) in MiB.
+rss() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
