@@ -1,6 +1,7 @@
 //! `bench tables`: what an index costs (positions ranked a second under the paper's index
 //! and the symmetric one, on the largest 9-piece 5x9 slices) and, with `--db DIR`, random
-//! probes a second of its largest slices from a warm page cache.
+//! probes a second of its largest slices from a warm page cache, and the first pass of a
+//! 9-piece build (positions with a capture valued a second) over its 8-piece slices.
 
 use std::path::Path;
 
@@ -9,9 +10,12 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
+use fanorona::egdb::build::capture_value;
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::{Database, Material};
 use fanorona::geometry::Bitboard;
+use fanorona::movegen::capturing_pieces;
+use fanorona::{Color, Position};
 
 /// Positions per case: a fixed pseudo-random sample, so the signature is the same anywhere.
 const SAMPLE: usize = 1 << 20;
@@ -36,6 +40,8 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
         .map(|dir| Database::open_whole(dir, board))
         .transpose()
         .map_err(Failure::input)?;
+    // Copies of the slices in memory, as a build reads them.
+    let resident = db.map(|dir| Database::resident(dir, board));
     let mut cases = Vec::new();
     for m in ["5-4", "4-5", "7-2"] {
         let m: Material = m.parse().expect("a slice");
@@ -79,6 +85,37 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                         .filter(|&&(us, them)| tables.probe_sides(us, them).is_some())
                         .count();
                     found as u64
+                }),
+            });
+        }
+    }
+    for (tables, read) in [(&tables, "page cache"), (&resident, "resident")] {
+        let Some(tables) = tables else { continue };
+        // A build's first pass over the largest 9-piece slices: positions with a capture,
+        // valued from the slices their captures lead to (all of them probed at random).
+        for m in ["5-4", "4-5"] {
+            let m: Material = m.parse().expect("a slice");
+            if tables.max_pieces() + 1 < m.pieces() {
+                continue;
+            }
+            let positions: Vec<Position> = sample(board, m, SAMPLE)
+                .into_iter()
+                .map(|(us, them)| Position::from_parts(board, us, them, Color::White))
+                .filter(|p| capturing_pieces(p) != 0)
+                .take(SAMPLE / 4)
+                .collect();
+            for p in &positions {
+                capture_value(tables, p);
+            }
+            cases.push(bench::Case {
+                label: format!("first pass {m} {read:>10}"),
+                fields: json!({"case": "capture values", "slice": m.to_string(), "read": read}),
+                run: Box::new(move || {
+                    let sum = positions
+                        .iter()
+                        .fold(0u64, |s, p| s + capture_value(tables, p) as u64);
+                    std::hint::black_box(sum);
+                    positions.len() as u64
                 }),
             });
         }

@@ -191,6 +191,19 @@ pub fn write_slice_reporting(
     Ok(path)
 }
 
+/// `map`'s bytes in anonymous memory, read-only.
+fn resident_copy(map: &Mmap) -> io::Result<Mmap> {
+    let mut copy = memmap2::MmapOptions::new()
+        .len(map.len().max(1))
+        .map_anon()?;
+    // Asked before the first touch, so the pages are huge from the start (a hint: refused
+    // quietly where the kernel does not do it).
+    #[cfg(target_os = "linux")]
+    let _ = copy.advise(memmap2::Advice::HugePage);
+    copy[..map.len()].copy_from_slice(map);
+    copy.make_read_only()
+}
+
 /// A slice file opened and checked: header, size and payload checksum.
 pub struct SliceFile {
     map: Mmap,
@@ -208,6 +221,20 @@ impl SliceFile {
         material: Material,
         kind: Kind,
     ) -> Result<Option<SliceFile>, FileError> {
+        Self::open_as(root, board, material, kind, false)
+    }
+
+    /// `open`, with the file copied into memory of its own where `resident` (huge pages
+    /// where the kernel gives them). Probes land anywhere in a slice of up to gigabytes, and
+    /// through the page cache's 4 KiB pages nearly each one also misses the TLB: a build's
+    /// first pass values captures 1.2x as fast from such a copy (`bench tables`).
+    pub fn open_as(
+        root: &Path,
+        board: Board,
+        material: Material,
+        kind: Kind,
+        resident: bool,
+    ) -> Result<Option<SliceFile>, FileError> {
         let path = slice_path(root, board, material, kind);
         let file = match File::open(&path) {
             Ok(f) => f,
@@ -219,6 +246,11 @@ impl SliceFile {
         // by another program while mapped could still fault; that is outside our control.
         #[allow(unsafe_code)]
         let map = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
+        let map = if resident {
+            resident_copy(&map).map_err(io_err(&path))?
+        } else {
+            map
+        };
         // The scheme is read before the rest of the header is checked (where it is damaged,
         // the checksum says so).
         let scheme = (map.len() >= HEADER_LEN)

@@ -233,6 +233,8 @@ pub struct Database {
     held: OnceLock<usize>,
     /// Slices of more pieces than this are taken as not built.
     cap: usize,
+    /// Whether slices are copied into memory as they open (`resident`).
+    resident: bool,
 }
 
 impl Database {
@@ -245,6 +247,16 @@ impl Database {
             distances: (0..MAX_SIDE * MAX_SIDE).map(|_| OnceLock::new()).collect(),
             held: OnceLock::new(),
             cap: MAX_SIDE,
+            resident: false,
+        }
+    }
+
+    /// `new`, with each slice copied into memory as it opens, for a build that probes a few
+    /// slices at random for hours; the copies go with the database.
+    pub fn resident(root: &Path, board: Board) -> Database {
+        Database {
+            resident: true,
+            ..Database::new(root, board)
         }
     }
 
@@ -306,7 +318,8 @@ impl Database {
         };
         let cell = &cells[material.a as usize * MAX_SIDE + material.b as usize];
         let opened = cell.get_or_init(|| {
-            SliceFile::open(&self.root, self.board, material, kind).map_err(|e| e.to_string())
+            SliceFile::open_as(&self.root, self.board, material, kind, self.resident)
+                .map_err(|e| e.to_string())
         });
         match opened {
             Ok(f) => Ok(f.as_ref()),
