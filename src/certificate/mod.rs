@@ -7,6 +7,7 @@
 pub mod check;
 pub mod close;
 pub mod cut;
+pub mod explore;
 pub mod format;
 pub mod stitch;
 pub mod write;

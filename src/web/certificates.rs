@@ -16,6 +16,9 @@ use crate::position::{Color, Position};
 #[derive(Clone, Debug)]
 pub struct Known {
     pub file: String,
+    /// The file's size and time of change when it was checked: a file changed since is not
+    /// walked until it is checked again.
+    pub stamp: Stamp,
     pub attacker: Color,
     pub proven: bool,
     pub moves: Vec<String>,
@@ -36,9 +39,9 @@ pub struct Index {
 type Reading = Result<(String, Known), String>;
 
 /// A file's size and last change.
-type Stamp = (u64, Option<std::time::SystemTime>);
+pub type Stamp = (u64, Option<std::time::SystemTime>);
 
-fn stamp(path: &Path) -> Stamp {
+pub fn stamp(path: &Path) -> Stamp {
     let m = std::fs::metadata(path).ok();
     (
         m.as_ref().map_or(0, |m| m.len()),
@@ -101,6 +104,7 @@ impl Index {
             match read_now {
                 Ok((root, known)) => index.by_root.entry(root).or_default().push(Known {
                     file: name,
+                    stamp: now,
                     ..known
                 }),
                 Err(why) => index.refused.push((name, why)),
@@ -117,32 +121,78 @@ impl Index {
         self.by_root.is_empty()
     }
 
-    /// What the certificates rooted at `pos` say of its move `notation`, for its mover.
-    ///
-    /// A proof of "X wins" lists one winning move where X moves (a win for X) and every move
-    /// where X's opponent moves (each a loss for the opponent). A disproof lists one move of
-    /// X's opponent that keeps X from winning (at least a draw for the opponent) and every
-    /// move of X's (none wins: at most a draw).
-    pub fn bounds(&self, pos: &Position, notation: &str) -> Option<Bounds> {
-        let mover = pos.side_to_move();
-        let mut b = Bounds {
-            low: Verdict::Loss,
-            high: Verdict::Win,
-        };
-        let mut any = false;
-        for k in self.by_root.get(&pos.to_string())? {
-            let listed = k.moves.iter().any(|m| m == notation);
-            match (k.proven, mover == k.attacker) {
-                (true, true) if listed => b.low = Verdict::Win,
-                (true, false) => b.high = Verdict::Loss,
-                (false, false) if listed => b.low = b.low.max(Verdict::Draw),
-                (false, true) => b.high = b.high.min(Verdict::Draw),
-                _ => continue,
-            }
-            any = true;
-        }
-        (any && b.low <= b.high).then_some(b)
+    /// The checked certificates by root position (its text), in no particular order.
+    pub fn roots(&self) -> impl Iterator<Item = (&String, &Vec<Known>)> {
+        self.by_root.iter()
     }
+
+    /// The checked certificates rooted at the position of text `root`.
+    pub fn rooted_at(&self, root: &str) -> &[Known] {
+        self.by_root.get(root).map_or(&[], Vec::as_slice)
+    }
+
+    /// What the certificates rooted at `pos` say of its move `notation`, for its mover.
+    pub fn bounds(&self, pos: &Position, notation: &str) -> Option<Bounds> {
+        let says = self
+            .by_root
+            .get(&pos.to_string())?
+            .iter()
+            .map(|k| (k.attacker, k.proven, k.moves.iter().any(|m| m == notation)));
+        bounds_of(says, pos.side_to_move())
+    }
+}
+
+/// What certificates say of one move of `mover`, each as (the side whose win it is about,
+/// whether it proves that win, whether it lists the move where the move is played), as
+/// bounds on the move's value for `mover`; `None` if none says anything (or they disagree).
+///
+/// A proof of "X wins" lists one winning move where X moves (a win for X) and every move
+/// where X's opponent moves (each a loss for the opponent). A disproof lists one move of
+/// X's opponent that keeps X from winning (at least a draw for the opponent) and every
+/// move of X's (none wins: at most a draw).
+pub fn bounds_of(
+    says: impl IntoIterator<Item = (Color, bool, bool)>,
+    mover: Color,
+) -> Option<Bounds> {
+    let mut b = Bounds {
+        low: Verdict::Loss,
+        high: Verdict::Win,
+    };
+    let mut any = false;
+    for (attacker, proven, listed) in says {
+        match (proven, mover == attacker) {
+            (true, true) if listed => b.low = Verdict::Win,
+            (true, false) => b.high = Verdict::Loss,
+            (false, false) if listed => b.low = b.low.max(Verdict::Draw),
+            (false, true) => b.high = b.high.min(Verdict::Draw),
+            _ => continue,
+        }
+        any = true;
+    }
+    (any && b.low <= b.high).then_some(b)
+}
+
+/// What certificates say of a position they reach, each as (the side whose win it is
+/// about, whether it proves that win), as bounds on its value for `to_move`.
+pub fn position_bounds(
+    says: impl IntoIterator<Item = (Color, bool)>,
+    to_move: Color,
+) -> Option<Bounds> {
+    let mut b = Bounds {
+        low: Verdict::Loss,
+        high: Verdict::Win,
+    };
+    let mut any = false;
+    for (attacker, proven) in says {
+        match (proven, to_move == attacker) {
+            (true, true) => b.low = Verdict::Win,
+            (true, false) => b.high = Verdict::Loss,
+            (false, true) => b.high = b.high.min(Verdict::Draw),
+            (false, false) => b.low = b.low.max(Verdict::Draw),
+        }
+        any = true;
+    }
+    (any && b.low <= b.high).then_some(b)
 }
 
 /// The root and what a (checked) certificate says: its header and its root's moves.
@@ -167,6 +217,7 @@ fn read(path: &Path) -> Reading {
         root.to_string(),
         Known {
             file: String::new(),
+            stamp: (0, None),
             attacker,
             proven: header.claim == "proven",
             moves,

@@ -11,6 +11,7 @@
 
 mod api;
 pub mod certificates;
+pub mod proofs;
 mod sessions;
 pub mod token;
 pub mod view;
@@ -111,6 +112,8 @@ pub struct AppState {
     /// The checked certificates, and when they were read.
     certificates: Mutex<Option<(Instant, Arc<certificates::Index>)>>,
     curves: sessions::CurveCache,
+    /// Certificates indexed for the proof explorer.
+    proof_trees: proofs::Trees,
 }
 
 impl AppState {
@@ -122,6 +125,7 @@ impl AppState {
             thinkers: Arc::new(tokio::sync::Semaphore::new(2)),
             certificates: Mutex::new(None),
             curves: sessions::CurveCache::default(),
+            proof_trees: proofs::Trees::default(),
         }
     }
 
@@ -235,6 +239,7 @@ const CERTIFICATES_FRESH: Duration = Duration::from_secs(5);
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
+const EXPLORER: &str = include_str!("assets/explorer.js");
 const STYLE: &str = include_str!("assets/style.css");
 
 fn asset(kind: &'static str, body: &'static str) -> Response {
@@ -264,6 +269,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
         )
         .route(
+            "/explorer.js",
+            get(|| async { asset("text/javascript; charset=utf-8", EXPLORER) }),
+        )
+        .route(
             "/style.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE) }),
         )
@@ -272,6 +281,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/record", post(api::record))
         .route("/api/agent", post(api::agent))
         .route("/api/analyse", post(api::analyse))
+        .route("/api/proofs", get(proofs::list))
+        .route("/api/proofs/walk", get(proofs::walk))
+        .route("/api/proofs/file", get(proofs::file))
         .route("/api/sessions", get(sessions::list).post(sessions::start))
         .route("/api/sessions/{id}", get(sessions::status))
         .route("/api/sessions/{id}/curve", get(sessions::curve))

@@ -988,3 +988,131 @@ fn a_solved_sessions_result_reaches_the_analysis_within_seconds() {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
 }
+
+/// Whether a certificate's word for a move (`win`, `at least a draw`, ...) for `mover`
+/// agrees with `winner` (`white`, `black` or `draw`) of the position after it, as a search
+/// found it.
+fn agrees(word: &str, mover: &str, winner: &str) -> bool {
+    let value = if winner == mover {
+        "win"
+    } else if winner == "draw" {
+        "draw"
+    } else {
+        "loss"
+    };
+    match word {
+        "at least a draw" => value != "loss",
+        "at most a draw" => value != "win",
+        w => w == value,
+    }
+}
+
+#[test]
+fn the_proof_explorer_walks_a_proof_and_each_value_agrees_with_a_search() {
+    // A solved session's two certificates (3x7: White wins), and a garbled file beside them.
+    let data = data();
+    let o = data.cmd(&["solve", "3x7"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let certs = data.dir.join("certificates");
+    std::fs::write(certs.join("garbled.cert"), "not a certificate\n").unwrap();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/proofs"));
+    let root = b.wait("#proof-roots a[data-root]", 30);
+    let refused = b.text("#proof-refused");
+    assert!(refused.contains("garbled.cert"), "{refused}");
+    assert!(refused.contains("to mend"), "{refused}");
+    b.click(&root);
+    // Three plies down the best move; every move the certificates value is solved again by
+    // a search of the position after it, and must agree.
+    let mut checked = 0;
+    for ply in 0..=3 {
+        b.wait_until(
+            "the walk at this depth",
+            &format!(
+                "return !!proofs.last && proofs.last.line.length === {ply} && \
+                 document.querySelectorAll('#proof-line a').length === {}",
+                ply + 1
+            ),
+            30,
+        );
+        let w = b.eval("return proofs.last");
+        if ply == 0 {
+            assert_eq!(w["value"], "win", "3x7 is White's: {w}");
+        }
+        let mover = w["side"].as_str().unwrap().to_string();
+        let mut valued = 0;
+        for m in w["moves"].as_array().unwrap() {
+            let Some(word) = m["value"].as_str() else {
+                continue;
+            };
+            let after = m["after"].as_str().unwrap();
+            let o = data.cmd(&["solve", after, "--no-store", "--json"]);
+            assert!(o.status.success(), "{}", common::stderr(&o));
+            let solved: Value = serde_json::from_slice(&o.stdout).unwrap();
+            let winner = solved["value"].as_str().unwrap();
+            assert!(
+                agrees(word, &mover, winner),
+                "{} at ply {ply}: the certificates say {word} for {mover}, a search {winner}",
+                m["move"]
+            );
+            valued += 1;
+        }
+        assert!(valued > 0, "no move valued at ply {ply}: {w}");
+        checked += valued;
+        if ply < 3 {
+            let best = w["moves"][0]["move"].as_str().unwrap().to_string();
+            b.click_css(&format!("#proof-moves tr[data-move='{best}']"));
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+    // The line is in the history: Back twice, Forward once, and ← as Back.
+    let depth = |d: usize| {
+        format!(
+            "return !!proofs.last && proofs.last.line.length === {d} && \
+             location.hash.includes('line=')"
+        )
+    };
+    b.eval("history.back(); return true");
+    b.wait_until("one ply back", &depth(2), 10);
+    b.eval("history.back(); return true");
+    b.wait_until("two plies back", &depth(1), 10);
+    b.eval("history.forward(); return true");
+    b.wait_until("one ply forward", &depth(2), 10);
+    b.eval(
+        "document.body.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft', bubbles: true})); return true",
+    );
+    b.wait_until("← one ply back", &depth(1), 10);
+    // A line with a move that is not legal: the page says which, and shows the line before.
+    let root_text = b.eval("return proofs.last.root");
+    let bad = format!(
+        "#/proofs/walk?root={}&line={}",
+        urlencode(root_text.as_str().unwrap()),
+        urlencode("e1-d2A x9-z9")
+    );
+    b.open(&server.url(&bad));
+    b.wait_until(
+        "the bad move named",
+        "return document.getElementById('error') && document.getElementById('error').textContent.includes(\"move 2 'x9-z9'\")",
+        10,
+    );
+    assert_eq!(b.eval("return proofs.last.line.length"), json!(1));
+    // A certificate downloads as it is on disk.
+    let name = "session-1.white-wins.cert.gz";
+    let (status, bytes) = server.raw("GET", &format!("/api/proofs/file?name={name}"), None, &[]);
+    assert_eq!(status, 200);
+    assert_eq!(bytes, std::fs::read(certs.join(name)).unwrap());
+    let (status, _) = server.raw("GET", "/api/proofs/file?name=..%2Fweb.token", None, &[]);
+    assert_eq!(status, 404);
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-proof-explorer.png"));
+}
+
+/// `text` as a URL query value.
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|c| match c {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (c as char).to_string(),
+            _ => format!("%{c:02X}"),
+        })
+        .collect()
+}

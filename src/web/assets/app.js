@@ -1018,6 +1018,8 @@ async function route() {
       await showAnalyse();
     } else if (h.startsWith('#/analyse')) await showAnalyse();
     else if (h.startsWith('#/sessions')) await showSessions();
+    else if ((m = h.match(/^#\/proofs\/walk\?(.*)$/))) await showProofWalk(m[1]);
+    else if (h.startsWith('#/proofs')) await showProofs();
     else if ((m = h.match(/^#\/session\/(\d+)\/tree\?(.*)$/))) {
       // A node of a session's tree: the session's page, then the tree at that line.
       const q = new URLSearchParams(m[2]);

@@ -1,0 +1,324 @@
+//! A certificate's tree, indexed once so that it can be walked: the node at the end of any
+//! line of moves from the root, its moves, the subtree below each and how each line ends,
+//! found without reading the file again. A file is read here only after the checker has
+//! passed it; what this module adds is the walking, not trust.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use thiserror::Error;
+
+use crate::certificate::format::{self, Header, Tag};
+use crate::moves::Move;
+use crate::position::{Color, Position};
+
+#[derive(Debug, Error)]
+pub enum ExploreError {
+    #[error("{path}: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("line {line}: {reason}")]
+    Malformed { line: u64, reason: String },
+    /// A move of the asked line that is not legal where it is played.
+    #[error("move {index} '{text}' of the line: {reason}")]
+    Line {
+        index: usize,
+        text: String,
+        reason: String,
+    },
+}
+
+/// Kinds of node, one byte each (`Tag` without its argument).
+const INNER: u8 = 0;
+const TABLE_WIN: u8 = 1;
+const TABLE_DRAW: u8 = 2;
+const TABLE_LOSS: u8 = 3;
+const TERMINAL: u8 = 4;
+const REPETITION: u8 = 5;
+const SHARED: u8 = 6;
+const OPEN: u8 = 7;
+
+/// A certificate's nodes, in file order (node K is the file's line K + 2). About 17 bytes a
+/// node and its move's text: the 5x9 start's 2.3 million nodes take some 50 MB.
+pub struct Tree {
+    pub header: Header,
+    pub root: Position,
+    /// The side whose win the certificate is about.
+    pub attacker: Color,
+    pub proven: bool,
+    kind: Vec<u8>,
+    /// The node a repetition or shared leaf names; 0 for the others.
+    arg: Vec<u32>,
+    /// One past the last node of each node's subtree (pre-order: the subtree is a range).
+    end: Vec<u32>,
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    /// The moves' text, one after the other; node K's is `moves[move_at[K]..move_at[K+1]]`.
+    moves: String,
+    move_at: Vec<u32>,
+}
+
+/// How a node's line ends in the certificate (or that it goes on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The certificate goes on below: `nodes` nodes in the subtree, this one counted.
+    Inner { nodes: u64 },
+    /// The tables' value for the side to move there.
+    Table(crate::egdb::Wdl),
+    /// The side to move has no piece or no move: it has lost.
+    Terminal,
+    /// The position of the ancestor `plies` plies above, again.
+    Repetition { plies: u32 },
+    /// The position of an earlier node, whose subtree stands for this one too.
+    Shared { node: u32 },
+    /// Left open (a partial certificate).
+    Open,
+}
+
+impl Tree {
+    /// Reads and indexes the certificate file `path` (gzip for `.gz`).
+    pub fn open(path: &Path) -> Result<Tree, ExploreError> {
+        let mut input = format::open(path, |_| {}).map_err(|e| ExploreError::Unreadable {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Tree::read(&mut input)
+    }
+
+    /// Reads and indexes a certificate's text.
+    pub fn read(input: &mut dyn BufRead) -> Result<Tree, ExploreError> {
+        let malformed = |line: u64, reason: String| ExploreError::Malformed { line, reason };
+        let mut buf = Vec::new();
+        format::read_line_bounded(input, &mut buf).map_err(|e| malformed(1, e.to_string()))?;
+        let text = std::str::from_utf8(&buf).map_err(|e| malformed(1, e.to_string()))?;
+        let header: Header =
+            serde_json::from_str(text.trim_end()).map_err(|e| malformed(1, e.to_string()))?;
+        let root: Position = header
+            .position
+            .parse()
+            .map_err(|e| malformed(1, format!("position: {e}")))?;
+        let attacker = header
+            .attacker()
+            .ok_or_else(|| malformed(1, format!("goal '{}'", header.goal)))?;
+        let mut tree = Tree {
+            proven: header.claim == "proven",
+            header,
+            root,
+            attacker,
+            kind: Vec::new(),
+            arg: Vec::new(),
+            end: Vec::new(),
+            parent: Vec::new(),
+            depth: Vec::new(),
+            moves: String::new(),
+            move_at: vec![0],
+        };
+        // The inner nodes whose subtrees are still open, the root's first.
+        let mut open: Vec<u32> = Vec::new();
+        loop {
+            buf.clear();
+            let line = tree.kind.len() as u64 + 2;
+            if format::read_line_bounded(input, &mut buf)
+                .map_err(|e| malformed(line, e.to_string()))?
+                == 0
+            {
+                break;
+            }
+            let text = std::str::from_utf8(&buf).map_err(|e| malformed(line, e.to_string()))?;
+            let node = format::parse_node(text.trim_end_matches('\n'))
+                .map_err(|reason| malformed(line, reason))?;
+            let id = u32::try_from(tree.kind.len())
+                .map_err(|_| malformed(line, "more than 4 billion nodes".to_string()))?;
+            let depth = node.depth as usize;
+            if depth > open.len() || (depth == 0 && id > 0) {
+                return Err(malformed(
+                    line,
+                    format!("depth {depth} under {} open inner nodes", open.len()),
+                ));
+            }
+            for closed in open.drain(depth..) {
+                tree.end[closed as usize] = id;
+            }
+            let (kind, arg) = match node.tag {
+                Tag::Inner => (INNER, 0),
+                Tag::Table(crate::egdb::Wdl::Win) => (TABLE_WIN, 0),
+                Tag::Table(crate::egdb::Wdl::Draw) => (TABLE_DRAW, 0),
+                Tag::Table(crate::egdb::Wdl::Loss) => (TABLE_LOSS, 0),
+                Tag::Terminal => (TERMINAL, 0),
+                Tag::Repetition(k) | Tag::Shared(k) if k >= id as u64 => {
+                    return Err(malformed(line, format!("node {k} is not an earlier node")));
+                }
+                Tag::Repetition(k) => (REPETITION, k as u32),
+                Tag::Shared(k) => (SHARED, k as u32),
+                Tag::Open => (OPEN, 0),
+            };
+            tree.kind.push(kind);
+            tree.arg.push(arg);
+            tree.end.push(id + 1);
+            tree.parent.push(open.last().copied().unwrap_or(0));
+            tree.depth.push(node.depth);
+            tree.moves.push_str(node.mv);
+            tree.move_at.push(tree.moves.len() as u32);
+            if kind == INNER {
+                open.push(id);
+            }
+        }
+        if tree.kind.is_empty() {
+            return Err(malformed(2, "no node".to_string()));
+        }
+        let n = tree.kind.len() as u32;
+        for closed in open {
+            tree.end[closed as usize] = n;
+        }
+        Ok(tree)
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> u64 {
+        self.kind.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+
+    /// The move that leads to `node` from its parent (`-` at the root).
+    pub fn mv(&self, node: u32) -> &str {
+        let k = node as usize;
+        &self.moves[self.move_at[k] as usize..self.move_at[k + 1] as usize]
+    }
+
+    /// How `node`'s line ends, or how much goes on below it.
+    pub fn ending(&self, node: u32) -> Ending {
+        let k = node as usize;
+        match self.kind[k] {
+            INNER => Ending::Inner {
+                nodes: (self.end[k] - node) as u64,
+            },
+            TABLE_WIN => Ending::Table(crate::egdb::Wdl::Win),
+            TABLE_DRAW => Ending::Table(crate::egdb::Wdl::Draw),
+            TABLE_LOSS => Ending::Table(crate::egdb::Wdl::Loss),
+            TERMINAL => Ending::Terminal,
+            REPETITION => Ending::Repetition {
+                plies: self.depth[k] - self.depth[self.arg[k] as usize],
+            },
+            SHARED => Ending::Shared { node: self.arg[k] },
+            _ => Ending::Open,
+        }
+    }
+
+    /// The children of `node`, in file order (none for a leaf).
+    pub fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        let end = self.end[node as usize];
+        let mut next = if self.kind[node as usize] == INNER {
+            node + 1
+        } else {
+            end
+        };
+        std::iter::from_fn(move || {
+            (next < end).then(|| {
+                let c = next;
+                next = self.end[c as usize];
+                c
+            })
+        })
+    }
+
+    /// The node whose subtree stands for `node`'s position: `node` itself, or for a
+    /// repetition or shared leaf the node it names (followed on as far as it goes).
+    pub fn standing_for(&self, mut node: u32) -> u32 {
+        while matches!(self.kind[node as usize], REPETITION | SHARED) {
+            node = self.arg[node as usize];
+        }
+        node
+    }
+
+    /// The moves from the root to `node`.
+    pub fn line_to(&self, node: u32) -> Vec<&str> {
+        let mut line = Vec::new();
+        let mut k = node;
+        while k != 0 {
+            line.push(self.mv(k));
+            k = self.parent[k as usize];
+        }
+        line.reverse();
+        line
+    }
+
+    /// The node for the position after `line` (moves in notation, as the certificate writes
+    /// them), following repetition and shared leaves; `None` where the line leaves the
+    /// certificate (a move of the choosing side it does not take).
+    pub fn follow<S: AsRef<str>>(&self, line: &[S]) -> Option<u32> {
+        let mut node = self.standing_for(0);
+        for mv in line {
+            let child = self.children(node).find(|&c| self.mv(c) == mv.as_ref())?;
+            node = self.standing_for(child);
+        }
+        Some(node)
+    }
+}
+
+/// The positions along `line` from `root`, the root's first; each move is parsed where it is
+/// played and written back in the program's notation (as certificates write it).
+pub fn play_line<S: AsRef<str>>(
+    root: &Position,
+    line: &[S],
+) -> Result<(Vec<Position>, Vec<String>), ExploreError> {
+    let mut positions = vec![*root];
+    let mut notation = Vec::new();
+    for (k, text) in line.iter().enumerate() {
+        let pos = positions[k];
+        let text = text.as_ref();
+        let mv = Move::parse(&pos, text).map_err(|e| ExploreError::Line {
+            index: k + 1,
+            text: crate::geometry::clipped(text),
+            reason: e.to_string(),
+        })?;
+        notation.push(mv.notation(pos.board()));
+        positions.push(mv.apply(&pos));
+    }
+    Ok((positions, notation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CERT: &str = "{\"format\":\"fanorona-certificate\",\"version\":1,\"position\":\"W.B/.../... w\",\"goal\":\"white wins\",\"claim\":\"proven\",\"tables\":null}\n\
+0 - i\n\
+1 a3-b3A t\n\
+1 a3-a2 i\n\
+2 c3-b3 i\n\
+3 a2-a3 r 0\n\
+2 c3-c2 s 1\n\
+1 a3-b2 o\n";
+
+    #[test]
+    fn subtrees_children_and_leaves_are_indexed() {
+        let t = Tree::read(&mut CERT.as_bytes()).unwrap();
+        assert_eq!(t.len(), 7);
+        assert_eq!(t.children(0).collect::<Vec<_>>(), vec![1, 2, 6]);
+        assert_eq!(t.children(2).collect::<Vec<_>>(), vec![3, 5]);
+        assert_eq!(t.ending(0), Ending::Inner { nodes: 7 });
+        assert_eq!(t.ending(2), Ending::Inner { nodes: 4 });
+        assert_eq!(t.ending(1), Ending::Terminal);
+        assert_eq!(t.ending(4), Ending::Repetition { plies: 3 });
+        assert_eq!(t.ending(5), Ending::Shared { node: 1 });
+        assert_eq!(t.ending(6), Ending::Open);
+        assert_eq!(t.line_to(4), vec!["a3-a2", "c3-b3", "a2-a3"]);
+        assert_eq!(t.mv(0), "-");
+        // Through the repetition back to the root, and through the shared leaf.
+        assert_eq!(t.follow(&["a3-a2", "c3-b3", "a2-a3"]), Some(0));
+        assert_eq!(t.follow(&["a3-a2", "c3-c2"]), Some(1));
+        assert_eq!(t.follow(&["a3-a2", "c3-a1"]), None);
+    }
+
+    #[test]
+    fn a_tree_out_of_order_is_refused_with_its_line() {
+        let bad = CERT.replace("2 c3-c2 s 1", "4 c3-c2 s 1");
+        let e = Tree::read(&mut bad.as_bytes()).err().unwrap().to_string();
+        assert!(e.starts_with("line 7: depth 4"), "{e}");
+        let bad = CERT.replace("s 1", "s 9");
+        let e = Tree::read(&mut bad.as_bytes()).err().unwrap().to_string();
+        assert!(e.contains("node 9 is not an earlier node"), "{e}");
+    }
+}

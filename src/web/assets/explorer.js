@@ -1,0 +1,99 @@
+// The proof explorer: the checked certificates of the server's certificate directory,
+// walked move by move from their root. Each step is a page address (`#/proofs/walk?root=…
+// &line=…`), so Back and Forward walk the line and a step can be linked.
+'use strict';
+
+const proofs = { last: null };
+
+function proofLink(root, line) {
+  return '#/proofs/walk?' + new URLSearchParams({ root, line: line.join(' ') });
+}
+
+async function showProofs() {
+  const main = document.getElementById('main');
+  main.replaceChildren(el('p', { class: 'note' }, 'reading the certificates…'));
+  const p = await api('GET', '/api/proofs');
+  const list = el('div', { id: 'proof-roots' });
+  if (!p.roots.length) list.append(el('p', { class: 'note' }, 'No checked certificate in the server\'s certificate directory (`fanorona serve --certificates DIR`).'));
+  for (const r of p.roots) {
+    list.append(el('div', { class: 'proof-root' },
+      el('h3', {}, el('a', { href: proofLink(r.root, []), 'data-root': r.root }, `${r.board}: ${r.root}`)),
+      el('ul', {}, r.certificates.map(c => el('li', {}, `${c.file}: ${c.claim}`)))));
+  }
+  const refused = p.refused.length ? el('div', { id: 'proof-refused' },
+    el('h3', {}, 'Refused by the checker'),
+    el('ul', {}, p.refused.map(r => el('li', { class: 'refused' },
+      el('strong', {}, r.file), ': ', r.why, el('br'), el('span', { class: 'note' }, 'to mend: ' + r.mend))))) : null;
+  main.replaceChildren(el('h2', {}, 'Proofs'),
+    el('p', { class: 'note' }, 'Each certificate here passed the checker (rules and tables). Open a root to walk its proof move by move.'),
+    list, refused);
+}
+
+async function showProofWalk(query) {
+  const q = new URLSearchParams(query);
+  const root = q.get('root') || '';
+  const line = (q.get('line') || '').split(/[\s,]+/).filter(x => x);
+  const gen = generation;
+  const main = document.getElementById('main');
+  if (!proofs.last || proofs.last.root !== root) {
+    main.replaceChildren(el('p', { class: 'note', id: 'proof-loading' }, 'indexing the certificates (a large one takes a second or two)…'));
+  }
+  const w = await api('GET', '/api/proofs/walk?' + new URLSearchParams({ root, line: line.join(' ') }));
+  if (gen !== generation) return;
+  proofs.last = w;
+  renderWalk(w);
+}
+
+function renderWalk(w) {
+  const main = document.getElementById('main');
+  const crumbs = [el('a', { href: proofLink(w.root, []), 'data-depth': 0 }, 'root')];
+  w.line.forEach((m, i) => crumbs.push(' › ', el('a', { href: proofLink(w.root, w.line.slice(0, i + 1)), 'data-depth': i + 1 }, m)));
+  const certs = el('ul', { id: 'proof-certificates' }, w.certificates.map(c => el('li', {},
+    el('strong', {}, c.file), `: ${c.claim}; `,
+    c.reached ? `here ${fmtNumber(c.here)} of its ${fmtNumber(c.nodes)} nodes` : `leaves this line after move ${c.followed}`, ' ',
+    el('button', { class: 'small', onclick: () => download('/api/proofs/file?' + new URLSearchParams({ name: c.file }), c.file).catch(e => { document.getElementById('error').textContent = e.message; }) }, 'download'))));
+  const body = el('tbody', {});
+  for (const m of w.moves) {
+    const go = () => { location.hash = proofLink(w.root, [...w.line, m.move]); };
+    const why = el('td', { class: 'why' });
+    for (const b of m.by) {
+      why.append(el('div', {}, b.why, ' ', b.shared ? el('a', { href: proofLink(w.root, b.shared), class: 'shared' }, 'go there') : null));
+    }
+    if (!m.by.length) why.append(el('span', { class: 'note' }, 'not in the certificates'));
+    body.append(el('tr', { class: 'clickable', tabindex: 0, 'data-move': m.move, onclick: go, onkeydown: e => { if (e.key === 'Enter') go(); } },
+      el('td', {}, m.move),
+      el('td', { class: 'value ' + valueClass(m.value) }, m.value || '-'),
+      el('td', { class: 'num' }, m.by.length ? fmtNumber(Math.max(...m.by.map(b => b.nodes))) : ''),
+      why));
+  }
+  if (!w.moves.length) body.append(el('tr', {}, el('td', { colspan: 4 }, w.end || 'no legal move')));
+  const value = w.value ? `${w.side} to move: ${w.value}` : `${w.side} to move: the certificates say nothing of this position`;
+  main.replaceChildren(
+    el('h2', {}, 'Proof explorer'),
+    el('div', { class: 'columns' },
+      el('div', { class: 'panel' },
+        el('div', { id: 'proof-line', class: 'crumbs' }, crumbs),
+        el('div', { id: 'proof-board' }, drawBoard(w.board, w.cells.split(''), new Map(), null)),
+        el('div', { class: 'status ' + valueClass(w.value), id: 'proof-value' }, value),
+        el('div', { class: 'error', id: 'error' }, w.error || ''),
+        el('div', { class: 'note position-text' }, w.position)),
+      el('div', { class: 'panel controls' },
+        el('h3', {}, 'Moves, best first for the side to move'),
+        el('p', { class: 'note' }, 'value: what the certificates prove for the side that plays the move; nodes: the size of the proof below it; ← and → walk the line.'),
+        el('table', { id: 'proof-moves' },
+          el('thead', {}, el('tr', {}, ['move', 'value', 'nodes', 'why'].map(h => el('th', {}, h)))),
+          body),
+        el('h3', {}, 'Certificates'),
+        certs)));
+}
+
+// ← back one move, → on along the first move listed (the best): only on the explorer.
+window.addEventListener('keydown', e => {
+  const w = proofs.last;
+  if (!w || !location.hash.startsWith('#/proofs/walk')) return;
+  if (e.target instanceof Element && e.target.closest('input, textarea, select')) return;
+  if (e.key === 'ArrowLeft' && w.line.length) location.hash = proofLink(w.root, w.line.slice(0, -1));
+  else if (e.key === 'ArrowRight' && w.moves.length) location.hash = proofLink(w.root, [...w.line, w.moves[0].move]);
+  else return;
+  e.preventDefault();
+});
