@@ -300,6 +300,22 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
         .to_string();
     let rows = b.all(".tree-question[data-attacker=white] table.tree-moves tr[data-move]");
     assert_eq!(rows.len(), white["moves"].as_array().unwrap().len());
+    // Each move's value is what its numbers prove, for the side that plays it.
+    let white_moves = root["position"].as_str().unwrap().ends_with(" w");
+    for m in white["moves"].as_array().unwrap() {
+        let want = match (m["pn"].as_u64(), m["dn"].as_u64(), white_moves) {
+            (Some(0), _, true) => "win",
+            (Some(0), _, false) => "loss",
+            (_, Some(0), true) => "at most a draw",
+            (_, Some(0), false) => "at least a draw",
+            _ => "open",
+        };
+        let cell = format!(
+            ".tree-question[data-attacker=white] table.tree-moves tr[data-move='{}'] td.value",
+            m["move"].as_str().unwrap()
+        );
+        assert_eq!(b.text(&cell), want, "{m}");
+    }
     b.click_css(&format!(
         ".tree-question[data-attacker=white] table.tree-moves tr[data-move='{heaviest}']"
     ));

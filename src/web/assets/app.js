@@ -813,7 +813,7 @@ async function showSession(id) {
 const tree = { line: [] };
 
 function fmtProof(n) {
-  return n >= 4e18 ? 'inf' : fmtNumber(n);
+  return n >= 4e18 ? '∞' : fmtNumber(n);
 }
 
 async function loadTree(line, heaviest) {
@@ -837,9 +837,21 @@ async function loadTree(line, heaviest) {
   }
 }
 
-function moveRow(m, line) {
-  return el('tr', { class: 'clickable', 'data-move': m.move, onclick: () => loadTree(line, false) },
+// What a question's numbers after a move say of it for `mover`: "X wins?" proven there (pn
+// 0) makes it a win for X and a loss for X's opponent; disproven (dn 0), at most a draw for
+// X and at least a draw for the opponent; anything else is still open.
+function proofValue(m, attacker, mover) {
+  if (m.pn === 0) return mover === attacker ? 'win' : 'loss';
+  if (m.dn === 0) return mover === attacker ? 'at most a draw' : 'at least a draw';
+  return 'open';
+}
+
+function moveRow(m, line, attacker, mover) {
+  const v = proofValue(m, attacker, mover);
+  const go = () => loadTree(line, false);
+  return el('tr', { class: 'clickable', tabindex: 0, 'data-move': m.move, onclick: go, onkeydown: e => { if (e.key === 'Enter') go(); } },
     el('td', {}, m.move + (m.rote ? ' (rote store)' : '')),
+    el('td', { class: 'value ' + valueClass(v), title: `for ${mover}, who plays it` }, v),
     el('td', { class: 'num' }, fmtProof(m.pn)),
     el('td', { class: 'num' }, fmtProof(m.dn)),
     el('td', { class: 'num' }, fmtNumber(m.nodes)));
@@ -847,8 +859,12 @@ function moveRow(m, line) {
 
 function moveTable(rows, cls) {
   return el('table', { class: cls },
-    el('thead', {}, el('tr', {}, ['move', 'pn', 'dn', 'nodes'].map(h => el('th', {}, h)))),
+    el('thead', {}, el('tr', {}, ['move', 'value', 'pn', 'dn', 'nodes'].map(h => el('th', {}, h)))),
     el('tbody', {}, rows));
+}
+
+function otherSide(side) {
+  return side === 'white' ? 'black' : 'white';
 }
 
 function renderTree(t) {
@@ -865,10 +881,10 @@ function renderTree(t) {
       box.append(el('p', { class: 'note' }, q.reached.outside.after === 0 ? 'this tree is its root alone' : `this tree goes no further than move ${q.reached.outside.after} of the line`));
     } else {
       if (line.length) box.append(el('p', { class: 'note' }, `here: pn ${fmtProof(q.at.pn)}, dn ${fmtProof(q.at.dn)}, ${fmtNumber(q.at.nodes)} nodes` + (q.reached === 'leaf' ? ' (a leaf)' : '')));
-      if (q.moves.length) box.append(moveTable(q.moves.map(m => moveRow(m, [...line, m.move])), 'tree-moves'));
+      if (q.moves.length) box.append(moveTable(q.moves.map(m => moveRow(m, [...line, m.move], q.attacker, t.side)), 'tree-moves'));
       if (q.heaviest && q.heaviest.length) {
         box.append(el('p', { class: 'note' }, 'the heaviest line from here:'));
-        box.append(moveTable(q.heaviest.map((m, i) => moveRow(m, [...line, ...q.heaviest.slice(0, i + 1).map(h => h.move)])), 'tree-heaviest'));
+        box.append(moveTable(q.heaviest.map((m, i) => moveRow(m, [...line, ...q.heaviest.slice(0, i + 1).map(h => h.move)], q.attacker, i % 2 ? otherSide(t.side) : t.side)), 'tree-heaviest'));
       }
     }
     out.push(box);
