@@ -8,6 +8,7 @@ pub mod algorithm;
 pub mod alphabeta;
 pub mod census;
 pub mod dfpn;
+pub mod jobs;
 pub mod leaf;
 pub mod pn;
 pub mod proof;

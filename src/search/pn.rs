@@ -423,7 +423,7 @@ impl<'a> PnTree<'a> {
 
     /// What a second-level search from leaf `n` starts from: its position, the positions
     /// before it (the game, then its ancestors) and its node budget.
-    fn second_level_start(&self, n: usize) -> (Position, Vec<Position>, u64) {
+    pub(crate) fn second_level_start(&self, n: usize) -> (Position, Vec<Position>, u64) {
         let budget = self.second_level.budget(self.nodes.len() as u64);
         let mut history = self.path(n);
         let pos = history.pop().expect("the path ends at the node");
@@ -699,11 +699,35 @@ fn attach_dfpn(
     before: Stats,
     after: Stats,
 ) {
+    let work = Work {
+        nodes: after.nodes - before.nodes,
+        db_hits: after.db_hits - before.db_hits,
+        repetitions: after.repetitions - before.repetitions,
+    };
+    attach_searched(tree, n, pos, entries, work);
+}
+
+/// What one second-level search did: nodes created, table leaves and repetitions met.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Work {
+    pub nodes: u64,
+    pub db_hits: u64,
+    pub repetitions: u64,
+}
+
+/// `attach_dfpn` with the search's work given as such.
+pub(crate) fn attach_searched(
+    tree: &mut PnTree<'_>,
+    n: usize,
+    pos: &Position,
+    entries: &[crate::search::dfpn::Entry],
+    work: Work,
+) {
     // df-pn counted the nodes it created, the leaf's new children among them; `attach` below
     // counts all the children, so as many are taken off here.
-    let created = after.nodes - before.nodes;
-    tree.stats.db_hits += after.db_hits - before.db_hits;
-    tree.stats.repetitions += after.repetitions - before.repetitions;
+    let created = work.nodes;
+    tree.stats.db_hits += work.db_hits;
+    tree.stats.repetitions += work.repetitions;
     // The children's leaf kinds, without counting their table hits and repetitions again.
     let counted = (tree.stats.db_hits, tree.stats.repetitions);
     let children: Vec<Node> = successors(pos)

@@ -1,0 +1,284 @@
+//! PN² with its second-level searches as jobs, many in flight at once: the master's side
+//! of job-level proof-number search (Wu, Lin et al., Connect6 on a desktop grid).
+//!
+//! The first-level tree hands out its most-proving leaf as a job (a bounded df-pn search
+//! from it), then marks the leaf in flight by giving it virtual numbers, both just below
+//! infinity, so that the next selection goes elsewhere: the numbers of a leaf whose answer
+//! is awaited are those of a leaf nobody should choose, neither to prove nor to disprove (as
+//! nelhage/ultimattt's PN-DFPN steers selection away from dispatched leaves; `pn::iterate_pair`
+//! is the two-job case). When every leaf selection can reach is in flight, no job is handed
+//! out until an answer comes back. An answer gives the leaf its real numbers back and its
+//! children, as `pn::expand_by_dfpn` would have. Answers may come in any order; one for a
+//! leaf not in flight (a duplicate, or one from before a restart) changes nothing.
+//!
+//! Who runs the jobs is not this module's business: threads of this process, or workers on
+//! other machines. `run_job` is what each of them does.
+
+use std::collections::HashMap;
+
+use crate::position::Position;
+use crate::search::INFINITE;
+use crate::search::dfpn::{DfPn, Entry};
+use crate::search::pn::{PnTree, Work, attach_searched};
+
+/// A leaf's second-level search, to be run anywhere.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// The first-level leaf it expands (the master's node number).
+    pub leaf: u32,
+    pub position: Position,
+    /// The positions before it, oldest first: the game, then the leaf's ancestors.
+    pub history: Vec<Position>,
+    /// Nodes the search may create.
+    pub budget: u64,
+}
+
+/// What a job found: the numbers it left each successor of its position (in `successors`
+/// order) and the work it did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub leaf: u32,
+    pub position: Position,
+    pub entries: Vec<Entry>,
+    pub work: Work,
+}
+
+/// Whether an answer was taken into the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    Taken,
+    /// Its leaf is not in flight (answered already, or handed out before a restart).
+    Stale,
+}
+
+/// Numbers in flight: a leaf's, while its job runs.
+const VIRTUAL: (u64, u64) = (INFINITE - 1, INFINITE - 1);
+
+/// The leaves in flight and their real numbers.
+#[derive(Default, Debug)]
+pub struct InFlight {
+    real: HashMap<u32, (u64, u64)>,
+}
+
+impl InFlight {
+    pub fn len(&self) -> usize {
+        self.real.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.real.is_empty()
+    }
+
+    /// The next job: the most-proving leaf not in flight, marked in flight. `None` when the
+    /// tree is decided or selection only reaches leaves in flight. A leaf the rote store
+    /// decides is decided here, without a job, and the choice goes on.
+    pub fn next_job(&mut self, tree: &mut PnTree<'_>) -> Option<Job> {
+        loop {
+            if tree.decided() {
+                return None;
+            }
+            let n = tree.select_most_proving();
+            if self.real.contains_key(&(n as u32)) {
+                return None;
+            }
+            if tree.decide_by_rote(n) {
+                tree.update_ancestors(n);
+                tree.stats.iterations += 1;
+                continue;
+            }
+            let (position, history, budget) = tree.second_level_start(n);
+            let node = &mut tree.nodes[n];
+            self.real.insert(n as u32, (node.pn, node.dn));
+            (node.pn, node.dn) = VIRTUAL;
+            tree.update_ancestors(n);
+            return Some(Job {
+                leaf: n as u32,
+                position,
+                history,
+                budget,
+            });
+        }
+    }
+
+    /// Takes `answer` into the tree: its leaf gets its real numbers back and its children.
+    pub fn apply(&mut self, tree: &mut PnTree<'_>, answer: &Answer) -> Applied {
+        let n = answer.leaf as usize;
+        let fits = tree
+            .nodes
+            .get(n)
+            .is_some_and(|node| node.pos == answer.position && !node.expanded);
+        if !fits {
+            return Applied::Stale;
+        }
+        let Some(real) = self.real.remove(&answer.leaf) else {
+            return Applied::Stale;
+        };
+        (tree.nodes[n].pn, tree.nodes[n].dn) = real;
+        attach_searched(tree, n, &answer.position, &answer.entries, answer.work);
+        tree.update_ancestors(n);
+        tree.stats.iterations += 1;
+        Applied::Taken
+    }
+
+    /// Runs `f` on the tree with every leaf in flight back at its real numbers (what a
+    /// checkpoint must save: a restart hands those leaves out again), then marks them again.
+    pub fn with_real_numbers<R>(
+        &self,
+        tree: &mut PnTree<'_>,
+        f: impl FnOnce(&PnTree<'_>) -> R,
+    ) -> R {
+        for (&n, &real) in &self.real {
+            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = real;
+            tree.update_ancestors(n as usize);
+        }
+        let r = f(tree);
+        for &n in self.real.keys() {
+            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = VIRTUAL;
+            tree.update_ancestors(n as usize);
+        }
+        r
+    }
+}
+
+/// Runs `job` with the df-pn table `dfpn` (kept warm from job to job).
+pub fn run_job(dfpn: &mut DfPn<'_>, job: &Job) -> Answer {
+    let before = dfpn.stats;
+    let entries = dfpn.second_level(&job.position, &job.history, job.budget);
+    let after = dfpn.stats;
+    Answer {
+        leaf: job.leaf,
+        position: job.position,
+        entries,
+        work: Work {
+            nodes: after.nodes - before.nodes,
+            db_hits: after.db_hits - before.db_hits,
+            repetitions: after.repetitions - before.repetitions,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::pn::{DFPN_SECOND_LEVEL_TABLE, search};
+    use crate::search::{Algorithm, Goal, LeafEval, Limits, Outcome};
+    use crate::{Board, Color};
+
+    /// A small deterministic shuffle (xorshift), so the tests run the same everywhere.
+    struct Shuffle(u64);
+    impl Shuffle {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// `root`'s question solved with up to `width` jobs in flight, answered in a shuffled
+    /// order, every answer delivered twice (the second must change nothing).
+    fn solve_by_jobs(root: Position, goal: Goal, width: usize, seed: u64) -> (Outcome, usize) {
+        let leaf = LeafEval::rules_only();
+        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+        let mut dfpn = DfPn::new(goal, leaf, Limits::none(), DFPN_SECOND_LEVEL_TABLE / 64);
+        let mut flight = InFlight::default();
+        let mut pending: Vec<Job> = Vec::new();
+        let mut shuffle = Shuffle(seed);
+        let mut answered: Vec<Answer> = Vec::new();
+        let mut most = 0;
+        while !tree.decided() {
+            while flight.len() < width {
+                match flight.next_job(&mut tree) {
+                    Some(job) => pending.push(job),
+                    None => break,
+                }
+            }
+            most = most.max(pending.len());
+            if pending.is_empty() {
+                assert!(tree.decided(), "nothing in flight and nothing to hand out");
+                break;
+            }
+            let job = pending.swap_remove(shuffle.below(pending.len()));
+            let answer = run_job(&mut dfpn, &job);
+            assert_eq!(flight.apply(&mut tree, &answer), Applied::Taken);
+            // An old answer again: ignored.
+            if !answered.is_empty() {
+                let old = &answered[shuffle.below(answered.len())];
+                let nodes = tree.nodes.len();
+                assert_eq!(flight.apply(&mut tree, old), Applied::Stale);
+                assert_eq!(tree.nodes.len(), nodes);
+            }
+            answered.push(answer);
+            assert_eq!(flight.len(), pending.len());
+        }
+        (tree.outcome(), most)
+    }
+
+    #[test]
+    fn jobs_in_flight_answered_in_any_order_decide_as_the_plain_search() {
+        for (board, attacker) in [
+            ("3x5", Color::White),
+            ("3x5", Color::Black),
+            ("3x7", Color::White),
+            ("3x7", Color::Black),
+            ("5x3", Color::Black),
+            ("3x9", Color::White),
+            ("3x9", Color::Black),
+        ] {
+            let root = Position::initial(board.parse::<Board>().unwrap());
+            let goal = Goal { attacker };
+            let (tree, _) = search(
+                &root,
+                goal,
+                LeafEval::rules_only(),
+                Algorithm::Pn2DfPn,
+                Limits::none(),
+                |_| {},
+            );
+            let plain = tree.outcome();
+            for (width, seed) in [(1, 1), (3, 7), (8, 99)] {
+                let (outcome, most) = solve_by_jobs(root, goal, width, seed);
+                assert_eq!(
+                    outcome, plain,
+                    "{board} {attacker:?} with {width} jobs in flight"
+                );
+                // The jobs really were in flight together.
+                assert!(most <= width && (width == 1 || most > 1), "{board}: {most}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_sees_the_real_numbers_of_leaves_in_flight() {
+        let root = Position::initial("3x7".parse::<Board>().unwrap());
+        let goal = Goal {
+            attacker: Color::White,
+        };
+        let leaf = LeafEval::rules_only();
+        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+        tree.expand(0);
+        tree.update_ancestors(0);
+        let before: Vec<(u64, u64)> = tree.nodes.iter().map(|n| (n.pn, n.dn)).collect();
+        let mut flight = InFlight::default();
+        let jobs: Vec<Job> = (0..3).filter_map(|_| flight.next_job(&mut tree)).collect();
+        assert_eq!(jobs.len(), 3);
+        // Three different leaves, each with virtual numbers now.
+        let mut leaves: Vec<u32> = jobs.iter().map(|j| j.leaf).collect();
+        leaves.dedup();
+        assert_eq!(leaves.len(), 3);
+        assert_ne!(tree.root().pn, before[0].0);
+        let seen = flight.with_real_numbers(&mut tree, |t| {
+            t.nodes.iter().map(|n| (n.pn, n.dn)).collect::<Vec<_>>()
+        });
+        assert_eq!(seen, before);
+        for j in &jobs {
+            assert_eq!(
+                (
+                    tree.nodes[j.leaf as usize].pn,
+                    tree.nodes[j.leaf as usize].dn
+                ),
+                VIRTUAL
+            );
+        }
+    }
+}
