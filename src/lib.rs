@@ -12,6 +12,7 @@
 //!   and the table probe);
 //! - `session`: solve sessions in the store, their settings, runs, curves and certificates;
 //! - `play`: agents, games, matches;
+//! - `cluster`: second-level searches as jobs for workers over NATS JetStream;
 //! - `daemon`: the data directory, the socket server, the service, the workers;
 //! - `web`: the HTTP app; the command line (`src/cli/`, the binary) is last.
 //!
@@ -39,6 +40,7 @@ pub use moves::{Move, MoveError, legal_moves};
 pub use position::{Color, Position, PositionError};
 pub use target::{TargetError, parse_target};
 pub mod certificate;
+pub mod cluster;
 pub mod daemon;
 pub mod session;
 pub mod web;

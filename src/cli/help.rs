@@ -271,6 +271,20 @@ Examples:
   man -l pages/fanorona-session-start.1
   fanorona man ~/.local/share/man/man1 # then: man fanorona-session-start";
 
+pub const WORKER: &str = "\
+Examples:
+  FANORONA_NATS_TOKEN=... fanorona worker --nats nats://10.0.0.5:4222 --db egdb --threads 2
+  fanorona worker --nats nats://127.0.0.1:4222 --token-file nats.token";
+
+pub const CLUSTER: &str = "\
+Examples:
+  fanorona cluster solve 3x9 --nats nats://127.0.0.1:4222 --jobs 8";
+
+pub const CLUSTER_SOLVE: &str = "\
+Examples:
+  fanorona cluster solve 3x9 --nats nats://127.0.0.1:4222 --jobs 8
+  fanorona cluster solve 5x5 --nats nats://10.0.0.5:4222 --db egdb --jobs 64 --json";
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};

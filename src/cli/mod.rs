@@ -6,6 +6,7 @@ pub mod bench_certificates;
 pub mod bench_store;
 pub mod bench_tables;
 pub mod certificate;
+pub mod cluster;
 pub mod db;
 pub mod game_batch;
 pub mod help;
@@ -108,7 +109,7 @@ fn load_config(path: Option<&Path>, data_dir: Option<&Path>) -> Result<Config, o
 }
 
 /// Worker threads: at least 1, at most 256.
-fn threads(s: &str) -> Result<usize, String> {
+pub fn threads(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=256).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' is not a thread count from 1 to 256")),
@@ -317,6 +318,21 @@ pub enum Command {
         /// Log to stderr only, not to DATA_DIR/daemon.log.
         #[arg(long)]
         no_log_file: bool,
+    },
+    /// Take second-level searches as jobs from a NATS JetStream server and run them.
+    ///
+    /// One job a thread: a bounded df-pn search over this worker's tables (the same as the
+    /// master's), its table kept warm from job to job; "in progress" said while it runs, the
+    /// answer published, then the job acknowledged. SIGTERM finishes the jobs under way and
+    /// exits. A job this worker cannot take (other tables, another wire version) goes back
+    /// for another, said once.
+    #[command(after_long_help = help::WORKER)]
+    Worker(cluster::WorkerArgs),
+    /// Runs whose second-level searches are jobs for workers (see `fanorona worker`).
+    #[command(after_long_help = help::CLUSTER)]
+    Cluster {
+        #[command(subcommand)]
+        command: cluster::ClusterCommand,
     },
     /// Serve the web app: play, analyse, and watch and steer solve sessions.
     ///
@@ -665,6 +681,8 @@ impl Command {
             | Command::Completions { .. }
             | Command::Man { .. } => (false, false),
             Command::Db { .. }
+            | Command::Worker(_)
+            | Command::Cluster { .. }
             | Command::Verify { .. }
             | Command::Stitch { .. }
             | Command::Cut { .. }
@@ -687,6 +705,8 @@ impl Command {
             Command::Cut { .. } => "cut",
             Command::Daemon { .. } => "daemon",
             Command::Serve { .. } => "serve",
+            Command::Worker(_) => "worker",
+            Command::Cluster { .. } => "cluster",
             Command::Session { .. } => "session",
             Command::Rote { .. } => "rote",
             Command::Store { .. } => "store",
@@ -779,6 +799,8 @@ pub fn run(cli: Cli) -> CliResult {
             json,
         } => certificate::cut_cmd(&certificate, &play, &out, db, json.json, &config()?),
         Command::Daemon { no_log_file } => session::daemon(config()?, no_log_file),
+        Command::Worker(args) => cluster::worker(args, &config()?),
+        Command::Cluster { command } => cluster::cluster(command, &config()?),
         Command::Serve {
             bind,
             token_file,

@@ -298,6 +298,11 @@ impl<'a> PnTree<'a> {
         RoteKey::new(node.pos, node.since ^ position_hash(&node.pos), self.goal)
     }
 
+    /// How the tree sets the first numbers of its leaves.
+    pub fn leaf_init(&self) -> crate::search::Init {
+        self.leaf.init
+    }
+
     pub fn root(&self) -> &Node {
         &self.nodes[0]
     }

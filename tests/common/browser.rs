@@ -18,7 +18,7 @@ pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// The key of an element reference in WebDriver answers.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

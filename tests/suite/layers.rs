@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["certificate"],
     &["session"],
     &["play"],
+    &["cluster"],
     &["daemon"],
     &["web"],
 ];

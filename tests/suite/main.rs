@@ -9,6 +9,7 @@ mod common;
 mod certificate;
 mod cli;
 mod cli_honest;
+mod cluster;
 mod cross_check;
 mod daemon;
 mod doc_examples;

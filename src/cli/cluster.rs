@@ -1,0 +1,189 @@
+//! `fanorona worker` and `fanorona cluster solve`: second-level searches as jobs over NATS
+//! JetStream.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::cli::help;
+use crate::cli::output::{CliResult, Failure};
+use crate::out;
+use fanorona::cluster::{self, master, wire};
+use fanorona::config::Config;
+use fanorona::search::{Goal, LeafEval, Outcome};
+
+/// Where the NATS server is and how to prove who we are.
+#[derive(Args)]
+pub struct Nats {
+    /// The NATS server, e.g. nats://10.0.0.5:4222.
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// A file holding the server's token (or FANORONA_NATS_TOKEN; never on the command line,
+    /// where every user of the machine reads it).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl Nats {
+    fn token(&self) -> Result<Option<String>, Failure> {
+        if let Some(path) = &self.token_file {
+            let t = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
+            return Ok(Some(t.trim().to_string()));
+        }
+        Ok(std::env::var("FANORONA_NATS_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()))
+    }
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub nats: Nats,
+    /// The endgame tables (default: db_dir of the config): the same as the master's.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Jobs run at once, one a thread.
+    #[arg(long, default_value = "1", value_parser = crate::cli::threads)]
+    pub threads: usize,
+    /// The worker's name in answers and logs (default: HOST-PID).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum ClusterCommand {
+    /// Decide a position (both questions) with its second-level searches run by workers.
+    ///
+    /// The first-level tree stays here; each expansion is a job on the jobs stream, up to
+    /// --jobs in flight. Prints the value, the nodes and which worker answered how many.
+    #[command(after_long_help = help::CLUSTER_SOLVE)]
+    Solve {
+        #[command(flatten)]
+        target: crate::cli::Target,
+        #[command(flatten)]
+        nats: Nats,
+        /// The endgame tables its leaves read (the workers need the same).
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
+        /// Jobs kept in flight.
+        #[arg(long, default_value = "4")]
+        jobs: usize,
+        #[command(flatten)]
+        out: crate::cli::JsonFlag,
+    },
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "host".into())
+}
+
+pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
+    let options = cluster::worker::Options {
+        url: args.nats.nats.clone(),
+        token: args.nats.token()?,
+        db: Some(args.db.unwrap_or_else(|| config.db_dir.clone())),
+        threads: args.threads,
+        name: args
+            .name
+            .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id())),
+        table_bytes: 256 << 20,
+    };
+    cluster::worker::run(options, &|line| eprintln!("{line}")).map_err(Failure::other)?;
+    Ok(())
+}
+
+pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
+    match command {
+        ClusterCommand::Solve {
+            target,
+            nats,
+            db,
+            jobs,
+            out,
+        } => {
+            let root = crate::cli::rules::resolve_target(&target)?;
+            let tables = db
+                .as_deref()
+                .map(|d| crate::cli::solve::open_tables(d, root.board()))
+                .transpose()?;
+            let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
+            let needs = tables.as_ref().map(|t| wire::Tables {
+                board: root.board().to_string(),
+                pieces: t.max_pieces(),
+            });
+            let run = format!("{}-{}", host_name(), std::process::id());
+            let token = nats.token()?;
+            let log = |line: &str| eprintln!("{line}");
+            let mover = root.side_to_move();
+            let mut answers = Vec::new();
+            let mut value = "draw".to_string();
+            for attacker in [mover, mover.opponent()] {
+                let goal = Goal { attacker };
+                // A run a question: answers to one question's jobs never reach the other.
+                let options = master::Options {
+                    url: nats.nats.clone(),
+                    token: token.clone(),
+                    width: jobs.max(1),
+                    run: format!("{run}-{}", attacker.name()),
+                };
+                let (tree, tally) = master::solve(&options, root, goal, leaf, needs.clone(), &log)
+                    .map_err(Failure::other)?;
+                let outcome = tree.outcome();
+                answers.push(json!({
+                    "goal": goal.to_string(),
+                    "outcome": match outcome {
+                        Outcome::Proven => "proven",
+                        Outcome::Disproven => "disproven",
+                        _ => "open",
+                    },
+                    "nodes": tree.stats.nodes,
+                    "iterations": tree.stats.iterations,
+                    "jobs": tally.jobs,
+                    "stale": tally.stale,
+                    "garbled": tally.garbled,
+                    "abandoned": tally.abandoned,
+                    "by_worker": tally.by_worker,
+                }));
+                if outcome == Outcome::Proven {
+                    value = attacker.name().to_string();
+                    break;
+                }
+            }
+            if out.json {
+                out!(
+                    "{}",
+                    json!({"position": root.to_string(), "value": value, "searches": answers})
+                );
+            } else {
+                out!(
+                    "{}: {}",
+                    root,
+                    if value == "draw" {
+                        "draw".to_string()
+                    } else {
+                        format!("{value} wins")
+                    }
+                );
+                for a in &answers {
+                    out!(
+                        "  {}: {}, {} nodes, {} jobs ({} answered twice, {} not needed), by worker {}",
+                        a["goal"].as_str().unwrap_or(""),
+                        a["outcome"].as_str().unwrap_or(""),
+                        a["nodes"],
+                        a["jobs"],
+                        a["stale"],
+                        a["abandoned"],
+                        a["by_worker"]
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Second-level searches as jobs for workers on other machines, over NATS JetStream.
+//!
+//! The master (a run that owns a first-level tree) publishes each job to a work-queue
+//! stream; workers (`fanorona worker`) take them one at a time, run them over their own
+//! tables, publish the answer to the answers stream and only then acknowledge the job. A
+//! worker that dies before that leaves its job unacknowledged, and the server hands it to
+//! another worker once its acknowledgement wait runs out; a worker still busy says so
+//! ("in progress") well before. `search::jobs` is the master's bookkeeping: which leaves are
+//! in flight, and answers taken once.
+
+pub mod master;
+pub mod wire;
+pub mod worker;
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer::pull, stream};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ClusterError {
+    #[error("NATS at {url}: {reason}")]
+    Connect { url: String, reason: String },
+    #[error("NATS: {0}")]
+    Nats(String),
+    #[error("a message that does not decode: {0}")]
+    Decode(String),
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
+    ClusterError::Nats(e.to_string())
+}
+
+/// The stream jobs wait in, one subject per run: `fanorona.jobs.RUN`.
+pub const JOBS: &str = "FANORONA_JOBS";
+/// The stream answers wait in until their master reads them: `fanorona.answers.RUN`.
+pub const ANSWERS: &str = "FANORONA_ANSWERS";
+/// The workers' shared durable consumer of the jobs stream.
+pub const WORKERS: &str = "workers";
+/// How long a job may go unacknowledged (no answer, no "in progress") before the server
+/// hands it to another worker.
+pub const ACK_WAIT: Duration = Duration::from_secs(30);
+/// How often a worker busy with a job says so.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+/// Deliveries of one job at most: a job that kills every worker it meets does not go round
+/// for ever.
+pub const MAX_DELIVER: i64 = 5;
+
+/// Connects to `url` with `token` (if any).
+pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Client, ClusterError> {
+    let mut options = async_nats::ConnectOptions::new()
+        .name(format!("fanorona {}", env!("CARGO_PKG_VERSION")))
+        .connection_timeout(Duration::from_secs(5));
+    if let Some(t) = token {
+        options = options.token(t.to_string());
+    }
+    options
+        .connect(url)
+        .await
+        .map_err(|e| ClusterError::Connect {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// The jobs stream and the workers' consumer, created if they are not there: file-backed,
+/// so a server restart loses no job.
+pub async fn jobs_consumer(
+    js: &jetstream::Context,
+) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
+    let s = js
+        .get_or_create_stream(stream::Config {
+            name: JOBS.into(),
+            subjects: vec!["fanorona.jobs.>".into()],
+            retention: stream::RetentionPolicy::WorkQueue,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(nats)?;
+    s.get_or_create_consumer(
+        WORKERS,
+        pull::Config {
+            durable_name: Some(WORKERS.into()),
+            ack_wait: ACK_WAIT,
+            max_deliver: MAX_DELIVER,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(nats)
+}
+
+/// The answers stream and the consumer of run `run`'s answers.
+pub async fn answers_consumer(
+    js: &jetstream::Context,
+    run: &str,
+) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
+    let s = js
+        .get_or_create_stream(stream::Config {
+            name: ANSWERS.into(),
+            subjects: vec!["fanorona.answers.>".into()],
+            retention: stream::RetentionPolicy::WorkQueue,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(nats)?;
+    let name = format!("master-{run}");
+    s.get_or_create_consumer(
+        &name,
+        pull::Config {
+            durable_name: Some(name.clone()),
+            filter_subject: format!("fanorona.answers.{run}"),
+            ack_wait: ACK_WAIT,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(nats)
+}

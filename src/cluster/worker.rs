@@ -1,0 +1,225 @@
+//! `fanorona worker`: takes jobs from the jobs stream one a thread, runs each (bounded df-pn,
+//! its table kept warm from job to job), says "in progress" while it works, publishes the
+//! answer, then acknowledges the job. On SIGTERM or SIGINT it takes no new job, finishes
+//! those under way, and exits.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, AckKind};
+use futures_util::StreamExt;
+
+use super::wire::{AnswerMsg, JobMsg, VERSION};
+use super::{ClusterError, PROGRESS_EVERY, connect, jobs_consumer, nats};
+use crate::egdb::Database;
+use crate::geometry::Board;
+use crate::search::dfpn::DfPn;
+use crate::search::jobs::run_job;
+use crate::search::pn::second_level_entries;
+use crate::search::{Goal, Init, LeafEval, Limits};
+
+pub struct Options {
+    pub url: String,
+    pub token: Option<String>,
+    /// Where the worker's tables are (the same as the master's).
+    pub db: Option<PathBuf>,
+    pub threads: usize,
+    /// How this worker names itself in answers and logs.
+    pub name: String,
+    /// Bytes of each thread's df-pn table.
+    pub table_bytes: u64,
+}
+
+/// Tables opened, by board: opened once, kept for the worker's life.
+type Opened = Mutex<HashMap<Board, Option<&'static Database>>>;
+
+/// A thread's df-pn tables, one per kind of job (question, first numbers, tables).
+type Warm = HashMap<(crate::position::Color, String, Option<Board>), Box<DfPn<'static>>>;
+
+/// Runs until stopped; returns the jobs answered.
+pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(nats)?;
+    runtime.block_on(serve(options, log))
+}
+
+async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
+    let client = connect(&options.url, options.token.as_deref()).await?;
+    let js = jetstream::new(client);
+    let consumer = jobs_consumer(&js).await?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("a SIGTERM handler");
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    log(&format!(
+        "worker {}: {} threads, taking jobs from {}",
+        options.name, options.threads, options.url
+    ));
+    let done = AtomicU64::new(0);
+    let opened: Opened = Mutex::new(HashMap::new());
+    let slots = (0..options.threads.max(1))
+        .map(|_| slot(&options, &js, &consumer, &stop, &done, &opened, log));
+    let results = futures_util::future::join_all(slots).await;
+    for r in results {
+        r?;
+    }
+    let n = done.load(Ordering::Relaxed);
+    log(&format!("worker {}: stopped after {n} jobs", options.name));
+    Ok(n)
+}
+
+/// One thread's loop: a job at a time until stopped.
+async fn slot(
+    options: &Options,
+    js: &jetstream::Context,
+    consumer: &jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+    opened: &Opened,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(), ClusterError> {
+    let mut warm: Warm = HashMap::new();
+    let mut said: Option<String> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let mut batch = consumer
+            .fetch()
+            .max_messages(1)
+            .expires(Duration::from_secs(1))
+            .messages()
+            .await
+            .map_err(nats)?;
+        let Some(message) = batch.next().await else {
+            continue;
+        };
+        let message = message.map_err(nats)?;
+        let job: JobMsg = match serde_json::from_slice(&message.payload) {
+            Ok(j) => j,
+            Err(e) => {
+                // Never to be run by anyone: terminated, said once.
+                log(&format!(
+                    "worker {}: a job that does not decode, set aside: {e}",
+                    options.name
+                ));
+                message.ack_with(AckKind::Term).await.map_err(nats)?;
+                continue;
+            }
+        };
+        let refusal = if job.version != VERSION {
+            Some(format!(
+                "jobs of wire version {} (this worker speaks {VERSION})",
+                job.version
+            ))
+        } else {
+            tables_refusal(options, &job, opened)
+        };
+        if let Some(why) = refusal {
+            // Handed back for another worker; said once, not at every job.
+            if said.as_deref() != Some(why.as_str()) {
+                log(&format!("worker {}: cannot take {why}", options.name));
+                said = Some(why);
+            }
+            message
+                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                .await
+                .map_err(nats)?;
+            continue;
+        }
+        let board = job.tables.as_ref().map(|_| job.position.board());
+        let db = board.and_then(|b| {
+            opened
+                .lock()
+                .expect("tables lock")
+                .get(&b)
+                .copied()
+                .flatten()
+        });
+        let init: Init = job.init.parse().map_err(ClusterError::Refused)?;
+        let key = (job.attacker, job.init.clone(), board);
+        let mut dfpn = warm.remove(&key).unwrap_or_else(|| {
+            let leaf = LeafEval::new(db).with_init(init);
+            Box::new(DfPn::new(
+                Goal {
+                    attacker: job.attacker,
+                },
+                leaf,
+                Limits::none(),
+                second_level_entries(options.table_bytes),
+            ))
+        });
+        let started = Instant::now();
+        let spec = job.job();
+        let mut work = tokio::task::spawn_blocking(move || {
+            let answer = run_job(&mut dfpn, &spec);
+            (dfpn, answer)
+        });
+        // "In progress" while the search runs, so the server does not hand the job on.
+        let (dfpn, answer) = loop {
+            tokio::select! {
+                r = &mut work => break r.map_err(nats)?,
+                _ = tokio::time::sleep(PROGRESS_EVERY) => {
+                    message.ack_with(AckKind::Progress).await.map_err(nats)?;
+                }
+            }
+        };
+        warm.insert(key, dfpn);
+        let seconds = started.elapsed().as_secs_f64();
+        let reply = AnswerMsg::new(&job, &answer, &options.name, seconds);
+        let body = serde_json::to_vec(&reply).expect("answers serialise");
+        // The answer is stored before the job is acknowledged: a crash between the two
+        // runs the job again, and the master takes only one answer.
+        js.publish(format!("fanorona.answers.{}", job.run), body.into())
+            .await
+            .map_err(nats)?
+            .await
+            .map_err(nats)?;
+        message.ack().await.map_err(nats)?;
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Why this worker cannot run `job` over the tables it names, if it cannot.
+fn tables_refusal(options: &Options, job: &JobMsg, opened: &Opened) -> Option<String> {
+    let want = job.tables.as_ref()?;
+    let board = job.position.board();
+    let mut o = opened.lock().expect("tables lock");
+    let db = *o.entry(board).or_insert_with(|| {
+        let dir = options.db.as_ref()?;
+        Database::open_whole(dir, board)
+            .ok()
+            .map(|db| &*Box::leak(Box::new(db)))
+    });
+    let have = db.map_or(0, |d| d.max_pieces());
+    (have != want.pieces).then(|| {
+        format!(
+            "jobs over the {} tables to {} pieces: this worker's {} ({})",
+            want.board,
+            want.pieces,
+            if have == 0 {
+                "are missing".to_string()
+            } else {
+                format!("go to {have} pieces")
+            },
+            options
+                .db
+                .as_ref()
+                .map_or("no --db given".to_string(), |d| d.display().to_string())
+        )
+    })
+}
