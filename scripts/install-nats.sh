@@ -5,11 +5,6 @@ set -euo pipefail
 if [[ -x /usr/sbin/nats-server ]]; then
     exit 0
 fi
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-    sudo="sudo"
-fi
-echo "installing nats-server (Debian package) for the cluster tests" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nats-server >/dev/null
+source "$(dirname "$0")/lib/apt.sh"
+apt_install "the cluster tests" nats-server
 /usr/sbin/nats-server --version >&2

@@ -65,32 +65,41 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Clien
         })
 }
 
-/// The jobs stream and the workers' consumer, created if they are not there: file-backed,
-/// so a server restart loses no job.
+/// The work-queue stream `name` over `subjects`, created if it is not there: file-backed,
+/// so a server restart loses no message.
+async fn work_queue(
+    js: &jetstream::Context,
+    name: &str,
+    subjects: &str,
+) -> Result<jetstream::stream::Stream, ClusterError> {
+    js.get_or_create_stream(stream::Config {
+        name: name.into(),
+        subjects: vec![subjects.into()],
+        retention: stream::RetentionPolicy::WorkQueue,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    })
+    .await
+    .map_err(nats)
+}
+
+/// The jobs stream and the workers' consumer, created if they are not there.
 pub async fn jobs_consumer(
     js: &jetstream::Context,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    let s = js
-        .get_or_create_stream(stream::Config {
-            name: JOBS.into(),
-            subjects: vec!["fanorona.jobs.>".into()],
-            retention: stream::RetentionPolicy::WorkQueue,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
+    work_queue(js, JOBS, "fanorona.jobs.>")
+        .await?
+        .get_or_create_consumer(
+            WORKERS,
+            pull::Config {
+                durable_name: Some(WORKERS.into()),
+                ack_wait: ACK_WAIT,
+                max_deliver: MAX_DELIVER,
+                ..Default::default()
+            },
+        )
         .await
-        .map_err(nats)?;
-    s.get_or_create_consumer(
-        WORKERS,
-        pull::Config {
-            durable_name: Some(WORKERS.into()),
-            ack_wait: ACK_WAIT,
-            max_deliver: MAX_DELIVER,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(nats)
+        .map_err(nats)
 }
 
 /// The answers stream and the consumer of run `run`'s answers.
@@ -98,26 +107,18 @@ pub async fn answers_consumer(
     js: &jetstream::Context,
     run: &str,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    let s = js
-        .get_or_create_stream(stream::Config {
-            name: ANSWERS.into(),
-            subjects: vec!["fanorona.answers.>".into()],
-            retention: stream::RetentionPolicy::WorkQueue,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
-        .await
-        .map_err(nats)?;
     let name = format!("master-{run}");
-    s.get_or_create_consumer(
-        &name,
-        pull::Config {
-            durable_name: Some(name.clone()),
-            filter_subject: format!("fanorona.answers.{run}"),
-            ack_wait: ACK_WAIT,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(nats)
+    work_queue(js, ANSWERS, "fanorona.answers.>")
+        .await?
+        .get_or_create_consumer(
+            &name,
+            pull::Config {
+                durable_name: Some(name.clone()),
+                filter_subject: format!("fanorona.answers.{run}"),
+                ack_wait: ACK_WAIT,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(nats)
 }

@@ -173,26 +173,13 @@ pub fn bounds_of(
 }
 
 /// What certificates say of a position they reach, each as (the side whose win it is
-/// about, whether it proves that win), as bounds on its value for `to_move`.
+/// about, whether it proves that win), as bounds on its value for `to_move`: what they say
+/// of a move listed there, the position being as good as its best move.
 pub fn position_bounds(
     says: impl IntoIterator<Item = (Color, bool)>,
     to_move: Color,
 ) -> Option<Bounds> {
-    let mut b = Bounds {
-        low: Verdict::Loss,
-        high: Verdict::Win,
-    };
-    let mut any = false;
-    for (attacker, proven) in says {
-        match (proven, to_move == attacker) {
-            (true, true) => b.low = Verdict::Win,
-            (true, false) => b.high = Verdict::Loss,
-            (false, true) => b.high = b.high.min(Verdict::Draw),
-            (false, false) => b.low = b.low.max(Verdict::Draw),
-        }
-        any = true;
-    }
-    (any && b.low <= b.high).then_some(b)
+    bounds_of(says.into_iter().map(|(a, p)| (a, p, true)), to_move)
 }
 
 /// The root and what a (checked) certificate says: its header and its root's moves.
