@@ -72,6 +72,10 @@ pub enum ClusterCommand {
         /// Jobs kept in flight.
         #[arg(long, default_value = "4")]
         jobs: usize,
+        /// How long a job may go without word from its worker (a worker says "in progress"
+        /// three times in it) before the server gives it to another.
+        #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+        ack_wait: std::time::Duration,
         #[command(flatten)]
         out: crate::cli::JsonFlag,
     },
@@ -105,6 +109,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             nats,
             db,
             jobs,
+            ack_wait,
             out,
         } => {
             let root = crate::cli::rules::resolve_target(&target)?;
@@ -131,6 +136,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                     token: token.clone(),
                     width: jobs.max(1),
                     run: format!("{run}-{}", attacker.name()),
+                    ack_wait,
                 };
                 let (tree, tally) = master::solve(&options, root, goal, leaf, needs.clone(), &log)
                     .map_err(Failure::other)?;

@@ -21,6 +21,8 @@ pub struct Options {
     pub width: usize,
     /// The run's name: its answers come on `fanorona.answers.RUN`.
     pub run: String,
+    /// How long a job may go without word from its worker before another gets it.
+    pub ack_wait: std::time::Duration,
 }
 
 /// What a run did besides deciding its question.
@@ -64,7 +66,7 @@ async fn drive(
 ) -> Result<Tally, ClusterError> {
     let client = connect(&options.url, options.token.as_deref()).await?;
     let js = jetstream::new(client);
-    jobs_consumer(&js).await?;
+    jobs_consumer(&js, options.ack_wait).await?;
     let answers = answers_consumer(&js, &options.run).await?;
     let mut flight = InFlight::default();
     let mut ids: HashMap<u64, u32> = HashMap::new();

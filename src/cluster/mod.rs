@@ -40,10 +40,9 @@ pub const ANSWERS: &str = "FANORONA_ANSWERS";
 /// The workers' shared durable consumer of the jobs stream.
 pub const WORKERS: &str = "workers";
 /// How long a job may go unacknowledged (no answer, no "in progress") before the server
-/// hands it to another worker.
+/// hands it to another worker, unless the master says otherwise; a busy worker says "in
+/// progress" three times in that time.
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
-/// How often a worker busy with a job says so.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 /// Deliveries of one job at most: a job that kills every worker it meets does not go round
 /// for ever.
 pub const MAX_DELIVER: i64 = 5;
@@ -83,23 +82,48 @@ async fn work_queue(
     .map_err(nats)
 }
 
-/// The jobs stream and the workers' consumer, created if they are not there.
+/// The jobs stream and the workers' consumer, made by a master with its `ack_wait` (made
+/// again if it has another: the jobs stay in the stream and go to the new one).
 pub async fn jobs_consumer(
     js: &jetstream::Context,
+    ack_wait: Duration,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    work_queue(js, JOBS, "fanorona.jobs.>")
-        .await?
-        .get_or_create_consumer(
-            WORKERS,
-            pull::Config {
-                durable_name: Some(WORKERS.into()),
-                ack_wait: ACK_WAIT,
-                max_deliver: MAX_DELIVER,
-                ..Default::default()
-            },
-        )
+    let stream = work_queue(js, JOBS, "fanorona.jobs.>").await?;
+    if let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await {
+        if c.cached_info().config.ack_wait == ack_wait {
+            return Ok(c);
+        }
+        stream.delete_consumer(WORKERS).await.map_err(nats)?;
+    }
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some(WORKERS.into()),
+            ack_wait,
+            max_deliver: MAX_DELIVER,
+            ..Default::default()
+        })
         .await
         .map_err(nats)
+}
+
+/// The workers' consumer as a master made it, waited for (saying so once) until there is one.
+pub async fn wait_for_jobs(
+    js: &jetstream::Context,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
+    let mut said = false;
+    loop {
+        if let Ok(stream) = js.get_stream(JOBS).await
+            && let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await
+        {
+            return Ok(c);
+        }
+        if !said {
+            log("no jobs stream yet: waiting for a master to make it");
+            said = true;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// The answers stream and the consumer of run `run`'s answers.

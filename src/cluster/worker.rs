@@ -13,7 +13,7 @@ use async_nats::jetstream::{self, AckKind};
 use futures_util::StreamExt;
 
 use super::wire::{AnswerMsg, JobMsg, VERSION};
-use super::{ClusterError, PROGRESS_EVERY, connect, jobs_consumer, nats};
+use super::{ClusterError, connect, nats, wait_for_jobs};
 use crate::egdb::Database;
 use crate::geometry::Board;
 use crate::search::dfpn::DfPn;
@@ -52,7 +52,9 @@ pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Cluster
 async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
     let client = connect(&options.url, options.token.as_deref()).await?;
     let js = jetstream::new(client);
-    let consumer = jobs_consumer(&js).await?;
+    let mut consumer = wait_for_jobs(&js, log).await?;
+    // "In progress" three times within the wait the master set.
+    let progress_every = consumer.info().await.map_err(nats)?.config.ack_wait / 3;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -73,8 +75,18 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
     ));
     let done = AtomicU64::new(0);
     let opened: Opened = Mutex::new(HashMap::new());
-    let slots = (0..options.threads.max(1))
-        .map(|_| slot(&options, &js, &consumer, &stop, &done, &opened, log));
+    let slots = (0..options.threads.max(1)).map(|_| {
+        slot(
+            &options,
+            &js,
+            &consumer,
+            progress_every,
+            &stop,
+            &done,
+            &opened,
+            log,
+        )
+    });
     let results = futures_util::future::join_all(slots).await;
     for r in results {
         r?;
@@ -85,10 +97,12 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
 }
 
 /// One thread's loop: a job at a time until stopped.
+#[allow(clippy::too_many_arguments)]
 async fn slot(
     options: &Options,
     js: &jetstream::Context,
     consumer: &jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
+    progress_every: Duration,
     stop: &AtomicBool,
     done: &AtomicU64,
     opened: &Opened,
@@ -172,7 +186,7 @@ async fn slot(
         let (dfpn, answer) = loop {
             tokio::select! {
                 r = &mut work => break r.map_err(nats)?,
-                _ = tokio::time::sleep(PROGRESS_EVERY) => {
+                _ = tokio::time::sleep(progress_every) => {
                     message.ack_with(AckKind::Progress).await.map_err(nats)?;
                 }
             }
