@@ -988,3 +988,104 @@ fn a_solved_sessions_result_reaches_the_analysis_within_seconds() {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
 }
+
+/// The hash of the page, as a string.
+fn hash(b: &Browser) -> String {
+    b.eval("return decodeURIComponent(location.hash)")
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Waits until the analysis shows `position` with nothing pending.
+fn wait_analysed(b: &Browser, position: &str) {
+    b.wait_until(
+        &format!("the analysis of {position}"),
+        &format!(
+            "return !!analysis.state && analysis.state.position === {} && document.getElementById('note').textContent !== 'valuing every move…'",
+            serde_json::to_string(position).unwrap()
+        ),
+        30,
+    );
+}
+
+/// The position after `moves` from `start`, as `fanorona show --play` gives it.
+fn after(start: &str, moves: &[&str]) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["show", start, "--json"]);
+    for m in moves {
+        cmd.args(["--play", m]);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["position"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn moves_on_the_analysis_board_are_history_entries_and_the_address_holds_the_line() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    let root = "BBB/B.W/WWW w";
+    b.open(&server.url("#/play"));
+    b.wait("#board", 10);
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, root);
+    // Two moves played by clicks on the table: each is in the address.
+    b.click_css("#analysis-moves tr[data-move='a1-b2A']");
+    let one = after(root, &["a1-b2A"]);
+    wait_analysed(&b, &one);
+    let second = b
+        .eval("return analysis.state.analysis.moves[0].notation")
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.click_css(&format!("#analysis-moves tr[data-move='{second}']"));
+    let two = after(root, &["a1-b2A", &second]);
+    wait_analysed(&b, &two);
+    assert_eq!(
+        hash(&b),
+        format!("#/analyse?position={root}&line=a1-b2A,{second}").replace(' ', "+")
+    );
+    assert_eq!(b.text("#analysis-line"), format!("line: a1-b2A {second}"));
+    // Back walks the line back to its root, then Forward again; none leaves the page.
+    b.back();
+    wait_analysed(&b, &one);
+    b.back();
+    wait_analysed(&b, root);
+    assert!(hash(&b).starts_with("#/analyse?"), "{}", hash(&b));
+    b.forward();
+    wait_analysed(&b, &one);
+    // → replays the line's next move, ← steps back, the address following.
+    b.press(&keys::RIGHT.to_string());
+    wait_analysed(&b, &two);
+    b.press(&keys::LEFT.to_string());
+    wait_analysed(&b, &one);
+    assert!(hash(&b).ends_with("&line=a1-b2A"), "{}", hash(&b));
+    b.press(&format!("{}{}", keys::LEFT, keys::LEFT));
+    wait_analysed(&b, root);
+    // A link with the line (a reload) shows the same position and line.
+    let link = format!(
+        "#/analyse?position=BBB%2FB.W%2FWWW%20w&line=a1-b2A%2C{}",
+        second
+    );
+    b.open(&server.url(&link));
+    wait_analysed(&b, &two);
+    assert_eq!(
+        b.eval("return document.getElementById('analyse-position').value"),
+        json!(two)
+    );
+    // A line with a move that is not legal: said which, the good part shown, the address
+    // left as it was given.
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w&line=a1-b2A%2Cx9-z9%2Cc1-b1"));
+    wait_analysed(&b, &one);
+    let e = b.text("#error");
+    assert!(
+        e.contains("move 2 'x9-z9'") && e.contains("not legal here"),
+        "{e}"
+    );
+    assert!(hash(&b).contains("x9-z9"), "{}", hash(&b));
+    assert_eq!(b.text("#analysis-line"), "line: a1-b2A");
+}

@@ -281,7 +281,7 @@ async function showPlay() {
       el('input', { type: 'text', id: 'position', readonly: true }),
       el('div', {},
         el('button', { id: 'copy-position', onclick: () => copyText(document.getElementById('position').value) }, 'Copy position'),
-        el('button', { id: 'analyse-position', onclick: () => { analysis.position = document.getElementById('position').value; location.hash = '#/analyse'; } }, 'Analyse it'),
+        el('button', { id: 'analyse-position', onclick: () => { newRoot(document.getElementById('position').value); location.hash = '#/analyse'; } }, 'Analyse it'),
         el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record'),
         el('button', { id: 'load-record', onclick: () => document.getElementById('record-file').click() }, 'Load record'),
         el('input', { type: 'file', id: 'record-file', accept: '.txt,text/plain', style: 'display:none', onchange: e => loadRecord(e.target.files[0]) })))));
@@ -557,20 +557,44 @@ async function hint() {
 
 // --- Analysis -----------------------------------------------------------------------------
 
-const analysis = { position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
+// `root` is the position the analysis started from and `line` the moves played from it on
+// the board (each a history entry, so Back and Forward walk it); `future` is the longer line
+// ← stepped back from, which → replays. `known` maps a root and line to the position after
+// it, so stepping through a line asks the server only for its analysis.
+const analysis = { root: null, line: [], future: [], known: new Map(), position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
 
-async function showAnalyse() {
+// A new position to analyse from: its line starts empty.
+function newRoot(position) {
+  analysis.root = position;
+  analysis.line = [];
+  analysis.future = [];
+}
+
+const lineKey = (root, line) => root + '|' + line.join(',');
+
+// The address of the analysis of `root` after `line`.
+function analysisAddress(root, line) {
+  const q = { position: root };
+  if (line.length) q.line = line.join(',');
+  return '#/analyse?' + new URLSearchParams(q);
+}
+
+async function showAnalyse(mode = 'replace') {
   await info();
-  if (!analysis.position) analysis.position = INFO.boards.find(b => b.name === '5x9').start;
+  if (!analysis.root) newRoot(INFO.boards.find(b => b.name === '5x9').start);
   const main = document.getElementById('main');
   const boardSel = el('select', { id: 'analyse-board' },
     el('option', { value: '' }, 'start of a board…'),
     INFO.boards.map(b => el('option', { value: b.start }, b.name)));
-  boardSel.addEventListener('change', () => { if (boardSel.value) { analysis.position = boardSel.value; runAnalysis(); } });
+  boardSel.addEventListener('change', () => { if (boardSel.value) { newRoot(boardSel.value); runAnalysis('push'); } });
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
       el('div', { id: 'board-holder' }),
       el('div', { class: 'status', id: 'analysis-value' }),
+      el('div', { class: 'line' },
+        el('button', { id: 'line-back', title: 'the move before (←)', 'aria-label': 'one move back (left arrow)', onclick: () => stepLine(-1) }, '◀'),
+        el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
+        el('span', { class: 'note', id: 'analysis-line' })),
       el('div', { class: 'error', id: 'error' }),
       el('div', { class: 'note', id: 'note' })),
     el('div', { class: 'panel controls' },
@@ -586,8 +610,50 @@ async function showAnalyse() {
       el('table', { id: 'analysis-moves' },
         el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'), el('th', {}, 'plies'), el('th', {}, 'score'))),
         el('tbody', {})))));
-  document.getElementById('analyse-position').value = analysis.position;
-  await runAnalysis();
+  await runAnalysis(mode);
+}
+
+// ← and →: along the line played, the address following (replaced: these walk the entries
+// the moves pushed, they are not new ones).
+function stepLine(d) {
+  if (analysis.editing) return;
+  const { line, future } = analysis;
+  const extends_ = future.length > line.length && line.every((m, i) => future[i] === m);
+  if (d < 0 && line.length) {
+    if (!extends_) analysis.future = [...line];
+    analysis.line = line.slice(0, -1);
+    runAnalysis('replace');
+  } else if (d > 0 && extends_) {
+    analysis.line = future.slice(0, line.length + 1);
+    runAnalysis('replace');
+  }
+}
+
+// A move of the analysis played on the board: the line grows by it, a new history entry.
+function playAnalysed(m) {
+  const line = [...analysis.line, m.notation];
+  analysis.known.set(lineKey(analysis.root, line), m.after);
+  const future = analysis.future;
+  if (!(future.length >= line.length && line.every((x, i) => future[i] === x))) analysis.future = [...line];
+  analysis.line = line;
+  runAnalysis('push');
+}
+
+// The position after `line` from `root`, through the server's rules. A line with a move
+// that is not legal gives the position before that move and says which move it was.
+async function resolveLine(root, line) {
+  try {
+    const s = await api('POST', '/api/game', { start: root, moves: line });
+    return { position: s.position, good: line.length, error: '' };
+  } catch (e) {
+    const m = e.status === 400 && /^move (\d+) '([^']*)': (.*)$/s.exec(e.message);
+    const n = m ? Number(m[1]) : 0;
+    if (!m || n < 1 || n > line.length) throw e;
+    const good = n - 1;
+    const position = good ? (await api('POST', '/api/game', { start: root, moves: line.slice(0, good) })).position : root;
+    const shown = good ? `the position after move ${good}` : 'the position the line starts from';
+    return { position, good, error: `move ${n} '${m[2]}' of the line in the address is not legal here (${m[3]}): shown is ${shown}` };
+  }
 }
 
 // The position typed in the box; an empty box is said to be one, not taken for a start.
@@ -597,30 +663,61 @@ function analyseTyped() {
     document.getElementById('error').textContent = 'type a position (rows from the top, then w or b) or choose a board';
     return;
   }
-  analysis.position = typed;
-  runAnalysis();
+  newRoot(typed);
+  runAnalysis('push');
 }
 
-async function runAnalysis() {
+// Analyses the position after `analysis.line` from `analysis.root`, each on its own (as a
+// set-up position: tables, proofs and certificates, not the game's repetitions). `mode`:
+// 'push' a history entry for it, 'replace' the current one, or 'keep' the address (the
+// address came first: Back, Forward, a link).
+async function runAnalysis(mode = 'replace') {
   const gen = ++generation;
   // Whether this request is a set-up's (read once: a newer request takes the question over).
   const fromSetup = analysis.fromSetup;
   analysis.fromSetup = false;
-  const pos = analysis.position;
-  document.getElementById('analyse-position').value = pos;
+  const root = analysis.root;
+  let line = [...analysis.line];
+  let lineError = '';
   document.getElementById('error').textContent = '';
   document.getElementById('note').textContent = 'valuing every move…';
   try {
+    let pos = root;
+    if (line.length) {
+      pos = analysis.known.get(lineKey(root, line));
+      if (!pos) {
+        const r = await resolveLine(root, line);
+        if (gen !== generation) return;
+        pos = r.position;
+        if (r.error) {
+          // The address keeps the line as it was given, to be mended there.
+          lineError = r.error;
+          line = line.slice(0, r.good);
+          analysis.line = line;
+          analysis.future = [];
+          mode = 'keep';
+        }
+        analysis.known.set(lineKey(root, line), pos);
+      }
+    }
+    analysis.position = pos;
+    document.getElementById('analyse-position').value = pos;
     const a = await api('POST', '/api/analyse', { start: pos });
     if (gen !== generation) return;
     analysis.state = a;
+    analysis.board = a.board;
+    // The root as the server writes it (a board's name stays a name: it is shorter).
+    if (!line.length && root.includes('/')) analysis.root = a.position;
     // Whatever asked for it, a position analysed ends a set-up.
     analysis.editing = false;
     document.getElementById('edit').textContent = 'Set up pieces';
     document.getElementById('edit-note').replaceChildren();
-    // The address names the position, so a reload or a link shows it again.
-    history.replaceState(null, '', '#/analyse?' + new URLSearchParams({ position: a.position }));
+    // The address names the position and the line, so a reload or a link shows it again.
+    const address = analysisAddress(analysis.root, line);
+    if (mode === 'push' && location.hash !== address) history.pushState(null, '', address);
+    else if (mode !== 'keep') history.replaceState(null, '', address);
     renderAnalysis();
+    document.getElementById('error').textContent = lineError;
     const an = a.analysis;
     document.getElementById('note').textContent =
       (an.tables ? `tables of ${a.board.name} up to ${an.tables.pieces} pieces` : `no tables for ${a.board.name}`) +
@@ -639,6 +736,8 @@ async function runAnalysis() {
     // What is shown must belong to the text in the box: the last position's board and
     // moves go.
     analysis.state = null;
+    analysis.position = null;
+    document.getElementById('analysis-line').textContent = '';
     document.getElementById('board-holder').replaceChildren();
     document.getElementById('analysis-value').textContent = '';
     document.querySelector('#analysis-moves tbody').replaceChildren();
@@ -660,7 +759,7 @@ function renderAnalysis() {
   const body = document.querySelector('#analysis-moves tbody');
   body.replaceChildren();
   for (const m of a.analysis.moves) {
-    body.append(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => { analysis.position = m.after; runAnalysis(); } },
+    body.append(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m) },
       el('td', {}, m.notation),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value),
       el('td', { class: 'source' }, m.source || '-'),
@@ -668,6 +767,11 @@ function renderAnalysis() {
       el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3))));
   }
   if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
+  const { line, future } = analysis;
+  document.getElementById('analysis-line').textContent = line.length ? 'line: ' + line.join(' ') : '';
+  document.getElementById('line-back').disabled = analysis.editing || !line.length;
+  document.getElementById('line-forward').disabled = analysis.editing ||
+    !(future.length > line.length && line.every((m, i) => future[i] === m));
 }
 
 function toggleEdit() {
@@ -684,9 +788,9 @@ function toggleEdit() {
         el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black')));
     renderAnalysis();
   } else {
-    analysis.position = setUpPosition();
+    newRoot(setUpPosition());
     analysis.fromSetup = true;
-    runAnalysis();
+    runAnalysis('push');
   }
 }
 
@@ -1012,10 +1116,17 @@ async function route() {
   try {
     let m;
     if ((m = h.match(/^#\/analyse\?(.*)$/))) {
-      // A position named in the address (as the page writes it): analysed again.
-      const p = new URLSearchParams(m[1]).get('position');
-      if (p) analysis.position = p;
-      await showAnalyse();
+      // A position and a line named in the address (as the page writes it): analysed again,
+      // the address kept as it is (it may be the history's).
+      const q = new URLSearchParams(m[1]);
+      const p = q.get('position');
+      if (p) {
+        analysis.root = p;
+        analysis.line = (q.get('line') || '').split(',').map(x => x.trim()).filter(x => x);
+        const f = analysis.future;
+        if (!(f.length >= analysis.line.length && analysis.line.every((x, i) => f[i] === x))) analysis.future = [...analysis.line];
+      }
+      await showAnalyse('keep');
     } else if (h.startsWith('#/analyse')) await showAnalyse();
     else if (h.startsWith('#/sessions')) await showSessions();
     else if ((m = h.match(/^#\/session\/(\d+)\/tree\?(.*)$/))) {
@@ -1032,4 +1143,16 @@ async function route() {
 }
 
 window.addEventListener('hashchange', route);
+
+// Keys of the whole page; a text field keeps its own.
+document.addEventListener('keydown', e => {
+  if (e.altKey || e.ctrlKey || e.metaKey) return;
+  const t = e.target;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+  const h = location.hash;
+  if (h.startsWith('#/analyse') && (e.key === 'ArrowLeft' || e.key === 'ArrowRight')) {
+    e.preventDefault();
+    stepLine(e.key === 'ArrowLeft' ? -1 : 1);
+  }
+});
 route();
