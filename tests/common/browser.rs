@@ -408,6 +408,24 @@ impl Browser {
         );
     }
 
+    /// Presses `keys` together (a modifier first: `[keys::SHIFT, keys::TAB]`).
+    pub fn chord(&self, keys: &[char]) {
+        let mut actions: Vec<Value> = keys
+            .iter()
+            .map(|k| json!({"type": "keyDown", "value": k.to_string()}))
+            .collect();
+        actions.extend(
+            keys.iter()
+                .rev()
+                .map(|k| json!({"type": "keyUp", "value": k.to_string()})),
+        );
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
+    }
+
     /// The page laid out as on a screen `width` CSS pixels wide (a phone's), through the
     /// DevTools protocol chromedriver passes on.
     pub fn viewport(&self, width: u32, height: u32) {
@@ -470,6 +488,7 @@ pub fn screenshot_path(tmp: &Path, name: &str) -> std::path::PathBuf {
 /// WebDriver's codes of the keys without a character.
 pub mod keys {
     pub const TAB: char = '\u{E004}';
+    pub const SHIFT: char = '\u{E008}';
     pub const ENTER: char = '\u{E007}';
     pub const ESCAPE: char = '\u{E00C}';
     pub const SPACE: char = '\u{E00D}';

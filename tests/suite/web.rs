@@ -1089,3 +1089,145 @@ fn moves_on_the_analysis_board_are_history_entries_and_the_address_holds_the_lin
     assert!(hash(&b).contains("x9-z9"), "{}", hash(&b));
     assert_eq!(b.text("#analysis-line"), "line: a1-b2A");
 }
+
+/// Moves the keyboard's focus by Tab (then Shift+Tab) until it is on an element matching
+/// `css`, as a person would.
+fn tab_to(b: &Browser, css: &str) {
+    use common::browser::keys;
+    let there = format!(
+        "const a = document.activeElement; return !!a && a.matches({})",
+        serde_json::to_string(css).unwrap()
+    );
+    for _ in 0..16 {
+        if b.eval(&there) == json!(true) {
+            return;
+        }
+        b.press(&keys::TAB.to_string());
+    }
+    for _ in 0..40 {
+        if b.eval(&there) == json!(true) {
+            return;
+        }
+        b.chord(&[keys::SHIFT, keys::TAB]);
+    }
+    panic!(
+        "Tab never reached '{css}': {}",
+        b.eval("return document.activeElement.outerHTML.slice(0, 200)")
+    );
+}
+
+#[test]
+fn a_3x3_game_by_keyboard_alone_is_lost_to_perfect_play() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    new_game(&b, &server, "3x3", "perfect", "human");
+    let enter = keys::ENTER.to_string();
+    let mut turn = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the game did not end");
+        let state = b.eval(
+            "const s = document.getElementById('status'); return !play.state || play.pending ? 'wait' : s.dataset.over === 'yes' ? 'over' : s.textContent.endsWith('(you)') ? 'you' : 'wait'",
+        );
+        if state == "over" {
+            break;
+        }
+        if state != "you" {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        let plies = b.eval("return play.state.history.length");
+        // The board says whose move it is, and each point what is on it.
+        let label = b.eval("return document.getElementById('board').getAttribute('aria-label')");
+        assert!(
+            label
+                .as_str()
+                .unwrap()
+                .starts_with("black to move (you). 3x3 board. White: "),
+            "{label}"
+        );
+        // The longest move: no longer one goes on from it, so its last step ends it.
+        let m = b.eval(
+            "return play.state.moves.reduce((a, m) => m.path.length > a.path.length ? m : a)",
+        );
+        let notation = m["notation"].as_str().unwrap().to_string();
+        if turn % 2 == 0 {
+            // By Tab and Enter on the board's points.
+            let from = format!("g.pt[data-index='{}']", m["from"]);
+            tab_to(&b, &from);
+            let name = b.eval("return document.activeElement.getAttribute('aria-label')");
+            assert!(
+                name.as_str().unwrap().contains(", black piece, can move"),
+                "{name}"
+            );
+            assert_eq!(
+                b.eval("return document.activeElement.getAttribute('role')"),
+                json!("button")
+            );
+            b.press(&enter);
+            assert_eq!(b.eval("return !!play.sel"), json!(true));
+            if turn == 0 {
+                // Esc drops the piece chosen; the focus stays on it, and Space takes it again.
+                b.press(&keys::ESCAPE.to_string());
+                assert_eq!(b.eval("return play.sel"), Value::Null);
+                b.press(&keys::SPACE.to_string());
+                assert_eq!(b.eval("return !!play.sel"), json!(true));
+            }
+            for (k, to) in m["path"].as_array().unwrap().iter().enumerate() {
+                tab_to(&b, &format!("g.pt.target[data-index='{to}']"));
+                b.press(&enter);
+                if !b.all("#capture-choice").is_empty() {
+                    let kind = if m["kinds"][k] == "A" {
+                        "approach"
+                    } else {
+                        "withdrawal"
+                    };
+                    tab_to(&b, &format!("#choose-{kind}"));
+                    b.press(&enter);
+                }
+            }
+        } else {
+            // Typed in notation, any case; a move that is not legal is refused, named.
+            if turn == 1 {
+                b.type_into("#play-move", &format!("a1-c3{enter}"));
+                assert_eq!(b.text("#error"), "'a1-c3' is not a legal move here");
+            }
+            b.type_into("#play-move", &format!("{}{enter}", notation.to_uppercase()));
+        }
+        b.wait_until(
+            "the move played",
+            &format!(
+                "return !!play.state && play.state.history.length > {plies} && play.state.history[{plies}].notation === {}",
+                serde_json::to_string(&notation).unwrap()
+            ),
+            20,
+        );
+        turn += 1;
+    }
+    assert!(turn >= 2, "Black made {turn} moves");
+    let status = b.text("#status");
+    assert!(
+        status.contains("white wins") && status.contains("1-0"),
+        "{status}"
+    );
+
+    // On the analysis page: a move typed, then a row of the table taken by Enter.
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    b.type_into("#analyse-move", &format!("c1-z9{enter}"));
+    assert_eq!(b.text("#error"), "'c1-z9' is not a legal move here");
+    b.type_into("#analyse-move", &format!("A1-B2a{enter}"));
+    wait_analysed(&b, &after("BBB/B.W/WWW w", &["a1-b2A"]));
+    tab_to(&b, "#analysis-moves tr[data-move]");
+    let row = b.eval("return document.activeElement.dataset.move");
+    b.press(&enter);
+    b.wait_until(
+        "the row's move played",
+        &format!(
+            "return analysis.line.length === 2 && analysis.line[1] === {row} && !!analysis.state && analysis.state.position === analysis.position"
+        ),
+        20,
+    );
+}

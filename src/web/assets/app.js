@@ -109,11 +109,18 @@ let generation = 0;
 
 const GAP = 64, MARGIN = 40;
 
+// What a mark says to a screen reader.
+const MARK_WORDS = { movable: 'can move', selected: 'selected', target: 'can go here', trail: 'passed', taken: 'taken', moving: 'moving', last: 'last move ended here' };
+
 // Draws `board` with the pieces `cells` into a new SVG. `marks` maps a point index to
-// classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks.
-function drawBoard(board, cells, marks, onPoint) {
+// classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks,
+// and Enter or Space on a focused point (each point is in the tab order, named for a
+// screen reader). `caption` (the side to move, say) begins the board's own label.
+function drawBoard(board, cells, marks, onPoint, caption) {
   const w = MARGIN * 2 + GAP * (board.cols - 1), h = MARGIN * 2 + GAP * (board.rows - 1);
-  const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board' });
+  const on = c => board.points.filter(p => cells[p.index] === c).map(p => p.name).join(' ') || 'none';
+  const label = `${caption ? caption + '. ' : ''}${board.name} board. White: ${on('W')}. Black: ${on('B')}.`;
+  const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board', role: 'group', 'aria-label': label });
   const xy = p => [MARGIN + p.col * GAP, MARGIN + (board.rows - 1 - p.row) * GAP];
   for (const [a, b] of board.lines) {
     const [x1, y1] = xy(board.points[a]), [x2, y2] = xy(board.points[b]);
@@ -132,9 +139,13 @@ function drawBoard(board, cells, marks, onPoint) {
   for (const p of board.points) {
     const [x, y] = xy(p);
     const m = marks.get(p.index) || [];
-    const g = sv('g', { class: 'pt ' + m.join(' '), 'data-point': p.name, 'data-index': p.index });
-    g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
     const c = cells[p.index];
+    const what = c === 'W' ? 'white piece' : c === 'B' ? 'black piece' : 'empty';
+    const g = sv('g', {
+      class: 'pt ' + m.join(' '), 'data-point': p.name, 'data-index': p.index, tabindex: 0,
+      role: onPoint ? 'button' : 'img', 'aria-label': [p.name, what, ...m.map(x => MARK_WORDS[x] || x)].join(', '),
+    });
+    g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
     if (c === 'W' || c === 'B') {
       const cls = ['piece', c];
       if (m.includes('taken')) cls.push('taken');
@@ -146,10 +157,46 @@ function drawBoard(board, cells, marks, onPoint) {
     if (m.includes('last')) g.append(sv('circle', { class: 'ring last', cx: x, cy: y, r: 26 }));
     if (m.includes('target')) g.append(sv('circle', { class: 'dot target', cx: x, cy: y, r: 9 }));
     if (m.includes('trail')) g.append(sv('circle', { class: 'dot trail', cx: x, cy: y, r: 7 }));
-    if (onPoint) g.addEventListener('click', () => onPoint(p.index));
+    if (onPoint) {
+      g.addEventListener('click', () => onPoint(p.index));
+      g.addEventListener('keydown', e => {
+        if (e.key !== 'Enter' && e.key !== ' ') return;
+        e.preventDefault();
+        onPoint(p.index);
+      });
+    }
     svg.append(g);
   }
   return svg;
+}
+
+// Puts `svg` in `holder` in place of the board there; a point that had the focus has it
+// again (the board is redrawn after each step: a keyboard user stays where they were).
+function showBoard(holder, svg) {
+  const focused = document.activeElement;
+  const at = focused && holder.contains(focused) && focused.getAttribute('data-point');
+  holder.replaceChildren(svg);
+  if (at) {
+    const again = svg.querySelector(`g.pt[data-point="${at}"]`);
+    if (again) again.focus();
+  }
+}
+
+// A move as typed, in the notation's spelling: files lower case, A and W upper case.
+function normalMove(t) {
+  return t.trim().split('-').map(x => {
+    const m = /^([a-z])(\d+)([aw]?)$/i.exec(x.trim());
+    return m ? m[1].toLowerCase() + m[2] + m[3].toUpperCase() : x.trim();
+  }).join('-');
+}
+
+// A row of a table the keyboard can reach and take with Enter, as a click.
+function rowKeys(tr) {
+  tr.setAttribute('tabindex', '0');
+  tr.addEventListener('keydown', e => {
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); tr.click(); }
+  });
+  return tr;
 }
 
 function mark(marks, p, cls) {
@@ -257,8 +304,13 @@ async function showPlay() {
   };
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
+      el('input', {
+        type: 'text', id: 'play-move', class: 'move-entry', autocomplete: 'off', spellcheck: 'false',
+        placeholder: 'type a move (d2-e3A, b4-b3A-a3W), then Enter', 'aria-label': 'type a move in notation, then Enter',
+        onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedPlayMove(e.target); } },
+      }),
       el('div', { id: 'board-holder' }),
-      el('div', { class: 'status', id: 'status' }),
+      el('div', { class: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
       el('div', { id: 'choice-holder' }),
       el('div', {},
         el('button', { id: 'stop-chain', disabled: true, onclick: () => stopChain() }, 'Stop here'),
@@ -394,11 +446,11 @@ function renderGame() {
     const p = s.board.points.find(q => q.name === last);
     if (p) mark(marks, p.index, 'last');
   }
-  holder.replaceChildren(drawBoard(s.board, cells, marks, human ? clickPoint : null));
   let status;
   if (s.end) status = 'Game over: ' + s.end.text + ' (' + s.end.result + ')';
   else if (play.thinking) status = `${s.side} (${playerToMove()}) is thinking…`;
   else status = `${s.side} to move` + (human ? ' (you)' : '');
+  showBoard(holder, drawBoard(s.board, cells, marks, human ? clickPoint : null, status));
   document.getElementById('status').textContent = status;
   document.getElementById('status').dataset.over = s.end ? 'yes' : 'no';
   document.getElementById('error').textContent = play.error;
@@ -433,9 +485,55 @@ function renderGame() {
       `Capture at ${name} by `,
       options.map(o => el('button', {
         id: 'choose-' + (o.kind === 'A' ? 'approach' : 'withdrawal'),
-        onclick: () => { play.choice = null; commitStep(to, o.kind); },
+        onclick: () => {
+          play.choice = null;
+          commitStep(to, o.kind);
+          // The keyboard goes on from the point the piece went to.
+          const g = document.querySelector(`#board-holder g.pt[data-index="${to}"]`);
+          if (g) g.focus();
+        },
       }, (o.kind === 'A' ? 'approach' : 'withdrawal') + ' (takes ' + o.taken.map(p => s.board.points[p].name).join(' ') + ')'))));
+    // The choice is what the keyboard answers next.
+    if (!ch.contains(document.activeElement) && document.activeElement && document.activeElement.closest('#board-holder, #capture-choice') !== null) ch.querySelector('button').focus();
   }
+}
+
+// A move typed on the play page: played if it is one of the legal moves here.
+function typedPlayMove(input) {
+  const s = play.state;
+  const typed = input.value.trim();
+  if (!typed || !s) return;
+  const human = playerToMove() === 'human' && !s.end && !play.thinking;
+  if (!human || play.pending) {
+    play.error = s.end ? 'the game is over' : `not your move: ${s.side} (${playerToMove()}) moves`;
+  } else {
+    const m = s.moves.find(x => x.notation === normalMove(typed));
+    if (m) {
+      input.value = '';
+      play.error = '';
+      play.choice = null;
+      playMove(m.notation);
+      return;
+    }
+    play.error = `'${typed}' is not a legal move here`;
+  }
+  renderGame();
+}
+
+// Esc: a half-made move (a piece chosen, steps of a chain, a capture to choose) is dropped.
+function cancelPlayEntry() {
+  if (!play.sel && !play.choice) return false;
+  const focusBoard = document.activeElement && document.activeElement.closest('#capture-choice');
+  const from = play.sel && play.state.board.points[play.sel.from].name;
+  play.sel = null;
+  play.choice = null;
+  renderGame();
+  // From the choice's buttons, back to the piece that was chosen.
+  if (focusBoard && from) {
+    const g = document.querySelector(`#board-holder g.pt[data-point="${from}"]`);
+    if (g) g.focus();
+  }
+  return true;
 }
 
 function clickPoint(p) {
@@ -589,8 +687,13 @@ async function showAnalyse(mode = 'replace') {
   boardSel.addEventListener('change', () => { if (boardSel.value) { newRoot(boardSel.value); runAnalysis('push'); } });
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
+      el('input', {
+        type: 'text', id: 'analyse-move', class: 'move-entry', autocomplete: 'off', spellcheck: 'false',
+        placeholder: 'type a move to play it here, then Enter', 'aria-label': 'type a move in notation to play it on the analysis board, then Enter',
+        onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedAnalysisMove(e.target); } },
+      }),
       el('div', { id: 'board-holder' }),
-      el('div', { class: 'status', id: 'analysis-value' }),
+      el('div', { class: 'status', id: 'analysis-value', role: 'status', 'aria-live': 'polite' }),
       el('div', { class: 'line' },
         el('button', { id: 'line-back', title: 'the move before (←)', 'aria-label': 'one move back (left arrow)', onclick: () => stepLine(-1) }, '◀'),
         el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
@@ -627,6 +730,20 @@ function stepLine(d) {
     analysis.line = future.slice(0, line.length + 1);
     runAnalysis('replace');
   }
+}
+
+// A move typed on the analysis page: played as a click on its row would.
+function typedAnalysisMove(input) {
+  const a = analysis.state;
+  const typed = input.value.trim();
+  if (!typed || !a || analysis.editing) return;
+  const m = a.analysis.moves.find(x => x.notation === normalMove(typed));
+  if (!m) {
+    document.getElementById('error').textContent = `'${typed}' is not a legal move here`;
+    return;
+  }
+  input.value = '';
+  playAnalysed(m);
 }
 
 // A move of the analysis played on the board: the line grows by it, a new history entry.
@@ -751,20 +868,21 @@ function renderAnalysis() {
   if (!a) return;
   const holder = document.getElementById('board-holder');
   const cells = analysis.editing ? analysis.cells : a.cells.split('');
-  holder.replaceChildren(drawBoard(a.board, cells, new Map(), analysis.editing ? editPoint : null));
   const v = a.analysis.value;
+  showBoard(holder, drawBoard(a.board, cells, new Map(), analysis.editing ? editPoint : null,
+    analysis.editing ? 'setting up' : `${a.side} to move: ${v}`));
   const val = document.getElementById('analysis-value');
   val.textContent = analysis.editing ? 'setting up: click a point to cycle empty, White, Black' : `${a.side} to move: ${v}`;
   val.className = 'status ' + valueClass(v);
   const body = document.querySelector('#analysis-moves tbody');
   body.replaceChildren();
   for (const m of a.analysis.moves) {
-    body.append(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m) },
+    body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m) },
       el('td', {}, m.notation),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value),
       el('td', { class: 'source' }, m.source || '-'),
       el('td', { class: 'num' }, m.distance === null ? '' : m.distance),
-      el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3))));
+      el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3)))));
   }
   if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
   const { line, future } = analysis;
@@ -848,10 +966,10 @@ async function showSessions() {
       body.replaceChildren();
       for (const s of list) {
         const rate = (s.live || []).reduce((t, p) => t + (p.nodes_per_second || 0), 0);
-        body.append(el('tr', { class: 'clickable', 'data-session': s.id, onclick: () => { location.hash = '#/session/' + s.id; } },
+        body.append(rowKeys(el('tr', { class: 'clickable', 'data-session': s.id, onclick: () => { location.hash = '#/session/' + s.id; } },
           el('td', {}, s.id), el('td', {}, s.name), el('td', { class: 'state-' + s.state }, s.state),
           el('td', {}, s.value || '-'), el('td', { class: 'num' }, fmtNumber(s.nodes)),
-          el('td', { class: 'num' }, fmtRate(rate)), el('td', {}, s.root)));
+          el('td', { class: 'num' }, fmtRate(rate)), el('td', {}, s.root))));
       }
       if (!list.length) body.append(el('tr', {}, el('td', { colspan: 7 }, 'no sessions yet')));
     } catch (e) {
@@ -942,11 +1060,11 @@ async function loadTree(line, heaviest) {
 }
 
 function moveRow(m, line) {
-  return el('tr', { class: 'clickable', 'data-move': m.move, onclick: () => loadTree(line, false) },
+  return rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: () => loadTree(line, false) },
     el('td', {}, m.move + (m.rote ? ' (rote store)' : '')),
     el('td', { class: 'num' }, fmtProof(m.pn)),
     el('td', { class: 'num' }, fmtProof(m.dn)),
-    el('td', { class: 'num' }, fmtNumber(m.nodes)));
+    el('td', { class: 'num' }, fmtNumber(m.nodes))));
 }
 
 function moveTable(rows, cls) {
@@ -960,7 +1078,7 @@ function renderTree(t) {
   const crumbs = [el('a', { href: '#', 'data-depth': 0, onclick: e => { e.preventDefault(); loadTree([], false); } }, 'root')];
   line.forEach((m, i) => crumbs.push(' › ', el('a', { href: '#', 'data-depth': i + 1, onclick: e => { e.preventDefault(); loadTree(line.slice(0, i + 1), false); } }, m)));
   document.getElementById('tree-line').replaceChildren(...crumbs, el('div', { id: 'tree-position' }, `${t.side} to move: ${t.position}`));
-  document.getElementById('tree-board').replaceChildren(drawBoard(t.board, t.cells.split(''), new Map(), null));
+  document.getElementById('tree-board').replaceChildren(drawBoard(t.board, t.cells.split(''), new Map(), null, `${t.side} to move`));
   const out = [];
   for (const q of t.questions) {
     const head = `${q.attacker} wins? ${q.outcome}: root pn ${fmtProof(q.pn)}, dn ${fmtProof(q.dn)}, first level ${fmtNumber(q.first_level)} nodes`;
@@ -1147,6 +1265,10 @@ window.addEventListener('hashchange', route);
 // Keys of the whole page; a text field keeps its own.
 document.addEventListener('keydown', e => {
   if (e.altKey || e.ctrlKey || e.metaKey) return;
+  if (e.key === 'Escape' && (!location.hash || location.hash.startsWith('#/play'))) {
+    if (cancelPlayEntry()) e.preventDefault();
+    return;
+  }
   const t = e.target;
   if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
   const h = location.hash;
