@@ -1231,3 +1231,71 @@ fn a_3x3_game_by_keyboard_alone_is_lost_to_perfect_play() {
         20,
     );
 }
+
+#[test]
+fn setting_up_pieces_hides_the_old_position_clears_and_analyses_the_board_set_up() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    let shown = |b: &Browser, css: &str| {
+        b.eval(&format!(
+            "const e = document.querySelector({}); return !!e && e.getClientRects().length > 0",
+            serde_json::to_string(css).unwrap()
+        ))
+    };
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    // The old position's text, moves and values are not shown beside the board set up.
+    assert_eq!(shown(&b, "#analyse-position"), json!(false));
+    assert_eq!(shown(&b, "#analysis-moves"), json!(false));
+    assert_eq!(b.text("#setup-position"), "BBB/B.W/WWW w");
+    b.click_css("#clear-board");
+    assert_eq!(b.text("#setup-position"), ".../.../... w");
+    // An empty board is refused, and stays to be set up.
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    let e = b.text("#error");
+    assert!(e.contains("the board is empty"), "{e}");
+    assert_eq!(b.eval("return analysis.editing"), json!(true));
+    // Pieces put on it; "Analyse" takes the board set up.
+    b.click_css("g.pt[data-point='a1']");
+    b.click_css("g.pt[data-point='c3']");
+    b.click_css("g.pt[data-point='c3']");
+    assert_eq!(b.text("#setup-position"), "..B/.../W.. w");
+    b.click_css("#analyse");
+    wait_analysed(&b, "..B/.../W.. w");
+    assert_eq!(b.eval("return analysis.editing"), json!(false));
+    assert_eq!(shown(&b, "#analysis-moves"), json!(true));
+    assert!(hash(&b).contains("..B/.../W..+w"), "{}", hash(&b));
+    // After a malformed position was typed, "Set up pieces" still sets up the last board.
+    b.type_into("#analyse-position", "BBB/BXB/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== '' && !analysis.state",
+        10,
+    );
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    assert_eq!(b.text("#setup-position"), "..B/.../W.. w");
+    assert!(!b.all("#board-holder g.pt[data-point='c3']").is_empty());
+    // A page opened on a malformed position sets up the standard board's start.
+    b.open(&server.url("#/analyse?position=BBB%2FBXB%2FWWW%20w"));
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    assert_eq!(
+        b.text("#setup-position"),
+        "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w"
+    );
+}

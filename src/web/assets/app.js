@@ -688,13 +688,13 @@ async function showAnalyse(mode = 'replace') {
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
       el('input', {
-        type: 'text', id: 'analyse-move', class: 'move-entry', autocomplete: 'off', spellcheck: 'false',
+        type: 'text', id: 'analyse-move', class: 'move-entry not-editing', autocomplete: 'off', spellcheck: 'false',
         placeholder: 'type a move to play it here, then Enter', 'aria-label': 'type a move in notation to play it on the analysis board, then Enter',
         onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedAnalysisMove(e.target); } },
       }),
       el('div', { id: 'board-holder' }),
       el('div', { class: 'status', id: 'analysis-value', role: 'status', 'aria-live': 'polite' }),
-      el('div', { class: 'line' },
+      el('div', { class: 'line not-editing' },
         el('button', { id: 'line-back', title: 'the move before (←)', 'aria-label': 'one move back (left arrow)', onclick: () => stepLine(-1) }, '◀'),
         el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
         el('span', { class: 'note', id: 'analysis-line' })),
@@ -702,15 +702,15 @@ async function showAnalyse(mode = 'replace') {
       el('div', { class: 'note', id: 'note' })),
     el('div', { class: 'panel controls' },
       el('h3', {}, 'Position'),
-      el('textarea', { id: 'analyse-position', rows: 2 }),
+      el('textarea', { id: 'analyse-position', class: 'not-editing', rows: 2, 'aria-label': 'the position: rows from the top, then w or b' }),
       el('div', {},
         el('button', { id: 'analyse', onclick: analyseTyped }, 'Analyse'),
         el('button', { id: 'edit', onclick: toggleEdit }, 'Set up pieces'),
         el('button', { id: 'solve-session', onclick: solveAsSession }, 'Solve as a session'),
         boardSel),
       el('p', { class: 'note', id: 'edit-note' }),
-      el('h3', {}, 'Moves, best first'),
-      el('table', { id: 'analysis-moves' },
+      el('h3', { class: 'not-editing' }, 'Moves, best first'),
+      el('table', { id: 'analysis-moves', class: 'not-editing' },
         el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'), el('th', {}, 'plies'), el('th', {}, 'score'))),
         el('tbody', {})))));
   await runAnalysis(mode);
@@ -774,7 +774,9 @@ async function resolveLine(root, line) {
 }
 
 // The position typed in the box; an empty box is said to be one, not taken for a start.
+// While pieces are set up, the board being set up (the box is hidden then).
 function analyseTyped() {
+  if (analysis.editing) { toggleEdit(); return; }
   const typed = document.getElementById('analyse-position').value.trim();
   if (!typed) {
     document.getElementById('error').textContent = 'type a position (rows from the top, then w or b) or choose a board';
@@ -822,13 +824,13 @@ async function runAnalysis(mode = 'replace') {
     const a = await api('POST', '/api/analyse', { start: pos });
     if (gen !== generation) return;
     analysis.state = a;
+    // What a set-up starts from, even after a position the server refused.
     analysis.board = a.board;
+    analysis.lastCells = a.cells;
     // The root as the server writes it (a board's name stays a name: it is shorter).
     if (!line.length && root.includes('/')) analysis.root = a.position;
     // Whatever asked for it, a position analysed ends a set-up.
-    analysis.editing = false;
-    document.getElementById('edit').textContent = 'Set up pieces';
-    document.getElementById('edit-note').replaceChildren();
+    endEditing();
     // The address names the position and the line, so a reload or a link shows it again.
     const address = analysisAddress(analysis.root, line);
     if (mode === 'push' && location.hash !== address) history.pushState(null, '', address);
@@ -851,7 +853,8 @@ async function runAnalysis(mode = 'replace') {
       return;
     }
     // What is shown must belong to the text in the box: the last position's board and
-    // moves go.
+    // moves go (and a set-up, if one was under way).
+    endEditing();
     analysis.state = null;
     analysis.position = null;
     document.getElementById('analysis-line').textContent = '';
@@ -863,16 +866,40 @@ async function runAnalysis(mode = 'replace') {
   }
 }
 
+// Leaves the set-up: its controls go, the analysis's come back.
+function endEditing() {
+  analysis.editing = false;
+  document.getElementById('edit').textContent = 'Set up pieces';
+  document.getElementById('edit-note').replaceChildren();
+  editingView(false);
+}
+
+// While pieces are set up, what belongs to the position analysed before (its text, its
+// moves and their values, its line) is hidden: it is not the board shown.
+function editingView(on) {
+  for (const e of document.querySelectorAll('#main .not-editing')) e.hidden = on;
+}
+
+// The board being set up.
+function renderSetup() {
+  const holder = document.getElementById('board-holder');
+  showBoard(holder, drawBoard(analysis.board, analysis.cells, new Map(), editPoint, 'setting up'));
+  const val = document.getElementById('analysis-value');
+  val.textContent = 'setting up: click a point (or Enter on it) to cycle empty, White, Black';
+  val.className = 'status';
+  const text = document.getElementById('setup-position');
+  if (text) text.textContent = setUpPosition();
+}
+
 function renderAnalysis() {
+  if (analysis.editing) { renderSetup(); return; }
   const a = analysis.state;
   if (!a) return;
   const holder = document.getElementById('board-holder');
-  const cells = analysis.editing ? analysis.cells : a.cells.split('');
   const v = a.analysis.value;
-  showBoard(holder, drawBoard(a.board, cells, new Map(), analysis.editing ? editPoint : null,
-    analysis.editing ? 'setting up' : `${a.side} to move: ${v}`));
+  showBoard(holder, drawBoard(a.board, a.cells.split(''), new Map(), null, `${a.side} to move: ${v}`));
   const val = document.getElementById('analysis-value');
-  val.textContent = analysis.editing ? 'setting up: click a point to cycle empty, White, Black' : `${a.side} to move: ${v}`;
+  val.textContent = `${a.side} to move: ${v}`;
   val.className = 'status ' + valueClass(v);
   const body = document.querySelector('#analysis-moves tbody');
   body.replaceChildren();
@@ -887,24 +914,47 @@ function renderAnalysis() {
   if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
   const { line, future } = analysis;
   document.getElementById('analysis-line').textContent = line.length ? 'line: ' + line.join(' ') : '';
-  document.getElementById('line-back').disabled = analysis.editing || !line.length;
-  document.getElementById('line-forward').disabled = analysis.editing ||
+  document.getElementById('line-back').disabled = !line.length;
+  document.getElementById('line-forward').disabled =
     !(future.length > line.length && line.every((m, i) => future[i] === m));
 }
 
-function toggleEdit() {
-  const a = analysis.state;
-  if (!a) return;
+async function toggleEdit() {
   if (!analysis.editing) {
+    const a = analysis.state;
+    if (a) {
+      analysis.cells = a.cells.split('');
+      analysis.side = a.side === 'white' ? 'w' : 'b';
+    } else if (analysis.board && analysis.lastCells) {
+      // The box held a position the server refused: the last board analysed is set up.
+      analysis.cells = analysis.lastCells.split('');
+    } else {
+      // Nothing analysed yet on this page: the standard board's start.
+      const gen = generation;
+      try {
+        const g = await api('POST', '/api/game', { start: '5x9' });
+        if (gen !== generation) return;
+        analysis.board = g.board;
+        analysis.cells = g.cells.split('');
+        analysis.side = 'w';
+      } catch (e) {
+        document.getElementById('error').textContent = failure(e, AGAIN);
+        return;
+      }
+    }
     analysis.editing = true;
-    analysis.cells = a.cells.split('');
-    analysis.side = a.side === 'white' ? 'w' : 'b';
+    document.getElementById('error').textContent = '';
     document.getElementById('edit').textContent = 'Done: analyse';
-    document.getElementById('edit-note').replaceChildren('Side to move: ',
-      el('select', { id: 'edit-side', onchange: e => { analysis.side = e.target.value; } },
-        el('option', { value: 'w', selected: analysis.side === 'w' }, 'White'),
-        el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black')));
-    renderAnalysis();
+    document.getElementById('edit-note').replaceChildren(
+      el('label', {}, 'Side to move: ',
+        el('select', { id: 'edit-side', onchange: e => { analysis.side = e.target.value; renderSetup(); } },
+          el('option', { value: 'w', selected: analysis.side === 'w' }, 'White'),
+          el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black'))),
+      ' ',
+      el('button', { id: 'clear-board', onclick: () => { analysis.cells = analysis.cells.map(() => '.'); renderSetup(); } }, 'Clear board'),
+      el('div', {}, 'being set up: ', el('code', { id: 'setup-position' })));
+    editingView(true);
+    renderSetup();
   } else {
     newRoot(setUpPosition());
     analysis.fromSetup = true;
@@ -914,7 +964,7 @@ function toggleEdit() {
 
 // The position being set up: its rows from the top, then the side to move.
 function setUpPosition() {
-  const b = analysis.state.board;
+  const b = analysis.board;
   const rows = [];
   for (let r = b.rows - 1; r >= 0; r--) {
     let row = '';
@@ -932,7 +982,7 @@ function editPoint(p) {
 
 async function solveAsSession() {
   // The board being set up, if it is; else the position in the box.
-  const pos = analysis.editing && analysis.state ? setUpPosition() : document.getElementById('analyse-position').value.trim();
+  const pos = analysis.editing && analysis.board ? setUpPosition() : document.getElementById('analyse-position').value.trim();
   // One click, one session: the button waits for the answer.
   const button = document.getElementById('solve-session');
   button.disabled = true;
