@@ -1299,3 +1299,68 @@ fn setting_up_pieces_hides_the_old_position_clears_and_analyses_the_board_set_up
         "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w"
     );
 }
+
+/// What overflows a page laid out `width` pixels wide: the document's width, and the
+/// widest elements past it (to say which).
+fn overflow(b: &Browser, width: u32) -> (u64, String) {
+    let v = b.eval(&format!(
+        "const out = [...document.querySelectorAll('#main *')].filter(e => e.getBoundingClientRect().right > {width} + 0.5)
+            .map(e => e.tagName + '#' + e.id + '.' + e.getAttribute('class') + ':' + Math.round(e.getBoundingClientRect().right)).slice(0, 8);
+         return [document.documentElement.scrollWidth, out.join(' ')]"
+    ));
+    (v[0].as_u64().unwrap(), v[1].as_str().unwrap().to_string())
+}
+
+#[test]
+fn on_a_phone_390_pixels_wide_no_page_scrolls_sideways() {
+    let data = Data::new("log_level = \"warn\"\ncheckpoint_interval = \"1s\"\n");
+    let _daemon = data.daemon();
+    let server = serve(&data, None);
+    // The standard board's root: the longest position text there is.
+    let (s, started) = post(&server, "/api/sessions", json!({"target": "5x9"}));
+    assert_eq!(s, 200, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    let b = Browser::start();
+    b.viewport(390, 844);
+    let fits = |b: &Browser, page: &str| {
+        let (w, wide) = overflow(b, 390);
+        assert!(w <= 390, "{page}: {w} px wide: {wide}");
+    };
+    new_game(&b, &server, "5x9", "human", "human");
+    b.wait("g.pt.movable", 10);
+    b.click_css("g.pt.movable");
+    fits(&b, "play");
+    b.open(&server.url("#/analyse"));
+    wait_analysed(&b, "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w");
+    fits(&b, "analyse");
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    fits(&b, "analyse, setting up");
+    b.open(&server.url(&format!("#/session/{id}")));
+    b.wait("#chart svg.chart", 30);
+    b.wait_until(
+        "the log",
+        "return document.getElementById('log').textContent !== ''",
+        30,
+    );
+    fits(&b, "session");
+    // Its tree, with the position's text.
+    b.click_css("#pause");
+    b.wait_until(
+        "the pause",
+        "const s = document.getElementById('session-state'); return !!s && s.textContent === 'paused'",
+        60,
+    );
+    b.click_css("#tree-load");
+    b.wait("#tree-position", 30);
+    fits(&b, "session tree");
+    // The chart's words stay readable: drawn at 10 px or more.
+    let smallest = b.eval(
+        "return Math.min(...[...document.querySelectorAll('#chart svg.chart text')].map(t => t.getBoundingClientRect().height))",
+    );
+    assert!(smallest.as_f64().unwrap() >= 10.0, "{smallest}");
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-session-phone.png"));
+    b.open(&server.url("#/sessions"));
+    b.wait("#sessions tr[data-session]", 10);
+    fits(&b, "sessions");
+}

@@ -1226,7 +1226,11 @@ async function pollSession() {
 // (the paper's Figures 7 to 9); an orange line where a run resumed from a checkpoint.
 function drawChart(points, infinite, goalRecords) {
   const goals = [...new Set(points.map(p => p.goal))];
-  const W = 760, H = 230, L = 60, R = 20, T = 24, B = 30;
+  // As wide as the page has room for (at most 760): scaled down to a phone's width, the
+  // words would be a few pixels high. A narrow chart puts its title on two lines.
+  const room = (document.getElementById('chart-holder') || {}).clientWidth || 760;
+  const W = Math.max(280, Math.min(760, room)), H = 230, L = 60, R = 20, B = 30;
+  const narrow = W < 600, T = narrow ? 38 : 24;
   const holder = el('div', { id: 'chart' });
   if (!points.length) { holder.append(el('p', { class: 'note' }, 'no curve points yet')); return holder; }
   for (const g of goals) {
@@ -1247,8 +1251,14 @@ function drawChart(points, infinite, goalRecords) {
     const title = sv('text', { x: L, y: 16 });
     const last = ps[ps.length - 1];
     const ended = last.pn === 0 || last.pn >= infinite ? (last.pn === 0 ? ' proven' : ' disproven') : '';
-    title.textContent = `${g} wins?${ended} — pn (red), dpn (blue), ${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
+    const counts = `${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
+    title.textContent = `${g} wins?${ended} — pn (red), dpn (blue)` + (narrow ? '' : ', ' + counts);
     svg.append(title);
+    if (narrow) {
+      const second = sv('text', { x: L, y: 30 });
+      second.textContent = counts;
+      svg.append(second);
+    }
     for (const [x, anchor, label] of [[L, 'start', '0'], [W - R, 'end', fmtNumber(maxX)], [(L + W - R) / 2, 'middle', 'iteration']]) {
       const t = sv('text', { x, y: H - 8, 'text-anchor': anchor });
       t.textContent = label;
