@@ -1364,3 +1364,114 @@ fn on_a_phone_390_pixels_wide_no_page_scrolls_sideways() {
     b.wait("#sessions tr[data-session]", 10);
     fits(&b, "sessions");
 }
+
+/// 3x3 tables of every piece count, with distances, under the data's temporary directory.
+fn tables_3x3(data: &Data) -> std::path::PathBuf {
+    let db = data.tmp.path().join("egdb33");
+    let o = Command::new(BIN)
+        .args([
+            "db",
+            "build",
+            "--board",
+            "3x3",
+            "--pieces",
+            "8",
+            "--distances",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    db
+}
+
+#[test]
+fn distances_are_called_plies_to_capture_and_a_hint_is_only_the_persons() {
+    let data = data();
+    let db = tables_3x3(&data);
+    let server = serve(&data, Some(&db));
+    let b = Browser::start();
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    assert_eq!(b.text("#plies-head"), "plies to capture");
+    let title = b.eval("return document.getElementById('plies-head').title");
+    let title = title.as_str().unwrap();
+    assert!(
+        title.contains("until the next capture")
+            && title.contains("not the length of the whole game"),
+        "{title}"
+    );
+    let title = b.eval("return document.getElementById('score-head').title");
+    assert!(title.as_str().unwrap().contains("from -1"), "{title}");
+    // The tables know the distances here.
+    let distances = b.eval(
+        "return [...document.querySelectorAll('#analysis-moves tbody tr')].map(r => r.querySelectorAll('td')[3].textContent).filter(t => t !== '').length",
+    );
+    assert!(distances.as_u64().unwrap() > 0, "{distances}");
+
+    // White a person, Black the perfect player, its answers held back until let go.
+    new_game(&b, &server, "3x3", "human", "perfect");
+    b.wait_until(
+        "White's turn",
+        "return !!play.state && !play.pending && document.getElementById('status').textContent === 'white to move (you)'",
+        10,
+    );
+    assert_eq!(
+        b.eval("return [document.getElementById('undo').disabled, document.getElementById('resign-hint').disabled]"),
+        json!([true, false])
+    );
+    b.eval(
+        "window.held = []; const real = window.fetch;
+         window.fetch = (url, opts) => url === '/api/agent' ? new Promise(r => window.held.push(() => r(real(url, opts)))) : real(url, opts);
+         return true",
+    );
+    b.click_css("#resign-hint");
+    b.wait_until(
+        "the hint",
+        "return document.getElementById('note').textContent.startsWith('best: ')",
+        20,
+    );
+    let note = b.text("#note");
+    // White's own moves, with their distances.
+    let legal = b.eval("return play.state.moves.map(m => m.notation)");
+    for suggested in note
+        .trim_start_matches("best: ")
+        .split("), ")
+        .map(|s| s.split(' ').next().unwrap())
+    {
+        assert!(
+            legal.as_array().unwrap().contains(&json!(suggested)),
+            "{suggested} of {note} is not among {legal}"
+        );
+    }
+    assert!(
+        note.contains("plies to capture") || note.contains("ply to capture"),
+        "{note}"
+    );
+    let first = legal[0].as_str().unwrap().to_string();
+    b.type_into("#play-move", &format!("{first}\u{E007}"));
+    b.wait_until(
+        "Black thinking",
+        "return play.thinking && window.held.length === 1",
+        10,
+    );
+    // Black's turn: no hint, not even asked for directly.
+    assert_eq!(
+        b.eval("return document.getElementById('resign-hint').disabled"),
+        json!(true)
+    );
+    b.eval("document.getElementById('note').textContent = ''; hint(); return true");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(b.text("#note"), "");
+    b.eval("window.held.forEach(f => f()); return true");
+    b.wait_until(
+        "White's turn again",
+        "return !play.pending && !play.thinking && play.state.history.length === 2",
+        20,
+    );
+    assert_eq!(
+        b.eval("return [document.getElementById('undo').disabled, document.getElementById('resign-hint').disabled]"),
+        json!([false, !b.eval("return play.state.end === null").as_bool().unwrap()])
+    );
+}

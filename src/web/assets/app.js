@@ -463,7 +463,10 @@ function renderGame() {
   document.getElementById('resign').disabled = !human;
   // Only what can do something is offered.
   document.getElementById('cancel-move').disabled = !play.sel && !play.choice;
-  document.getElementById('resign-hint').disabled = !!s.end;
+  // A hint is for the person to move, and only once the board is theirs.
+  document.getElementById('resign-hint').disabled = !human || !!play.pending;
+  // Nothing to take back before a move (or a resignation).
+  document.getElementById('undo').disabled = !play.moves.length && !play.resigned;
   const hist = document.getElementById('history');
   hist.replaceChildren();
   for (let i = 0; i < s.history.length; i += 2) {
@@ -638,16 +641,20 @@ function undo() {
 }
 
 async function hint() {
-  if (!play.state || play.state.end) return;
-  const gen = generation;
+  // Never the other side's move: only a person to move is given one.
+  if (!play.state || play.state.end || playerToMove() !== 'human' || play.thinking || play.pending) return;
+  const gen = generation, plies = play.moves.length;
   document.getElementById('note').textContent = 'valuing every move…';
   try {
     const a = await api('POST', '/api/analyse', { start: play.start, moves: play.moves });
-    if (gen !== generation) return;
-    const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${m.value}${m.source ? ', ' + m.source : ''})`);
+    // A move made meanwhile (a new game, an undo) makes the answer another position's.
+    if (gen !== generation || play.moves.length !== plies) return;
+    const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${[m.value,
+      m.distance === null ? null : `${m.distance} ${m.distance === 1 ? 'ply' : 'plies'} to capture`,
+      m.source].filter(x => x).join(', ')})`);
     play.note = 'best: ' + best.join(', ');
   } catch (e) {
-    if (gen !== generation) return;
+    if (gen !== generation || play.moves.length !== plies) return;
     play.note = failure(e, AGAIN);
   }
   renderGame();
@@ -676,6 +683,11 @@ function analysisAddress(root, line) {
   if (line.length) q.line = line.join(',');
   return '#/analyse?' + new URLSearchParams(q);
 }
+
+// What the table's numbers are: the tables' distance counts to the next capture (each
+// capture starts a smaller table), not to the game's end; the score is no value at all.
+const PLIES_TITLE = 'Plies after this move until the next capture (or the end of the game, if that comes first) with best play, as the endgame tables count them: not the length of the whole game. Empty where no table with distances knows the position.';
+const SCORE_TITLE = 'A rough material count after this move, for the side to move here: from -1 (it has no pieces left) to 1 (the opponent has none); a piece on a strong point counts half as much again. Only a guess: the value column says who wins.';
 
 async function showAnalyse(mode = 'replace') {
   await info();
@@ -711,7 +723,9 @@ async function showAnalyse(mode = 'replace') {
       el('p', { class: 'note', id: 'edit-note' }),
       el('h3', { class: 'not-editing' }, 'Moves, best first'),
       el('table', { id: 'analysis-moves', class: 'not-editing' },
-        el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'), el('th', {}, 'plies'), el('th', {}, 'score'))),
+        el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'),
+          el('th', { id: 'plies-head', title: PLIES_TITLE }, 'plies to capture'),
+          el('th', { id: 'score-head', title: SCORE_TITLE }, 'score'))),
         el('tbody', {})))));
   await runAnalysis(mode);
 }
