@@ -1475,3 +1475,71 @@ fn distances_are_called_plies_to_capture_and_a_hint_is_only_the_persons() {
         json!([false, !b.eval("return play.state.end === null").as_bool().unwrap()])
     );
 }
+
+#[test]
+fn a_players_capture_chain_is_drawn_with_what_it_took_and_position_errors_name_ranks() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    // White's only win is the chain a1-b1A-b2A, taking c1 then b3.
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-white", "perfect");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", ".B./.../W.B w");
+    b.click_css("#new-game");
+    b.wait_until(
+        "the game over",
+        "return document.getElementById('status').dataset.over === 'yes'",
+        20,
+    );
+    assert_eq!(
+        b.eval("return play.state.history.map(h => h.notation)"),
+        json!(["a1-b1A-b2A"])
+    );
+    // Its path through every point, not a ring on its last alone.
+    assert_eq!(
+        b.eval("return document.querySelector('#board polyline.last-path').dataset.points"),
+        json!("a1 b1 b2")
+    );
+    assert_eq!(b.all("g.pt.last[data-point='b2']").len(), 1);
+    // The two black pieces it took, faint where they stood, and said so.
+    for p in ["c1", "b3"] {
+        assert_eq!(
+            b.all(&format!("g.pt.captured[data-point='{p}'] circle.ghost.B"))
+                .len(),
+            1,
+            "{p}"
+        );
+        let label = b.eval(&format!(
+            "return document.querySelector(\"g.pt[data-point='{p}']\").getAttribute('aria-label')"
+        ));
+        assert_eq!(label, json!(format!("{p}, empty, taken by the last move")));
+    }
+    assert!(b.all("circle.ghost.W").is_empty());
+    // A typed position's error names the rank as the board numbers it (1 at the bottom).
+    b.open(&server.url("#/analyse"));
+    b.wait("#analyse-position", 10);
+    b.type_into("#analyse-position", "BBB/BBx/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    assert_eq!(
+        b.text("#error"),
+        "bad position: unknown character 'x' at c2 (rank 2): expected 'W', 'B' or '.'"
+    );
+    b.type_into("#analyse-position", "BBB/BB/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent.includes('ragged')",
+        10,
+    );
+    assert_eq!(
+        b.text("#error"),
+        "bad position: ragged rows: rank 2 has 2 points but rank 3 (the top row) has 3"
+    );
+}

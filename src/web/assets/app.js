@@ -110,13 +110,15 @@ let generation = 0;
 const GAP = 64, MARGIN = 40;
 
 // What a mark says to a screen reader.
-const MARK_WORDS = { movable: 'can move', selected: 'selected', target: 'can go here', trail: 'passed', taken: 'taken', moving: 'moving', last: 'last move ended here' };
+const MARK_WORDS = { movable: 'can move', selected: 'selected', target: 'can go here', trail: 'passed', taken: 'taken', moving: 'moving', last: 'last move ended here', captured: 'taken by the last move' };
 
 // Draws `board` with the pieces `cells` into a new SVG. `marks` maps a point index to
 // classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks,
 // and Enter or Space on a focused point (each point is in the tab order, named for a
-// screen reader). `caption` (the side to move, say) begins the board's own label.
-function drawBoard(board, cells, marks, onPoint, caption) {
+// screen reader). `caption` (the side to move, say) begins the board's own label. `lastMove`
+// ({ points, taken, color }) draws the last move's path and the pieces it took (marked
+// `captured` in `marks`), faint where they stood.
+function drawBoard(board, cells, marks, onPoint, caption, lastMove) {
   const w = MARGIN * 2 + GAP * (board.cols - 1), h = MARGIN * 2 + GAP * (board.rows - 1);
   const on = c => board.points.filter(p => cells[p.index] === c).map(p => p.name).join(' ') || 'none';
   const label = `${caption ? caption + '. ' : ''}${board.name} board. White: ${on('W')}. Black: ${on('B')}.`;
@@ -125,6 +127,10 @@ function drawBoard(board, cells, marks, onPoint, caption) {
   for (const [a, b] of board.lines) {
     const [x1, y1] = xy(board.points[a]), [x2, y2] = xy(board.points[b]);
     svg.append(sv('line', { class: 'edge', x1, y1, x2, y2 }));
+  }
+  if (lastMove && lastMove.points.length > 1) {
+    const pts = lastMove.points.map(i => xy(board.points[i]).join(',')).join(' ');
+    svg.append(sv('polyline', { class: 'last-path', points: pts, 'data-points': lastMove.points.map(i => board.points[i].name).join(' ') }));
   }
   for (let c = 0; c < board.cols; c++) {
     const t = sv('text', { class: 'coord', x: MARGIN + c * GAP - 4, y: h - 8 });
@@ -146,6 +152,10 @@ function drawBoard(board, cells, marks, onPoint, caption) {
       role: onPoint ? 'button' : 'img', 'aria-label': [p.name, what, ...m.map(x => MARK_WORDS[x] || x)].join(', '),
     });
     g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
+    if (m.includes('captured') && lastMove && c === '.') {
+      g.append(sv('circle', { class: 'ghost ' + lastMove.color, cx: x, cy: y, r: 19 }));
+      g.append(sv('path', { class: 'ghost-x', d: `M${x - 9},${y - 9}L${x + 9},${y + 9}M${x - 9},${y + 9}L${x + 9},${y - 9}` }));
+    }
     if (c === 'W' || c === 'B') {
       const cls = ['piece', c];
       if (m.includes('taken')) cls.push('taken');
@@ -440,17 +450,21 @@ function renderGame() {
   }
   const human = playerToMove() === 'human' && !s.end && !play.thinking;
   const { cells, marks } = human ? entryView(s, play.sel) : { cells: s.cells.split(''), marks: new Map() };
+  let lastMove = null;
   if (s.history.length && !play.sel) {
-    // The last move's end point.
-    const last = s.history[s.history.length - 1].notation.split('-').pop().replace(/[AW]$/, '');
-    const p = s.board.points.find(q => q.name === last);
-    if (p) mark(marks, p.index, 'last');
+    // The last move: its end point ringed, its path drawn (a player's capture chain is
+    // seen step by step), the pieces it took shown faint where they stood.
+    const h = s.history[s.history.length - 1];
+    const points = [h.from, ...h.path];
+    mark(marks, points[points.length - 1], 'last');
+    for (const t of h.taken) mark(marks, t, 'captured');
+    lastMove = { points, taken: h.taken, color: h.side === 'white' ? 'B' : 'W' };
   }
   let status;
   if (s.end) status = 'Game over: ' + s.end.text + ' (' + s.end.result + ')';
   else if (play.thinking) status = `${s.side} (${playerToMove()}) is thinking…`;
   else status = `${s.side} to move` + (human ? ' (you)' : '');
-  showBoard(holder, drawBoard(s.board, cells, marks, human ? clickPoint : null, status));
+  showBoard(holder, drawBoard(s.board, cells, marks, human ? clickPoint : null, status, lastMove));
   document.getElementById('status').textContent = status;
   document.getElementById('status').dataset.over = s.end ? 'yes' : 'no';
   document.getElementById('error').textContent = play.error;
