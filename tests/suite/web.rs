@@ -1543,3 +1543,56 @@ fn a_players_capture_chain_is_drawn_with_what_it_took_and_position_errors_name_r
         "bad position: ragged rows: rank 2 has 2 points but rank 3 (the top row) has 3"
     );
 }
+
+#[test]
+fn esc_drops_a_capture_choice_and_a_half_made_chain() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    // White's e3 can take at d3 by approach (then on to d4 and c3) or by withdrawal.
+    let start = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
+    b.select("#play-white", "human");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", start);
+    b.click_css("#new-game");
+    b.wait("g.pt.movable[data-point='e3']", 10);
+    let cells = b.eval("return play.state.cells");
+    // The choice between approach and withdrawal has the focus; Esc drops it and the move.
+    b.click_css("g.pt[data-point='e3']");
+    b.click_css("g.pt.target[data-point='d3']");
+    b.wait("#capture-choice", 10);
+    assert_eq!(
+        b.eval("return document.activeElement.id"),
+        json!("choose-approach")
+    );
+    b.press(&keys::ESCAPE.to_string());
+    assert!(b.all("#capture-choice").is_empty());
+    assert_eq!(
+        b.eval("return [play.sel, play.choice]"),
+        json!([null, null])
+    );
+    // The focus is back on the piece that was chosen.
+    assert_eq!(
+        b.eval("return document.activeElement.dataset.point"),
+        json!("e3")
+    );
+    // Two steps of a chain made, then Esc: the board as it was, every piece movable again.
+    b.click_css("g.pt[data-point='e3']");
+    b.click_css("g.pt.target[data-point='d3']");
+    b.click_css("#choose-approach");
+    b.click_css("g.pt.target[data-point='d4']");
+    b.wait("g.pt.target[data-point='c3']", 10);
+    b.press(&keys::ESCAPE.to_string());
+    assert_eq!(b.eval("return play.sel"), Value::Null);
+    assert!(b.all("g.pt.target").is_empty());
+    assert!(b.all("g.pt.taken").is_empty());
+    assert_eq!(b.eval("return play.state.cells"), cells);
+    assert_eq!(b.all("g.pt.movable[data-point='e3']").len(), 1);
+    assert_eq!(
+        b.eval("return play.state.history.length + play.moves.length"),
+        json!(0)
+    );
+}
