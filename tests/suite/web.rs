@@ -1098,13 +1098,15 @@ fn tab_to(b: &Browser, css: &str) {
         "const a = document.activeElement; return !!a && a.matches({})",
         serde_json::to_string(css).unwrap()
     );
-    for _ in 0..16 {
+    // Forward first (from the page's start: the nav's links, the move field, the points),
+    // then back (a point before the focused one).
+    for _ in 0..20 {
         if b.eval(&there) == json!(true) {
             return;
         }
         b.press(&keys::TAB.to_string());
     }
-    for _ in 0..40 {
+    for _ in 0..50 {
         if b.eval(&there) == json!(true) {
             return;
         }
