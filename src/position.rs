@@ -50,7 +50,9 @@ impl fmt::Display for Color {
     }
 }
 
-/// Why a position's text was refused. Rows are counted from the top, starting at 1.
+/// Why a position's text was refused. Its rows are named by rank as the board numbers them
+/// (rank 1 is the bottom row, the text's last), and its columns by file letter, so an error
+/// names the point it is about as a move would.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PositionError {
     #[error("empty position: expected rows separated by '/', a space and 'w' or 'b'")]
@@ -61,18 +63,32 @@ pub enum PositionError {
     BadSide(String),
     #[error("unexpected text after the side to move: '{0}'")]
     Trailing(String),
-    #[error("unknown character '{ch}' in row {row}, column {col}: expected 'W', 'B' or '.'")]
-    UnknownChar { row: usize, col: usize, ch: char },
-    #[error("ragged rows: row {row} has {len} points but row 1 has {expected}")]
+    /// `col` counts from 1 at file a.
+    #[error("unknown character '{ch}' at {} (rank {rank}): expected 'W', 'B' or '.'", point_at(*col, *rank))]
+    UnknownChar { rank: usize, col: usize, ch: char },
+    /// `top` is the rank of the text's first row, the one the others are measured against.
+    #[error(
+        "ragged rows: rank {rank} has {len} points but rank {top} (the top row) has {expected}"
+    )]
     Ragged {
-        row: usize,
+        rank: usize,
+        top: usize,
         len: usize,
         expected: usize,
     },
-    #[error("empty row {row}")]
-    EmptyRow { row: usize },
+    #[error("empty rank {rank}")]
+    EmptyRow { rank: usize },
     #[error(transparent)]
     Board(#[from] BoardError),
+}
+
+/// A point's name in an error: file and rank (`b2`) where the column has a letter, else
+/// the column's number (a malformed row can be longer than the alphabet).
+fn point_at(col: usize, rank: usize) -> String {
+    match u8::try_from(col) {
+        Ok(c @ 1..=26) => format!("{}{rank}", char::from(b'a' + c - 1)),
+        _ => format!("column {col}"),
+    }
 }
 
 /// A position: which points hold White and Black pieces, who moves, on which board.
@@ -293,14 +309,18 @@ impl FromStr for Position {
         }
         let rows: Vec<&str> = rows_text.split('/').collect();
         let expected = rows[0].chars().count();
+        // The text's rows run from the top: its i-th is rank (rows - i).
+        let top = rows.len();
         for (i, row) in rows.iter().enumerate() {
+            let rank = top - i;
             let len = row.chars().count();
             if len == 0 {
-                return Err(PositionError::EmptyRow { row: i + 1 });
+                return Err(PositionError::EmptyRow { rank });
             }
             if len != expected {
                 return Err(PositionError::Ragged {
-                    row: i + 1,
+                    rank,
+                    top,
                     len,
                     expected,
                 });
@@ -311,7 +331,7 @@ impl FromStr for Position {
                 .find(|(_, ch)| !matches!(ch, 'W' | 'B' | '.'))
             {
                 return Err(PositionError::UnknownChar {
-                    row: i + 1,
+                    rank,
                     col: col + 1,
                     ch,
                 });
@@ -456,7 +476,8 @@ mod tests {
             (
                 "BBB/B.W/WW w",
                 Ragged {
-                    row: 3,
+                    rank: 1,
+                    top: 3,
                     len: 2,
                     expected: 3,
                 },
@@ -464,12 +485,12 @@ mod tests {
             (
                 "BBB/BxW/WWW w",
                 UnknownChar {
-                    row: 2,
+                    rank: 2,
                     col: 2,
                     ch: 'x',
                 },
             ),
-            ("BBB//WWW w", EmptyRow { row: 2 }),
+            ("BBB//WWW w", EmptyRow { rank: 2 }),
             (
                 "BBBB/B..W/WWWW w",
                 Board(BoardError::Unsupported { rows: 3, cols: 4 }),
@@ -478,5 +499,19 @@ mod tests {
         for (text, err) in cases {
             assert_eq!(text.parse::<Position>(), Err(err), "{text:?}");
         }
+        // The words name ranks as the board does: the text's first row is the top rank.
+        let said = |t: &str| t.parse::<Position>().unwrap_err().to_string();
+        assert_eq!(
+            said("BBB/BxW/WWW w"),
+            "unknown character 'x' at b2 (rank 2): expected 'W', 'B' or '.'"
+        );
+        assert_eq!(
+            said("BBB/B.W/WW w"),
+            "ragged rows: rank 1 has 2 points but rank 3 (the top row) has 3"
+        );
+        assert_eq!(
+            said("x/B/W w"),
+            "unknown character 'x' at a3 (rank 3): expected 'W', 'B' or '.'"
+        );
     }
 }

@@ -24,6 +24,10 @@ pub enum TargetError {
         .waiting.opponent().name()
     )]
     Ended { position: Position, waiting: Color },
+    /// No piece of either side: no game reaches it (the last capture leaves the taker's
+    /// pieces), so it has no value to find.
+    #[error("bad position {0}: the board is empty, a game needs pieces on it")]
+    Empty(Position),
 }
 
 /// A board (RxC, its start) or a position that can be played on. Text with rows or a side
@@ -43,6 +47,9 @@ pub fn parse_target(text: &str) -> Result<Position, TargetError> {
 /// the last one. (The side to move without pieces is a lost position, which the searches
 /// answer.)
 pub fn playable(pos: &Position) -> Result<(), TargetError> {
+    if pos.white() | pos.black() == 0 {
+        return Err(TargetError::Empty(*pos));
+    }
     let waiting = pos.side_to_move().opponent();
     if pos.pieces(waiting) == 0 && pos.pieces(pos.side_to_move()) != 0 {
         return Err(TargetError::Ended {
@@ -75,5 +82,10 @@ mod tests {
         );
         // The side to move without pieces has lost: a position the searches answer.
         assert!(parse_target("BBB/.../... w").is_ok());
+        // No piece at all: no game gets there.
+        assert!(matches!(
+            parse_target(".../.../... w"),
+            Err(TargetError::Empty(_))
+        ));
     }
 }

@@ -83,9 +83,14 @@ pub fn game_json(game: &Game, tags: &[(String, String)]) -> Value {
     let mut history = Vec::new();
     for (i, m) in game.moves().iter().enumerate() {
         let before = &game.positions()[i];
+        // The points it went through and the pieces it took, so the page can draw a
+        // player's capture chain (its end point alone says little of it).
         history.push(json!({
             "notation": m.notation(board),
             "side": before.side_to_move().name(),
+            "from": m.from(),
+            "path": m.path(),
+            "taken": view::point_list(m.captured()),
         }));
     }
     json!({

@@ -378,6 +378,67 @@ impl Browser {
         );
     }
 
+    /// The browser's Back button.
+    pub fn back(&self) {
+        self.call("POST", "/back", Some(json!({})));
+    }
+
+    /// The browser's Forward button.
+    pub fn forward(&self) {
+        self.call("POST", "/forward", Some(json!({})));
+    }
+
+    /// Presses each key of `keys` in turn (WebDriver codes: `keys::ENTER`...) where the
+    /// focus is, as a keyboard would.
+    pub fn press(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|k| {
+                let k = k.to_string();
+                [
+                    json!({"type": "keyDown", "value": k}),
+                    json!({"type": "keyUp", "value": k}),
+                ]
+            })
+            .collect();
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
+    }
+
+    /// Presses `keys` together (a modifier first: `[keys::SHIFT, keys::TAB]`).
+    pub fn chord(&self, keys: &[char]) {
+        let mut actions: Vec<Value> = keys
+            .iter()
+            .map(|k| json!({"type": "keyDown", "value": k.to_string()}))
+            .collect();
+        actions.extend(
+            keys.iter()
+                .rev()
+                .map(|k| json!({"type": "keyUp", "value": k.to_string()})),
+        );
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
+    }
+
+    /// The page laid out as on a screen `width` CSS pixels wide (a phone's), through the
+    /// DevTools protocol chromedriver passes on.
+    pub fn viewport(&self, width: u32, height: u32) {
+        self.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(
+                json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": true}}),
+            ),
+        );
+    }
+
     /// A PNG of the page, written to `path`.
     pub fn screenshot(&self, path: &Path) {
         let v = self.call("GET", "/screenshot", None);
@@ -422,4 +483,15 @@ pub fn screenshot_path(tmp: &Path, name: &str) -> std::path::PathBuf {
         Some(dir) => Path::new(&dir).join(name),
         None => tmp.join(name),
     }
+}
+
+/// WebDriver's codes of the keys without a character.
+pub mod keys {
+    pub const TAB: char = '\u{E004}';
+    pub const SHIFT: char = '\u{E008}';
+    pub const ENTER: char = '\u{E007}';
+    pub const ESCAPE: char = '\u{E00C}';
+    pub const SPACE: char = '\u{E00D}';
+    pub const LEFT: char = '\u{E012}';
+    pub const RIGHT: char = '\u{E014}';
 }

@@ -91,7 +91,10 @@ fn perft_json_reports_the_count() {
 #[test]
 fn bad_input_is_one_line_and_exit_status_2() {
     let cases: [(&[&str], &str); 10] = [
-        (&["show", "BBB/B.W/WW w"], "ragged rows: row 3 has 2 points"),
+        (
+            &["show", "BBB/B.W/WW w"],
+            "ragged rows: rank 1 has 2 points",
+        ),
         // Black has no pieces: the game ended before White's move.
         (
             &["show", "WWW/W.W/WWW w"],
@@ -101,7 +104,7 @@ fn bad_input_is_one_line_and_exit_status_2() {
         (&["show", "BBB"], "malformed board 'BBB'"),
         (
             &["show", "BBB/BxW/WWW w"],
-            "unknown character 'x' in row 2, column 2",
+            "unknown character 'x' at b2 (rank 2)",
         ),
         (&["show", "BBB/B.W/WWW"], "missing side to move"),
         (&["show", "BBB/B.W/WWW q"], "wrong side to move 'q'"),

@@ -1132,3 +1132,613 @@ fn urlencode(text: &str) -> String {
         })
         .collect()
 }
+
+/// The hash of the page, as a string.
+fn hash(b: &Browser) -> String {
+    b.eval("return decodeURIComponent(location.hash)")
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Waits until the analysis shows `position` with nothing pending.
+fn wait_analysed(b: &Browser, position: &str) {
+    b.wait_until(
+        &format!("the analysis of {position}"),
+        &format!(
+            "return !!analysis.state && analysis.state.position === {} && document.getElementById('note').textContent !== 'valuing every move…'",
+            serde_json::to_string(position).unwrap()
+        ),
+        30,
+    );
+}
+
+/// The position after `moves` from `start`, as `fanorona show --play` gives it.
+fn after(start: &str, moves: &[&str]) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["show", start, "--json"]);
+    for m in moves {
+        cmd.args(["--play", m]);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["position"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn moves_on_the_analysis_board_are_history_entries_and_the_address_holds_the_line() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    let root = "BBB/B.W/WWW w";
+    b.open(&server.url("#/play"));
+    b.wait("#board", 10);
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, root);
+    // Two moves played by clicks on the table: each is in the address.
+    b.click_css("#analysis-moves tr[data-move='a1-b2A']");
+    let one = after(root, &["a1-b2A"]);
+    wait_analysed(&b, &one);
+    let second = b
+        .eval("return analysis.state.analysis.moves[0].notation")
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.click_css(&format!("#analysis-moves tr[data-move='{second}']"));
+    let two = after(root, &["a1-b2A", &second]);
+    wait_analysed(&b, &two);
+    assert_eq!(
+        hash(&b),
+        format!("#/analyse?position={root}&line=a1-b2A,{second}").replace(' ', "+")
+    );
+    assert_eq!(b.text("#analysis-line"), format!("line: a1-b2A {second}"));
+    // Back walks the line back to its root, then Forward again; none leaves the page.
+    b.back();
+    wait_analysed(&b, &one);
+    b.back();
+    wait_analysed(&b, root);
+    assert!(hash(&b).starts_with("#/analyse?"), "{}", hash(&b));
+    b.forward();
+    wait_analysed(&b, &one);
+    // → replays the line's next move, ← steps back, the address following.
+    b.press(&keys::RIGHT.to_string());
+    wait_analysed(&b, &two);
+    b.press(&keys::LEFT.to_string());
+    wait_analysed(&b, &one);
+    assert!(hash(&b).ends_with("&line=a1-b2A"), "{}", hash(&b));
+    b.press(&format!("{}{}", keys::LEFT, keys::LEFT));
+    wait_analysed(&b, root);
+    // A link with the line (a reload) shows the same position and line.
+    let link = format!(
+        "#/analyse?position=BBB%2FB.W%2FWWW%20w&line=a1-b2A%2C{}",
+        second
+    );
+    b.open(&server.url(&link));
+    wait_analysed(&b, &two);
+    assert_eq!(
+        b.eval("return document.getElementById('analyse-position').value"),
+        json!(two)
+    );
+    // A line with a move that is not legal: said which, the good part shown, the address
+    // left as it was given.
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w&line=a1-b2A%2Cx9-z9%2Cc1-b1"));
+    wait_analysed(&b, &one);
+    let e = b.text("#error");
+    assert!(
+        e.contains("move 2 'x9-z9'") && e.contains("not legal here"),
+        "{e}"
+    );
+    assert!(hash(&b).contains("x9-z9"), "{}", hash(&b));
+    assert_eq!(b.text("#analysis-line"), "line: a1-b2A");
+}
+
+/// Moves the keyboard's focus by Tab (then Shift+Tab) until it is on an element matching
+/// `css`, as a person would.
+fn tab_to(b: &Browser, css: &str) {
+    use common::browser::keys;
+    let there = format!(
+        "const a = document.activeElement; return !!a && a.matches({})",
+        serde_json::to_string(css).unwrap()
+    );
+    // Forward first (from the page's start: the nav's links, the move field, the points),
+    // then back (a point before the focused one).
+    for _ in 0..20 {
+        if b.eval(&there) == json!(true) {
+            return;
+        }
+        b.press(&keys::TAB.to_string());
+    }
+    for _ in 0..50 {
+        if b.eval(&there) == json!(true) {
+            return;
+        }
+        b.chord(&[keys::SHIFT, keys::TAB]);
+    }
+    panic!(
+        "Tab never reached '{css}': {}",
+        b.eval("return document.activeElement.outerHTML.slice(0, 200)")
+    );
+}
+
+#[test]
+fn a_3x3_game_by_keyboard_alone_is_lost_to_perfect_play() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    new_game(&b, &server, "3x3", "perfect", "human");
+    let enter = keys::ENTER.to_string();
+    let mut turn = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the game did not end");
+        let state = b.eval(
+            "const s = document.getElementById('status'); return !play.state || play.pending ? 'wait' : s.dataset.over === 'yes' ? 'over' : s.textContent.endsWith('(you)') ? 'you' : 'wait'",
+        );
+        if state == "over" {
+            break;
+        }
+        if state != "you" {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        let plies = b.eval("return play.state.history.length");
+        // The board says whose move it is, and each point what is on it.
+        let label = b.eval("return document.getElementById('board').getAttribute('aria-label')");
+        assert!(
+            label
+                .as_str()
+                .unwrap()
+                .starts_with("black to move (you). 3x3 board. White: "),
+            "{label}"
+        );
+        // The longest move: no longer one goes on from it, so its last step ends it.
+        let m = b.eval(
+            "return play.state.moves.reduce((a, m) => m.path.length > a.path.length ? m : a)",
+        );
+        let notation = m["notation"].as_str().unwrap().to_string();
+        if turn % 2 == 0 {
+            // By Tab and Enter on the board's points.
+            let from = format!("g.pt[data-index='{}']", m["from"]);
+            tab_to(&b, &from);
+            let name = b.eval("return document.activeElement.getAttribute('aria-label')");
+            assert!(
+                name.as_str().unwrap().contains(", black piece, can move"),
+                "{name}"
+            );
+            assert_eq!(
+                b.eval("return document.activeElement.getAttribute('role')"),
+                json!("button")
+            );
+            b.press(&enter);
+            assert_eq!(b.eval("return !!play.sel"), json!(true));
+            if turn == 0 {
+                // Esc drops the piece chosen; the focus stays on it, and Space takes it again.
+                b.press(&keys::ESCAPE.to_string());
+                assert_eq!(b.eval("return play.sel"), Value::Null);
+                b.press(&keys::SPACE.to_string());
+                assert_eq!(b.eval("return !!play.sel"), json!(true));
+            }
+            for (k, to) in m["path"].as_array().unwrap().iter().enumerate() {
+                tab_to(&b, &format!("g.pt.target[data-index='{to}']"));
+                b.press(&enter);
+                if !b.all("#capture-choice").is_empty() {
+                    let kind = if m["kinds"][k] == "A" {
+                        "approach"
+                    } else {
+                        "withdrawal"
+                    };
+                    tab_to(&b, &format!("#choose-{kind}"));
+                    b.press(&enter);
+                }
+            }
+        } else {
+            // Typed in notation, any case; a move that is not legal is refused, named.
+            if turn == 1 {
+                b.type_into("#play-move", &format!("a1-c3{enter}"));
+                assert_eq!(b.text("#error"), "'a1-c3' is not a legal move here");
+            }
+            b.type_into("#play-move", &format!("{}{enter}", notation.to_uppercase()));
+        }
+        b.wait_until(
+            "the move played",
+            &format!(
+                "return !!play.state && play.state.history.length > {plies} && play.state.history[{plies}].notation === {}",
+                serde_json::to_string(&notation).unwrap()
+            ),
+            20,
+        );
+        turn += 1;
+    }
+    assert!(turn >= 2, "Black made {turn} moves");
+    let status = b.text("#status");
+    assert!(
+        status.contains("white wins") && status.contains("1-0"),
+        "{status}"
+    );
+
+    // On the analysis page: a move typed, then a row of the table taken by Enter.
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    b.type_into("#analyse-move", &format!("c1-z9{enter}"));
+    assert_eq!(b.text("#error"), "'c1-z9' is not a legal move here");
+    b.type_into("#analyse-move", &format!("A1-B2a{enter}"));
+    wait_analysed(&b, &after("BBB/B.W/WWW w", &["a1-b2A"]));
+    tab_to(&b, "#analysis-moves tr[data-move]");
+    let row = b.eval("return document.activeElement.dataset.move");
+    b.press(&enter);
+    b.wait_until(
+        "the row's move played",
+        &format!(
+            "return analysis.line.length === 2 && analysis.line[1] === {row} && !!analysis.state && analysis.state.position === analysis.position"
+        ),
+        20,
+    );
+}
+
+#[test]
+fn setting_up_pieces_hides_the_old_position_clears_and_analyses_the_board_set_up() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    let shown = |b: &Browser, css: &str| {
+        b.eval(&format!(
+            "const e = document.querySelector({}); return !!e && e.getClientRects().length > 0",
+            serde_json::to_string(css).unwrap()
+        ))
+    };
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    // The old position's text, moves and values are not shown beside the board set up.
+    assert_eq!(shown(&b, "#analyse-position"), json!(false));
+    assert_eq!(shown(&b, "#analysis-moves"), json!(false));
+    assert_eq!(b.text("#setup-position"), "BBB/B.W/WWW w");
+    b.click_css("#clear-board");
+    assert_eq!(b.text("#setup-position"), ".../.../... w");
+    // An empty board is refused, and stays to be set up.
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    let e = b.text("#error");
+    assert!(e.contains("the board is empty"), "{e}");
+    assert_eq!(b.eval("return analysis.editing"), json!(true));
+    // Pieces put on it; "Analyse" takes the board set up.
+    b.click_css("g.pt[data-point='a1']");
+    b.click_css("g.pt[data-point='c3']");
+    b.click_css("g.pt[data-point='c3']");
+    assert_eq!(b.text("#setup-position"), "..B/.../W.. w");
+    b.click_css("#analyse");
+    wait_analysed(&b, "..B/.../W.. w");
+    assert_eq!(b.eval("return analysis.editing"), json!(false));
+    assert_eq!(shown(&b, "#analysis-moves"), json!(true));
+    assert!(hash(&b).contains("..B/.../W..+w"), "{}", hash(&b));
+    // After a malformed position was typed, "Set up pieces" still sets up the last board.
+    b.type_into("#analyse-position", "BBB/BXB/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== '' && !analysis.state",
+        10,
+    );
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    assert_eq!(b.text("#setup-position"), "..B/.../W.. w");
+    assert!(!b.all("#board-holder g.pt[data-point='c3']").is_empty());
+    // A page opened on a malformed position sets up the standard board's start.
+    b.open(&server.url("#/analyse?position=BBB%2FBXB%2FWWW%20w"));
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    assert_eq!(
+        b.text("#setup-position"),
+        "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w"
+    );
+}
+
+/// What overflows a page laid out `width` pixels wide: the document's width, and the
+/// widest elements past it (to say which).
+fn overflow(b: &Browser, width: u32) -> (u64, String) {
+    let v = b.eval(&format!(
+        "const out = [...document.querySelectorAll('#main *')].filter(e => e.getBoundingClientRect().right > {width} + 0.5)
+            .map(e => e.tagName + '#' + e.id + '.' + e.getAttribute('class') + ':' + Math.round(e.getBoundingClientRect().right)).slice(0, 8);
+         return [document.documentElement.scrollWidth, out.join(' ')]"
+    ));
+    (v[0].as_u64().unwrap(), v[1].as_str().unwrap().to_string())
+}
+
+#[test]
+fn on_a_phone_390_pixels_wide_no_page_scrolls_sideways() {
+    let data = Data::new("log_level = \"warn\"\ncheckpoint_interval = \"1s\"\n");
+    let _daemon = data.daemon();
+    let server = serve(&data, None);
+    // The standard board's root: the longest position text there is.
+    let (s, started) = post(&server, "/api/sessions", json!({"target": "5x9"}));
+    assert_eq!(s, 200, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    let b = Browser::start();
+    b.viewport(390, 844);
+    let fits = |b: &Browser, page: &str| {
+        let (w, wide) = overflow(b, 390);
+        assert!(w <= 390, "{page}: {w} px wide: {wide}");
+    };
+    new_game(&b, &server, "5x9", "human", "human");
+    b.wait("g.pt.movable", 10);
+    b.click_css("g.pt.movable");
+    fits(&b, "play");
+    b.open(&server.url("#/analyse"));
+    wait_analysed(&b, "BBBBBBBBB/BBBBBBBBB/BWBW.BWBW/WWWWWWWWW/WWWWWWWWW w");
+    fits(&b, "analyse");
+    b.click_css("#edit");
+    b.wait("#clear-board", 10);
+    fits(&b, "analyse, setting up");
+    b.open(&server.url(&format!("#/session/{id}")));
+    b.wait("#chart svg.chart", 30);
+    b.wait_until(
+        "the log",
+        "return document.getElementById('log').textContent !== ''",
+        30,
+    );
+    fits(&b, "session");
+    // Its tree, with the position's text.
+    b.click_css("#pause");
+    b.wait_until(
+        "the pause",
+        "const s = document.getElementById('session-state'); return !!s && s.textContent === 'paused'",
+        60,
+    );
+    b.click_css("#tree-load");
+    b.wait("#tree-position", 30);
+    fits(&b, "session tree");
+    // The chart's words stay readable: drawn at 10 px or more.
+    let smallest = b.eval(
+        "return Math.min(...[...document.querySelectorAll('#chart svg.chart text')].map(t => t.getBoundingClientRect().height))",
+    );
+    assert!(smallest.as_f64().unwrap() >= 10.0, "{smallest}");
+    b.screenshot(&screenshot_path(data.tmp.path(), "web-session-phone.png"));
+    b.open(&server.url("#/sessions"));
+    b.wait("#sessions tr[data-session]", 10);
+    fits(&b, "sessions");
+}
+
+/// 3x3 tables of every piece count, with distances, under the data's temporary directory.
+fn tables_3x3(data: &Data) -> std::path::PathBuf {
+    let db = data.tmp.path().join("egdb33");
+    let o = Command::new(BIN)
+        .args([
+            "db",
+            "build",
+            "--board",
+            "3x3",
+            "--pieces",
+            "8",
+            "--distances",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    db
+}
+
+#[test]
+fn distances_are_called_plies_to_capture_and_a_hint_is_only_the_persons() {
+    let data = data();
+    let db = tables_3x3(&data);
+    let server = serve(&data, Some(&db));
+    let b = Browser::start();
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, "BBB/B.W/WWW w");
+    assert_eq!(b.text("#plies-head"), "plies to capture");
+    let title = b.eval("return document.getElementById('plies-head').title");
+    let title = title.as_str().unwrap();
+    assert!(
+        title.contains("until the next capture")
+            && title.contains("not the length of the whole game"),
+        "{title}"
+    );
+    let title = b.eval("return document.getElementById('score-head').title");
+    assert!(title.as_str().unwrap().contains("from -1"), "{title}");
+    // The tables know the distances here.
+    let distances = b.eval(
+        "return [...document.querySelectorAll('#analysis-moves tbody tr')].map(r => r.querySelectorAll('td')[3].textContent).filter(t => t !== '').length",
+    );
+    assert!(distances.as_u64().unwrap() > 0, "{distances}");
+
+    // White a person, Black the perfect player, its answers held back until let go.
+    new_game(&b, &server, "3x3", "human", "perfect");
+    b.wait_until(
+        "White's turn",
+        "return !!play.state && !play.pending && document.getElementById('status').textContent === 'white to move (you)'",
+        10,
+    );
+    assert_eq!(
+        b.eval("return [document.getElementById('undo').disabled, document.getElementById('resign-hint').disabled]"),
+        json!([true, false])
+    );
+    b.eval(
+        "window.held = []; const real = window.fetch;
+         window.fetch = (url, opts) => url === '/api/agent' ? new Promise(r => window.held.push(() => r(real(url, opts)))) : real(url, opts);
+         return true",
+    );
+    b.click_css("#resign-hint");
+    b.wait_until(
+        "the hint",
+        "return document.getElementById('note').textContent.startsWith('best: ')",
+        20,
+    );
+    let note = b.text("#note");
+    // White's own moves, with their distances.
+    let legal = b.eval("return play.state.moves.map(m => m.notation)");
+    for suggested in note
+        .trim_start_matches("best: ")
+        .split("), ")
+        .map(|s| s.split(' ').next().unwrap())
+    {
+        assert!(
+            legal.as_array().unwrap().contains(&json!(suggested)),
+            "{suggested} of {note} is not among {legal}"
+        );
+    }
+    assert!(
+        note.contains("plies to capture") || note.contains("ply to capture"),
+        "{note}"
+    );
+    let first = legal[0].as_str().unwrap().to_string();
+    b.type_into("#play-move", &format!("{first}\u{E007}"));
+    b.wait_until(
+        "Black thinking",
+        "return play.thinking && window.held.length === 1",
+        10,
+    );
+    // Black's turn: no hint, not even asked for directly.
+    assert_eq!(
+        b.eval("return document.getElementById('resign-hint').disabled"),
+        json!(true)
+    );
+    b.eval("document.getElementById('note').textContent = ''; hint(); return true");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(b.text("#note"), "");
+    b.eval("window.held.forEach(f => f()); return true");
+    b.wait_until(
+        "White's turn again",
+        "return !play.pending && !play.thinking && play.state.history.length === 2",
+        20,
+    );
+    assert_eq!(
+        b.eval("return [document.getElementById('undo').disabled, document.getElementById('resign-hint').disabled]"),
+        json!([false, !b.eval("return play.state.end === null").as_bool().unwrap()])
+    );
+}
+
+#[test]
+fn a_players_capture_chain_is_drawn_with_what_it_took_and_position_errors_name_ranks() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    // White's only win is the chain a1-b1A-b2A, taking c1 then b3.
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-white", "perfect");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", ".B./.../W.B w");
+    b.click_css("#new-game");
+    b.wait_until(
+        "the game over",
+        "return document.getElementById('status').dataset.over === 'yes'",
+        20,
+    );
+    assert_eq!(
+        b.eval("return play.state.history.map(h => h.notation)"),
+        json!(["a1-b1A-b2A"])
+    );
+    // Its path through every point, not a ring on its last alone.
+    assert_eq!(
+        b.eval("return document.querySelector('#board polyline.last-path').dataset.points"),
+        json!("a1 b1 b2")
+    );
+    assert_eq!(b.all("g.pt.last[data-point='b2']").len(), 1);
+    // The two black pieces it took, faint where they stood, and said so.
+    for p in ["c1", "b3"] {
+        assert_eq!(
+            b.all(&format!("g.pt.captured[data-point='{p}'] circle.ghost.B"))
+                .len(),
+            1,
+            "{p}"
+        );
+        let label = b.eval(&format!(
+            "return document.querySelector(\"g.pt[data-point='{p}']\").getAttribute('aria-label')"
+        ));
+        assert_eq!(label, json!(format!("{p}, empty, taken by the last move")));
+    }
+    assert!(b.all("circle.ghost.W").is_empty());
+    // A typed position's error names the rank as the board numbers it (1 at the bottom).
+    b.open(&server.url("#/analyse"));
+    b.wait("#analyse-position", 10);
+    b.type_into("#analyse-position", "BBB/BBx/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent !== ''",
+        10,
+    );
+    assert_eq!(
+        b.text("#error"),
+        "bad position: unknown character 'x' at c2 (rank 2): expected 'W', 'B' or '.'"
+    );
+    b.type_into("#analyse-position", "BBB/BB/WWW w");
+    b.click_css("#analyse");
+    b.wait_until(
+        "the refusal",
+        "return document.getElementById('error').textContent.includes('ragged')",
+        10,
+    );
+    assert_eq!(
+        b.text("#error"),
+        "bad position: ragged rows: rank 2 has 2 points but rank 3 (the top row) has 3"
+    );
+}
+
+#[test]
+fn esc_drops_a_capture_choice_and_a_half_made_chain() {
+    use common::browser::keys;
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    // White's e3 can take at d3 by approach (then on to d4 and c3) or by withdrawal.
+    let start = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
+    b.select("#play-white", "human");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", start);
+    b.click_css("#new-game");
+    b.wait("g.pt.movable[data-point='e3']", 10);
+    let cells = b.eval("return play.state.cells");
+    // The choice between approach and withdrawal has the focus; Esc drops it and the move.
+    b.click_css("g.pt[data-point='e3']");
+    b.click_css("g.pt.target[data-point='d3']");
+    b.wait("#capture-choice", 10);
+    assert_eq!(
+        b.eval("return document.activeElement.id"),
+        json!("choose-approach")
+    );
+    b.press(&keys::ESCAPE.to_string());
+    assert!(b.all("#capture-choice").is_empty());
+    assert_eq!(
+        b.eval("return [play.sel, play.choice]"),
+        json!([null, null])
+    );
+    // The focus is back on the piece that was chosen.
+    assert_eq!(
+        b.eval("return document.activeElement.dataset.point"),
+        json!("e3")
+    );
+    // Two steps of a chain made, then Esc: the board as it was, every piece movable again.
+    b.click_css("g.pt[data-point='e3']");
+    b.click_css("g.pt.target[data-point='d3']");
+    b.click_css("#choose-approach");
+    b.click_css("g.pt.target[data-point='d4']");
+    b.wait("g.pt.target[data-point='c3']", 10);
+    b.press(&keys::ESCAPE.to_string());
+    assert_eq!(b.eval("return play.sel"), Value::Null);
+    assert!(b.all("g.pt.target").is_empty());
+    assert!(b.all("g.pt.taken").is_empty());
+    assert_eq!(b.eval("return play.state.cells"), cells);
+    assert_eq!(b.all("g.pt.movable[data-point='e3']").len(), 1);
+    assert_eq!(
+        b.eval("return play.state.history.length + play.moves.length"),
+        json!(0)
+    );
+}

@@ -109,15 +109,28 @@ let generation = 0;
 
 const GAP = 64, MARGIN = 40;
 
+// What a mark says to a screen reader.
+const MARK_WORDS = { movable: 'can move', selected: 'selected', target: 'can go here', trail: 'passed', taken: 'taken', moving: 'moving', last: 'last move ended here', captured: 'taken by the last move' };
+
 // Draws `board` with the pieces `cells` into a new SVG. `marks` maps a point index to
-// classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks.
-function drawBoard(board, cells, marks, onPoint) {
+// classes: movable, selected, target, trail, taken, moving, last. `onPoint` gets clicks,
+// and Enter or Space on a focused point (each point is in the tab order, named for a
+// screen reader). `caption` (the side to move, say) begins the board's own label. `lastMove`
+// ({ points, taken, color }) draws the last move's path and the pieces it took (marked
+// `captured` in `marks`), faint where they stood.
+function drawBoard(board, cells, marks, onPoint, caption, lastMove) {
   const w = MARGIN * 2 + GAP * (board.cols - 1), h = MARGIN * 2 + GAP * (board.rows - 1);
-  const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board' });
+  const on = c => board.points.filter(p => cells[p.index] === c).map(p => p.name).join(' ') || 'none';
+  const label = `${caption ? caption + '. ' : ''}${board.name} board. White: ${on('W')}. Black: ${on('B')}.`;
+  const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board', role: 'group', 'aria-label': label });
   const xy = p => [MARGIN + p.col * GAP, MARGIN + (board.rows - 1 - p.row) * GAP];
   for (const [a, b] of board.lines) {
     const [x1, y1] = xy(board.points[a]), [x2, y2] = xy(board.points[b]);
     svg.append(sv('line', { class: 'edge', x1, y1, x2, y2 }));
+  }
+  if (lastMove && lastMove.points.length > 1) {
+    const pts = lastMove.points.map(i => xy(board.points[i]).join(',')).join(' ');
+    svg.append(sv('polyline', { class: 'last-path', points: pts, 'data-points': lastMove.points.map(i => board.points[i].name).join(' ') }));
   }
   for (let c = 0; c < board.cols; c++) {
     const t = sv('text', { class: 'coord', x: MARGIN + c * GAP - 4, y: h - 8 });
@@ -132,9 +145,17 @@ function drawBoard(board, cells, marks, onPoint) {
   for (const p of board.points) {
     const [x, y] = xy(p);
     const m = marks.get(p.index) || [];
-    const g = sv('g', { class: 'pt ' + m.join(' '), 'data-point': p.name, 'data-index': p.index });
-    g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
     const c = cells[p.index];
+    const what = c === 'W' ? 'white piece' : c === 'B' ? 'black piece' : 'empty';
+    const g = sv('g', {
+      class: 'pt ' + m.join(' '), 'data-point': p.name, 'data-index': p.index, tabindex: 0,
+      role: onPoint ? 'button' : 'img', 'aria-label': [p.name, what, ...m.map(x => MARK_WORDS[x] || x)].join(', '),
+    });
+    g.append(sv('circle', { class: 'hit', cx: x, cy: y, r: GAP / 2 - 2 }));
+    if (m.includes('captured') && lastMove && c === '.') {
+      g.append(sv('circle', { class: 'ghost ' + lastMove.color, cx: x, cy: y, r: 19 }));
+      g.append(sv('path', { class: 'ghost-x', d: `M${x - 9},${y - 9}L${x + 9},${y + 9}M${x - 9},${y + 9}L${x + 9},${y - 9}` }));
+    }
     if (c === 'W' || c === 'B') {
       const cls = ['piece', c];
       if (m.includes('taken')) cls.push('taken');
@@ -146,10 +167,46 @@ function drawBoard(board, cells, marks, onPoint) {
     if (m.includes('last')) g.append(sv('circle', { class: 'ring last', cx: x, cy: y, r: 26 }));
     if (m.includes('target')) g.append(sv('circle', { class: 'dot target', cx: x, cy: y, r: 9 }));
     if (m.includes('trail')) g.append(sv('circle', { class: 'dot trail', cx: x, cy: y, r: 7 }));
-    if (onPoint) g.addEventListener('click', () => onPoint(p.index));
+    if (onPoint) {
+      g.addEventListener('click', () => onPoint(p.index));
+      g.addEventListener('keydown', e => {
+        if (e.key !== 'Enter' && e.key !== ' ') return;
+        e.preventDefault();
+        onPoint(p.index);
+      });
+    }
     svg.append(g);
   }
   return svg;
+}
+
+// Puts `svg` in `holder` in place of the board there; a point that had the focus has it
+// again (the board is redrawn after each step: a keyboard user stays where they were).
+function showBoard(holder, svg) {
+  const focused = document.activeElement;
+  const at = focused && holder.contains(focused) && focused.getAttribute('data-point');
+  holder.replaceChildren(svg);
+  if (at) {
+    const again = svg.querySelector(`g.pt[data-point="${at}"]`);
+    if (again) again.focus();
+  }
+}
+
+// A move as typed, in the notation's spelling: files lower case, A and W upper case.
+function normalMove(t) {
+  return t.trim().split('-').map(x => {
+    const m = /^([a-z])(\d+)([aw]?)$/i.exec(x.trim());
+    return m ? m[1].toLowerCase() + m[2] + m[3].toUpperCase() : x.trim();
+  }).join('-');
+}
+
+// A row of a table the keyboard can reach and take with Enter, as a click.
+function rowKeys(tr) {
+  tr.setAttribute('tabindex', '0');
+  tr.addEventListener('keydown', e => {
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); tr.click(); }
+  });
+  return tr;
 }
 
 function mark(marks, p, cls) {
@@ -257,8 +314,13 @@ async function showPlay() {
   };
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
+      el('input', {
+        type: 'text', id: 'play-move', class: 'move-entry', autocomplete: 'off', spellcheck: 'false',
+        placeholder: 'type a move (d2-e3A, b4-b3A-a3W), then Enter', 'aria-label': 'type a move in notation, then Enter',
+        onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedPlayMove(e.target); } },
+      }),
       el('div', { id: 'board-holder' }),
-      el('div', { class: 'status', id: 'status' }),
+      el('div', { class: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
       el('div', { id: 'choice-holder' }),
       el('div', {},
         el('button', { id: 'stop-chain', disabled: true, onclick: () => stopChain() }, 'Stop here'),
@@ -281,7 +343,7 @@ async function showPlay() {
       el('input', { type: 'text', id: 'position', readonly: true }),
       el('div', {},
         el('button', { id: 'copy-position', onclick: () => copyText(document.getElementById('position').value) }, 'Copy position'),
-        el('button', { id: 'analyse-position', onclick: () => { analysis.position = document.getElementById('position').value; location.hash = '#/analyse'; } }, 'Analyse it'),
+        el('button', { id: 'analyse-position', onclick: () => { newRoot(document.getElementById('position').value); location.hash = '#/analyse'; } }, 'Analyse it'),
         el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record'),
         el('button', { id: 'load-record', onclick: () => document.getElementById('record-file').click() }, 'Load record'),
         el('input', { type: 'file', id: 'record-file', accept: '.txt,text/plain', style: 'display:none', onchange: e => loadRecord(e.target.files[0]) })))));
@@ -388,17 +450,21 @@ function renderGame() {
   }
   const human = playerToMove() === 'human' && !s.end && !play.thinking;
   const { cells, marks } = human ? entryView(s, play.sel) : { cells: s.cells.split(''), marks: new Map() };
+  let lastMove = null;
   if (s.history.length && !play.sel) {
-    // The last move's end point.
-    const last = s.history[s.history.length - 1].notation.split('-').pop().replace(/[AW]$/, '');
-    const p = s.board.points.find(q => q.name === last);
-    if (p) mark(marks, p.index, 'last');
+    // The last move: its end point ringed, its path drawn (a player's capture chain is
+    // seen step by step), the pieces it took shown faint where they stood.
+    const h = s.history[s.history.length - 1];
+    const points = [h.from, ...h.path];
+    mark(marks, points[points.length - 1], 'last');
+    for (const t of h.taken) mark(marks, t, 'captured');
+    lastMove = { points, taken: h.taken, color: h.side === 'white' ? 'B' : 'W' };
   }
-  holder.replaceChildren(drawBoard(s.board, cells, marks, human ? clickPoint : null));
   let status;
   if (s.end) status = 'Game over: ' + s.end.text + ' (' + s.end.result + ')';
   else if (play.thinking) status = `${s.side} (${playerToMove()}) is thinking…`;
   else status = `${s.side} to move` + (human ? ' (you)' : '');
+  showBoard(holder, drawBoard(s.board, cells, marks, human ? clickPoint : null, status, lastMove));
   document.getElementById('status').textContent = status;
   document.getElementById('status').dataset.over = s.end ? 'yes' : 'no';
   document.getElementById('error').textContent = play.error;
@@ -411,7 +477,10 @@ function renderGame() {
   document.getElementById('resign').disabled = !human;
   // Only what can do something is offered.
   document.getElementById('cancel-move').disabled = !play.sel && !play.choice;
-  document.getElementById('resign-hint').disabled = !!s.end;
+  // A hint is for the person to move, and only once the board is theirs.
+  document.getElementById('resign-hint').disabled = !human || !!play.pending;
+  // Nothing to take back before a move (or a resignation).
+  document.getElementById('undo').disabled = !play.moves.length && !play.resigned;
   const hist = document.getElementById('history');
   hist.replaceChildren();
   for (let i = 0; i < s.history.length; i += 2) {
@@ -433,9 +502,55 @@ function renderGame() {
       `Capture at ${name} by `,
       options.map(o => el('button', {
         id: 'choose-' + (o.kind === 'A' ? 'approach' : 'withdrawal'),
-        onclick: () => { play.choice = null; commitStep(to, o.kind); },
+        onclick: () => {
+          play.choice = null;
+          commitStep(to, o.kind);
+          // The keyboard goes on from the point the piece went to.
+          const g = document.querySelector(`#board-holder g.pt[data-index="${to}"]`);
+          if (g) g.focus();
+        },
       }, (o.kind === 'A' ? 'approach' : 'withdrawal') + ' (takes ' + o.taken.map(p => s.board.points[p].name).join(' ') + ')'))));
+    // The choice is what the keyboard answers next.
+    if (!ch.contains(document.activeElement) && document.activeElement && document.activeElement.closest('#board-holder, #capture-choice') !== null) ch.querySelector('button').focus();
   }
+}
+
+// A move typed on the play page: played if it is one of the legal moves here.
+function typedPlayMove(input) {
+  const s = play.state;
+  const typed = input.value.trim();
+  if (!typed || !s) return;
+  const human = playerToMove() === 'human' && !s.end && !play.thinking;
+  if (!human || play.pending) {
+    play.error = s.end ? 'the game is over' : `not your move: ${s.side} (${playerToMove()}) moves`;
+  } else {
+    const m = s.moves.find(x => x.notation === normalMove(typed));
+    if (m) {
+      input.value = '';
+      play.error = '';
+      play.choice = null;
+      playMove(m.notation);
+      return;
+    }
+    play.error = `'${typed}' is not a legal move here`;
+  }
+  renderGame();
+}
+
+// Esc: a half-made move (a piece chosen, steps of a chain, a capture to choose) is dropped.
+function cancelPlayEntry() {
+  if (!play.sel && !play.choice) return false;
+  const focusBoard = document.activeElement && document.activeElement.closest('#capture-choice');
+  const from = play.sel && play.state.board.points[play.sel.from].name;
+  play.sel = null;
+  play.choice = null;
+  renderGame();
+  // From the choice's buttons, back to the piece that was chosen.
+  if (focusBoard && from) {
+    const g = document.querySelector(`#board-holder g.pt[data-point="${from}"]`);
+    if (g) g.focus();
+  }
+  return true;
 }
 
 function clickPoint(p) {
@@ -540,16 +655,20 @@ function undo() {
 }
 
 async function hint() {
-  if (!play.state || play.state.end) return;
-  const gen = generation;
+  // Never the other side's move: only a person to move is given one.
+  if (!play.state || play.state.end || playerToMove() !== 'human' || play.thinking || play.pending) return;
+  const gen = generation, plies = play.moves.length;
   document.getElementById('note').textContent = 'valuing every move…';
   try {
     const a = await api('POST', '/api/analyse', { start: play.start, moves: play.moves });
-    if (gen !== generation) return;
-    const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${m.value}${m.source ? ', ' + m.source : ''})`);
+    // A move made meanwhile (a new game, an undo) makes the answer another position's.
+    if (gen !== generation || play.moves.length !== plies) return;
+    const best = a.analysis.moves.slice(0, 3).map(m => `${m.notation} (${[m.value,
+      m.distance === null ? null : `${m.distance} ${m.distance === 1 ? 'ply' : 'plies'} to capture`,
+      m.source].filter(x => x).join(', ')})`);
     play.note = 'best: ' + best.join(', ');
   } catch (e) {
-    if (gen !== generation) return;
+    if (gen !== generation || play.moves.length !== plies) return;
     play.note = failure(e, AGAIN);
   }
   renderGame();
@@ -557,70 +676,195 @@ async function hint() {
 
 // --- Analysis -----------------------------------------------------------------------------
 
-const analysis = { position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
+// `root` is the position the analysis started from and `line` the moves played from it on
+// the board (each a history entry, so Back and Forward walk it); `future` is the longer line
+// ← stepped back from, which → replays. `known` maps a root and line to the position after
+// it, so stepping through a line asks the server only for its analysis.
+const analysis = { root: null, line: [], future: [], known: new Map(), position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
 
-async function showAnalyse() {
+// A new position to analyse from: its line starts empty.
+function newRoot(position) {
+  analysis.root = position;
+  analysis.line = [];
+  analysis.future = [];
+}
+
+const lineKey = (root, line) => root + '|' + line.join(',');
+
+// The address of the analysis of `root` after `line`.
+function analysisAddress(root, line) {
+  const q = { position: root };
+  if (line.length) q.line = line.join(',');
+  return '#/analyse?' + new URLSearchParams(q);
+}
+
+// What the table's numbers are: the tables' distance counts to the next capture (each
+// capture starts a smaller table), not to the game's end; the score is no value at all.
+const PLIES_TITLE = 'Plies after this move until the next capture (or the end of the game, if that comes first) with best play, as the endgame tables count them: not the length of the whole game. Empty where no table with distances knows the position.';
+const SCORE_TITLE = 'A rough material count after this move, for the side to move here: from -1 (it has no pieces left) to 1 (the opponent has none); a piece on a strong point counts half as much again. Only a guess: the value column says who wins.';
+
+async function showAnalyse(mode = 'replace') {
   await info();
-  if (!analysis.position) analysis.position = INFO.boards.find(b => b.name === '5x9').start;
+  if (!analysis.root) newRoot(INFO.boards.find(b => b.name === '5x9').start);
   const main = document.getElementById('main');
   const boardSel = el('select', { id: 'analyse-board' },
     el('option', { value: '' }, 'start of a board…'),
     INFO.boards.map(b => el('option', { value: b.start }, b.name)));
-  boardSel.addEventListener('change', () => { if (boardSel.value) { analysis.position = boardSel.value; runAnalysis(); } });
+  boardSel.addEventListener('change', () => { if (boardSel.value) { newRoot(boardSel.value); runAnalysis('push'); } });
   main.replaceChildren(el('div', { class: 'columns' },
     el('div', { class: 'panel' },
+      el('input', {
+        type: 'text', id: 'analyse-move', class: 'move-entry not-editing', autocomplete: 'off', spellcheck: 'false',
+        placeholder: 'type a move to play it here, then Enter', 'aria-label': 'type a move in notation to play it on the analysis board, then Enter',
+        onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedAnalysisMove(e.target); } },
+      }),
       el('div', { id: 'board-holder' }),
-      el('div', { class: 'status', id: 'analysis-value' }),
+      el('div', { class: 'status', id: 'analysis-value', role: 'status', 'aria-live': 'polite' }),
+      el('div', { class: 'line not-editing' },
+        el('button', { id: 'line-back', title: 'the move before (←)', 'aria-label': 'one move back (left arrow)', onclick: () => stepLine(-1) }, '◀'),
+        el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
+        el('span', { class: 'note', id: 'analysis-line' })),
       el('div', { class: 'error', id: 'error' }),
       el('div', { class: 'note', id: 'note' })),
     el('div', { class: 'panel controls' },
       el('h3', {}, 'Position'),
-      el('textarea', { id: 'analyse-position', rows: 2 }),
+      el('textarea', { id: 'analyse-position', class: 'not-editing', rows: 2, 'aria-label': 'the position: rows from the top, then w or b' }),
       el('div', {},
         el('button', { id: 'analyse', onclick: analyseTyped }, 'Analyse'),
         el('button', { id: 'edit', onclick: toggleEdit }, 'Set up pieces'),
         el('button', { id: 'solve-session', onclick: solveAsSession }, 'Solve as a session'),
         boardSel),
       el('p', { class: 'note', id: 'edit-note' }),
-      el('h3', {}, 'Moves, best first'),
-      el('table', { id: 'analysis-moves' },
-        el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'), el('th', {}, 'plies'), el('th', {}, 'score'))),
+      el('h3', { class: 'not-editing' }, 'Moves, best first'),
+      el('table', { id: 'analysis-moves', class: 'not-editing' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'value'), el('th', {}, 'from'),
+          el('th', { id: 'plies-head', title: PLIES_TITLE }, 'plies to capture'),
+          el('th', { id: 'score-head', title: SCORE_TITLE }, 'score'))),
         el('tbody', {})))));
-  document.getElementById('analyse-position').value = analysis.position;
-  await runAnalysis();
+  await runAnalysis(mode);
+}
+
+// ← and →: along the line played, the address following (replaced: these walk the entries
+// the moves pushed, they are not new ones).
+function stepLine(d) {
+  if (analysis.editing) return;
+  const { line, future } = analysis;
+  const extends_ = future.length > line.length && line.every((m, i) => future[i] === m);
+  if (d < 0 && line.length) {
+    if (!extends_) analysis.future = [...line];
+    analysis.line = line.slice(0, -1);
+    runAnalysis('replace');
+  } else if (d > 0 && extends_) {
+    analysis.line = future.slice(0, line.length + 1);
+    runAnalysis('replace');
+  }
+}
+
+// A move typed on the analysis page: played as a click on its row would.
+function typedAnalysisMove(input) {
+  const a = analysis.state;
+  const typed = input.value.trim();
+  if (!typed || !a || analysis.editing) return;
+  const m = a.analysis.moves.find(x => x.notation === normalMove(typed));
+  if (!m) {
+    document.getElementById('error').textContent = `'${typed}' is not a legal move here`;
+    return;
+  }
+  input.value = '';
+  playAnalysed(m);
+}
+
+// A move of the analysis played on the board: the line grows by it, a new history entry.
+function playAnalysed(m) {
+  const line = [...analysis.line, m.notation];
+  analysis.known.set(lineKey(analysis.root, line), m.after);
+  const future = analysis.future;
+  if (!(future.length >= line.length && line.every((x, i) => future[i] === x))) analysis.future = [...line];
+  analysis.line = line;
+  runAnalysis('push');
+}
+
+// The position after `line` from `root`, through the server's rules. A line with a move
+// that is not legal gives the position before that move and says which move it was.
+async function resolveLine(root, line) {
+  try {
+    const s = await api('POST', '/api/game', { start: root, moves: line });
+    return { position: s.position, good: line.length, error: '' };
+  } catch (e) {
+    const m = e.status === 400 && /^move (\d+) '([^']*)': (.*)$/s.exec(e.message);
+    const n = m ? Number(m[1]) : 0;
+    if (!m || n < 1 || n > line.length) throw e;
+    const good = n - 1;
+    const position = good ? (await api('POST', '/api/game', { start: root, moves: line.slice(0, good) })).position : root;
+    const shown = good ? `the position after move ${good}` : 'the position the line starts from';
+    return { position, good, error: `move ${n} '${m[2]}' of the line in the address is not legal here (${m[3]}): shown is ${shown}` };
+  }
 }
 
 // The position typed in the box; an empty box is said to be one, not taken for a start.
+// While pieces are set up, the board being set up (the box is hidden then).
 function analyseTyped() {
+  if (analysis.editing) { toggleEdit(); return; }
   const typed = document.getElementById('analyse-position').value.trim();
   if (!typed) {
     document.getElementById('error').textContent = 'type a position (rows from the top, then w or b) or choose a board';
     return;
   }
-  analysis.position = typed;
-  runAnalysis();
+  newRoot(typed);
+  runAnalysis('push');
 }
 
-async function runAnalysis() {
+// Analyses the position after `analysis.line` from `analysis.root`, each on its own (as a
+// set-up position: tables, proofs and certificates, not the game's repetitions). `mode`:
+// 'push' a history entry for it, 'replace' the current one, or 'keep' the address (the
+// address came first: Back, Forward, a link).
+async function runAnalysis(mode = 'replace') {
   const gen = ++generation;
   // Whether this request is a set-up's (read once: a newer request takes the question over).
   const fromSetup = analysis.fromSetup;
   analysis.fromSetup = false;
-  const pos = analysis.position;
-  document.getElementById('analyse-position').value = pos;
+  const root = analysis.root;
+  let line = [...analysis.line];
+  let lineError = '';
   document.getElementById('error').textContent = '';
   document.getElementById('note').textContent = 'valuing every move…';
   try {
+    let pos = root;
+    if (line.length) {
+      pos = analysis.known.get(lineKey(root, line));
+      if (!pos) {
+        const r = await resolveLine(root, line);
+        if (gen !== generation) return;
+        pos = r.position;
+        if (r.error) {
+          // The address keeps the line as it was given, to be mended there.
+          lineError = r.error;
+          line = line.slice(0, r.good);
+          analysis.line = line;
+          analysis.future = [];
+          mode = 'keep';
+        }
+        analysis.known.set(lineKey(root, line), pos);
+      }
+    }
+    analysis.position = pos;
+    document.getElementById('analyse-position').value = pos;
     const a = await api('POST', '/api/analyse', { start: pos });
     if (gen !== generation) return;
     analysis.state = a;
+    // What a set-up starts from, even after a position the server refused.
+    analysis.board = a.board;
+    analysis.lastCells = a.cells;
+    // The root as the server writes it (a board's name stays a name: it is shorter).
+    if (!line.length && root.includes('/')) analysis.root = a.position;
     // Whatever asked for it, a position analysed ends a set-up.
-    analysis.editing = false;
-    document.getElementById('edit').textContent = 'Set up pieces';
-    document.getElementById('edit-note').replaceChildren();
-    // The address names the position, so a reload or a link shows it again.
-    history.replaceState(null, '', '#/analyse?' + new URLSearchParams({ position: a.position }));
+    endEditing();
+    // The address names the position and the line, so a reload or a link shows it again.
+    const address = analysisAddress(analysis.root, line);
+    if (mode === 'push' && location.hash !== address) history.pushState(null, '', address);
+    else if (mode !== 'keep') history.replaceState(null, '', address);
     renderAnalysis();
+    document.getElementById('error').textContent = lineError;
     const an = a.analysis;
     document.getElementById('note').textContent =
       (an.tables ? `tables of ${a.board.name} up to ${an.tables.pieces} pieces` : `no tables for ${a.board.name}`) +
@@ -637,8 +881,11 @@ async function runAnalysis() {
       return;
     }
     // What is shown must belong to the text in the box: the last position's board and
-    // moves go.
+    // moves go (and a set-up, if one was under way).
+    endEditing();
     analysis.state = null;
+    analysis.position = null;
+    document.getElementById('analysis-line').textContent = '';
     document.getElementById('board-holder').replaceChildren();
     document.getElementById('analysis-value').textContent = '';
     document.querySelector('#analysis-moves tbody').replaceChildren();
@@ -647,52 +894,105 @@ async function runAnalysis() {
   }
 }
 
+// Leaves the set-up: its controls go, the analysis's come back.
+function endEditing() {
+  analysis.editing = false;
+  document.getElementById('edit').textContent = 'Set up pieces';
+  document.getElementById('edit-note').replaceChildren();
+  editingView(false);
+}
+
+// While pieces are set up, what belongs to the position analysed before (its text, its
+// moves and their values, its line) is hidden: it is not the board shown.
+function editingView(on) {
+  for (const e of document.querySelectorAll('#main .not-editing')) e.hidden = on;
+}
+
+// The board being set up.
+function renderSetup() {
+  const holder = document.getElementById('board-holder');
+  showBoard(holder, drawBoard(analysis.board, analysis.cells, new Map(), editPoint, 'setting up'));
+  const val = document.getElementById('analysis-value');
+  val.textContent = 'setting up: click a point (or Enter on it) to cycle empty, White, Black';
+  val.className = 'status';
+  const text = document.getElementById('setup-position');
+  if (text) text.textContent = setUpPosition();
+}
+
 function renderAnalysis() {
+  if (analysis.editing) { renderSetup(); return; }
   const a = analysis.state;
   if (!a) return;
   const holder = document.getElementById('board-holder');
-  const cells = analysis.editing ? analysis.cells : a.cells.split('');
-  holder.replaceChildren(drawBoard(a.board, cells, new Map(), analysis.editing ? editPoint : null));
   const v = a.analysis.value;
+  showBoard(holder, drawBoard(a.board, a.cells.split(''), new Map(), null, `${a.side} to move: ${v}`));
   const val = document.getElementById('analysis-value');
-  val.textContent = analysis.editing ? 'setting up: click a point to cycle empty, White, Black' : `${a.side} to move: ${v}`;
+  val.textContent = `${a.side} to move: ${v}`;
   val.className = 'status ' + valueClass(v);
   const body = document.querySelector('#analysis-moves tbody');
   body.replaceChildren();
   for (const m of a.analysis.moves) {
-    body.append(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => { analysis.position = m.after; runAnalysis(); } },
+    body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m) },
       el('td', {}, m.notation),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value),
       el('td', { class: 'source' }, m.source || '-'),
       el('td', { class: 'num' }, m.distance === null ? '' : m.distance),
-      el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3))));
+      el('td', { class: 'num' }, m.score === null ? '' : m.score.toFixed(3)))));
   }
   if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
+  const { line, future } = analysis;
+  document.getElementById('analysis-line').textContent = line.length ? 'line: ' + line.join(' ') : '';
+  document.getElementById('line-back').disabled = !line.length;
+  document.getElementById('line-forward').disabled =
+    !(future.length > line.length && line.every((m, i) => future[i] === m));
 }
 
-function toggleEdit() {
-  const a = analysis.state;
-  if (!a) return;
+async function toggleEdit() {
   if (!analysis.editing) {
+    const a = analysis.state;
+    if (a) {
+      analysis.cells = a.cells.split('');
+      analysis.side = a.side === 'white' ? 'w' : 'b';
+    } else if (analysis.board && analysis.lastCells) {
+      // The box held a position the server refused: the last board analysed is set up.
+      analysis.cells = analysis.lastCells.split('');
+    } else {
+      // Nothing analysed yet on this page: the standard board's start.
+      const gen = generation;
+      try {
+        const g = await api('POST', '/api/game', { start: '5x9' });
+        if (gen !== generation) return;
+        analysis.board = g.board;
+        analysis.cells = g.cells.split('');
+        analysis.side = 'w';
+      } catch (e) {
+        document.getElementById('error').textContent = failure(e, AGAIN);
+        return;
+      }
+    }
     analysis.editing = true;
-    analysis.cells = a.cells.split('');
-    analysis.side = a.side === 'white' ? 'w' : 'b';
+    document.getElementById('error').textContent = '';
     document.getElementById('edit').textContent = 'Done: analyse';
-    document.getElementById('edit-note').replaceChildren('Side to move: ',
-      el('select', { id: 'edit-side', onchange: e => { analysis.side = e.target.value; } },
-        el('option', { value: 'w', selected: analysis.side === 'w' }, 'White'),
-        el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black')));
-    renderAnalysis();
+    document.getElementById('edit-note').replaceChildren(
+      el('label', {}, 'Side to move: ',
+        el('select', { id: 'edit-side', onchange: e => { analysis.side = e.target.value; renderSetup(); } },
+          el('option', { value: 'w', selected: analysis.side === 'w' }, 'White'),
+          el('option', { value: 'b', selected: analysis.side === 'b' }, 'Black'))),
+      ' ',
+      el('button', { id: 'clear-board', onclick: () => { analysis.cells = analysis.cells.map(() => '.'); renderSetup(); } }, 'Clear board'),
+      el('div', {}, 'being set up: ', el('code', { id: 'setup-position' })));
+    editingView(true);
+    renderSetup();
   } else {
-    analysis.position = setUpPosition();
+    newRoot(setUpPosition());
     analysis.fromSetup = true;
-    runAnalysis();
+    runAnalysis('push');
   }
 }
 
 // The position being set up: its rows from the top, then the side to move.
 function setUpPosition() {
-  const b = analysis.state.board;
+  const b = analysis.board;
   const rows = [];
   for (let r = b.rows - 1; r >= 0; r--) {
     let row = '';
@@ -710,7 +1010,7 @@ function editPoint(p) {
 
 async function solveAsSession() {
   // The board being set up, if it is; else the position in the box.
-  const pos = analysis.editing && analysis.state ? setUpPosition() : document.getElementById('analyse-position').value.trim();
+  const pos = analysis.editing && analysis.board ? setUpPosition() : document.getElementById('analyse-position').value.trim();
   // One click, one session: the button waits for the answer.
   const button = document.getElementById('solve-session');
   button.disabled = true;
@@ -744,10 +1044,10 @@ async function showSessions() {
       body.replaceChildren();
       for (const s of list) {
         const rate = (s.live || []).reduce((t, p) => t + (p.nodes_per_second || 0), 0);
-        body.append(el('tr', { class: 'clickable', 'data-session': s.id, onclick: () => { location.hash = '#/session/' + s.id; } },
+        body.append(rowKeys(el('tr', { class: 'clickable', 'data-session': s.id, onclick: () => { location.hash = '#/session/' + s.id; } },
           el('td', {}, s.id), el('td', {}, s.name), el('td', { class: 'state-' + s.state }, s.state),
           el('td', {}, s.value || '-'), el('td', { class: 'num' }, fmtNumber(s.nodes)),
-          el('td', { class: 'num' }, fmtRate(rate)), el('td', {}, s.root)));
+          el('td', { class: 'num' }, fmtRate(rate)), el('td', {}, s.root))));
       }
       if (!list.length) body.append(el('tr', {}, el('td', { colspan: 7 }, 'no sessions yet')));
     } catch (e) {
@@ -848,13 +1148,12 @@ function proofValue(m, attacker, mover) {
 
 function moveRow(m, line, attacker, mover) {
   const v = proofValue(m, attacker, mover);
-  const go = () => loadTree(line, false);
-  return el('tr', { class: 'clickable', tabindex: 0, 'data-move': m.move, onclick: go, onkeydown: e => { if (e.key === 'Enter') go(); } },
+  return rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: () => loadTree(line, false) },
     el('td', {}, m.move + (m.rote ? ' (rote store)' : '')),
     el('td', { class: 'value ' + valueClass(v), title: `for ${mover}, who plays it` }, v),
     el('td', { class: 'num' }, fmtProof(m.pn)),
     el('td', { class: 'num' }, fmtProof(m.dn)),
-    el('td', { class: 'num' }, fmtNumber(m.nodes)));
+    el('td', { class: 'num' }, fmtNumber(m.nodes))));
 }
 
 function moveTable(rows, cls) {
@@ -872,7 +1171,7 @@ function renderTree(t) {
   const crumbs = [el('a', { href: '#', 'data-depth': 0, onclick: e => { e.preventDefault(); loadTree([], false); } }, 'root')];
   line.forEach((m, i) => crumbs.push(' › ', el('a', { href: '#', 'data-depth': i + 1, onclick: e => { e.preventDefault(); loadTree(line.slice(0, i + 1), false); } }, m)));
   document.getElementById('tree-line').replaceChildren(...crumbs, el('div', { id: 'tree-position' }, `${t.side} to move: ${t.position}`));
-  document.getElementById('tree-board').replaceChildren(drawBoard(t.board, t.cells.split(''), new Map(), null));
+  document.getElementById('tree-board').replaceChildren(drawBoard(t.board, t.cells.split(''), new Map(), null, `${t.side} to move`));
   const out = [];
   for (const q of t.questions) {
     const head = `${q.attacker} wins? ${q.outcome}: root pn ${fmtProof(q.pn)}, dn ${fmtProof(q.dn)}, first level ${fmtNumber(q.first_level)} nodes`;
@@ -970,7 +1269,11 @@ async function pollSession() {
 // (the paper's Figures 7 to 9); an orange line where a run resumed from a checkpoint.
 function drawChart(points, infinite, goalRecords) {
   const goals = [...new Set(points.map(p => p.goal))];
-  const W = 760, H = 230, L = 60, R = 20, T = 24, B = 30;
+  // As wide as the page has room for (at most 760): scaled down to a phone's width, the
+  // words would be a few pixels high. A narrow chart puts its title on two lines.
+  const room = (document.getElementById('chart-holder') || {}).clientWidth || 760;
+  const W = Math.max(280, Math.min(760, room)), H = 230, L = 60, R = 20, B = 30;
+  const narrow = W < 600, T = narrow ? 38 : 24;
   const holder = el('div', { id: 'chart' });
   if (!points.length) { holder.append(el('p', { class: 'note' }, 'no curve points yet')); return holder; }
   for (const g of goals) {
@@ -991,8 +1294,14 @@ function drawChart(points, infinite, goalRecords) {
     const title = sv('text', { x: L, y: 16 });
     const last = ps[ps.length - 1];
     const ended = last.pn === 0 || last.pn >= infinite ? (last.pn === 0 ? ' proven' : ' disproven') : '';
-    title.textContent = `${g} wins?${ended} — pn (red), dpn (blue), ${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
+    const counts = `${fmtNumber(last.nodes)} nodes, iteration ${fmtNumber(last.iteration)}`;
+    title.textContent = `${g} wins?${ended} — pn (red), dpn (blue)` + (narrow ? '' : ', ' + counts);
     svg.append(title);
+    if (narrow) {
+      const second = sv('text', { x: L, y: 30 });
+      second.textContent = counts;
+      svg.append(second);
+    }
     for (const [x, anchor, label] of [[L, 'start', '0'], [W - R, 'end', fmtNumber(maxX)], [(L + W - R) / 2, 'middle', 'iteration']]) {
       const t = sv('text', { x, y: H - 8, 'text-anchor': anchor });
       t.textContent = label;
@@ -1028,10 +1337,17 @@ async function route() {
   try {
     let m;
     if ((m = h.match(/^#\/analyse\?(.*)$/))) {
-      // A position named in the address (as the page writes it): analysed again.
-      const p = new URLSearchParams(m[1]).get('position');
-      if (p) analysis.position = p;
-      await showAnalyse();
+      // A position and a line named in the address (as the page writes it): analysed again,
+      // the address kept as it is (it may be the history's).
+      const q = new URLSearchParams(m[1]);
+      const p = q.get('position');
+      if (p) {
+        analysis.root = p;
+        analysis.line = (q.get('line') || '').split(',').map(x => x.trim()).filter(x => x);
+        const f = analysis.future;
+        if (!(f.length >= analysis.line.length && analysis.line.every((x, i) => f[i] === x))) analysis.future = [...analysis.line];
+      }
+      await showAnalyse('keep');
     } else if (h.startsWith('#/analyse')) await showAnalyse();
     else if (h.startsWith('#/sessions')) await showSessions();
     else if ((m = h.match(/^#\/proofs\/walk\?(.*)$/))) await showProofWalk(m[1]);
@@ -1050,4 +1366,20 @@ async function route() {
 }
 
 window.addEventListener('hashchange', route);
+
+// Keys of the whole page; a text field keeps its own.
+document.addEventListener('keydown', e => {
+  if (e.altKey || e.ctrlKey || e.metaKey) return;
+  if (e.key === 'Escape' && (!location.hash || location.hash.startsWith('#/play'))) {
+    if (cancelPlayEntry()) e.preventDefault();
+    return;
+  }
+  const t = e.target;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+  const h = location.hash;
+  if (h.startsWith('#/analyse') && (e.key === 'ArrowLeft' || e.key === 'ArrowRight')) {
+    e.preventDefault();
+    stepLine(e.key === 'ArrowLeft' ? -1 : 1);
+  }
+});
 route();

@@ -60,11 +60,11 @@ function renderWalk(w) {
       why.append(el('div', {}, b.why, ' ', b.shared ? el('a', { href: proofLink(w.root, b.shared), class: 'shared' }, 'go there') : null));
     }
     if (!m.by.length) why.append(el('span', { class: 'note' }, 'not in the certificates'));
-    body.append(el('tr', { class: 'clickable', tabindex: 0, 'data-move': m.move, onclick: go, onkeydown: e => { if (e.key === 'Enter') go(); } },
+    body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: go },
       el('td', {}, m.move),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value || '-'),
       el('td', { class: 'num' }, m.by.length ? fmtNumber(Math.max(...m.by.map(b => b.nodes))) : ''),
-      why));
+      why)));
   }
   if (!w.moves.length) body.append(el('tr', {}, el('td', { colspan: 4 }, w.end || 'no legal move')));
   const value = w.value ? `${w.side} to move: ${w.value}` : `${w.side} to move: the certificates say nothing of this position`;
