@@ -352,6 +352,7 @@ pub async fn analyse(
             "tables": tables,
             "rote": rote.as_ref().map(|r| r.len()),
             "certificates": certificates.as_ref().map(|c| c.len()),
+            "certificates_refused": certificates.as_ref().map(|c| c.refused.len()),
             "in_play": in_play,
         });
         Ok(Json(state))

@@ -766,6 +766,7 @@ fn the_analysis_reads_checked_certificates_and_refuses_forged_ones() {
         a["certificates"], 2,
         "the session's two, not the forged or garbled: {a}"
     );
+    assert_eq!(a["certificates_refused"], 2, "{a}");
     let moves = a["moves"].as_array().unwrap();
     let best = &moves[0];
     assert_eq!(best["value"], "win", "{a}");
@@ -1740,5 +1741,37 @@ fn esc_drops_a_capture_choice_and_a_half_made_chain() {
     assert_eq!(
         b.eval("return play.state.history.length + play.moves.length"),
         json!(0)
+    );
+}
+
+#[test]
+fn play_from_here_starts_a_game_at_the_analysed_position() {
+    let data = data();
+    let server = serve(&data, None);
+    let b = Browser::start();
+    b.open(&server.url("#/analyse?position=3x3"));
+    let row = b.wait("#analysis-moves tr[data-move]", 30);
+    b.click(&row);
+    b.wait_until(
+        "one move down the line",
+        "return !!analysis.state && location.hash.includes('line=')",
+        30,
+    );
+    let here = b.eval("return analysis.state.position");
+    let here = here.as_str().unwrap().to_string();
+    b.click_css("#play-from-here");
+    b.wait_until(
+        "the game from there",
+        &format!(
+            "return !!play.state && play.state.start === {}",
+            serde_json::to_string(&here).unwrap()
+        ),
+        30,
+    );
+    assert!(
+        b.eval("return location.hash")
+            .as_str()
+            .unwrap()
+            .starts_with("#/play")
     );
 }

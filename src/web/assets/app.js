@@ -733,6 +733,7 @@ async function showAnalyse(mode = 'replace') {
         el('button', { id: 'analyse', onclick: analyseTyped }, 'Analyse'),
         el('button', { id: 'edit', onclick: toggleEdit }, 'Set up pieces'),
         el('button', { id: 'solve-session', onclick: solveAsSession }, 'Solve as a session'),
+        el('button', { id: 'play-from-here', onclick: playFromHere }, 'Play from here'),
         boardSel),
       el('p', { class: 'note', id: 'edit-note' }),
       el('h3', { class: 'not-editing' }, 'Moves, best first'),
@@ -866,10 +867,16 @@ async function runAnalysis(mode = 'replace') {
     renderAnalysis();
     document.getElementById('error').textContent = lineError;
     const an = a.analysis;
-    document.getElementById('note').textContent =
+    const note = document.getElementById('note');
+    note.textContent =
       (an.tables ? `tables of ${a.board.name} up to ${an.tables.pieces} pieces` : `no tables for ${a.board.name}`) +
       (an.rote !== null ? `; rote store ${an.rote} entries` : '; rote store: no daemon') +
       (an.certificates ? `; ${an.certificates} checked certificates` : '');
+    // A certificate the checker refused is not used: said here, the reason on Proofs.
+    if (an.certificates_refused) {
+      note.append('; ', el('a', { href: '#/proofs', id: 'refused-certificates' },
+        `${an.certificates_refused} certificate${an.certificates_refused > 1 ? 's' : ''} refused by the checker`));
+    }
   } catch (e) {
     if (gen !== generation) return;
     if (fromSetup && analysis.editing) {
@@ -1006,6 +1013,18 @@ function editPoint(p) {
   const next = { '.': 'W', 'W': 'B', 'B': '.' };
   analysis.cells[p] = next[analysis.cells[p]];
   renderAnalysis();
+}
+
+// The position on the analysis board, as the start of a game on Play: the players are
+// chosen there, then "New game".
+function playFromHere() {
+  const a = analysis.state;
+  if (!a) return;
+  play.start = a.position;
+  play.moves = [];
+  play.state = null;
+  play.resigned = false;
+  location.hash = '#/play';
 }
 
 async function solveAsSession() {
