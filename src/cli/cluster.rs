@@ -76,6 +76,10 @@ pub enum ClusterCommand {
         /// three times in it) before the server gives it to another.
         #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
         ack_wait: std::time::Duration,
+        /// How large each job's search may grow: \"tree-size\", a node count, \"tree/D\" or
+        /// \"max(N,tree/D)\" (default: second_level of the config).
+        #[arg(long, value_name = "BOUND")]
+        second_level: Option<fanorona::search::SecondLevel>,
         #[command(flatten)]
         out: crate::cli::JsonFlag,
     },
@@ -110,6 +114,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             db,
             jobs,
             ack_wait,
+            second_level,
             out,
         } => {
             let root = crate::cli::rules::resolve_target(&target)?;
@@ -137,6 +142,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                     width: jobs.max(1),
                     run: format!("{run}-{}", attacker.name()),
                     ack_wait,
+                    second_level: second_level.unwrap_or(config.second_level),
                 };
                 let (tree, tally) = master::solve(&options, root, goal, leaf, needs.clone(), &log)
                     .map_err(Failure::other)?;
@@ -154,6 +160,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                     "stale": tally.stale,
                     "garbled": tally.garbled,
                     "abandoned": tally.abandoned,
+                    "redelivered": tally.redelivered,
                     "by_worker": tally.by_worker,
                 }));
                 if outcome == Outcome::Proven {

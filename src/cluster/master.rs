@@ -23,6 +23,8 @@ pub struct Options {
     pub run: String,
     /// How long a job may go without word from its worker before another gets it.
     pub ack_wait: std::time::Duration,
+    /// How large each job's search may grow.
+    pub second_level: crate::search::SecondLevel,
 }
 
 /// What a run did besides deciding its question.
@@ -35,6 +37,8 @@ pub struct Tally {
     pub garbled: u64,
     /// Jobs still in flight when the question was decided: taken off the stream unrun.
     pub abandoned: u64,
+    /// Answers taken from a job's second delivery or later (its first worker went quiet).
+    pub redelivered: u64,
     pub by_worker: HashMap<String, u64>,
 }
 
@@ -54,6 +58,7 @@ pub fn solve<'a>(
         .map_err(nats)?;
     // The tree stays on this thread; only the messages wait.
     let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+    tree.second_level = options.second_level;
     let tally = runtime.block_on(drive(options, &mut tree, tables, log))?;
     Ok((tree, tally))
 }
@@ -102,9 +107,10 @@ async fn drive(
         if flight.is_empty() {
             break;
         }
+        // One answer at a time: each frees a place in flight, filled before the next wait.
         let mut batch = answers
             .fetch()
-            .max_messages(options.width.max(1))
+            .max_messages(1)
             .expires(Duration::from_secs(1))
             .messages()
             .await
@@ -125,6 +131,7 @@ async fn drive(
                         && ids.get(&a.id) == Some(&a.leaf);
                     if ours && flight.apply(tree, &a.answer()) == Applied::Taken {
                         ids.remove(&a.id);
+                        tally.redelivered += u64::from(a.delivered > 1);
                         *tally.by_worker.entry(a.worker.clone()).or_default() += 1;
                     } else {
                         tally.stale += 1;

@@ -50,6 +50,9 @@ pub struct AnswerMsg {
     /// Who ran it, and how long it took.
     pub worker: String,
     pub seconds: f64,
+    /// Which delivery of the job this was (above 1: another worker had it and went quiet).
+    #[serde(default)]
+    pub delivered: i64,
 }
 
 impl JobMsg {
@@ -86,7 +89,13 @@ impl JobMsg {
 }
 
 impl AnswerMsg {
-    pub fn new(job: &JobMsg, answer: &Answer, worker: &str, seconds: f64) -> AnswerMsg {
+    pub fn new(
+        job: &JobMsg,
+        answer: &Answer,
+        worker: &str,
+        seconds: f64,
+        delivered: i64,
+    ) -> AnswerMsg {
         AnswerMsg {
             version: VERSION,
             run: job.run.clone(),
@@ -98,6 +107,7 @@ impl AnswerMsg {
             work: answer.work,
             worker: worker.to_string(),
             seconds,
+            delivered,
         }
     }
 

@@ -193,7 +193,8 @@ async fn slot(
         };
         warm.insert(key, dfpn);
         let seconds = started.elapsed().as_secs_f64();
-        let reply = AnswerMsg::new(&job, &answer, &options.name, seconds);
+        let delivered = message.info().map_or(1, |i| i.delivered);
+        let reply = AnswerMsg::new(&job, &answer, &options.name, seconds, delivered);
         let body = serde_json::to_vec(&reply).expect("answers serialise");
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.
