@@ -2,13 +2,11 @@
 //! a number in flight, answers taken as they come (`search::jobs` keeps the books).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind};
-use futures_util::StreamExt;
 
 use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
-use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats};
+use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats, next_message};
 use crate::position::Position;
 use crate::search::jobs::{Applied, InFlight};
 use crate::search::pn::PnTree;
@@ -108,38 +106,31 @@ async fn drive(
             break;
         }
         // One answer at a time: each frees a place in flight, filled before the next wait.
-        let mut batch = answers
-            .fetch()
-            .max_messages(1)
-            .expires(Duration::from_secs(1))
-            .messages()
-            .await
-            .map_err(nats)?;
-        while let Some(message) = batch.next().await {
-            let message = message.map_err(nats)?;
-            match serde_json::from_slice::<AnswerMsg>(&message.payload) {
-                Err(e) => {
-                    tally.garbled += 1;
-                    log(&format!("an answer that does not decode, set aside: {e}"));
-                    message.ack_with(AckKind::Term).await.map_err(nats)?;
-                    continue;
-                }
-                Ok(a) => {
-                    let ours = a.version == VERSION
-                        && a.run == options.run
-                        && a.attacker == tree.goal.attacker
-                        && ids.get(&a.id) == Some(&a.leaf);
-                    if ours && flight.apply(tree, &a.answer()) == Applied::Taken {
-                        ids.remove(&a.id);
-                        tally.redelivered += u64::from(a.delivered > 1);
-                        *tally.by_worker.entry(a.worker.clone()).or_default() += 1;
-                    } else {
-                        tally.stale += 1;
-                    }
+        let Some(message) = next_message(&answers).await? else {
+            continue;
+        };
+        match serde_json::from_slice::<AnswerMsg>(&message.payload) {
+            Err(e) => {
+                tally.garbled += 1;
+                log(&format!("an answer that does not decode, set aside: {e}"));
+                message.ack_with(AckKind::Term).await.map_err(nats)?;
+                continue;
+            }
+            Ok(a) => {
+                let ours = a.version == VERSION
+                    && a.run == options.run
+                    && a.attacker == tree.goal.attacker
+                    && ids.get(&a.id) == Some(&a.leaf);
+                if ours && flight.apply(tree, &a.answer()) == Applied::Taken {
+                    ids.remove(&a.id);
+                    tally.redelivered += u64::from(a.delivered > 1);
+                    *tally.by_worker.entry(a.worker.clone()).or_default() += 1;
+                } else {
+                    tally.stale += 1;
                 }
             }
-            message.ack().await.map_err(nats)?;
         }
+        message.ack().await.map_err(nats)?;
     }
     // Decided: the jobs still waiting are of no use to anyone, nor are answers to come.
     tally.abandoned = flight.len() as u64;

@@ -15,6 +15,7 @@ pub mod worker;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
+use futures_util::StreamExt;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -62,6 +63,20 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Clien
             url: url.to_string(),
             reason: e.to_string(),
         })
+}
+
+/// The next message for `consumer`, waiting at most a second (`None` then).
+pub async fn next_message(
+    consumer: &jetstream::consumer::Consumer<pull::Config>,
+) -> Result<Option<jetstream::Message>, ClusterError> {
+    let mut batch = consumer
+        .fetch()
+        .max_messages(1)
+        .expires(Duration::from_secs(1))
+        .messages()
+        .await
+        .map_err(nats)?;
+    batch.next().await.transpose().map_err(nats)
 }
 
 /// The work-queue stream `name` over `subjects`, created if it is not there: file-backed,

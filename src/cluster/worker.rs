@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind};
-use futures_util::StreamExt;
 
 use super::wire::{AnswerMsg, JobMsg, VERSION};
-use super::{ClusterError, connect, nats, wait_for_jobs};
+use super::{ClusterError, connect, nats, next_message, wait_for_jobs};
 use crate::egdb::Database;
 use crate::geometry::Board;
 use crate::search::dfpn::DfPn;
@@ -111,17 +110,9 @@ async fn slot(
     let mut warm: Warm = HashMap::new();
     let mut said: Option<String> = None;
     while !stop.load(Ordering::Relaxed) {
-        let mut batch = consumer
-            .fetch()
-            .max_messages(1)
-            .expires(Duration::from_secs(1))
-            .messages()
-            .await
-            .map_err(nats)?;
-        let Some(message) = batch.next().await else {
+        let Some(message) = next_message(consumer).await? else {
             continue;
         };
-        let message = message.map_err(nats)?;
         let job: JobMsg = match serde_json::from_slice(&message.payload) {
             Ok(j) => j,
             Err(e) => {

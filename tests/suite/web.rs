@@ -93,15 +93,7 @@ fn a_5x9_capture_chain_with_approach_or_withdrawal_and_an_early_stop() {
     let data = data();
     let server = serve(&data, None);
     let b = Browser::start();
-    b.open(&server.url("#/play"));
-    b.wait("#new-game", 10);
-    // White's e3 can take at d3 by approach (then on to d4 and c3) or by withdrawal.
-    let start = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
-    b.select("#play-white", "human");
-    b.select("#play-black", "human");
-    b.type_into("#play-start", start);
-    b.click_css("#new-game");
-    b.wait("g.pt.movable[data-point='e3']", 10);
+    chain_game(&b, &server);
     b.click_css("g.pt[data-point='e3']");
     b.click_css("g.pt.target[data-point='d3']");
     // Both captures are offered, each naming what it takes.
@@ -128,7 +120,7 @@ fn a_5x9_capture_chain_with_approach_or_withdrawal_and_an_early_stop() {
     assert!(!b.text("#history").contains("c3W"));
     // The position shown is the rules' position after that move.
     let o = Command::new(BIN)
-        .args(["show", start, "--play", "e3-d3A-d4A", "--json"])
+        .args(["show", CHAIN_START, "--play", "e3-d3A-d4A", "--json"])
         .output()
         .unwrap();
     let shown: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -358,6 +350,21 @@ fn a_running_sessions_curve_gains_points_while_the_page_is_open() {
             .contains(below["position"].as_str().unwrap())
     );
     b.screenshot(&screenshot_path(data.tmp.path(), "web-session-tree.png"));
+}
+
+/// A 5x9 position where White's e3 can take at d3 by approach (then on to d4 and c3) or by
+/// withdrawal.
+const CHAIN_START: &str = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
+
+/// Two people's game from `CHAIN_START`.
+fn chain_game(b: &Browser, server: &Server) {
+    b.open(&server.url("#/play"));
+    b.wait("#new-game", 10);
+    b.select("#play-white", "human");
+    b.select("#play-black", "human");
+    b.type_into("#play-start", CHAIN_START);
+    b.click_css("#new-game");
+    b.wait("g.pt.movable[data-point='e3']", 10);
 }
 
 /// A new game on the Play page: `board` from its start, with these players.
@@ -1697,15 +1704,7 @@ fn esc_drops_a_capture_choice_and_a_half_made_chain() {
     let data = data();
     let server = serve(&data, None);
     let b = Browser::start();
-    b.open(&server.url("#/play"));
-    b.wait("#new-game", 10);
-    // White's e3 can take at d3 by approach (then on to d4 and c3) or by withdrawal.
-    let start = "BBBBBBBBB/BBB.BBBBB/BWB.WBWBW/W.WWWWWWW/.WWWWWWWW w";
-    b.select("#play-white", "human");
-    b.select("#play-black", "human");
-    b.type_into("#play-start", start);
-    b.click_css("#new-game");
-    b.wait("g.pt.movable[data-point='e3']", 10);
+    chain_game(&b, &server);
     let cells = b.eval("return play.state.cells");
     // The choice between approach and withdrawal has the focus; Esc drops it and the move.
     b.click_css("g.pt[data-point='e3']");
