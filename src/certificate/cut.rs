@@ -14,10 +14,10 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
-use std::str::FromStr;
 
-use crate::certificate::format::{self, Header, NodeLine, Tag};
-use crate::certificate::stitch::{self, StitchError};
+use crate::certificate::explore::{Tree, play_line};
+use crate::certificate::format::{self, Tag};
+use crate::certificate::stitch::StitchError;
 use crate::moves::Move;
 use crate::position::Position;
 
@@ -40,81 +40,6 @@ pub struct Cut {
     pub bytes: u64,
 }
 
-/// A certificate's node lines, held in memory (the 5x9 start's largest, 2.3 million lines,
-/// takes about 60 MB): depth, move and tag of each, and where each subtree ends.
-struct Tree {
-    depth: Vec<u32>,
-    /// The moves' text, one after another; `mv_end[i]` ends node i's.
-    moves: String,
-    mv_end: Vec<usize>,
-    tag: Vec<Tag>,
-    /// One past the last node of each node's subtree.
-    end: Vec<u64>,
-}
-
-impl Tree {
-    fn mv(&self, i: u64) -> &str {
-        let i = i as usize;
-        let start = if i == 0 { 0 } else { self.mv_end[i - 1] };
-        &self.moves[start..self.mv_end[i]]
-    }
-
-    fn read(path: &Path) -> Result<(Header, Tree), CutError> {
-        let mut input = format::open(path, |_| {}).map_err(stitch::io_at(path))?;
-        let header = stitch::header_of(path, &mut input)?;
-        let mut tree = Tree {
-            depth: Vec::new(),
-            moves: String::new(),
-            mv_end: Vec::new(),
-            tag: Vec::new(),
-            end: Vec::new(),
-        };
-        let bad = |line: u64, reason: String| CutError::Bad {
-            path: path.to_path_buf(),
-            line,
-            reason,
-        };
-        // Open subtrees, innermost last: a node's subtree ends at the first later line that
-        // is not deeper.
-        let mut open: Vec<u64> = Vec::new();
-        stitch::node_lines(path, &mut input, |i, NodeLine { depth, mv, tag }| {
-            while let Some(&k) = open.last() {
-                if tree.depth[k as usize] < depth {
-                    break;
-                }
-                tree.end[k as usize] = i;
-                open.pop();
-            }
-            let expected = open.last().map_or(0, |&k| tree.depth[k as usize] + 1);
-            if depth != expected {
-                return Err(bad(i + 2, format!("depth {depth}, {expected} expected")));
-            }
-            tree.depth.push(depth);
-            tree.moves.push_str(mv);
-            tree.mv_end.push(tree.moves.len());
-            tree.tag.push(tag);
-            tree.end.push(i + 1);
-            open.push(i);
-            Ok(())
-        })?;
-        let n = tree.depth.len() as u64;
-        for k in open {
-            tree.end[k as usize] = n;
-        }
-        if n == 0 {
-            return Err(bad(2, "no node lines after the header".into()));
-        }
-        Ok((header, tree))
-    }
-
-    /// The children of `node`, by number.
-    fn children(&self, node: u64) -> impl Iterator<Item = u64> + '_ {
-        let stop = self.end[node as usize];
-        let within = move |c: u64| Some(c).filter(|&c| c < stop);
-        std::iter::successors(within(node + 1), move |&c| within(self.end[c as usize]))
-    }
-}
-
 /// A run of old lines being copied: from `next` up to `end`, each `shift` levels deeper
 /// (negative: shallower) than it was; the first line takes the move `first_mv`.
 struct Run {
@@ -129,50 +54,41 @@ struct Run {
 /// position after `moves` (in the paper's notation, from the root of `cert`): the subtree
 /// there, with the same goal and claim.
 pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
-    let (header, tree) = Tree::read(cert)?;
-    let mut pos = Position::from_str(&header.position).map_err(|e| CutError::Bad {
-        path: cert.to_path_buf(),
-        line: 1,
-        reason: format!("root position: {e}"),
-    })?;
-    let mut node = 0u64;
-    for (i, text) in moves.iter().enumerate() {
-        let m = Move::parse(&pos, text).map_err(|e| CutError::Mismatch {
+    let tree = Tree::open(cert)?;
+    let played = play_line(&tree.root, moves);
+    let pos = *played.positions.last().expect("the root at least");
+    if let Some(e) = played.error {
+        return Err(CutError::Mismatch {
             path: cert.to_path_buf(),
-            reason: format!("move {} '{text}' in {pos}: {e}", i + 1),
-        })?;
-        let written = m.notation(pos.board());
-        node = match tree.tag[node as usize] {
-            Tag::Shared(k) | Tag::Repetition(k) => k,
-            _ => node,
-        };
-        let found = tree.children(node).find(|&c| tree.mv(c) == written);
-        node = found.ok_or_else(|| {
-            let there: Vec<&str> = tree.children(node).map(|c| tree.mv(c)).collect();
-            CutError::Mismatch {
-                path: cert.to_path_buf(),
-                reason: format!(
-                    "the certificate does not follow {written} after {}: {}",
-                    if i == 0 {
-                        "its root".to_string()
-                    } else {
-                        moves[..i].join(" ")
-                    },
-                    if there.is_empty() {
-                        format!("that is a leaf ({})", tree.tag[node as usize])
-                    } else {
-                        format!("it has {}", there.join(", "))
-                    }
-                ),
-            }
-        })?;
-        pos = m.apply(&pos);
+            reason: format!("move {} '{}' in {pos}: {}", e.index, e.text, e.reason),
+        });
     }
-    // A shared or repetition leaf stands for node K's subtree (the same position).
-    let start = match tree.tag[node as usize] {
-        Tag::Shared(k) | Tag::Repetition(k) => k,
-        _ => node,
-    };
+    // Through shared and repetition leaves: such a leaf stands for node K's subtree (the
+    // same position).
+    let at = tree.follow(&played.moves);
+    if at.moves < moves.len() {
+        let i = at.moves;
+        let there: Vec<&str> = tree.children(at.node).map(|c| tree.mv(c)).collect();
+        return Err(CutError::Mismatch {
+            path: cert.to_path_buf(),
+            reason: format!(
+                "the certificate does not follow {} after {}: {}",
+                played.moves[i],
+                if i == 0 {
+                    "its root".to_string()
+                } else {
+                    moves[..i].join(" ")
+                },
+                if there.is_empty() {
+                    format!("that is a leaf ({})", tree.tag(at.node))
+                } else {
+                    format!("it has {}", there.join(", "))
+                }
+            ),
+        });
+    }
+    let start = u64::from(at.node);
+    let header = tree.header.clone();
 
     let disproof = header.claim == "disproven";
     let mut body: Vec<u8> = Vec::new();
@@ -188,8 +104,8 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
     let mut path: Vec<(Position, u64)> = Vec::new();
     let mut runs = vec![Run {
         next: start,
-        end: tree.end[start as usize],
-        shift: -i64::from(tree.depth[start as usize]),
+        end: u64::from(tree.end(at.node)),
+        shift: -i64::from(tree.depth(at.node)),
         first: start,
         first_mv: "-".to_string(),
     }];
@@ -200,13 +116,13 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
         }
         let i = run.next;
         run.next += 1;
-        let depth = (i64::from(tree.depth[i as usize]) + run.shift) as u32;
+        let depth = (i64::from(tree.depth(i as u32)) + run.shift) as u32;
         let mv = if i == run.first {
             run.first_mv.clone()
         } else {
-            tree.mv(i).to_string()
+            tree.mv(i as u32).to_string()
         };
-        let tag = match tree.tag[i as usize] {
+        let tag = match tree.tag(i as u32) {
             Tag::Shared(k) | Tag::Repetition(k) => {
                 let here = position_at(cert, &path, depth, &mv, &pos, i)?;
                 let on_path = path[..depth as usize]
@@ -226,8 +142,8 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
                         made.copied += 1;
                         runs.push(Run {
                             next: k,
-                            end: tree.end[k as usize],
-                            shift: i64::from(depth) - i64::from(tree.depth[k as usize]),
+                            end: u64::from(tree.end(k as u32)),
+                            shift: i64::from(depth) - i64::from(tree.depth(k as u32)),
                             first: k,
                             first_mv: mv,
                         });

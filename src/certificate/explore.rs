@@ -1,30 +1,26 @@
-//! A certificate's tree, indexed once so that it can be walked: the node at the end of any
-//! line of moves from the root, its moves, the subtree below each and how each line ends,
-//! found without reading the file again. A file is read here only after the checker has
-//! passed it; what this module adds is the walking, not trust.
+//! A certificate's tree held in memory and indexed once, so that it can be walked (the node
+//! at the end of any line of moves from the root, its moves, the subtree below each and how
+//! each line ends) and cut (`cut`), without reading the file again. Reading checks only the
+//! shape (depths, node numbers); what the moves and leaves are worth is the checker's.
 
 use std::io::BufRead;
 use std::path::Path;
 
 use thiserror::Error;
 
-use crate::certificate::format::{self, Header, Tag};
+use crate::certificate::format::{self, Header, NodeLine, Tag};
+use crate::certificate::stitch::{self, StitchError};
 use crate::moves::Move;
 use crate::position::{Color, Position};
 
+/// A move of an asked line that is not legal where it is played.
 #[derive(Debug, Error)]
-pub enum ExploreError {
-    #[error("{path}: {reason}")]
-    Unreadable { path: String, reason: String },
-    #[error("line {line}: {reason}")]
-    Malformed { line: u64, reason: String },
-    /// A move of the asked line that is not legal where it is played.
-    #[error("move {index} '{text}' of the line: {reason}")]
-    Line {
-        index: usize,
-        text: String,
-        reason: String,
-    },
+#[error("move {index} '{text}' of the line: {reason}")]
+pub struct LineError {
+    /// Its place in the line, from 1.
+    pub index: usize,
+    pub text: String,
+    pub reason: String,
 }
 
 /// Kinds of node, one byte each (`Tag` without its argument).
@@ -76,29 +72,26 @@ pub enum Ending {
 
 impl Tree {
     /// Reads and indexes the certificate file `path` (gzip for `.gz`).
-    pub fn open(path: &Path) -> Result<Tree, ExploreError> {
-        let mut input = format::open(path, |_| {}).map_err(|e| ExploreError::Unreadable {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        Tree::read(&mut input)
+    pub fn open(path: &Path) -> Result<Tree, StitchError> {
+        let mut input = format::open(path, |_| {}).map_err(stitch::io_at(path))?;
+        Tree::read(path, &mut input)
     }
 
-    /// Reads and indexes a certificate's text.
-    pub fn read(input: &mut dyn BufRead) -> Result<Tree, ExploreError> {
-        let malformed = |line: u64, reason: String| ExploreError::Malformed { line, reason };
-        let mut buf = Vec::new();
-        format::read_line_bounded(input, &mut buf).map_err(|e| malformed(1, e.to_string()))?;
-        let text = std::str::from_utf8(&buf).map_err(|e| malformed(1, e.to_string()))?;
-        let header: Header =
-            serde_json::from_str(text.trim_end()).map_err(|e| malformed(1, e.to_string()))?;
+    /// Reads and indexes a certificate's text; `path` names it in errors.
+    pub fn read(path: &Path, input: &mut dyn BufRead) -> Result<Tree, StitchError> {
+        let bad = |line: u64, reason: String| StitchError::Bad {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let header = stitch::header_of(path, input)?;
         let root: Position = header
             .position
             .parse()
-            .map_err(|e| malformed(1, format!("position: {e}")))?;
+            .map_err(|e| bad(1, format!("root position: {e}")))?;
         let attacker = header
             .attacker()
-            .ok_or_else(|| malformed(1, format!("goal '{}'", header.goal)))?;
+            .ok_or_else(|| bad(1, format!("goal '{}'", header.goal)))?;
         let mut tree = Tree {
             proven: header.claim == "proven",
             header,
@@ -114,38 +107,27 @@ impl Tree {
         };
         // The inner nodes whose subtrees are still open, the root's first.
         let mut open: Vec<u32> = Vec::new();
-        loop {
-            buf.clear();
-            let line = tree.kind.len() as u64 + 2;
-            if format::read_line_bounded(input, &mut buf)
-                .map_err(|e| malformed(line, e.to_string()))?
-                == 0
-            {
-                break;
-            }
-            let text = std::str::from_utf8(&buf).map_err(|e| malformed(line, e.to_string()))?;
-            let node = format::parse_node(text.trim_end_matches('\n'))
-                .map_err(|reason| malformed(line, reason))?;
-            let id = u32::try_from(tree.kind.len())
-                .map_err(|_| malformed(line, "more than 4 billion nodes".to_string()))?;
-            let depth = node.depth as usize;
-            if depth > open.len() || (depth == 0 && id > 0) {
-                return Err(malformed(
+        stitch::node_lines(path, input, |i, NodeLine { depth, mv, tag }| {
+            let line = i + 2;
+            let id = u32::try_from(i).map_err(|_| bad(line, "more than 4 billion nodes".into()))?;
+            let d = depth as usize;
+            if d > open.len() || (d == 0 && id > 0) {
+                return Err(bad(
                     line,
                     format!("depth {depth} under {} open inner nodes", open.len()),
                 ));
             }
-            for closed in open.drain(depth..) {
+            for closed in open.drain(d..) {
                 tree.end[closed as usize] = id;
             }
-            let (kind, arg) = match node.tag {
+            let (kind, arg) = match tag {
                 Tag::Inner => (INNER, 0),
                 Tag::Table(crate::egdb::Wdl::Win) => (TABLE_WIN, 0),
                 Tag::Table(crate::egdb::Wdl::Draw) => (TABLE_DRAW, 0),
                 Tag::Table(crate::egdb::Wdl::Loss) => (TABLE_LOSS, 0),
                 Tag::Terminal => (TERMINAL, 0),
-                Tag::Repetition(k) | Tag::Shared(k) if k >= id as u64 => {
-                    return Err(malformed(line, format!("node {k} is not an earlier node")));
+                Tag::Repetition(k) | Tag::Shared(k) if k >= u64::from(id) => {
+                    return Err(bad(line, format!("node {k} is not an earlier node")));
                 }
                 Tag::Repetition(k) => (REPETITION, k as u32),
                 Tag::Shared(k) => (SHARED, k as u32),
@@ -155,15 +137,16 @@ impl Tree {
             tree.arg.push(arg);
             tree.end.push(id + 1);
             tree.parent.push(open.last().copied().unwrap_or(0));
-            tree.depth.push(node.depth);
-            tree.moves.push_str(node.mv);
+            tree.depth.push(depth);
+            tree.moves.push_str(mv);
             tree.move_at.push(tree.moves.len() as u32);
             if kind == INNER {
                 open.push(id);
             }
-        }
+            Ok(())
+        })?;
         if tree.kind.is_empty() {
-            return Err(malformed(2, "no node".to_string()));
+            return Err(bad(2, "no node lines after the header".into()));
         }
         let n = tree.kind.len() as u32;
         for closed in open {
@@ -187,22 +170,44 @@ impl Tree {
         &self.moves[self.move_at[k] as usize..self.move_at[k + 1] as usize]
     }
 
-    /// How `node`'s line ends, or how much goes on below it.
-    pub fn ending(&self, node: u32) -> Ending {
+    /// `node`'s depth: 0 at the root.
+    pub fn depth(&self, node: u32) -> u32 {
+        self.depth[node as usize]
+    }
+
+    /// One past the last node of `node`'s subtree.
+    pub fn end(&self, node: u32) -> u32 {
+        self.end[node as usize]
+    }
+
+    /// `node`'s tag, as its line has it.
+    pub fn tag(&self, node: u32) -> Tag {
         let k = node as usize;
         match self.kind[k] {
-            INNER => Ending::Inner {
-                nodes: (self.end[k] - node) as u64,
+            INNER => Tag::Inner,
+            TABLE_WIN => Tag::Table(crate::egdb::Wdl::Win),
+            TABLE_DRAW => Tag::Table(crate::egdb::Wdl::Draw),
+            TABLE_LOSS => Tag::Table(crate::egdb::Wdl::Loss),
+            TERMINAL => Tag::Terminal,
+            REPETITION => Tag::Repetition(u64::from(self.arg[k])),
+            SHARED => Tag::Shared(u64::from(self.arg[k])),
+            _ => Tag::Open,
+        }
+    }
+
+    /// How `node`'s line ends, or how much goes on below it.
+    pub fn ending(&self, node: u32) -> Ending {
+        match self.tag(node) {
+            Tag::Inner => Ending::Inner {
+                nodes: u64::from(self.end(node) - node),
             },
-            TABLE_WIN => Ending::Table(crate::egdb::Wdl::Win),
-            TABLE_DRAW => Ending::Table(crate::egdb::Wdl::Draw),
-            TABLE_LOSS => Ending::Table(crate::egdb::Wdl::Loss),
-            TERMINAL => Ending::Terminal,
-            REPETITION => Ending::Repetition {
-                plies: self.depth[k] - self.depth[self.arg[k] as usize],
+            Tag::Table(v) => Ending::Table(v),
+            Tag::Terminal => Ending::Terminal,
+            Tag::Repetition(k) => Ending::Repetition {
+                plies: self.depth(node) - self.depth(k as u32),
             },
-            SHARED => Ending::Shared { node: self.arg[k] },
-            _ => Ending::Open,
+            Tag::Shared(k) => Ending::Shared { node: k as u32 },
+            Tag::Open => Ending::Open,
         }
     }
 
@@ -244,39 +249,70 @@ impl Tree {
         line
     }
 
-    /// The node for the position after `line` (moves in notation, as the certificate writes
-    /// them), following repetition and shared leaves; `None` where the line leaves the
-    /// certificate (a move of the choosing side it does not take).
-    pub fn follow<S: AsRef<str>>(&self, line: &[S]) -> Option<u32> {
-        let mut node = self.standing_for(0);
+    /// Follows `line` (moves in notation, as the certificate writes them) from the root,
+    /// through repetition and shared leaves, as far as the certificate goes: it leaves the
+    /// line at a move of the choosing side it does not take.
+    pub fn follow<S: AsRef<str>>(&self, line: &[S]) -> Followed {
+        let mut at = Followed {
+            node: self.standing_for(0),
+            moves: 0,
+        };
         for mv in line {
-            let child = self.children(node).find(|&c| self.mv(c) == mv.as_ref())?;
-            node = self.standing_for(child);
+            let Some(child) = self.children(at.node).find(|&c| self.mv(c) == mv.as_ref()) else {
+                break;
+            };
+            at.node = self.standing_for(child);
+            at.moves += 1;
         }
-        Some(node)
+        at
     }
 }
 
-/// The positions along `line` from `root`, the root's first; each move is parsed where it is
-/// played and written back in the program's notation (as certificates write it).
-pub fn play_line<S: AsRef<str>>(
-    root: &Position,
-    line: &[S],
-) -> Result<(Vec<Position>, Vec<String>), ExploreError> {
-    let mut positions = vec![*root];
-    let mut notation = Vec::new();
+/// How far a line goes in a certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Followed {
+    /// The node for the position after the moves followed.
+    pub node: u32,
+    /// Moves of the line followed (all of them when the certificate holds the whole line).
+    pub moves: usize,
+}
+
+/// A line of moves played from a root as far as its moves are legal.
+pub struct Played {
+    /// The root, then the position after each legal move.
+    pub positions: Vec<Position>,
+    /// Those moves, written back in the program's notation (as certificates write them).
+    pub moves: Vec<String>,
+    /// The first move that is not legal where it is played, if one is not.
+    pub error: Option<LineError>,
+}
+
+/// Plays `line` (moves in notation) from `root`, each move parsed where it is played.
+pub fn play_line<S: AsRef<str>>(root: &Position, line: &[S]) -> Played {
+    let mut played = Played {
+        positions: vec![*root],
+        moves: Vec::new(),
+        error: None,
+    };
     for (k, text) in line.iter().enumerate() {
-        let pos = positions[k];
+        let pos = played.positions[k];
         let text = text.as_ref();
-        let mv = Move::parse(&pos, text).map_err(|e| ExploreError::Line {
-            index: k + 1,
-            text: crate::geometry::clipped(text),
-            reason: e.to_string(),
-        })?;
-        notation.push(mv.notation(pos.board()));
-        positions.push(mv.apply(&pos));
+        match Move::parse(&pos, text) {
+            Ok(mv) => {
+                played.moves.push(mv.notation(pos.board()));
+                played.positions.push(mv.apply(&pos));
+            }
+            Err(e) => {
+                played.error = Some(LineError {
+                    index: k + 1,
+                    text: crate::geometry::clipped(text),
+                    reason: e.to_string(),
+                });
+                break;
+            }
+        }
     }
-    Ok((positions, notation))
+    played
 }
 
 #[cfg(test)]
@@ -294,7 +330,7 @@ mod tests {
 
     #[test]
     fn subtrees_children_and_leaves_are_indexed() {
-        let t = Tree::read(&mut CERT.as_bytes()).unwrap();
+        let t = Tree::read(Path::new("t"), &mut CERT.as_bytes()).unwrap();
         assert_eq!(t.len(), 7);
         assert_eq!(t.children(0).collect::<Vec<_>>(), vec![1, 2, 6]);
         assert_eq!(t.children(2).collect::<Vec<_>>(), vec![3, 5]);
@@ -307,18 +343,25 @@ mod tests {
         assert_eq!(t.line_to(4), vec!["a3-a2", "c3-b3", "a2-a3"]);
         assert_eq!(t.mv(0), "-");
         // Through the repetition back to the root, and through the shared leaf.
-        assert_eq!(t.follow(&["a3-a2", "c3-b3", "a2-a3"]), Some(0));
-        assert_eq!(t.follow(&["a3-a2", "c3-c2"]), Some(1));
-        assert_eq!(t.follow(&["a3-a2", "c3-a1"]), None);
+        let at = |node, moves| Followed { node, moves };
+        assert_eq!(t.follow(&["a3-a2", "c3-b3", "a2-a3"]), at(0, 3));
+        assert_eq!(t.follow(&["a3-a2", "c3-c2"]), at(1, 2));
+        assert_eq!(t.follow(&["a3-a2", "c3-a1", "a2-a3"]), at(2, 1));
     }
 
     #[test]
     fn a_tree_out_of_order_is_refused_with_its_line() {
         let bad = CERT.replace("2 c3-c2 s 1", "4 c3-c2 s 1");
-        let e = Tree::read(&mut bad.as_bytes()).err().unwrap().to_string();
-        assert!(e.starts_with("line 7: depth 4"), "{e}");
+        let e = Tree::read(Path::new("t"), &mut bad.as_bytes())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("t: line 7: depth 4"), "{e}");
         let bad = CERT.replace("s 1", "s 9");
-        let e = Tree::read(&mut bad.as_bytes()).err().unwrap().to_string();
+        let e = Tree::read(Path::new("t"), &mut bad.as_bytes())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("node 9 is not an earlier node"), "{e}");
     }
 }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::moves::{Move, legal_moves};
+use crate::moves::legal_moves;
 use crate::position::Position;
 use crate::search::pn::Node;
 use crate::session::{SessionError, Sessions};
@@ -196,18 +196,20 @@ pub fn moves_below(
 
 /// The positions of `line` played from `root`, the root first.
 fn play_line(root: &Position, line: &[String]) -> Result<Vec<Position>, SessionError> {
-    let mut positions = vec![*root];
-    for (k, text) in line.iter().enumerate() {
-        let pos = positions[k];
-        let mv = Move::parse(&pos, text).map_err(|e| SessionError::Line {
-            index: k + 1,
-            text: text.clone(),
-            position: pos.to_string(),
-            reason: e.to_string(),
-        })?;
-        positions.push(mv.apply(&pos));
+    let played = crate::certificate::explore::play_line(root, line);
+    match played.error {
+        None => Ok(played.positions),
+        Some(e) => Err(SessionError::Line {
+            index: e.index,
+            text: e.text,
+            position: played
+                .positions
+                .last()
+                .expect("the root at least")
+                .to_string(),
+            reason: e.reason,
+        }),
     }
-    Ok(positions)
 }
 
 /// The node reached by following `positions` (the root's first) down the tree, and how far

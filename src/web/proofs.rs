@@ -179,35 +179,15 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
     let asked: Vec<&str> = q.line.split([' ', ',']).filter(|m| !m.is_empty()).collect();
     // A move that is not legal where it stands: the walk shows the line up to it and says
     // which move it was.
-    let (positions, line, error) = match play_line(&root, &asked) {
-        Ok((p, l)) => (p, l, None),
-        Err(e) => {
-            let good = match &e {
-                crate::certificate::explore::ExploreError::Line { index, .. } => index - 1,
-                _ => 0,
-            };
-            let (p, l) = play_line(&root, &asked[..good]).expect("the moves before it are legal");
-            (p, l, Some(e.to_string()))
-        }
-    };
+    let played = play_line(&root, &asked);
+    let (positions, line) = (played.positions, played.moves);
+    let error = played.error.map(|e| e.to_string());
     let pos = *positions.last().expect("the root at least");
     let mut walked = Vec::new();
     for k in known {
         let tree = state.proof_trees.get(k)?;
-        let (mut node, mut followed) = (Some(tree.standing_for(0)), 0);
-        for mv in &line {
-            let next = node.and_then(|n| tree.children(n).find(|&c| tree.mv(c) == mv));
-            match next {
-                Some(c) => {
-                    node = Some(tree.standing_for(c));
-                    followed += 1;
-                }
-                None => {
-                    node = None;
-                    break;
-                }
-            }
-        }
+        let at = tree.follow(&line);
+        let (node, followed) = ((at.moves == line.len()).then_some(at.node), at.moves);
         walked.push(Walked {
             known: k.clone(),
             tree,
