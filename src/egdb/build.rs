@@ -29,7 +29,7 @@ use crate::egdb::file::{
 };
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::parallel::{self, for_chunks};
-use crate::egdb::probe::Database;
+use crate::egdb::probe::{Database, Entry};
 use crate::egdb::scheme::{Index, Scheme};
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl, code_at};
 use crate::geometry::{Board, NONE, points};
@@ -690,27 +690,28 @@ pub fn capture_value(db: &Database, pos: &Position) -> u8 {
     if n > GATHERED {
         return capture_value_one_by_one(db, pos);
     }
+    // LOSS until a move shows better.
+    let mut best = LOSS;
     let mut entries: [(&[u8], u64); GATHERED] = [(&[], 0); GATHERED];
-    for (entry, &(us, them)) in entries.iter_mut().zip(&children[..n]) {
-        if us == 0 {
-            // The capture took the opponent's last piece.
-            return WIN;
-        }
-        let material = Material {
-            a: us.count_ones() as u8,
-            b: them.count_ones() as u8,
-        };
+    let mut m = 0;
+    for &(us, them) in &children[..n] {
         // The slices a capture leads to were opened and checksummed before the build, and
         // hold only the codes of win, draw and loss.
-        let file = db
-            .slice(material)
-            .ok()
-            .flatten()
-            .expect("the slices a capture leads to were checked before the build");
-        *entry = (file.payload(), file.slice.rank(us, them));
+        match db
+            .entry(us, them)
+            .expect("the slices a capture leads to were checked before the build")
+        {
+            // The capture took the opponent's last piece.
+            Entry::Known(Wdl::Loss) => return WIN,
+            Entry::Known(Wdl::Draw) => best = DRAW,
+            Entry::Known(Wdl::Win) => {}
+            Entry::At { payload, rank, .. } => {
+                entries[m] = (payload, rank);
+                m += 1;
+            }
+        }
     }
-    let mut best = LOSS;
-    for &(payload, rank) in &entries[..n] {
+    for &(payload, rank) in &entries[..m] {
         match code_at(payload, rank) {
             LOSS => return WIN,
             DRAW => best = DRAW,

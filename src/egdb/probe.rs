@@ -218,6 +218,19 @@ pub enum SliceState {
     Damaged(String),
 }
 
+/// Where a position's value is (`Database::entry`).
+#[derive(Clone, Copy, Debug)]
+pub enum Entry<'a> {
+    /// Known without a table: a side has no pieces.
+    Known(Wdl),
+    /// The 2-bit code at `rank` of a slice's codes.
+    At {
+        payload: &'a [u8],
+        rank: u64,
+        material: Material,
+    },
+}
+
 /// Most pieces a slice can have on any supported board.
 const MAX_SIDE: usize = 45;
 
@@ -339,11 +352,27 @@ impl Database {
     /// an invalid code); `lookup` says which of these it was.
     #[inline]
     fn value(&self, us: Bitboard, them: Bitboard) -> Result<Wdl, Material> {
+        match self.entry(us, them)? {
+            Entry::Known(v) => Ok(v),
+            Entry::At {
+                payload,
+                rank,
+                material,
+            } => Wdl::from_code(code_at(payload, rank)).ok_or(material),
+        }
+    }
+
+    /// Where the value of the position with `us` to move against `them` is: known without a
+    /// file when a side has no pieces, else its slice's codes and its entry there; the slice
+    /// when it is not built or cannot be used. A caller with many positions to value finds
+    /// all their entries first, then reads them, so that the reads overlap.
+    #[inline]
+    pub fn entry(&self, us: Bitboard, them: Bitboard) -> Result<Entry<'_>, Material> {
         if us == 0 {
-            return Ok(Wdl::Loss);
+            return Ok(Entry::Known(Wdl::Loss));
         }
         if them == 0 {
-            return Ok(Wdl::Win);
+            return Ok(Entry::Known(Wdl::Win));
         }
         let material = Material {
             a: us.count_ones() as u8,
@@ -352,7 +381,11 @@ impl Database {
         let Ok(Some(file)) = self.slice(material) else {
             return Err(material);
         };
-        Wdl::from_code(code_at(file.payload(), file.slice.rank(us, them))).ok_or(material)
+        Ok(Entry::At {
+            payload: file.payload(),
+            rank: file.slice.rank(us, them),
+            material,
+        })
     }
 
     /// Plies to a capture or the end of the game under best play, for a won or lost position

@@ -144,16 +144,11 @@ impl InFlight {
 pub fn run_job(dfpn: &mut DfPn<'_>, job: &Job) -> Answer {
     let before = dfpn.stats;
     let entries = dfpn.second_level(&job.position, &job.history, job.budget);
-    let after = dfpn.stats;
     Answer {
         leaf: job.leaf,
         position: job.position,
         entries,
-        work: Work {
-            nodes: after.nodes - before.nodes,
-            db_hits: after.db_hits - before.db_hits,
-            repetitions: after.repetitions - before.repetitions,
-        },
+        work: Work::between(before, dfpn.stats),
     }
 }
 

@@ -704,12 +704,7 @@ fn attach_dfpn(
     before: Stats,
     after: Stats,
 ) {
-    let work = Work {
-        nodes: after.nodes - before.nodes,
-        db_hits: after.db_hits - before.db_hits,
-        repetitions: after.repetitions - before.repetitions,
-    };
-    attach_searched(tree, n, pos, entries, work);
+    attach_searched(tree, n, pos, entries, Work::between(before, after));
 }
 
 /// What one second-level search did: nodes created, table leaves and repetitions met.
@@ -718,6 +713,17 @@ pub struct Work {
     pub nodes: u64,
     pub db_hits: u64,
     pub repetitions: u64,
+}
+
+impl Work {
+    /// The work of a search whose counts went from `before` to `after`.
+    pub fn between(before: Stats, after: Stats) -> Work {
+        Work {
+            nodes: after.nodes - before.nodes,
+            db_hits: after.db_hits - before.db_hits,
+            repetitions: after.repetitions - before.repetitions,
+        }
+    }
 }
 
 /// `attach_dfpn` with the search's work given as such.
