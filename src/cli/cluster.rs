@@ -149,11 +149,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 let outcome = tree.outcome();
                 answers.push(json!({
                     "goal": goal.to_string(),
-                    "outcome": match outcome {
-                        Outcome::Proven => "proven",
-                        Outcome::Disproven => "disproven",
-                        _ => "open",
-                    },
+                    "outcome": outcome.name(),
                     "nodes": tree.stats.nodes,
                     "iterations": tree.stats.iterations,
                     "jobs": tally.jobs,

@@ -468,12 +468,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             .iter()
             .map(|s| Question {
                 attacker: s.goal.attacker.name().to_string(),
-                outcome: match s.outcome {
-                    Outcome::Proven => "proven",
-                    Outcome::Disproven => "disproven",
-                    Outcome::Unknown => "open",
-                }
-                .to_string(),
+                outcome: s.outcome.name().to_string(),
                 nodes: s.stats.nodes,
                 iterations: s.stats.iterations,
                 first_level: None,

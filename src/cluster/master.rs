@@ -75,8 +75,8 @@ async fn drive(
     let mut ids: HashMap<u64, u32> = HashMap::new();
     let mut next_id = 0u64;
     let mut tally = Tally::default();
-    let init = tree.leaf_init().name().to_string();
-    let subject = format!("fanorona.jobs.{}", options.run);
+    let init = tree.leaf_init();
+    let subject = super::jobs_subject(&options.run);
     while !tree.decided() {
         while flight.len() < options.width.max(1) {
             let Some(job) = flight.next_job(tree) else {
@@ -88,7 +88,7 @@ async fn drive(
                 next_id,
                 &job,
                 tree.goal.attacker,
-                &init,
+                init,
                 tables.clone(),
             );
             js.publish(
@@ -135,8 +135,8 @@ async fn drive(
     // Decided: the jobs still waiting are of no use to anyone, nor are answers to come.
     tally.abandoned = flight.len() as u64;
     for (stream, subject) in [
-        (super::JOBS, format!("fanorona.jobs.{}", options.run)),
-        (super::ANSWERS, format!("fanorona.answers.{}", options.run)),
+        (super::JOBS, subject),
+        (super::ANSWERS, super::answers_subject(&options.run)),
     ] {
         let s = js.get_stream(stream).await.map_err(nats)?;
         s.purge().filter(subject).await.map_err(nats)?;

@@ -24,8 +24,6 @@ pub enum ClusterError {
     Connect { url: String, reason: String },
     #[error("NATS: {0}")]
     Nats(String),
-    #[error("a message that does not decode: {0}")]
-    Decode(String),
     #[error("{0}")]
     Refused(String),
 }
@@ -38,6 +36,16 @@ fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
 pub const JOBS: &str = "FANORONA_JOBS";
 /// The stream answers wait in until their master reads them: `fanorona.answers.RUN`.
 pub const ANSWERS: &str = "FANORONA_ANSWERS";
+/// Run `run`'s subject on the jobs stream.
+pub fn jobs_subject(run: &str) -> String {
+    format!("fanorona.jobs.{run}")
+}
+
+/// Run `run`'s subject on the answers stream.
+pub fn answers_subject(run: &str) -> String {
+    format!("fanorona.answers.{run}")
+}
+
 /// The workers' shared durable consumer of the jobs stream.
 pub const WORKERS: &str = "workers";
 /// How long a job may go unacknowledged (no answer, no "in progress") before the server
@@ -153,7 +161,7 @@ pub async fn answers_consumer(
             &name,
             pull::Config {
                 durable_name: Some(name.clone()),
-                filter_subject: format!("fanorona.answers.{run}"),
+                filter_subject: answers_subject(run),
                 ack_wait: ACK_WAIT,
                 ..Default::default()
             },

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::position::{Color, Position};
+use crate::search::Init;
 use crate::search::dfpn::Entry;
 use crate::search::jobs::{Answer, Job};
 use crate::search::pn::Work;
@@ -26,8 +27,8 @@ pub struct JobMsg {
     /// The master's number for it; answers name it.
     pub id: u64,
     pub attacker: Color,
-    /// How first numbers are set ("mobility" or "material").
-    pub init: String,
+    /// How first numbers are set.
+    pub init: Init,
     pub position: Position,
     pub history: Vec<Position>,
     pub budget: u64,
@@ -61,7 +62,7 @@ impl JobMsg {
         id: u64,
         job: &Job,
         attacker: Color,
-        init: &str,
+        init: Init,
         tables: Option<Tables>,
     ) -> JobMsg {
         JobMsg {
@@ -69,7 +70,7 @@ impl JobMsg {
             run: run.to_string(),
             id,
             attacker,
-            init: init.to_string(),
+            init,
             position: job.position,
             history: job.history.clone(),
             budget: job.budget,

@@ -36,7 +36,7 @@ pub struct Options {
 type Opened = Mutex<HashMap<Board, Option<&'static Database>>>;
 
 /// A thread's df-pn tables, one per kind of job (question, first numbers, tables).
-type Warm = HashMap<(crate::position::Color, String, Option<Board>), Box<DfPn<'static>>>;
+type Warm = HashMap<(crate::position::Color, Init, Option<Board>), Box<DfPn<'static>>>;
 
 /// Runs until stopped; returns the jobs answered.
 pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
@@ -125,39 +125,32 @@ async fn slot(
                 continue;
             }
         };
-        let refusal = if job.version != VERSION {
-            Some(format!(
+        let tables = if job.version != VERSION {
+            Err(format!(
                 "jobs of wire version {} (this worker speaks {VERSION})",
                 job.version
             ))
         } else {
-            tables_refusal(options, &job, opened)
+            tables_for(options, &job, opened)
         };
-        if let Some(why) = refusal {
-            // Handed back for another worker; said once, not at every job.
-            if said.as_deref() != Some(why.as_str()) {
-                log(&format!("worker {}: cannot take {why}", options.name));
-                said = Some(why);
+        let db = match tables {
+            Ok(db) => db,
+            Err(why) => {
+                // Handed back for another worker; said once, not at every job.
+                if said.as_deref() != Some(why.as_str()) {
+                    log(&format!("worker {}: cannot take {why}", options.name));
+                    said = Some(why);
+                }
+                message
+                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                    .await
+                    .map_err(nats)?;
+                continue;
             }
-            message
-                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                .await
-                .map_err(nats)?;
-            continue;
-        }
-        let board = job.tables.as_ref().map(|_| job.position.board());
-        let db = board.and_then(|b| {
-            opened
-                .lock()
-                .expect("tables lock")
-                .get(&b)
-                .copied()
-                .flatten()
-        });
-        let init: Init = job.init.parse().map_err(ClusterError::Refused)?;
-        let key = (job.attacker, job.init.clone(), board);
+        };
+        let key = (job.attacker, job.init, db.map(|_| job.position.board()));
         let mut dfpn = warm.remove(&key).unwrap_or_else(|| {
-            let leaf = LeafEval::new(db).with_init(init);
+            let leaf = LeafEval::new(db).with_init(job.init);
             Box::new(DfPn::new(
                 Goal {
                     attacker: job.attacker,
@@ -189,7 +182,7 @@ async fn slot(
         let body = serde_json::to_vec(&reply).expect("answers serialise");
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.
-        js.publish(format!("fanorona.answers.{}", job.run), body.into())
+        js.publish(super::answers_subject(&job.run), body.into())
             .await
             .map_err(nats)?
             .await
@@ -200,9 +193,16 @@ async fn slot(
     Ok(())
 }
 
-/// Why this worker cannot run `job` over the tables it names, if it cannot.
-fn tables_refusal(options: &Options, job: &JobMsg, opened: &Opened) -> Option<String> {
-    let want = job.tables.as_ref()?;
+/// The tables `job` names, as this worker holds them (`None` when it names none), or why
+/// this worker cannot run it.
+fn tables_for(
+    options: &Options,
+    job: &JobMsg,
+    opened: &Opened,
+) -> Result<Option<&'static Database>, String> {
+    let Some(want) = job.tables.as_ref() else {
+        return Ok(None);
+    };
     let board = job.position.board();
     let mut o = opened.lock().expect("tables lock");
     let db = *o.entry(board).or_insert_with(|| {
@@ -212,20 +212,21 @@ fn tables_refusal(options: &Options, job: &JobMsg, opened: &Opened) -> Option<St
             .map(|db| &*Box::leak(Box::new(db)))
     });
     let have = db.map_or(0, |d| d.max_pieces());
-    (have != want.pieces).then(|| {
-        format!(
-            "jobs over the {} tables to {} pieces: this worker's {} ({})",
-            want.board,
-            want.pieces,
-            if have == 0 {
-                "are missing".to_string()
-            } else {
-                format!("go to {have} pieces")
-            },
-            options
-                .db
-                .as_ref()
-                .map_or("no --db given".to_string(), |d| d.display().to_string())
-        )
-    })
+    if have == want.pieces {
+        return Ok(db);
+    }
+    Err(format!(
+        "jobs over the {} tables to {} pieces: this worker's {} ({})",
+        want.board,
+        want.pieces,
+        if have == 0 {
+            "are missing".to_string()
+        } else {
+            format!("go to {have} pieces")
+        },
+        options
+            .db
+            .as_ref()
+            .map_or("no --db given".to_string(), |d| d.display().to_string())
+    ))
 }

@@ -23,7 +23,7 @@ pub enum Leaf {
 const MATERIAL_WEIGHT: i64 = 24;
 
 /// How an open leaf's first proof and disproof numbers are set.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Init {
     /// From the side to move's mobility (Allis): at an OR node pn 1 and dn the number of
