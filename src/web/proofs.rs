@@ -203,7 +203,11 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
             .map(|w| (w.known.attacker, w.known.proven)),
         mover,
     );
-    let mut moves: Vec<Value> = legal_moves(&pos)
+    let legal = legal_moves(&pos);
+    let end = legal
+        .is_empty()
+        .then(|| format!("{} has no move: {} has lost", mover.name(), mover.name()));
+    let mut moves: Vec<Value> = legal
         .into_iter()
         .map(|m| {
             let notation = m.notation(pos.board());
@@ -259,7 +263,7 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
         "value": here.and_then(|b| b.words()),
         "certificates": certificates,
         "moves": moves,
-        "end": legal_moves(&pos).is_empty().then(|| format!("{} has no move: {} has lost", mover.name(), mover.name())),
+        "end": end,
     }))
 }
 
