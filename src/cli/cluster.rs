@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::help;
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
-use fanorona::cluster::{self, master, wire};
+use fanorona::cluster::{self, dispatch, master, wire};
 use fanorona::config::Config;
 use fanorona::search::{Goal, LeafEval, Outcome};
 
@@ -85,12 +85,6 @@ pub enum ClusterCommand {
     },
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "host".into())
-}
-
 pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
     let options = cluster::worker::Options {
         url: args.nats.nats.clone(),
@@ -99,7 +93,7 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
         threads: args.threads,
         name: args
             .name
-            .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id())),
+            .unwrap_or_else(|| format!("{}-{}", cluster::host_name(), std::process::id())),
         table_bytes: 256 << 20,
     };
     cluster::worker::run(options, &|line| eprintln!("{line}")).map_err(Failure::other)?;
@@ -127,25 +121,35 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 board: root.board().to_string(),
                 pieces: t.max_pieces(),
             });
-            let run = format!("{}-{}", host_name(), std::process::id());
+            let run = dispatch::subject_token(&format!(
+                "{}-{}",
+                cluster::host_name(),
+                std::process::id()
+            ));
             let token = nats.token()?;
-            let log = |line: &str| eprintln!("{line}");
             let mover = root.side_to_move();
             let mut answers = Vec::new();
             let mut value = "draw".to_string();
+            let options = dispatch::Options {
+                url: nats.nats.clone(),
+                token,
+                width: jobs.max(1),
+                ack_wait,
+            };
             for attacker in [mover, mover.opponent()] {
                 let goal = Goal { attacker };
                 // A run a question: answers to one question's jobs never reach the other.
-                let options = master::Options {
-                    url: nats.nats.clone(),
-                    token: token.clone(),
-                    width: jobs.max(1),
-                    run: format!("{run}-{}", attacker.name()),
-                    ack_wait,
-                    second_level: second_level.unwrap_or(config.second_level),
-                };
-                let (tree, tally) = master::solve(&options, root, goal, leaf, needs.clone(), &log)
-                    .map_err(Failure::other)?;
+                let (tree, tally) = master::solve(
+                    &options,
+                    format!("{run}-{}", attacker.name()),
+                    second_level.unwrap_or(config.second_level),
+                    root,
+                    goal,
+                    leaf,
+                    needs.clone(),
+                    |line| eprintln!("{line}"),
+                )
+                .map_err(Failure::other)?;
                 let outcome = tree.outcome();
                 answers.push(json!({
                     "goal": goal.to_string(),

@@ -8,6 +8,7 @@
 //! ("in progress") well before. `search::jobs` is the master's bookkeeping: which leaves are
 //! in flight, and answers taken once.
 
+pub mod dispatch;
 pub mod master;
 pub mod wire;
 pub mod worker;
@@ -55,6 +56,13 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 /// Deliveries of one job at most: a job that kills every worker it meets does not go round
 /// for ever.
 pub const MAX_DELIVER: i64 = 5;
+
+/// This machine's name, as workers sign their answers and masters name their runs.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "host".into())
+}
 
 /// Connects to `url` with `token` (if any).
 pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Client, ClusterError> {

@@ -48,12 +48,24 @@ pub struct AnswerMsg {
     /// (pn, dn) of each successor, in `successors` order.
     pub entries: Vec<(u64, u64)>,
     pub work: Work,
-    /// Who ran it, and how long it took.
+    /// Who ran it, where, with how many threads, and how long it took.
     pub worker: String,
+    #[serde(default)]
+    pub host: String,
+    #[serde(default)]
+    pub threads: usize,
     pub seconds: f64,
     /// Which delivery of the job this was (above 1: another worker had it and went quiet).
     #[serde(default)]
     pub delivered: i64,
+}
+
+/// How a worker signs its answers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    pub name: String,
+    pub host: String,
+    pub threads: usize,
 }
 
 impl JobMsg {
@@ -93,7 +105,7 @@ impl AnswerMsg {
     pub fn new(
         job: &JobMsg,
         answer: &Answer,
-        worker: &str,
+        worker: &Signature,
         seconds: f64,
         delivered: i64,
     ) -> AnswerMsg {
@@ -106,7 +118,9 @@ impl AnswerMsg {
             position: answer.position,
             entries: answer.entries.iter().map(|e| (e.pn, e.dn)).collect(),
             work: answer.work,
-            worker: worker.to_string(),
+            worker: worker.name.clone(),
+            host: worker.host.clone(),
+            threads: worker.threads,
             seconds,
             delivered,
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind};
 
-use super::wire::{AnswerMsg, JobMsg, VERSION};
+use super::wire::{AnswerMsg, JobMsg, Signature, VERSION};
 use super::{ClusterError, connect, nats, next_message, wait_for_jobs};
 use crate::egdb::Database;
 use crate::geometry::Board;
@@ -109,6 +109,11 @@ async fn slot(
 ) -> Result<(), ClusterError> {
     let mut warm: Warm = HashMap::new();
     let mut said: Option<String> = None;
+    let signature = Signature {
+        name: options.name.clone(),
+        host: super::host_name(),
+        threads: options.threads,
+    };
     while !stop.load(Ordering::Relaxed) {
         let Some(message) = next_message(consumer).await? else {
             continue;
@@ -178,7 +183,7 @@ async fn slot(
         warm.insert(key, dfpn);
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
-        let reply = AnswerMsg::new(&job, &answer, &options.name, seconds, delivered);
+        let reply = AnswerMsg::new(&job, &answer, &signature, seconds, delivered);
         let body = serde_json::to_vec(&reply).expect("answers serialise");
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.

@@ -16,8 +16,13 @@
 
 use std::collections::HashMap;
 
-use crate::position::Position;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::Board;
+use crate::position::{Color, Position};
 use crate::search::INFINITE;
+use crate::search::Init;
 use crate::search::dfpn::{DfPn, Entry};
 use crate::search::pn::{PnTree, Work, attach_searched};
 
@@ -71,8 +76,9 @@ impl InFlight {
 
     /// The next job: the most-proving leaf not in flight, marked in flight. `None` when the
     /// tree is decided or selection only reaches leaves in flight. A leaf the rote store
-    /// decides is decided here, without a job, and the choice goes on.
-    pub fn next_job(&mut self, tree: &mut PnTree<'_>) -> Option<Job> {
+    /// decides is decided here, without a job, and the choice goes on; such leaves are added
+    /// to `decided` (a checkpoint must write them).
+    pub fn next_job(&mut self, tree: &mut PnTree<'_>, decided: &mut Vec<usize>) -> Option<Job> {
         loop {
             if tree.decided() {
                 return None;
@@ -84,6 +90,7 @@ impl InFlight {
             if tree.decide_by_rote(n) {
                 tree.update_ancestors(n);
                 tree.stats.iterations += 1;
+                decided.push(n);
                 continue;
             }
             let (position, history, budget) = tree.second_level_start(n);
@@ -138,6 +145,127 @@ impl InFlight {
         }
         r
     }
+
+    /// Gives every leaf in flight its real numbers back and forgets them: their answers, if
+    /// any come, are stale (the jobs' runner went away, or the search stops).
+    pub fn abandon(&mut self, tree: &mut PnTree<'_>) {
+        for (n, real) in self.real.drain() {
+            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = real;
+            tree.update_ancestors(n as usize);
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct DispatchError(pub String);
+
+/// Somewhere else to run one question's jobs (workers on other machines): the session's
+/// search hands jobs out through it and takes the answers back.
+pub trait Dispatch {
+    /// Jobs to keep in flight.
+    fn width(&self) -> usize;
+    fn send(&mut self, job: &Job) -> Result<(), DispatchError>;
+    /// The next answer to a job sent through this dispatch, waiting at most about a second
+    /// (`None` then); answers of other runs, garbled or repeated ones are counted, not
+    /// returned.
+    fn receive(&mut self) -> Result<Option<Answer>, DispatchError>;
+    /// The answer last received was stale in the tree.
+    fn stale(&mut self);
+    /// What it has seen, for `session status`.
+    fn view(&self) -> JobsView;
+    /// The question is decided or stops: jobs not yet taken are withdrawn.
+    fn close(&mut self);
+}
+
+/// Makes a `Dispatch` for each question a session searches.
+pub trait Dispatcher: Send + Sync {
+    /// Where the jobs go, in words (an address).
+    fn place(&self) -> String;
+    /// A dispatch for question `attacker` of session `session`, its leaves valued with
+    /// `init` over the tables `tables` (board, pieces) if any.
+    fn open(
+        &self,
+        session: u64,
+        attacker: Color,
+        init: Init,
+        tables: Option<(Board, usize)>,
+    ) -> Result<Box<dyn Dispatch>, DispatchError>;
+}
+
+/// One question's jobs as its dispatch saw them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobsView {
+    /// The question's side.
+    pub goal: String,
+    /// Where the jobs go.
+    pub place: String,
+    /// Whether jobs go there now (else they run here until it answers again).
+    pub connected: bool,
+    /// Why they do not.
+    pub problem: Option<String>,
+    pub in_flight: u64,
+    /// Jobs sent and answers taken.
+    pub sent: u64,
+    pub answered: u64,
+    /// Answers taken from a job's second delivery or later (its first worker went quiet).
+    pub redelivered: u64,
+    /// Answers for a job not in flight (run twice, or sent before a restart).
+    pub stale: u64,
+    /// Answers that did not decode: set aside.
+    pub garbled: u64,
+    pub workers: Vec<WorkerView>,
+}
+
+/// A worker as its answers describe it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerView {
+    pub name: String,
+    pub host: String,
+    pub threads: usize,
+    pub jobs: u64,
+    pub nodes: u64,
+    /// Seconds its jobs took, summed.
+    pub seconds: f64,
+    /// When its last answer came (seconds since the epoch).
+    pub last_heard: u64,
+}
+
+impl WorkerView {
+    /// Nodes a second while it ran this question's jobs.
+    pub fn nodes_per_second(&self) -> f64 {
+        self.nodes as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Decides `tree` with its jobs run through `dispatch`, up to its width in flight. Returns
+/// the jobs still in flight when it was decided (withdrawn by `close`, their work lost).
+pub fn solve_by_dispatch(
+    tree: &mut PnTree<'_>,
+    dispatch: &mut dyn Dispatch,
+) -> Result<u64, DispatchError> {
+    let mut flight = InFlight::default();
+    let mut decided = Vec::new();
+    while !tree.decided() {
+        while flight.len() < dispatch.width() {
+            let Some(job) = flight.next_job(tree, &mut decided) else {
+                break;
+            };
+            dispatch.send(&job)?;
+        }
+        if flight.is_empty() {
+            break;
+        }
+        if let Some(answer) = dispatch.receive()?
+            && flight.apply(tree, &answer) == Applied::Stale
+        {
+            dispatch.stale();
+        }
+    }
+    let abandoned = flight.len() as u64;
+    flight.abandon(tree);
+    dispatch.close();
+    Ok(abandoned)
 }
 
 /// Runs `job` with the df-pn table `dfpn` (kept warm from job to job).
@@ -183,7 +311,7 @@ mod tests {
         let mut most = 0;
         while !tree.decided() {
             while flight.len() < width {
-                match flight.next_job(&mut tree) {
+                match flight.next_job(&mut tree, &mut Vec::new()) {
                     Some(job) => pending.push(job),
                     None => break,
                 }
@@ -255,7 +383,9 @@ mod tests {
         tree.update_ancestors(0);
         let before: Vec<(u64, u64)> = tree.nodes.iter().map(|n| (n.pn, n.dn)).collect();
         let mut flight = InFlight::default();
-        let jobs: Vec<Job> = (0..3).filter_map(|_| flight.next_job(&mut tree)).collect();
+        let jobs: Vec<Job> = (0..3)
+            .filter_map(|_| flight.next_job(&mut tree, &mut Vec::new()))
+            .collect();
         assert_eq!(jobs.len(), 3);
         // Three different leaves, each with virtual numbers now.
         let mut leaves: Vec<u32> = jobs.iter().map(|j| j.leaf).collect();

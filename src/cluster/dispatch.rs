@@ -1,0 +1,283 @@
+//! One question's jobs sent to the workers through NATS and their answers taken back: the
+//! `search::jobs::Dispatch` a session (or `cluster solve`) searches with.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, AckKind, consumer::pull};
+
+use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
+use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats, next_message};
+use crate::Board;
+use crate::position::Color;
+use crate::search::Init;
+use crate::search::jobs::{Answer, Dispatch, DispatchError, Dispatcher, Job, JobsView, WorkerView};
+
+/// Where jobs go and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub url: String,
+    pub token: Option<String>,
+    /// Jobs kept in flight.
+    pub width: usize,
+    /// How long a job may go without word from its worker before another gets it.
+    pub ack_wait: Duration,
+}
+
+/// The daemon's dispatcher: each question of a session gets its run, named
+/// `PREFIX-sID-SIDE` (the prefix tells daemons sharing a server apart).
+pub struct NatsDispatcher {
+    pub options: Options,
+    pub prefix: String,
+}
+
+impl Dispatcher for NatsDispatcher {
+    fn place(&self) -> String {
+        self.options.url.clone()
+    }
+
+    fn open(
+        &self,
+        session: u64,
+        attacker: Color,
+        init: Init,
+        tables: Option<(Board, usize)>,
+    ) -> Result<Box<dyn Dispatch>, DispatchError> {
+        let run = format!("{}-s{session}-{}", self.prefix, attacker.name());
+        let tables = tables.map(|(board, pieces)| Tables {
+            board: board.to_string(),
+            pieces,
+        });
+        NatsDispatch::open(&self.options, run, attacker, init, tables)
+            .map(|d| Box::new(d) as Box<dyn Dispatch>)
+            .map_err(|e| DispatchError(e.to_string()))
+    }
+}
+
+/// A name NATS takes as one token of a subject: letters, digits, `-` and `_`.
+pub fn subject_token(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// One run's jobs on the server.
+pub struct NatsDispatch {
+    runtime: tokio::runtime::Runtime,
+    js: jetstream::Context,
+    answers: jetstream::consumer::Consumer<pull::Config>,
+    run: String,
+    attacker: Color,
+    init: Init,
+    tables: Option<Tables>,
+    width: usize,
+    /// Jobs in flight: their number, and the leaf each expands.
+    ids: HashMap<u64, u32>,
+    next_id: u64,
+    view: JobsView,
+    workers: BTreeMap<String, WorkerView>,
+    log: fn(&str),
+}
+
+fn say(line: &str) {
+    tracing::warn!("{line}");
+}
+
+impl NatsDispatch {
+    /// Connects, makes the streams and consumers if they are not there, and withdraws what
+    /// an earlier master of this run left (its jobs in flight are lost with its memory).
+    pub fn open(
+        options: &Options,
+        run: String,
+        attacker: Color,
+        init: Init,
+        tables: Option<Tables>,
+    ) -> Result<NatsDispatch, ClusterError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(nats)?;
+        let (js, answers) = runtime.block_on(async {
+            let client = connect(&options.url, options.token.as_deref()).await?;
+            let js = jetstream::new(client);
+            jobs_consumer(&js, options.ack_wait).await?;
+            let answers = answers_consumer(&js, &run).await?;
+            purge(&js, &run).await?;
+            Ok::<_, ClusterError>((js, answers))
+        })?;
+        // Numbers from the clock: an answer to a job of an earlier master of this run (still
+        // running somewhere when it went) never names a job of this one.
+        let next_id = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_micros() as u64);
+        Ok(NatsDispatch {
+            runtime,
+            js,
+            answers,
+            view: JobsView {
+                goal: attacker.name().to_string(),
+                place: options.url.clone(),
+                connected: true,
+                ..JobsView::default()
+            },
+            run,
+            attacker,
+            init,
+            tables,
+            width: options.width.max(1),
+            ids: HashMap::new(),
+            next_id,
+            workers: BTreeMap::new(),
+            log: say,
+        })
+    }
+
+    /// Says what it sets aside through `log` instead of the daemon's log.
+    pub fn logging_to(mut self, log: fn(&str)) -> NatsDispatch {
+        self.log = log;
+        self
+    }
+
+    /// Answers taken, by worker.
+    pub fn by_worker(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.workers.values().map(|w| (w.name.as_str(), w.jobs))
+    }
+}
+
+/// Withdraws run `run`'s jobs still waiting and answers still to be read.
+async fn purge(js: &jetstream::Context, run: &str) -> Result<(), ClusterError> {
+    for (stream, subject) in [
+        (super::JOBS, super::jobs_subject(run)),
+        (super::ANSWERS, super::answers_subject(run)),
+    ] {
+        let s = js.get_stream(stream).await.map_err(nats)?;
+        s.purge().filter(subject).await.map_err(nats)?;
+    }
+    Ok(())
+}
+
+fn lost(e: ClusterError) -> DispatchError {
+    DispatchError(e.to_string())
+}
+
+impl Dispatch for NatsDispatch {
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn send(&mut self, job: &Job) -> Result<(), DispatchError> {
+        self.next_id += 1;
+        let msg = JobMsg::new(
+            &self.run,
+            self.next_id,
+            job,
+            self.attacker,
+            self.init,
+            self.tables.clone(),
+        );
+        let body = serde_json::to_vec(&msg).expect("jobs serialise");
+        let subject = super::jobs_subject(&self.run);
+        self.runtime
+            .block_on(async {
+                self.js
+                    .publish(subject, body.into())
+                    .await
+                    .map_err(nats)?
+                    .await
+                    .map_err(nats)
+            })
+            .map_err(lost)?;
+        self.ids.insert(self.next_id, job.leaf);
+        self.view.sent += 1;
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<Option<Answer>, DispatchError> {
+        let Some(message) = self
+            .runtime
+            .block_on(next_message(&self.answers))
+            .map_err(lost)?
+        else {
+            return Ok(None);
+        };
+        let taken = match serde_json::from_slice::<AnswerMsg>(&message.payload) {
+            Err(e) => {
+                self.view.garbled += 1;
+                (self.log)(&format!(
+                    "run {}: an answer that does not decode, set aside: {e}",
+                    self.run
+                ));
+                self.runtime
+                    .block_on(message.ack_with(AckKind::Term))
+                    .map_err(|e| DispatchError(e.to_string()))?;
+                return Ok(None);
+            }
+            Ok(a) => {
+                let ours = a.version == VERSION
+                    && a.run == self.run
+                    && a.attacker == self.attacker
+                    && self.ids.get(&a.id) == Some(&a.leaf);
+                if ours {
+                    self.ids.remove(&a.id);
+                    self.view.answered += 1;
+                    self.view.redelivered += u64::from(a.delivered > 1);
+                    let w = self.workers.entry(a.worker.clone()).or_default();
+                    w.name.clone_from(&a.worker);
+                    w.host.clone_from(&a.host);
+                    w.threads = a.threads;
+                    w.jobs += 1;
+                    w.nodes += a.work.nodes;
+                    w.seconds += a.seconds;
+                    w.last_heard = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs());
+                    Some(a.answer())
+                } else {
+                    self.view.stale += 1;
+                    None
+                }
+            }
+        };
+        self.runtime
+            .block_on(message.ack())
+            .map_err(|e| DispatchError(e.to_string()))?;
+        Ok(taken)
+    }
+
+    fn stale(&mut self) {
+        self.view.stale += 1;
+        self.view.answered = self.view.answered.saturating_sub(1);
+    }
+
+    fn view(&self) -> JobsView {
+        JobsView {
+            in_flight: self.ids.len() as u64,
+            workers: self.workers.values().cloned().collect(),
+            ..self.view.clone()
+        }
+    }
+
+    fn close(&mut self) {
+        let (js, run) = (&self.js, &self.run);
+        let done = self.runtime.block_on(async {
+            purge(js, run).await?;
+            js.get_stream(super::ANSWERS)
+                .await
+                .map_err(nats)?
+                .delete_consumer(&format!("master-{run}"))
+                .await
+                .map_err(nats)?;
+            Ok::<_, ClusterError>(())
+        });
+        if let Err(e) = done {
+            (self.log)(&format!("run {run}: its jobs could not be withdrawn: {e}"));
+        }
+        self.ids.clear();
+    }
+}
