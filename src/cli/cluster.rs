@@ -12,6 +12,7 @@ use crate::cli::output::{CliResult, Failure};
 use crate::out;
 use fanorona::cluster::{self, dispatch, master, wire};
 use fanorona::config::Config;
+use fanorona::search::pn::PnTree;
 use fanorona::search::{Goal, LeafEval, Outcome};
 
 /// Where the NATS server is and how to prove who we are.
@@ -139,16 +140,12 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             for attacker in [mover, mover.opponent()] {
                 let goal = Goal { attacker };
                 // A run a question: answers to one question's jobs never reach the other.
-                let (tree, tally) = master::solve(
-                    &options,
-                    format!("{run}-{}", attacker.name()),
-                    second_level.unwrap_or(config.second_level),
-                    root,
-                    goal,
-                    leaf,
-                    needs.clone(),
-                    |line| eprintln!("{line}"),
-                )
+                let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+                tree.second_level = second_level.unwrap_or(config.second_level);
+                let run = format!("{run}-{}", attacker.name());
+                let tally = master::solve(&options, run, &mut tree, needs.clone(), |line| {
+                    eprintln!("{line}")
+                })
                 .map_err(Failure::other)?;
                 let outcome = tree.outcome();
                 answers.push(json!({

@@ -6,10 +6,8 @@ use std::collections::HashMap;
 use super::ClusterError;
 use super::dispatch::{self, NatsDispatch};
 use super::wire::Tables;
-use crate::position::Position;
 use crate::search::jobs::{Dispatch, solve_by_dispatch};
 use crate::search::pn::PnTree;
-use crate::search::{Goal, LeafEval, SecondLevel};
 
 /// What a run did besides deciding its question.
 #[derive(Clone, Debug, Default)]
@@ -26,23 +24,19 @@ pub struct Tally {
     pub by_worker: HashMap<String, u64>,
 }
 
-/// Decides `goal` from `root` with the jobs on the workers as run `run`; `tables` names
-/// those the leaves use (the workers must hold the same).
-pub fn solve<'a>(
+/// Decides `tree` with the jobs on the workers as run `run`; `tables` names those the
+/// leaves use (the workers must hold the same).
+pub fn solve(
     options: &dispatch::Options,
     run: String,
-    second_level: SecondLevel,
-    root: Position,
-    goal: Goal,
-    leaf: LeafEval<'a>,
+    tree: &mut PnTree<'_>,
     tables: Option<Tables>,
     log: fn(&str),
-) -> Result<(PnTree<'a>, Tally), ClusterError> {
-    let mut tree = PnTree::new(root, goal, leaf, Vec::new());
-    tree.second_level = second_level;
-    let mut d = NatsDispatch::open(options, run, goal.attacker, leaf.init, tables)?.logging_to(log);
+) -> Result<Tally, ClusterError> {
+    let (attacker, init) = (tree.goal.attacker, tree.leaf_init());
+    let mut d = NatsDispatch::open(options, run, attacker, init, tables)?.logging_to(log);
     let abandoned =
-        solve_by_dispatch(&mut tree, &mut d).map_err(|e| ClusterError::Nats(e.to_string()))?;
+        solve_by_dispatch(tree, &mut d).map_err(|e| ClusterError::Nats(e.to_string()))?;
     let view = d.view();
     let tally = Tally {
         jobs: view.sent,
@@ -52,5 +46,5 @@ pub fn solve<'a>(
         redelivered: view.redelivered,
         by_worker: d.by_worker().map(|(w, n)| (w.to_string(), n)).collect(),
     };
-    Ok((tree, tally))
+    Ok(tally)
 }
