@@ -41,6 +41,40 @@ struct RawConfig {
     pairs: Option<bool>,
     certificate_leaf_budget: Option<Spanned<u64>>,
     certificate_close_nodes: Option<Spanned<u64>>,
+    cluster: Option<RawCluster>,
+}
+
+/// `[cluster]`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    nats: Spanned<String>,
+    token_file: Option<PathBuf>,
+    jobs: Option<Spanned<usize>>,
+    ack_wait: Option<Spanned<String>>,
+    retry: Option<Spanned<String>>,
+}
+
+/// `[cluster]`: second-level searches as jobs for `fanorona worker`s, through a NATS server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterConfig {
+    /// The server, `nats://HOST:PORT` (or `tls://`).
+    pub nats: String,
+    /// A file holding the server's token (else `FANORONA_NATS_TOKEN`, else none).
+    pub token_file: Option<PathBuf>,
+    /// Jobs each question keeps in flight.
+    pub jobs: usize,
+    /// How long a job may go without word from its worker before another gets it.
+    pub ack_wait: Duration,
+    /// How long a session searches in the daemon after the server stopped answering,
+    /// before it tries the server again.
+    pub retry: Duration,
+}
+
+impl ClusterConfig {
+    /// Jobs in flight a question keeps unless told: enough to keep 16 single-threaded
+    /// workers busy.
+    pub const JOBS: usize = 16;
 }
 
 /// How the readable log on stderr is written.
@@ -85,6 +119,8 @@ pub struct Config {
     /// The daemon's certificates: search nodes an open leaf, solved on its own, may take
     /// before the certificate is left partial.
     pub certificate_close_nodes: u64,
+    /// Where second-level searches go, if not to this process's threads.
+    pub cluster: Option<ClusterConfig>,
 }
 
 impl Config {
@@ -110,6 +146,7 @@ impl Config {
             // minutes, and the hardest of those took 591 M nodes on its own.
             certificate_leaf_budget: 100_000_000,
             certificate_close_nodes: 4_000_000_000,
+            cluster: None,
         }
     }
 
@@ -299,6 +336,60 @@ impl Config {
                 *field = v;
             }
         }
+        if let Some(raw) = raw.cluster {
+            let (span, nats) = (raw.nats.span(), raw.nats.into_inner());
+            if !["nats://", "tls://"].iter().any(|p| nats.starts_with(p)) {
+                return Err(bad(
+                    "nats",
+                    span,
+                    format!("{nats:?}"),
+                    "an address such as \"nats://10.0.0.5:4222\"",
+                ));
+            }
+            let mut cluster = ClusterConfig {
+                nats,
+                token_file: raw.token_file.map(resolve),
+                jobs: ClusterConfig::JOBS,
+                ack_wait: Duration::from_secs(30),
+                retry: Duration::from_secs(30),
+            };
+            if let Some(j) = raw.jobs {
+                let (span, j) = (j.span(), j.into_inner());
+                if !(1..=65536).contains(&j) {
+                    return Err(bad("jobs", span, j.to_string(), "1 to 65536"));
+                }
+                cluster.jobs = j;
+            }
+            if let Some(w) = raw.ack_wait {
+                let (span, w) = (w.span(), w.into_inner());
+                cluster.ack_wait = humantime::parse_duration(&w)
+                    .ok()
+                    .filter(|d| *d >= Duration::from_secs(3))
+                    .ok_or_else(|| {
+                        bad(
+                            "ack_wait",
+                            span,
+                            format!("{w:?}"),
+                            "a duration of at least 3s, such as \"30s\"",
+                        )
+                    })?;
+            }
+            if let Some(r) = raw.retry {
+                let (span, r) = (r.span(), r.into_inner());
+                cluster.retry = humantime::parse_duration(&r)
+                    .ok()
+                    .filter(|d| *d >= Duration::from_secs(1))
+                    .ok_or_else(|| {
+                        bad(
+                            "retry",
+                            span,
+                            format!("{r:?}"),
+                            "a duration of at least 1s, such as \"30s\"",
+                        )
+                    })?;
+            }
+            c.cluster = Some(cluster);
+        }
         Ok(c)
     }
 }
@@ -339,6 +430,10 @@ fn expected(key: &str) -> Option<&'static str> {
         }
         "verify" | "pairs" => "true or false",
         "certificate_leaf_budget" | "certificate_close_nodes" => "a node count, such as 100000000",
+        "nats" => "an address in quotes, such as \"nats://10.0.0.5:4222\"",
+        "token_file" => "a file path in quotes",
+        "jobs" => "a whole number from 1 to 65536",
+        "ack_wait" | "retry" => "a duration in quotes, such as \"30s\"",
         _ => return None,
     })
 }
@@ -367,6 +462,54 @@ fn toml_message(text: &str, e: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cluster_table_is_read_and_its_bad_values_named() {
+        let c = Config::parse(
+            "threads = 2\n[cluster]\nnats = \"nats://10.0.0.5:4222\"\ntoken_file = \"nats.token\"\njobs = 64\nack_wait = \"1m\"\nretry = \"5s\"\n",
+            Path::new("/x/config.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.cluster,
+            Some(ClusterConfig {
+                nats: "nats://10.0.0.5:4222".into(),
+                token_file: Some(PathBuf::from("/x/nats.token")),
+                jobs: 64,
+                ack_wait: Duration::from_secs(60),
+                retry: Duration::from_secs(5),
+            })
+        );
+        let c =
+            Config::parse("[cluster]\nnats = \"nats://h:4222\"\n", Path::new("c.toml")).unwrap();
+        let cluster = c.cluster.unwrap();
+        assert_eq!(
+            (cluster.jobs, cluster.token_file),
+            (ClusterConfig::JOBS, None)
+        );
+        assert_eq!(Config::defaults().cluster, None);
+        for (text, names) in [
+            (
+                "[cluster]\nnats = \"h:4222\"\n",
+                "line 2: nats = \"h:4222\"",
+            ),
+            (
+                "[cluster]\nnats = \"nats://h\"\njobs = 0\n",
+                "line 3: jobs = 0: expected 1 to 65536",
+            ),
+            (
+                "[cluster]\nnats = \"nats://h\"\nack_wait = \"1s\"\n",
+                "ack_wait = \"1s\": expected a duration of at least 3s",
+            ),
+            ("[cluster]\njobs = 3\n", "nats"),
+            ("[cluster]\nnats = \"nats://h\"\ntoken = \"x\"\n", "token"),
+        ] {
+            let e = Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(names), "{text}: {e}");
+        }
+    }
 
     #[test]
     fn keys_are_read_and_unknown_keys_named() {

@@ -91,7 +91,9 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     };
     init_tracing(config);
     let sessions = daemon::open_sessions(&dir, config).map_err(Failure::other)?;
-    let service = Service::new(sessions, config.clone(), dir.clone(), false);
+    let dispatcher = daemon::jobs::dispatcher(config, &dir).map_err(Failure::other)?;
+    let service =
+        Service::new(sessions, config.clone(), dir.clone(), false).dispatching(dispatcher);
     // A session on the same problem (root, algorithm, tables, second level, first numbers; the other
     // settings may change between runs) answers at once if it was solved, or is resumed
     // (retried, if it failed) instead of starting another.

@@ -2,7 +2,7 @@
 //! `search::jobs::Dispatch` a session (or `cluster solve`) searches with.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
 
@@ -29,11 +29,17 @@ pub struct Options {
 pub struct NatsDispatcher {
     pub options: Options,
     pub prefix: String,
+    /// How long a session searches here after a fault before trying the server again.
+    pub retry: Duration,
 }
 
 impl Dispatcher for NatsDispatcher {
     fn place(&self) -> String {
         self.options.url.clone()
+    }
+
+    fn retry(&self) -> Duration {
+        self.retry
     }
 
     fn open(
@@ -70,6 +76,7 @@ pub fn subject_token(text: &str) -> String {
 /// One run's jobs on the server.
 pub struct NatsDispatch {
     runtime: tokio::runtime::Runtime,
+    client: async_nats::Client,
     js: jetstream::Context,
     answers: jetstream::consumer::Consumer<pull::Config>,
     run: String,
@@ -79,6 +86,11 @@ pub struct NatsDispatch {
     width: usize,
     /// Jobs in flight: their number, and the leaf each expands.
     ids: HashMap<u64, u32>,
+    /// When each was sent, and what, to send it again if it is lost.
+    sent: HashMap<u64, (Instant, Vec<u8>)>,
+    /// A job unanswered this long is taken for lost (the server gave up on it after
+    /// `MAX_DELIVER` deliveries, or it was purged) and sent again.
+    lost_after: Duration,
     next_id: u64,
     view: JobsView,
     workers: BTreeMap<String, WorkerView>,
@@ -90,8 +102,11 @@ fn say(line: &str) {
 }
 
 impl NatsDispatch {
-    /// Connects, makes the streams and consumers if they are not there, and withdraws what
-    /// an earlier master of this run left (its jobs in flight are lost with its memory).
+    /// Connects and makes the streams and consumers if they are not there. What an earlier
+    /// master of this run left (its jobs, their answers) is not purged: Debian's nats-server
+    /// (2.9) moves every consumer of a work-queue stream past a filtered purge, so the jobs
+    /// of other runs waiting then were never delivered. Those jobs still run; their answers
+    /// name jobs of the earlier master and are counted stale.
     pub fn open(
         options: &Options,
         run: String,
@@ -103,13 +118,12 @@ impl NatsDispatch {
             .enable_all()
             .build()
             .map_err(nats)?;
-        let (js, answers) = runtime.block_on(async {
+        let (client, js, answers) = runtime.block_on(async {
             let client = connect(&options.url, options.token.as_deref()).await?;
-            let js = jetstream::new(client);
+            let js = jetstream::new(client.clone());
             jobs_consumer(&js, options.ack_wait).await?;
             let answers = answers_consumer(&js, &run).await?;
-            purge(&js, &run).await?;
-            Ok::<_, ClusterError>((js, answers))
+            Ok::<_, ClusterError>((client, js, answers))
         })?;
         // Numbers from the clock: an answer to a job of an earlier master of this run (still
         // running somewhere when it went) never names a job of this one.
@@ -118,6 +132,7 @@ impl NatsDispatch {
             .map_or(1, |d| d.as_micros() as u64);
         Ok(NatsDispatch {
             runtime,
+            client,
             js,
             answers,
             view: JobsView {
@@ -132,6 +147,8 @@ impl NatsDispatch {
             tables,
             width: options.width.max(1),
             ids: HashMap::new(),
+            sent: HashMap::new(),
+            lost_after: options.ack_wait * 20,
             next_id,
             workers: BTreeMap::new(),
             log: say,
@@ -150,20 +167,66 @@ impl NatsDispatch {
     }
 }
 
-/// Withdraws run `run`'s jobs still waiting and answers still to be read.
-async fn purge(js: &jetstream::Context, run: &str) -> Result<(), ClusterError> {
-    for (stream, subject) in [
-        (super::JOBS, super::jobs_subject(run)),
-        (super::ANSWERS, super::answers_subject(run)),
-    ] {
-        let s = js.get_stream(stream).await.map_err(nats)?;
-        s.purge().filter(subject).await.map_err(nats)?;
-    }
-    Ok(())
-}
-
 fn lost(e: ClusterError) -> DispatchError {
     DispatchError(e.to_string())
+}
+
+/// The longest a message to or from the server may take before it is taken for gone.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+impl NatsDispatch {
+    /// An error unless the client is connected (it reconnects by itself; meanwhile the
+    /// search goes on without it).
+    fn reachable(&self) -> Result<(), DispatchError> {
+        match self.client.connection_state() {
+            async_nats::connection::State::Connected => Ok(()),
+            state => Err(DispatchError(format!(
+                "the server does not answer ({state})"
+            ))),
+        }
+    }
+
+    /// Publishes job `id` (`body`).
+    fn publish(&self, body: Vec<u8>) -> Result<(), DispatchError> {
+        let subject = super::jobs_subject(&self.run);
+        let js = &self.js;
+        self.runtime
+            .block_on(async {
+                tokio::time::timeout(PATIENCE, async {
+                    js.publish(subject, body.into())
+                        .await
+                        .map_err(nats)?
+                        .await
+                        .map_err(nats)
+                })
+                .await
+                .map_err(|_| ClusterError::Nats("no answer from the server in 10 s".into()))?
+            })
+            .map(|_| ())
+            .map_err(lost)
+    }
+
+    /// Sends again the jobs unanswered for `lost_after`.
+    fn resend_lost(&mut self) -> Result<(), DispatchError> {
+        let late: Vec<u64> = self
+            .sent
+            .iter()
+            .filter(|(_, (at, _))| at.elapsed() >= self.lost_after)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in late {
+            let body = self.sent[&id].1.clone();
+            self.publish(body)?;
+            self.sent.get_mut(&id).expect("listed above").0 = Instant::now();
+            self.view.resent += 1;
+            (self.log)(&format!(
+                "run {}: job {id} unanswered for {} s, sent again",
+                self.run,
+                self.lost_after.as_secs()
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Dispatch for NatsDispatch {
@@ -182,26 +245,27 @@ impl Dispatch for NatsDispatch {
             self.tables.clone(),
         );
         let body = serde_json::to_vec(&msg).expect("jobs serialise");
-        let subject = super::jobs_subject(&self.run);
-        self.runtime
-            .block_on(async {
-                self.js
-                    .publish(subject, body.into())
-                    .await
-                    .map_err(nats)?
-                    .await
-                    .map_err(nats)
-            })
-            .map_err(lost)?;
+        self.reachable()?;
+        self.publish(body.clone())?;
+        tracing::debug!(
+            "run {}: job {} sent (leaf {})",
+            self.run,
+            self.next_id,
+            job.leaf
+        );
         self.ids.insert(self.next_id, job.leaf);
+        self.sent.insert(self.next_id, (Instant::now(), body));
         self.view.sent += 1;
         Ok(())
     }
 
     fn receive(&mut self) -> Result<Option<Answer>, DispatchError> {
+        self.reachable()?;
+        self.resend_lost()?;
         let Some(message) = self
             .runtime
-            .block_on(next_message(&self.answers))
+            .block_on(async { tokio::time::timeout(PATIENCE, next_message(&self.answers)).await })
+            .map_err(|_| DispatchError("no answer from the server in 10 s".into()))?
             .map_err(lost)?
         else {
             return Ok(None);
@@ -219,12 +283,21 @@ impl Dispatch for NatsDispatch {
                 return Ok(None);
             }
             Ok(a) => {
+                tracing::debug!(
+                    "run {}: answer to job {} of run {} (leaf {}) from {}",
+                    self.run,
+                    a.id,
+                    a.run,
+                    a.leaf,
+                    a.worker
+                );
                 let ours = a.version == VERSION
                     && a.run == self.run
                     && a.attacker == self.attacker
                     && self.ids.get(&a.id) == Some(&a.leaf);
                 if ours {
                     self.ids.remove(&a.id);
+                    self.sent.remove(&a.id);
                     self.view.answered += 1;
                     self.view.redelivered += u64::from(a.delivered > 1);
                     let w = self.workers.entry(a.worker.clone()).or_default();
@@ -265,8 +338,9 @@ impl Dispatch for NatsDispatch {
 
     fn close(&mut self) {
         let (js, run) = (&self.js, &self.run);
+        // Its jobs still waiting run anyway (see `open`: no purge); their answers wait in the
+        // answers stream until its `max_age`.
         let done = self.runtime.block_on(async {
-            purge(js, run).await?;
             js.get_stream(super::ANSWERS)
                 .await
                 .map_err(nats)?
@@ -279,5 +353,6 @@ impl Dispatch for NatsDispatch {
             (self.log)(&format!("run {run}: its jobs could not be withdrawn: {e}"));
         }
         self.ids.clear();
+        self.sent.clear();
     }
 }

@@ -101,12 +101,14 @@ async fn work_queue(
     js: &jetstream::Context,
     name: &str,
     subjects: &str,
+    max_age: Duration,
 ) -> Result<jetstream::stream::Stream, ClusterError> {
     js.get_or_create_stream(stream::Config {
         name: name.into(),
         subjects: vec![subjects.into()],
         retention: stream::RetentionPolicy::WorkQueue,
         storage: stream::StorageType::File,
+        max_age,
         ..Default::default()
     })
     .await
@@ -119,7 +121,8 @@ pub async fn jobs_consumer(
     js: &jetstream::Context,
     ack_wait: Duration,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    let stream = work_queue(js, JOBS, "fanorona.jobs.>").await?;
+    // Jobs wait as long as it takes for a worker (zero: no limit).
+    let stream = work_queue(js, JOBS, "fanorona.jobs.>", Duration::ZERO).await?;
     if let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await {
         if c.cached_info().config.ack_wait == ack_wait {
             return Ok(c);
@@ -137,24 +140,27 @@ pub async fn jobs_consumer(
         .map_err(nats)
 }
 
-/// The workers' consumer as a master made it, waited for (saying so once) until there is one.
+/// The workers' consumer as a master made it, waited for (saying so once) until there is one
+/// or `stop` is set (`None` then).
 pub async fn wait_for_jobs(
     js: &jetstream::Context,
+    stop: &std::sync::atomic::AtomicBool,
     log: &(dyn Fn(&str) + Sync),
-) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
+) -> Result<Option<jetstream::consumer::Consumer<pull::Config>>, ClusterError> {
     let mut said = false;
-    loop {
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         if let Ok(stream) = js.get_stream(JOBS).await
             && let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await
         {
-            return Ok(c);
+            return Ok(Some(c));
         }
         if !said {
             log("no jobs stream yet: waiting for a master to make it");
             said = true;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    Ok(None)
 }
 
 /// The answers stream and the consumer of run `run`'s answers.
@@ -163,17 +169,23 @@ pub async fn answers_consumer(
     run: &str,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
     let name = format!("master-{run}");
-    work_queue(js, ANSWERS, "fanorona.answers.>")
-        .await?
-        .get_or_create_consumer(
-            &name,
-            pull::Config {
-                durable_name: Some(name.clone()),
-                filter_subject: answers_subject(run),
-                ack_wait: ACK_WAIT,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(nats)
+    // Answers nobody reads (a decided question's last jobs) go after a day.
+    work_queue(
+        js,
+        ANSWERS,
+        "fanorona.answers.>",
+        Duration::from_secs(86_400),
+    )
+    .await?
+    .get_or_create_consumer(
+        &name,
+        pull::Config {
+            durable_name: Some(name.clone()),
+            filter_subject: answers_subject(run),
+            ack_wait: ACK_WAIT,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(nats)
 }

@@ -51,9 +51,7 @@ pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Cluster
 async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
     let client = connect(&options.url, options.token.as_deref()).await?;
     let js = jetstream::new(client);
-    let mut consumer = wait_for_jobs(&js, log).await?;
-    // "In progress" three times within the wait the master set.
-    let progress_every = consumer.info().await.map_err(nats)?.config.ack_wait / 3;
+    // Told to stop (SIGTERM, Ctrl-C) even while waiting for a master.
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -68,66 +66,111 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
             stop.store(true, Ordering::Relaxed);
         });
     }
+    let Some(mut consumer) = wait_for_jobs(&js, &stop, log).await? else {
+        log(&format!("worker {}: stopped after 0 jobs", options.name));
+        return Ok(0);
+    };
+    // "In progress" three times within the wait the master set.
+    let progress_every = consumer.info().await.map_err(nats)?.config.ack_wait / 3;
     log(&format!(
         "worker {}: {} threads, taking jobs from {}",
         options.name, options.threads, options.url
     ));
     let done = AtomicU64::new(0);
     let opened: Opened = Mutex::new(HashMap::new());
-    let slots = (0..options.threads.max(1)).map(|_| {
-        slot(
-            &options,
-            &js,
-            &consumer,
-            progress_every,
-            &stop,
-            &done,
-            &opened,
-            log,
-        )
-    });
-    let results = futures_util::future::join_all(slots).await;
-    for r in results {
-        r?;
-    }
+    let shared = Shared {
+        options: &options,
+        js: &js,
+        progress_every,
+        stop: &stop,
+        done: &done,
+        opened: &opened,
+        log,
+        signature: Signature {
+            name: options.name.clone(),
+            host: super::host_name(),
+            threads: options.threads,
+        },
+    };
+    let slots = (0..options.threads.max(1)).map(|_| shared.slot(consumer.clone()));
+    futures_util::future::join_all(slots).await;
     let n = done.load(Ordering::Relaxed);
     log(&format!("worker {}: stopped after {n} jobs", options.name));
     Ok(n)
 }
 
-/// One thread's loop: a job at a time until stopped.
-#[allow(clippy::too_many_arguments)]
-async fn slot(
-    options: &Options,
-    js: &jetstream::Context,
-    consumer: &jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
+type JobsConsumer = jetstream::consumer::Consumer<jetstream::consumer::pull::Config>;
+
+/// What the worker's threads share.
+struct Shared<'a> {
+    options: &'a Options,
+    js: &'a jetstream::Context,
+    /// How often a job under way is said to be in progress.
     progress_every: Duration,
-    stop: &AtomicBool,
-    done: &AtomicU64,
-    opened: &Opened,
-    log: &(dyn Fn(&str) + Sync),
-) -> Result<(), ClusterError> {
-    let mut warm: Warm = HashMap::new();
-    let mut said: Option<String> = None;
-    let signature = Signature {
-        name: options.name.clone(),
-        host: super::host_name(),
-        threads: options.threads,
-    };
-    while !stop.load(Ordering::Relaxed) {
+    stop: &'a AtomicBool,
+    done: &'a AtomicU64,
+    opened: &'a Opened,
+    log: &'a (dyn Fn(&str) + Sync),
+    signature: Signature,
+}
+
+/// One thread's tables and what it said.
+#[derive(Default)]
+struct Slot {
+    warm: Warm,
+    /// The last refusal said (said once, not at every job).
+    said: Option<String>,
+}
+
+impl Shared<'_> {
+    /// One thread's loop: a job at a time until stopped. The server going away (a restart,
+    /// the network) is said once and waited out: the client reconnects, and a job whose
+    /// answer could not be sent is handed to a worker again by the server.
+    async fn slot(&self, mut consumer: JobsConsumer) {
+        let mut slot = Slot::default();
+        let mut trouble: Option<String> = None;
+        while !self.stop.load(Ordering::Relaxed) {
+            match self.take_one(&consumer, &mut slot).await {
+                Ok(()) => {
+                    if trouble.take().is_some() {
+                        (self.log)(&format!(
+                            "worker {}: the server answers again",
+                            self.options.name
+                        ));
+                    }
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    if trouble.as_deref() != Some(e.as_str()) {
+                        (self.log)(&format!("worker {}: {e}; trying again", self.options.name));
+                        trouble = Some(e);
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    // The consumer may have been made again (a master with another wait).
+                    if let Ok(Some(c)) = wait_for_jobs(self.js, self.stop, self.log).await {
+                        consumer = c;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes one job if one comes within a second, runs it and answers it.
+    async fn take_one(&self, consumer: &JobsConsumer, slot: &mut Slot) -> Result<(), ClusterError> {
+        let options = self.options;
         let Some(message) = next_message(consumer).await? else {
-            continue;
+            return Ok(());
         };
         let job: JobMsg = match serde_json::from_slice(&message.payload) {
             Ok(j) => j,
             Err(e) => {
                 // Never to be run by anyone: terminated, said once.
-                log(&format!(
+                (self.log)(&format!(
                     "worker {}: a job that does not decode, set aside: {e}",
                     options.name
                 ));
                 message.ack_with(AckKind::Term).await.map_err(nats)?;
-                continue;
+                return Ok(());
             }
         };
         let tables = if job.version != VERSION {
@@ -136,25 +179,25 @@ async fn slot(
                 job.version
             ))
         } else {
-            tables_for(options, &job, opened)
+            tables_for(options, &job, self.opened)
         };
         let db = match tables {
             Ok(db) => db,
             Err(why) => {
                 // Handed back for another worker; said once, not at every job.
-                if said.as_deref() != Some(why.as_str()) {
-                    log(&format!("worker {}: cannot take {why}", options.name));
-                    said = Some(why);
+                if slot.said.as_deref() != Some(why.as_str()) {
+                    (self.log)(&format!("worker {}: cannot take {why}", options.name));
+                    slot.said = Some(why);
                 }
                 message
                     .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
                     .await
                     .map_err(nats)?;
-                continue;
+                return Ok(());
             }
         };
         let key = (job.attacker, job.init, db.map(|_| job.position.board()));
-        let mut dfpn = warm.remove(&key).unwrap_or_else(|| {
+        let mut dfpn = slot.warm.remove(&key).unwrap_or_else(|| {
             let leaf = LeafEval::new(db).with_init(job.init);
             Box::new(DfPn::new(
                 Goal {
@@ -171,31 +214,33 @@ async fn slot(
             let answer = run_job(&mut dfpn, &spec);
             (dfpn, answer)
         });
-        // "In progress" while the search runs, so the server does not hand the job on.
+        // "In progress" while the search runs, so the server does not hand the job on (one
+        // that does not get through is not a reason to drop the search).
         let (dfpn, answer) = loop {
             tokio::select! {
                 r = &mut work => break r.map_err(nats)?,
-                _ = tokio::time::sleep(progress_every) => {
-                    message.ack_with(AckKind::Progress).await.map_err(nats)?;
+                _ = tokio::time::sleep(self.progress_every) => {
+                    let _ = message.ack_with(AckKind::Progress).await;
                 }
             }
         };
-        warm.insert(key, dfpn);
+        slot.warm.insert(key, dfpn);
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
-        let reply = AnswerMsg::new(&job, &answer, &signature, seconds, delivered);
+        let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);
         let body = serde_json::to_vec(&reply).expect("answers serialise");
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.
-        js.publish(super::answers_subject(&job.run), body.into())
+        self.js
+            .publish(super::answers_subject(&job.run), body.into())
             .await
             .map_err(nats)?
             .await
             .map_err(nats)?;
         message.ack().await.map_err(nats)?;
-        done.fetch_add(1, Ordering::Relaxed);
+        self.done.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
-    Ok(())
 }
 
 /// The tables `job` names, as this worker holds them (`None` when it names none), or why

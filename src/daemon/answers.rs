@@ -115,6 +115,9 @@ pub struct Status {
     /// The same in words (for the web page).
     #[serde(default)]
     pub checkpoint_trouble: Option<String>,
+    /// Each question's jobs, while they go to workers elsewhere (`[cluster]`).
+    #[serde(default)]
+    pub jobs: Vec<crate::search::jobs::JobsView>,
 }
 
 impl Status {

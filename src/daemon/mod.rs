@@ -11,6 +11,7 @@
 //! - `service`: what each command does (`Apply`, a file a group of commands) and `handle`,
 //!   the dispatch;
 //! - `workers`: the threads that solve the running sessions;
+//! - `jobs`: where their second-level searches go (here, or workers through NATS);
 //! - `compact`: compacting the store;
 //! - `logfile`: the daemon's log file, rotated by size (or the journal under systemd);
 //! - `notify`: readiness for a service manager (systemd's `Type=notify`).
@@ -22,6 +23,7 @@ pub mod answers;
 pub mod client;
 pub mod compact;
 pub mod datadir;
+pub mod jobs;
 pub mod logfile;
 pub mod notify;
 pub mod protocol;

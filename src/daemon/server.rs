@@ -82,7 +82,8 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
         "READY=1\nSTATUS=listening on {}",
         dir.socket().display()
     ));
-    let service = Service::new(sessions, config, dir, true);
+    let dispatcher = super::jobs::dispatcher(&config, &dir)?;
+    let service = Service::new(sessions, config, dir, true).dispatching(dispatcher);
     let stale = datadir::remove_unfinished_certificates(&service.dir.root.join("certificates"));
     if stale > 0 {
         tracing::info!(

@@ -120,6 +120,11 @@ impl InFlight {
         let Some(real) = self.real.remove(&answer.leaf) else {
             return Applied::Stale;
         };
+        if (tree.nodes[n].pn, tree.nodes[n].dn) != VIRTUAL {
+            // Decided meanwhile (another search proved the position, the rote store said
+            // so): that stands.
+            return Applied::Stale;
+        }
         (tree.nodes[n].pn, tree.nodes[n].dn) = real;
         attach_searched(tree, n, &answer.position, &answer.entries, answer.work);
         tree.update_ancestors(n);
@@ -129,19 +134,26 @@ impl InFlight {
 
     /// Runs `f` on the tree with every leaf in flight back at its real numbers (what a
     /// checkpoint must save: a restart hands those leaves out again), then marks them again.
+    /// A leaf decided meanwhile (the rote store adopted) keeps its value.
     pub fn with_real_numbers<R>(
         &self,
         tree: &mut PnTree<'_>,
         f: impl FnOnce(&PnTree<'_>) -> R,
     ) -> R {
-        for (&n, &real) in &self.real {
-            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = real;
-            tree.update_ancestors(n as usize);
+        let marked: Vec<(usize, (u64, u64))> = self
+            .real
+            .iter()
+            .map(|(&n, &real)| (n as usize, real))
+            .filter(|&(n, _)| (tree.nodes[n].pn, tree.nodes[n].dn) == VIRTUAL)
+            .collect();
+        for &(n, real) in &marked {
+            (tree.nodes[n].pn, tree.nodes[n].dn) = real;
+            tree.update_ancestors(n);
         }
         let r = f(tree);
-        for &n in self.real.keys() {
-            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = VIRTUAL;
-            tree.update_ancestors(n as usize);
+        for &(n, _) in &marked {
+            (tree.nodes[n].pn, tree.nodes[n].dn) = VIRTUAL;
+            tree.update_ancestors(n);
         }
         r
     }
@@ -150,8 +162,11 @@ impl InFlight {
     /// any come, are stale (the jobs' runner went away, or the search stops).
     pub fn abandon(&mut self, tree: &mut PnTree<'_>) {
         for (n, real) in self.real.drain() {
-            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = real;
-            tree.update_ancestors(n as usize);
+            let node = &mut tree.nodes[n as usize];
+            if (node.pn, node.dn) == VIRTUAL {
+                (node.pn, node.dn) = real;
+                tree.update_ancestors(n as usize);
+            }
         }
     }
 }
@@ -182,6 +197,8 @@ pub trait Dispatch {
 pub trait Dispatcher: Send + Sync {
     /// Where the jobs go, in words (an address).
     fn place(&self) -> String;
+    /// How long to search here after a fault before trying again.
+    fn retry(&self) -> std::time::Duration;
     /// A dispatch for question `attacker` of session `session`, its leaves valued with
     /// `init` over the tables `tables` (board, pieces) if any.
     fn open(
@@ -214,6 +231,9 @@ pub struct JobsView {
     pub stale: u64,
     /// Answers that did not decode: set aside.
     pub garbled: u64,
+    /// Jobs sent again, unanswered so long they were taken for lost.
+    #[serde(default)]
+    pub resent: u64,
     pub workers: Vec<WorkerView>,
 }
 

@@ -13,6 +13,7 @@ pub mod log;
 pub mod moves;
 pub mod name;
 pub mod record;
+pub mod remote;
 pub mod runner;
 pub mod settings;
 pub mod store;

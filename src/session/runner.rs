@@ -20,6 +20,7 @@ use crate::search::{Algorithm, CurvePoint, Leaf, LeafEval, Outcome, Stats, Value
 use crate::session::checkpoint_failure::{self, CheckpointFailure};
 use crate::session::codec::{self, CHUNK};
 use crate::session::log::{Progress, ProgressLog, resident_bytes, unix_now};
+use crate::session::remote::Remote;
 use crate::session::store::{Table, Write};
 use crate::session::{GoalRecord, SessionError, SessionRecord, Sessions, State};
 
@@ -50,6 +51,11 @@ pub struct Control {
     pub memory_bound: AtomicU64,
     /// Set while the session's checkpoints fail; cleared by the first that succeeds.
     pub checkpoint_failure: Mutex<Option<CheckpointFailure>>,
+    /// Where second-level searches go instead of this process's threads (the config's
+    /// `[cluster]`); `None`: they run here.
+    pub dispatcher: Option<std::sync::Arc<dyn crate::search::jobs::Dispatcher>>,
+    /// Each question's jobs, while they go elsewhere.
+    pub jobs: Mutex<Vec<crate::search::jobs::JobsView>>,
     /// Told when `searches` or `pairing` change (the daemon's spare worker waits on it).
     watcher: std::sync::OnceLock<crossbeam_channel::Sender<()>>,
 }
@@ -126,6 +132,7 @@ impl Control {
         self.searches.store(0, Ordering::SeqCst);
         self.pairing.store(false, Ordering::SeqCst);
         self.live.lock().expect("live lock").clear();
+        self.jobs.lock().expect("jobs lock").clear();
         *self.checkpoint_failure.lock().expect("failure lock") = None;
     }
 
@@ -157,6 +164,15 @@ impl Control {
     }
 
     /// Records a question's latest progress.
+    /// Question `view.goal`'s jobs as they stand.
+    fn report_jobs(&self, view: crate::search::jobs::JobsView) {
+        let mut jobs = self.jobs.lock().expect("jobs lock");
+        match jobs.iter_mut().find(|v| v.goal == view.goal) {
+            Some(v) => *v = view,
+            None => jobs.push(view),
+        }
+    }
+
     pub fn report(&self, p: Progress) {
         let mut live = self.live.lock().expect("live lock");
         match live.iter_mut().find(|q| q.goal == p.goal) {
@@ -642,8 +658,35 @@ fn solve_goal(
     log.write(&first);
     let mut failed_checkpoint = false;
     let mut over_memory = None;
+    let mut remote = match &control.dispatcher {
+        Some(d) if algorithm == Algorithm::Pn2DfPn => {
+            let tables = leaf.db.map(|db| (root.board(), db.max_pieces()));
+            Some(Remote::new(
+                d.clone(),
+                id,
+                goal.attacker,
+                tree.leaf_init(),
+                tables,
+            ))
+        }
+        Some(d) => {
+            // Jobs are df-pn searches: another second level runs here, and says so.
+            control.report_jobs(crate::search::jobs::JobsView {
+                goal: goal.attacker.name().to_string(),
+                place: d.place(),
+                problem: Some(format!(
+                    "{algorithm} searches here: jobs are df-pn second-level searches (start the session with --algo pn2-dfpn)"
+                )),
+                ..Default::default()
+            });
+            None
+        }
+        None => None,
+    };
     while !tree.decided() && !stop.now() {
         let before = tree.nodes.len();
+        // With `[cluster]`, the jobs go to the workers (and come back here while they cannot).
+        let sent = remote.as_mut().and_then(|r| r.step(&mut tree));
         // With two threads and this question alone (the other decided), PN² with df-pn
         // expands two leaves at a time, one a thread.
         let pair = algorithm == Algorithm::Pn2DfPn
@@ -651,19 +694,20 @@ fn solve_goal(
             && rec.settings.threads >= 2
             && stop.running.load(Ordering::Relaxed) == 1
             && stop.control.max_searches.load(Ordering::Relaxed) != 1;
-        stop.control.set_pairing(pair);
-        let expanded = if pair {
-            iterate_pair(&mut tree)
-        } else {
-            vec![iterate(&mut tree, algorithm)]
+        stop.control.set_pairing(pair && sent.is_none());
+        let expanded = match sent {
+            Some(changed) => changed,
+            None if pair => iterate_pair(&mut tree),
+            None => vec![iterate(&mut tree, algorithm)],
         };
         tree.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
         note_iteration(&tree, &expanded, before, &mut pending);
         let it = tree.stats.iterations;
-        if algorithm != Algorithm::Pn
-            || it.is_power_of_two()
-            || it.is_multiple_of(4096)
-            || tree.decided()
+        if !expanded.is_empty()
+            && (algorithm != Algorithm::Pn
+                || it.is_power_of_two()
+                || it.is_multiple_of(4096)
+                || tree.decided())
         {
             pending.points.push(CurvePoint {
                 iteration: it,
@@ -683,6 +727,9 @@ fn solve_goal(
             }
             log.write(&p);
             control.report(p);
+            if let Some(r) = &remote {
+                control.report_jobs(r.view());
+            }
             (last_log, last_log_nodes, last_log_secs) =
                 (Instant::now(), tree.stats.nodes, tree.stats.seconds);
         }
@@ -713,7 +760,9 @@ fn solve_goal(
         };
         if last_checkpoint.elapsed() >= due {
             let t = Instant::now();
-            let result = checkpoint(sessions, id, g, &tree, &mut pending, rote, None, true);
+            let result = as_stored(&remote, &mut tree, |tree| {
+                checkpoint(sessions, id, g, tree, &mut pending, rote, None, true)
+            });
             *control.checkpoint_seconds.lock().expect("checkpoint time") +=
                 t.elapsed().as_secs_f64();
             match result {
@@ -762,6 +811,10 @@ fn solve_goal(
     // One question's end at a time, from its checkpoint to its log line: the question that
     // ends second finds the session solved and says so last (two questions searched at once
     // wrote "solved", then the other's "goal", now and then).
+    if let Some(r) = remote.as_mut() {
+        r.finish(&mut tree);
+        control.report_jobs(r.view());
+    }
     let _in_order = ENDS.lock().unwrap_or_else(|e| e.into_inner());
     let mut verdict = tree.decided().then(|| (tree.outcome(), None));
     let mut r = final_checkpoint(
@@ -843,6 +896,19 @@ fn solve_goal(
     );
     control.report(p);
     Ok(r)
+}
+
+/// Runs `f` on the tree as the store must see it: leaves whose jobs are in flight at their
+/// real numbers (a restart hands them out again).
+fn as_stored<R>(
+    remote: &Option<Remote>,
+    tree: &mut PnTree<'_>,
+    f: impl FnOnce(&PnTree<'_>) -> R,
+) -> R {
+    match remote {
+        Some(r) => r.as_stored(tree, f),
+        None => f(tree),
+    }
 }
 
 /// Held by a question's search from its final checkpoint to its last log line.

@@ -16,15 +16,21 @@ const TOKEN: &str = "a-test-token-0123456789";
 struct Nats {
     child: Child,
     url: String,
+    port: u16,
+    store: PathBuf,
 }
 
 impl Nats {
     fn start(store: &Path) -> Nats {
+        Nats::start_on(store, common::browser::free_port())
+    }
+
+    /// On `port`, with its streams in `store` (those of a server before it, if any).
+    fn start_on(store: &Path, port: u16) -> Nats {
         assert!(
             Path::new(NATS_SERVER).exists(),
             "{NATS_SERVER} is missing: scripts/install-nats.sh installs it (scripts/test.sh runs it)"
         );
-        let port = common::browser::free_port();
         let child = Command::new(NATS_SERVER)
             .args([
                 "-js",
@@ -49,7 +55,15 @@ impl Nats {
         Nats {
             child,
             url: format!("nats://127.0.0.1:{port}"),
+            port,
+            store: store.to_path_buf(),
         }
+    }
+
+    /// Killed with SIGKILL (its streams stay on file).
+    fn kill_9(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
     }
 }
 
@@ -158,4 +172,240 @@ fn a_worker_with_a_wrong_token_says_so_and_stops() {
     let log = w.log();
     assert!(log.contains(&nats.url), "{log}");
     assert!(log.to_lowercase().contains("authorization"), "{log}");
+}
+
+/// A data directory whose daemon hands its second-level searches to the workers of `nats`
+/// (`jobs` in flight a question, each of `second_level` nodes; a job unacknowledged for 3 s
+/// goes to another worker; after a fault, the server is tried again after a second).
+fn cluster_data(nats: &Nats, jobs: usize, second_level: &str) -> Data {
+    let data = Data::new("");
+    std::fs::write(data.tmp.path().join("nats.token"), TOKEN).unwrap();
+    std::fs::write(
+        &data.config,
+        format!(
+            "log_level = \"warn\"\nthreads = 2\ncheckpoint_interval = \"100ms\"\nsecond_level = \"{second_level}\"\n\n[cluster]\nnats = \"{}\"\ntoken_file = \"nats.token\"\njobs = {jobs}\nack_wait = \"3s\"\nretry = \"1s\"\n",
+            nats.url
+        ),
+    )
+    .unwrap();
+    data
+}
+
+#[test]
+fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and_certificates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&tmp.path().join("nats"));
+    let data = cluster_data(&nats, 4, "300");
+
+    let workers: Vec<Worker> = ["w1", "w2", "w3"]
+        .iter()
+        .map(|n| Worker::start(&data, &nats, n, TOKEN))
+        .collect();
+    let _daemon = data.daemon();
+    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    // While it runs, its status shows the jobs and who answers them.
+    let running = data.wait_for(id, "jobs answered by a worker", |s| {
+        s["state"] == "solved"
+            || s["jobs"]
+                .as_array()
+                .is_some_and(|j| j.iter().any(|v| v["answered"].as_u64() > Some(0)))
+    });
+    let s = data.wait_for(id, "the solve and its check", |s| {
+        s["state"] == "solved"
+            && s["goals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
+    });
+    let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
+    assert_eq!(s["value"], alone["value"], "{s}");
+    if running["state"] != "solved" {
+        let jobs = &running["jobs"][0];
+        assert_eq!(jobs["place"], nats.url.as_str(), "{running}");
+        assert_eq!(jobs["connected"], true, "{running}");
+        let names: Vec<&str> = jobs["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.iter().all(|n| ["w1", "w2", "w3"].contains(n)),
+            "{running}"
+        );
+    }
+    // The workers ran the jobs: told to stop, each says how many it answered.
+    let mut answered = 0;
+    for mut w in workers {
+        let pid = w.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        w.child.wait().unwrap();
+        let log = w.log();
+        assert!(!log.contains("cannot take"), "{log}");
+        answered += log
+            .split("stopped after ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{log}"));
+    }
+    assert!(answered > 0);
+    let prefix = data.tmp.path().join("s");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        prefix.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let mut checked = 0;
+    for goal in ["white", "black"] {
+        let cert = data.tmp.path().join(format!("s.{goal}-wins.cert.gz"));
+        if cert.exists() {
+            let o = Command::new(BIN).arg("verify").arg(&cert).output().unwrap();
+            assert!(o.status.success(), "{goal}: {}", common::stderr(&o));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1);
+}
+
+/// The jobs of the first question still open in `status` (null before any).
+fn jobs(status: &Value) -> &Value {
+    let open = status["goals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|g| g["outcome"] == "open")
+        .map(|g| g["attacker"].clone());
+    status["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|j| open.as_ref().is_none_or(|o| j["goal"] == *o))
+        .unwrap_or(&Value::Null)
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or(0)
+}
+
+/// Its nodes searched so far (the live count while it runs).
+fn nodes_now(status: &Value) -> u64 {
+    status["live"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| count(p, "nodes"))
+        .sum::<u64>()
+        .max(count(status, "nodes"))
+}
+
+#[test]
+fn a_killed_server_and_a_killed_daemon_do_not_stop_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&tmp.path().join("nats"));
+    let data = cluster_data(&nats, 2, "100");
+    let _workers: Vec<Worker> = ["w1", "w2"]
+        .iter()
+        .map(|n| Worker::start(&data, &nats, n, TOKEN))
+        .collect();
+    let daemon = data.daemon();
+    // 5x5 is far beyond this test: it runs throughout.
+    let long = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.wait_for(long, "jobs answered", |s| count(jobs(s), "answered") >= 20);
+    // The server killed: the search goes on in the daemon and says why.
+    let nats = {
+        let mut nats = nats;
+        nats.kill_9();
+        let down = data.wait_for(long, "the fault seen", |s| jobs(s)["connected"] == false);
+        let problem = jobs(&down)["problem"].as_str().unwrap_or("").to_string();
+        assert!(problem.contains("searching here"), "{down}");
+        let nodes = nodes_now(&down);
+        data.wait_for(long, "nodes searched here", |s| nodes_now(s) > nodes);
+        Nats::start_on(&nats.store.clone(), nats.port)
+    };
+    // Started again (its streams on file): the jobs go to the workers again.
+    let back = data.wait_for(long, "the jobs sent again", |s| {
+        jobs(s)["connected"] == true
+    });
+    let answered = count(jobs(&back), "answered");
+    data.wait_for(long, "answers again", |s| {
+        count(jobs(s), "answered") > answered + 10
+    });
+    data.json(&["session", "stop", &long.to_string(), "--json"]);
+    // The daemon killed in the middle of a run: a new one resumes from the checkpoint, and
+    // the value is the in-process solve's.
+    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    let s = data.wait_for(id, "a checkpoint", |s| {
+        s["state"] == "solved" || count(s, "checkpoints") >= 2
+    });
+    let killed = s["state"] != "solved";
+    if killed {
+        daemon.kill9();
+    }
+    let _daemon = killed.then(|| data.daemon());
+    let s = data.wait_for(id, "the solve and its check", |s| {
+        s["state"] == "solved"
+            && s["goals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
+    });
+    let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
+    assert_eq!(s["value"], alone["value"], "{s}");
+    for g in s["goals"].as_array().unwrap() {
+        assert!(g["outcome"] == "open" || g["verified"] == true, "{s}");
+    }
+    assert!(
+        killed,
+        "solved before the first checkpoint: nothing was killed"
+    );
+    drop(nats);
+}
+
+#[test]
+fn a_job_whose_worker_is_killed_is_run_again_by_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&tmp.path().join("nats"));
+    // One job at a time, each long (a million nodes): the worker is always in one.
+    let data = cluster_data(&nats, 1, "1000000");
+    let first = Worker::start(&data, &nats, "w1", TOKEN);
+    let _daemon = data.daemon();
+    let id = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    let s = data.wait_for(id, "a job answered", |s| count(jobs(s), "answered") >= 1);
+    let before = count(jobs(&s), "answered");
+    drop(first);
+    let _second = Worker::start(&data, &nats, "w2", TOKEN);
+    // After the ack wait (3 s) the server hands the job to w2, which answers it.
+    let s = data.wait_for(id, "the lost job answered", |s| {
+        count(jobs(s), "redelivered") >= 1
+    });
+    let j = jobs(&s);
+    assert!(count(j, "answered") > before, "{s}");
+    let by_worker: u64 = j["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| count(w, "jobs"))
+        .sum();
+    assert_eq!(by_worker, count(j, "answered"), "{s}");
+    assert_eq!(count(j, "stale"), 0, "{s}");
+    data.json(&["session", "stop", &id.to_string(), "--json"]);
 }

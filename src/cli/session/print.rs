@@ -203,6 +203,9 @@ pub(super) fn print_status(v: &Status) {
             p.store_bytes >> 20
         );
     }
+    for j in &v.jobs {
+        jobs_lines(j);
+    }
     if let Some(f) = &v.checkpoint_failure {
         out!("  {}", f.describe());
     }
@@ -214,6 +217,40 @@ pub(super) fn print_status(v: &Status) {
                 v.id
             );
         }
+    }
+}
+
+/// A question's jobs on the cluster: where they go, how many, and each worker.
+fn jobs_lines(j: &fanorona::search::jobs::JobsView) {
+    out!(
+        "  {} wins? jobs on {}{}: {} in flight, {} sent, {} answered, {} redelivered, {} sent again, {} stale, {} garbled",
+        j.goal,
+        j.place,
+        if j.connected { "" } else { " (not reached)" },
+        j.in_flight,
+        j.sent,
+        j.answered,
+        j.redelivered,
+        j.resent,
+        j.stale,
+        j.garbled
+    );
+    if let Some(p) = &j.problem {
+        out!("    {p}");
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for w in &j.workers {
+        out!(
+            "    worker {} on {} ({} threads): {} jobs, {} nodes/s, last heard {} s ago",
+            w.name,
+            w.host,
+            w.threads,
+            w.jobs,
+            rate(w.nodes_per_second()),
+            now.saturating_sub(w.last_heard)
+        );
     }
 }
 

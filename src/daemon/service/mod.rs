@@ -120,6 +120,16 @@ impl Service {
         }
     }
 
+    /// Second-level searches go through `dispatcher` (the config's `[cluster]`).
+    pub fn dispatching(
+        mut self,
+        dispatcher: Option<std::sync::Arc<dyn crate::search::jobs::Dispatcher>>,
+    ) -> Service {
+        self.workers.main.control.dispatcher = dispatcher.clone();
+        self.workers.spare.control.dispatcher = dispatcher;
+        self
+    }
+
     /// Ends the service. Its store is closed only if that cannot hang: sled's close flushes,
     /// and after a failed write (or with the disk short of room) that flush may wait for
     /// good, so then the store is left for the process's end to release (what is on disk

@@ -68,6 +68,9 @@ impl Service {
             ),
             None => (None, Vec::new()),
         };
+        let jobs = slot.map_or_else(Vec::new, |s| {
+            s.control.jobs.lock().expect("jobs lock").clone()
+        });
         Status {
             id: r.id,
             name: r.name.clone(),
@@ -92,6 +95,7 @@ impl Service {
             log: log_path(&self.dir.logs(), r.id),
             checkpoint_trouble: checkpoint_failure.as_ref().map(|f| f.describe()),
             checkpoint_failure,
+            jobs,
         }
     }
 }

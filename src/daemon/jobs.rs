@@ -1,0 +1,59 @@
+//! Where the running sessions' second-level searches go: this process's threads, or, with
+//! `[cluster]` in the config, `fanorona worker`s reached through a NATS server.
+
+use std::sync::Arc;
+
+use crate::cluster::dispatch::{NatsDispatcher, Options, subject_token};
+use crate::config::Config;
+use crate::daemon::{DaemonError, DataDir};
+use crate::search::jobs::Dispatcher;
+
+/// The environment variable a token is read from when no `token_file` is given.
+pub const TOKEN_VARIABLE: &str = "FANORONA_NATS_TOKEN";
+
+/// The config's dispatcher (`None` without `[cluster]`): its token read now, so that a
+/// token file that cannot be read refuses the start rather than every job.
+pub fn dispatcher(
+    config: &Config,
+    dir: &DataDir,
+) -> Result<Option<Arc<dyn Dispatcher>>, DaemonError> {
+    let Some(c) = &config.cluster else {
+        return Ok(None);
+    };
+    let token = match &c.token_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|source| DaemonError::Io {
+                    what: "cannot read [cluster] token_file",
+                    path: path.clone(),
+                    source,
+                })?
+                .trim()
+                .to_string(),
+        ),
+        None => std::env::var(TOKEN_VARIABLE).ok(),
+    };
+    // Daemons sharing a server are told apart by host and data directory.
+    let root = std::fs::canonicalize(&dir.root).unwrap_or_else(|_| dir.root.clone());
+    let hash = root
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    let prefix = subject_token(&format!(
+        "{}-{:08x}",
+        crate::cluster::host_name(),
+        hash as u32
+    ));
+    Ok(Some(Arc::new(NatsDispatcher {
+        options: Options {
+            url: c.nats.clone(),
+            token,
+            width: c.jobs,
+            ack_wait: c.ack_wait,
+        },
+        prefix,
+        retry: c.retry,
+    })))
+}
