@@ -84,6 +84,47 @@ pub enum ClusterCommand {
         #[command(flatten)]
         out: crate::cli::JsonFlag,
     },
+    /// What the server holds: jobs queued and under way, worker threads asking for one,
+    /// redeliveries, answers not yet read. The workers by name, and each session's jobs,
+    /// are in `fanorona session status`.
+    Status {
+        #[command(flatten)]
+        nats: MaybeNats,
+        #[command(flatten)]
+        out: crate::cli::JsonFlag,
+    },
+}
+
+/// The server and token of `--nats`/`--token-file`, or else of the config's `[cluster]`.
+#[derive(Args)]
+pub struct MaybeNats {
+    /// The NATS server (default: nats of the config's [cluster]).
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// A file holding the server's token (default: token_file of [cluster], else
+    /// FANORONA_NATS_TOKEN).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl MaybeNats {
+    fn resolve(self, config: &Config) -> Result<Nats, Failure> {
+        let cluster = config.cluster.as_ref();
+        let nats = self
+            .nats
+            .or_else(|| cluster.map(|c| c.nats.clone()))
+            .ok_or_else(|| {
+                Failure::input(anyhow!(
+                    "no server: give --nats URL, or nats in the config's [cluster]"
+                ))
+            })?;
+        Ok(Nats {
+            nats,
+            token_file: self
+                .token_file
+                .or_else(|| cluster.and_then(|c| c.token_file.clone())),
+        })
+    }
 }
 
 pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
@@ -103,6 +144,41 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
 
 pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
     match command {
+        ClusterCommand::Status { nats, out } => {
+            let nats = nats.resolve(config)?;
+            let token = nats.token()?;
+            let s =
+                cluster::status::status(&nats.nats, token.as_deref()).map_err(Failure::other)?;
+            if out.json {
+                out!("{}", json!(s));
+                return Ok(());
+            }
+            out!("server {} (nats-server {})", s.url, s.server_version);
+            if !s.streams {
+                out!("  no jobs stream yet: no master has run here");
+                return Ok(());
+            }
+            let list = |runs: &[(String, u64)]| {
+                if runs.is_empty() {
+                    "none".to_string()
+                } else {
+                    runs.iter()
+                        .map(|(r, n)| format!("{n} of {r}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            };
+            out!("  jobs queued: {}", list(&s.queued));
+            out!(
+                "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}; ack wait {} s",
+                s.running,
+                s.idle_threads,
+                s.redelivered,
+                s.ack_wait_seconds
+            );
+            out!("  answers not yet read: {}", list(&s.answers));
+            Ok(())
+        }
         ClusterCommand::Solve {
             target,
             nats,

@@ -10,6 +10,7 @@
 
 pub mod dispatch;
 pub mod master;
+pub mod status;
 pub mod wire;
 pub mod worker;
 

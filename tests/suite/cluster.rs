@@ -222,6 +222,18 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
     });
     let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
     assert_eq!(s["value"], alone["value"], "{s}");
+    // The server's side, with the config's server and token.
+    let o = Command::new(BIN)
+        .args(["cluster", "status", "--json", "--config"])
+        .arg(&data.config)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["streams"], true, "{c}");
+    assert_eq!(c["url"], nats.url.as_str(), "{c}");
+    assert!(!c["server_version"].as_str().unwrap().is_empty(), "{c}");
+    assert_eq!(c["ack_wait_seconds"], 3.0, "{c}");
     if running["state"] != "solved" {
         let jobs = &running["jobs"][0];
         assert_eq!(jobs["place"], nats.url.as_str(), "{running}");
