@@ -419,5 +419,19 @@ fn a_job_whose_worker_is_killed_is_run_again_by_another() {
         .sum();
     assert_eq!(by_worker, count(j, "answered"), "{s}");
     assert_eq!(count(j, "stale"), 0, "{s}");
+    // The web app's session page shows the jobs and the workers.
+    let server = common::browser::Server::start(&data.config, &data.dir, &[]);
+    let b = common::browser::Browser::start();
+    b.open(&server.url(&format!("#/session/{id}")));
+    b.wait_until(
+        "the workers on the session page",
+        "return [...document.querySelectorAll('.jobs tr.worker td:first-child')].some(td => td.textContent === 'w2')",
+        30,
+    );
+    let jobs = b.text(".jobs");
+    assert!(
+        jobs.contains(&nats.url) && jobs.contains("redelivered"),
+        "{jobs}"
+    );
     data.json(&["session", "stop", &id.to_string(), "--json"]);
 }

@@ -1211,6 +1211,28 @@ function renderTree(t) {
   document.getElementById('tree-questions').replaceChildren(...out);
 }
 
+// Each question's jobs on the cluster ([cluster] in the daemon's config): where they go,
+// how many, and each worker that answered.
+function jobsLines(views) {
+  const now = Date.now() / 1000;
+  return views.map(j => {
+    const box = el('div', { class: 'jobs', 'data-goal': j.goal });
+    box.append(el('div', {}, `${j.goal} wins? jobs on ${j.place}` + (j.connected ? '' : ' (not reached)') +
+      `: ${j.in_flight} in flight, ${fmtNumber(j.sent)} sent, ${fmtNumber(j.answered)} answered, ${j.redelivered} redelivered, ${j.resent} sent again, ${j.stale} stale`));
+    if (j.problem) box.append(el('div', { class: 'error' }, j.problem));
+    if (j.workers.length) {
+      const rows = j.workers.map(w => el('tr', { class: 'worker' },
+        el('td', {}, w.name), el('td', {}, w.host), el('td', {}, String(w.threads)),
+        el('td', {}, fmtNumber(w.jobs)), el('td', {}, fmtRate(w.nodes / Math.max(w.seconds, 1e-9))),
+        el('td', {}, `${Math.max(0, Math.round(now - w.last_heard))} s ago`)));
+      box.append(el('table', { class: 'workers' },
+        el('tr', {}, ...['worker', 'host', 'threads', 'jobs', 'nodes/s', 'last heard'].map(h => el('th', {}, h))),
+        ...rows));
+    }
+    return box;
+  });
+}
+
 function progressLine(p) {
   const n = v => (v === 'inf' ? 'inf' : fmtNumber(v));
   // In UTC, as the daemon's own log and the progress files have it: said so.
@@ -1254,7 +1276,8 @@ async function pollSession() {
         ` · value: ${s.value || 'not yet'} · nodes ${fmtNumber(nodes)} · ${fmtRate(rate)} · ${s.algo}`),
       el('div', { class: 'note' }, `${s.root} · ${goals}`),
       // A full disk, or why it failed or paused itself: said where the state is.
-      ...[s.checkpoint_trouble, s.error].filter(Boolean).map(t => el('div', { class: 'error', id: 'session-trouble' }, t)));
+      ...[s.checkpoint_trouble, s.error].filter(Boolean).map(t => el('div', { class: 'error', id: 'session-trouble' }, t)),
+      ...jobsLines(s.jobs || []));
     document.getElementById('chart-holder').replaceChildren(drawChart(c.points, c.infinite, s.goals || []));
     const count = document.getElementById('curve-count');
     count.textContent = `${c.total} points`;
