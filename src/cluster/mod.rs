@@ -104,16 +104,20 @@ async fn work_queue(
     subjects: &str,
     max_age: Duration,
 ) -> Result<jetstream::stream::Stream, ClusterError> {
-    js.get_or_create_stream(stream::Config {
+    let config = stream::Config {
         name: name.into(),
         subjects: vec![subjects.into()],
         retention: stream::RetentionPolicy::WorkQueue,
         storage: stream::StorageType::File,
         max_age,
         ..Default::default()
-    })
-    .await
-    .map_err(nats)
+    };
+    match js.get_or_create_stream(config).await {
+        Ok(s) => Ok(s),
+        // Made meanwhile by another master (a session's two questions open at once): the
+        // server refuses a second with the same subjects.
+        Err(e) => js.get_stream(name).await.map_err(|_| nats(e)),
+    }
 }
 
 /// The jobs stream and the workers' consumer, made by a master with its `ack_wait` (made
