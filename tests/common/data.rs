@@ -112,14 +112,7 @@ impl Daemon {
     }
 
     pub fn sigterm(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
+        signal(&self.child, "TERM");
         self.child.wait().unwrap()
     }
 }
@@ -129,6 +122,29 @@ impl Drop for Daemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends `child` the signal `name` ("TERM", "INT").
+pub fn signal(child: &Child, name: &str) {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args([format!("-{name}").as_str(), &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// A session's status says it is solved, and every decided question's proof checked (the
+/// check follows the result).
+pub fn settled(s: &Value) -> bool {
+    s["state"] == "solved"
+        && s["goals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
 }
 
 pub fn stderr(o: &Output) -> String {

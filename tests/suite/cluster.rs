@@ -212,14 +212,7 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
                 .as_array()
                 .is_some_and(|j| j.iter().any(|v| v["answered"].as_u64() > Some(0)))
     });
-    let s = data.wait_for(id, "the solve and its check", |s| {
-        s["state"] == "solved"
-            && s["goals"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
-    });
+    let s = data.wait_for(id, "the solve and its check", common::settled);
     let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
     assert_eq!(s["value"], alone["value"], "{s}");
     // The server's side, with the config's server and token.
@@ -252,14 +245,7 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
     // The workers ran the jobs: told to stop, each says how many it answered.
     let mut answered = 0;
     for mut w in workers {
-        let pid = w.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
+        common::signal(&w.child, "TERM");
         w.child.wait().unwrap();
         let log = w.log();
         assert!(!log.contains("cannot take"), "{log}");
@@ -370,14 +356,7 @@ fn a_killed_server_and_a_killed_daemon_do_not_stop_the_run() {
         daemon.kill9();
     }
     let _daemon = killed.then(|| data.daemon());
-    let s = data.wait_for(id, "the solve and its check", |s| {
-        s["state"] == "solved"
-            && s["goals"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
-    });
+    let s = data.wait_for(id, "the solve and its check", common::settled);
     let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
     assert_eq!(s["value"], alone["value"], "{s}");
     for g in s["goals"].as_array().unwrap() {

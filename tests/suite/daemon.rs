@@ -5,18 +5,8 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{Data, stderr};
+use common::{Data, settled, stderr};
 use serde_json::Value;
-
-/// Solved, and every decided question's proof checked (the check follows the result).
-fn settled(s: &Value) -> bool {
-    s["state"] == "solved"
-        && s["goals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|g| g["outcome"] == "open" || !g["verified"].is_null())
-}
 
 fn checkpoints(s: &Value) -> u64 {
     s["checkpoints"].as_u64().unwrap()

@@ -393,14 +393,7 @@ fn ctrl_c_on_a_solve_checkpoints_and_exits_130() {
         assert!(Instant::now() < deadline, "the solve did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let pid = solve.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::signal(&solve.child, "INT");
     Watched::expect(&solve.err, "interrupted: session 1 checkpointed");
     assert_eq!(solve.child.wait().unwrap().code(), Some(130));
     let s = data.status(1);
