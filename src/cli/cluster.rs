@@ -194,9 +194,13 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 .map(|d| crate::cli::solve::open_tables(d, root.board()))
                 .transpose()?;
             let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
-            let needs = tables.as_ref().map(|t| wire::Tables {
-                board: root.board().to_string(),
-                pieces: t.max_pieces(),
+            let needs = tables.as_ref().map(|t| {
+                let pieces = t.max_pieces();
+                wire::Tables {
+                    board: root.board().to_string(),
+                    pieces,
+                    fingerprint: t.fingerprint(pieces),
+                }
             });
             let run = dispatch::subject_token(&format!(
                 "{}-{}",

@@ -8,10 +8,11 @@ use async_nats::jetstream::{self, AckKind, consumer::pull};
 
 use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
 use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats, next_message};
-use crate::Board;
 use crate::position::Color;
 use crate::search::Init;
-use crate::search::jobs::{Answer, Dispatch, DispatchError, Dispatcher, Job, JobsView, WorkerView};
+use crate::search::jobs::{
+    Answer, Dispatch, DispatchError, Dispatcher, Job, JobsView, TablesUsed, WorkerView,
+};
 
 /// Where jobs go and how.
 #[derive(Clone, Debug)]
@@ -47,12 +48,13 @@ impl Dispatcher for NatsDispatcher {
         session: u64,
         attacker: Color,
         init: Init,
-        tables: Option<(Board, usize)>,
+        tables: Option<TablesUsed>,
     ) -> Result<Box<dyn Dispatch>, DispatchError> {
         let run = format!("{}-s{session}-{}", self.prefix, attacker.name());
-        let tables = tables.map(|(board, pieces)| Tables {
-            board: board.to_string(),
-            pieces,
+        let tables = tables.map(|t| Tables {
+            board: t.board.to_string(),
+            pieces: t.pieces,
+            fingerprint: t.fingerprint,
         });
         NatsDispatch::open(&self.options, run, attacker, init, tables)
             .map(|d| Box::new(d) as Box<dyn Dispatch>)

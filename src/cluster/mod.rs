@@ -56,7 +56,7 @@ pub const WORKERS: &str = "workers";
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
 /// Deliveries of one job at most: a job that kills every worker it meets does not go round
 /// for ever.
-pub const MAX_DELIVER: i64 = 5;
+pub const MAX_DELIVER: i64 = 10;
 
 /// This machine's name, as workers sign their answers and masters name their runs.
 pub fn host_name() -> String {

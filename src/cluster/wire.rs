@@ -17,6 +17,10 @@ pub const VERSION: u32 = 1;
 pub struct Tables {
     pub board: String,
     pub pieces: usize,
+    /// Their manifest's fingerprint (`egdb::manifest::fingerprint`): a worker whose tables
+    /// have another refuses the job.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

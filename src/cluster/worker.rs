@@ -32,6 +32,10 @@ pub struct Options {
     pub table_bytes: u64,
 }
 
+/// How long a thread that refused a job (other tables, another wire version) waits before
+/// it asks for the next one.
+const REFUSED_PAUSE: Duration = Duration::from_secs(10);
+
 /// Tables opened, by board: opened once, kept for the worker's life.
 type Opened = Mutex<HashMap<Board, Option<&'static Database>>>;
 
@@ -193,6 +197,9 @@ impl Shared<'_> {
                     .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
                     .await
                     .map_err(nats)?;
+                // Each refusal spends one of the job's deliveries: this thread stands back
+                // so that the workers who can run it get it first.
+                tokio::time::sleep(REFUSED_PAUSE).await;
                 return Ok(());
             }
         };
@@ -263,7 +270,22 @@ fn tables_for(
     });
     let have = db.map_or(0, |d| d.max_pieces());
     if have == want.pieces {
-        return Ok(db);
+        let mine = db.and_then(|d| d.fingerprint(have));
+        return match (&want.fingerprint, mine) {
+            (Some(theirs), Some(mine)) if *theirs != mine => Err(format!(
+                "jobs over other {} tables than this worker's: the master's manifest (SHA256SUMS) has fingerprint {theirs}, this worker's {mine}; copy the master's tables to {}",
+                want.board,
+                options
+                    .db
+                    .as_ref()
+                    .map_or("--db".to_string(), |d| d.display().to_string())
+            )),
+            (Some(theirs), None) => Err(format!(
+                "jobs over {} tables with fingerprint {theirs}: this worker's have no manifest (`fanorona db checksums --board {} --db DIR` writes it)",
+                want.board, want.board
+            )),
+            _ => Ok(db),
+        };
     }
     Err(format!(
         "jobs over the {} tables to {} pieces: this worker's {} ({})",

@@ -133,6 +133,22 @@ pub fn render(entries: &Entries) -> String {
         .collect()
 }
 
+/// What names a board's tables up to `pieces` pieces, wherever they are: the SHA-256 of
+/// the manifest's lines for those slices (16 hex digits). Two directories with the same
+/// fingerprint hold the same files. None without a manifest.
+pub fn fingerprint(root: &Path, board: Board, pieces: usize) -> Result<Option<String>, FileError> {
+    let Some(entries) = read(&board_dir(root, board))? else {
+        return Ok(None);
+    };
+    let kept: Entries = entries
+        .into_iter()
+        .filter(|(name, _)| parse_file_name(name).is_some_and(|(m, _)| m.pieces() <= pieces))
+        .collect();
+    let mut hex = sha256(render(&kept).as_bytes(), &|_| {});
+    hex.truncate(16);
+    Ok(Some(hex))
+}
+
 /// The manifest of the board directory `dir`: None when there is none.
 pub fn read(dir: &Path) -> Result<Option<Entries>, FileError> {
     let path = path(dir);
@@ -243,6 +259,27 @@ mod tests {
         assert_eq!(parse(&binary).unwrap()["2-1.dtc"], "ef".repeat(32));
         assert_eq!(parse("x  1-1.wdl\n"), Err(1));
         assert_eq!(parse(&format!("\n{}\n", "ab".repeat(32))), Err(2));
+    }
+
+    #[test]
+    fn a_fingerprint_names_the_slices_up_to_its_pieces_and_nothing_else() {
+        let root = tempfile::tempdir().unwrap();
+        let board: Board = "3x3".parse().unwrap();
+        let dir = board_dir(root.path(), board);
+        fs::create_dir_all(&dir).unwrap();
+        assert_eq!(fingerprint(root.path(), board, 3).unwrap(), None);
+        record(&dir, "1-1.wdl", &"11".repeat(32)).unwrap();
+        record(&dir, "2-1.wdl", &"22".repeat(32)).unwrap();
+        let three = fingerprint(root.path(), board, 3).unwrap().unwrap();
+        let two = fingerprint(root.path(), board, 2).unwrap().unwrap();
+        assert_eq!(three.len(), 16);
+        assert_ne!(three, two);
+        // A larger slice does not change the smaller tables' fingerprint; another hash does.
+        record(&dir, "3-1.wdl", &"33".repeat(32)).unwrap();
+        assert_eq!(fingerprint(root.path(), board, 3).unwrap().unwrap(), three);
+        record(&dir, "2-1.wdl", &"44".repeat(32)).unwrap();
+        assert_ne!(fingerprint(root.path(), board, 3).unwrap().unwrap(), three);
+        assert_eq!(fingerprint(root.path(), board, 2).unwrap().unwrap(), two);
     }
 
     #[test]

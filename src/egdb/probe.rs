@@ -457,6 +457,14 @@ impl Database {
     /// `max_pieces` as it was when first asked here, then kept: for a search that asks once per
     /// search (hundreds of file checks each time otherwise). A slice built later is not seen,
     /// as a slice first probed missing stays missing.
+    /// The fingerprint of these tables up to `pieces` pieces (`manifest::fingerprint`): None
+    /// without a manifest, or when it cannot be read.
+    pub fn fingerprint(&self, pieces: usize) -> Option<String> {
+        crate::egdb::manifest::fingerprint(&self.root, self.board, pieces)
+            .ok()
+            .flatten()
+    }
+
     pub fn max_pieces_once(&self) -> usize {
         *self.held.get_or_init(|| self.max_pieces())
     }

@@ -200,14 +200,35 @@ pub trait Dispatcher: Send + Sync {
     /// How long to search here after a fault before trying again.
     fn retry(&self) -> std::time::Duration;
     /// A dispatch for question `attacker` of session `session`, its leaves valued with
-    /// `init` over the tables `tables` (board, pieces) if any.
+    /// `init` over the tables `tables` if any.
     fn open(
         &self,
         session: u64,
         attacker: Color,
         init: Init,
-        tables: Option<(Board, usize)>,
+        tables: Option<TablesUsed>,
     ) -> Result<Box<dyn Dispatch>, DispatchError>;
+}
+
+/// The endgame tables a question's leaves read: a worker must hold the same.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TablesUsed {
+    pub board: Board,
+    pub pieces: usize,
+    /// Their manifest's fingerprint (`egdb::manifest::fingerprint`), if they have one.
+    pub fingerprint: Option<String>,
+}
+
+impl TablesUsed {
+    /// The tables `db` holds.
+    pub fn of(db: &crate::egdb::Database, board: Board) -> TablesUsed {
+        let pieces = db.max_pieces();
+        TablesUsed {
+            board,
+            pieces,
+            fingerprint: db.fingerprint(pieces),
+        }
+    }
 }
 
 /// One question's jobs as its dispatch saw them.

@@ -9,10 +9,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::Board;
 use crate::position::Color;
 use crate::search::Init;
-use crate::search::jobs::{Applied, Dispatch, DispatchError, Dispatcher, InFlight, JobsView};
+use crate::search::jobs::{
+    Applied, Dispatch, DispatchError, Dispatcher, InFlight, JobsView, TablesUsed,
+};
 use crate::search::pn::PnTree;
 
 pub struct Remote {
@@ -22,7 +23,7 @@ pub struct Remote {
     session: u64,
     attacker: Color,
     init: Init,
-    tables: Option<(Board, usize)>,
+    tables: Option<TablesUsed>,
     /// When to try the dispatcher again, while it fails.
     next_try: Instant,
     /// Why jobs do not go out now.
@@ -37,7 +38,7 @@ impl Remote {
         session: u64,
         attacker: Color,
         init: Init,
-        tables: Option<(Board, usize)>,
+        tables: Option<TablesUsed>,
     ) -> Remote {
         Remote {
             dispatcher,
@@ -63,7 +64,7 @@ impl Remote {
             }
             match self
                 .dispatcher
-                .open(self.session, self.attacker, self.init, self.tables)
+                .open(self.session, self.attacker, self.init, self.tables.clone())
             {
                 Ok(d) => {
                     if self.problem.take().is_some() {

@@ -660,7 +660,9 @@ fn solve_goal(
     let mut over_memory = None;
     let mut remote = match &control.dispatcher {
         Some(d) if algorithm == Algorithm::Pn2DfPn => {
-            let tables = leaf.db.map(|db| (root.board(), db.max_pieces()));
+            let tables = leaf
+                .db
+                .map(|db| crate::search::jobs::TablesUsed::of(db, root.board()));
             Some(Remote::new(
                 d.clone(),
                 id,

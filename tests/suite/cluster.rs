@@ -414,3 +414,61 @@ fn a_job_whose_worker_is_killed_is_run_again_by_another() {
     );
     data.json(&["session", "stop", &id.to_string(), "--json"]);
 }
+
+#[test]
+fn a_worker_whose_tables_differ_from_the_masters_takes_no_job_and_says_why() {
+    let tables = common::tables::built(fanorona::Board::new(3, 9).unwrap(), 4);
+    let board_dir = tables.path().join("3x9");
+    assert!(board_dir.join("SHA256SUMS").is_file());
+    // The same slices, but a manifest that says another file: other tables.
+    let other = tempfile::tempdir().unwrap();
+    let copy = other.path().join("3x9");
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(&board_dir).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
+    let sums = std::fs::read_to_string(copy.join("SHA256SUMS")).unwrap();
+    let flipped = if sums.starts_with('0') { "1" } else { "0" };
+    std::fs::write(copy.join("SHA256SUMS"), format!("{flipped}{}", &sums[1..])).unwrap();
+
+    let data = Data::new("log_level = \"warn\"\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    let start = |name: &str, db: &Path| {
+        let log = data.tmp.path().join(format!("{name}.log"));
+        let child = Command::new(BIN)
+            .args(["worker", "--nats", &nats.url, "--name", name, "--db"])
+            .arg(db)
+            .env("FANORONA_NATS_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Worker { child, log }
+    };
+    let stranger = start("stranger", other.path());
+    let _twin = start("twin", tables.path());
+    let o = Command::new(BIN)
+        .args([
+            "cluster", "solve", "3x9", "--nats", &nats.url, "--jobs", "2", "--json",
+        ])
+        .arg("--db")
+        .arg(tables.path())
+        .args(["--config"])
+        .arg(&data.config)
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for s in v["searches"].as_array().unwrap() {
+        let by = s["by_worker"].as_object().unwrap();
+        assert!(!by.contains_key("stranger"), "{v}");
+        assert!(by.contains_key("twin"), "{v}");
+    }
+    let log = stranger.log();
+    assert!(
+        log.contains("fingerprint") && log.contains("copy the master's tables"),
+        "{log}"
+    );
+}
