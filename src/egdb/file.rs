@@ -192,6 +192,9 @@ pub fn write_slice_reporting(
 }
 
 /// `map`'s bytes in anonymous memory, read-only.
+/// Slices larger than this are read at random (no readahead).
+const RANDOM_ABOVE: usize = 64 << 20;
+
 fn resident_copy(map: &Mmap) -> io::Result<Mmap> {
     let mut copy = memmap2::MmapOptions::new()
         .len(map.len().max(1))
@@ -269,6 +272,12 @@ impl SliceFile {
         };
         f.check_header(kind)?;
         f.check_payload()?;
+        if !resident && f.map.len() > RANDOM_ABOVE {
+            // Probes land anywhere in a large slice: the kernel's readahead would read 128 KiB
+            // for each 4 KiB probed, and where the tables outgrow memory (the 9-piece 5x9
+            // layer, 29 GB on a 24 GiB machine) fill the page cache with pages nobody reads.
+            let _ = f.map.advise(memmap2::Advice::Random);
+        }
         Ok(Some(f))
     }
 
