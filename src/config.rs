@@ -187,6 +187,14 @@ impl Config {
                 )),
             }
         };
+        // A duration of at least `least` for `key`, or a refusal that says what it takes.
+        let duration = |key: &str, s: Spanned<String>, least: Duration, expected: &str| {
+            let (span, s) = (s.span(), s.into_inner());
+            humantime::parse_duration(&s)
+                .ok()
+                .filter(|d| !d.is_zero() && *d >= least)
+                .ok_or_else(|| bad(key, span, format!("{s:?}"), expected))
+        };
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |dir: PathBuf| {
             if dir.is_absolute() {
@@ -210,18 +218,12 @@ impl Config {
             c.threads = t;
         }
         if let Some(s) = raw.checkpoint_interval {
-            let (span, s) = (s.span(), s.into_inner());
-            c.checkpoint_interval = humantime::parse_duration(&s)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    bad(
-                        "checkpoint_interval",
-                        span,
-                        format!("{s:?}"),
-                        "a duration such as \"5m\" or \"30s\"",
-                    )
-                })?;
+            c.checkpoint_interval = duration(
+                "checkpoint_interval",
+                s,
+                Duration::ZERO,
+                "a duration such as \"5m\" or \"30s\"",
+            )?;
         }
         if let Some(s) = raw.log_level {
             let (span, s) = (s.span(), s.into_inner());
@@ -361,32 +363,20 @@ impl Config {
                 cluster.jobs = j;
             }
             if let Some(w) = raw.ack_wait {
-                let (span, w) = (w.span(), w.into_inner());
-                cluster.ack_wait = humantime::parse_duration(&w)
-                    .ok()
-                    .filter(|d| *d >= Duration::from_secs(3))
-                    .ok_or_else(|| {
-                        bad(
-                            "ack_wait",
-                            span,
-                            format!("{w:?}"),
-                            "a duration of at least 3s, such as \"30s\"",
-                        )
-                    })?;
+                cluster.ack_wait = duration(
+                    "ack_wait",
+                    w,
+                    Duration::from_secs(3),
+                    "a duration of at least 3s, such as \"30s\"",
+                )?;
             }
             if let Some(r) = raw.retry {
-                let (span, r) = (r.span(), r.into_inner());
-                cluster.retry = humantime::parse_duration(&r)
-                    .ok()
-                    .filter(|d| *d >= Duration::from_secs(1))
-                    .ok_or_else(|| {
-                        bad(
-                            "retry",
-                            span,
-                            format!("{r:?}"),
-                            "a duration of at least 1s, such as \"30s\"",
-                        )
-                    })?;
+                cluster.retry = duration(
+                    "retry",
+                    r,
+                    Duration::from_secs(1),
+                    "a duration of at least 1s, such as \"30s\"",
+                )?;
             }
             c.cluster = Some(cluster);
         }
