@@ -87,6 +87,7 @@ pub enum ClusterCommand {
     /// What the server holds: jobs queued and under way, worker threads asking for one,
     /// redeliveries, answers not yet read. The workers by name, and each session's jobs,
     /// are in `fanorona session status`.
+    #[command(after_long_help = help::CLUSTER_STATUS)]
     Status {
         #[command(flatten)]
         nats: MaybeNats,

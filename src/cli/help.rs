@@ -285,6 +285,11 @@ Examples:
   fanorona cluster solve 3x9 --nats nats://127.0.0.1:4222 --jobs 8
   fanorona cluster solve 5x5 --nats nats://10.0.0.5:4222 --db egdb --jobs 64 --json";
 
+pub const CLUSTER_STATUS: &str = "\
+Examples:
+  fanorona cluster status                          # the server of the config's [cluster]
+  fanorona cluster status --nats nats://10.0.0.5:4222 --token-file nats.token --json";
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
