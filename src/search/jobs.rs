@@ -120,7 +120,7 @@ impl InFlight {
         let Some(real) = self.real.remove(&answer.leaf) else {
             return Applied::Stale;
         };
-        if (tree.nodes[n].pn, tree.nodes[n].dn) != VIRTUAL {
+        if !marked(&tree.nodes[n]) {
             // Decided meanwhile (another search proved the position, the rote store said
             // so): that stands.
             return Applied::Stale;
@@ -144,7 +144,7 @@ impl InFlight {
             .real
             .iter()
             .map(|(&n, &real)| (n as usize, real))
-            .filter(|&(n, _)| (tree.nodes[n].pn, tree.nodes[n].dn) == VIRTUAL)
+            .filter(|&(n, _)| marked(&tree.nodes[n]))
             .collect();
         for &(n, real) in &marked {
             (tree.nodes[n].pn, tree.nodes[n].dn) = real;
@@ -162,13 +162,45 @@ impl InFlight {
     /// any come, are stale (the jobs' runner went away, or the search stops).
     pub fn abandon(&mut self, tree: &mut PnTree<'_>) {
         for (n, real) in self.real.drain() {
-            let node = &mut tree.nodes[n as usize];
-            if (node.pn, node.dn) == VIRTUAL {
-                (node.pn, node.dn) = real;
+            if marked(&tree.nodes[n as usize]) {
+                (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = real;
                 tree.update_ancestors(n as usize);
             }
         }
     }
+
+    /// One step through `dispatch`: jobs handed out up to its width, then at most one answer
+    /// taken (waiting about a second). The leaves it changed (decided by the rote store,
+    /// answered) are added to `changed`. False when nothing is in flight to wait for (the
+    /// tree is decided).
+    pub fn step(
+        &mut self,
+        tree: &mut PnTree<'_>,
+        dispatch: &mut dyn Dispatch,
+        changed: &mut Vec<usize>,
+    ) -> Result<bool, DispatchError> {
+        while self.len() < dispatch.width() {
+            let Some(job) = self.next_job(tree, changed) else {
+                break;
+            };
+            dispatch.send(&job)?;
+        }
+        if self.is_empty() {
+            return Ok(false);
+        }
+        if let Some(answer) = dispatch.receive()? {
+            match self.apply(tree, &answer) {
+                Applied::Taken => changed.push(answer.leaf as usize),
+                Applied::Stale => dispatch.stale(),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Whether `node` carries the numbers of a leaf in flight (not decided since).
+fn marked(node: &crate::search::pn::Node) -> bool {
+    (node.pn, node.dn) == VIRTUAL
 }
 
 #[derive(Debug, Error)]
@@ -286,22 +318,9 @@ pub fn solve_by_dispatch(
     dispatch: &mut dyn Dispatch,
 ) -> Result<u64, DispatchError> {
     let mut flight = InFlight::default();
-    let mut decided = Vec::new();
-    while !tree.decided() {
-        while flight.len() < dispatch.width() {
-            let Some(job) = flight.next_job(tree, &mut decided) else {
-                break;
-            };
-            dispatch.send(&job)?;
-        }
-        if flight.is_empty() {
-            break;
-        }
-        if let Some(answer) = dispatch.receive()?
-            && flight.apply(tree, &answer) == Applied::Stale
-        {
-            dispatch.stale();
-        }
+    let mut changed = Vec::new();
+    while !tree.decided() && flight.step(tree, dispatch, &mut changed)? {
+        changed.clear();
     }
     let abandoned = flight.len() as u64;
     flight.abandon(tree);

@@ -11,9 +11,7 @@ use std::time::Instant;
 
 use crate::position::Color;
 use crate::search::Init;
-use crate::search::jobs::{
-    Applied, Dispatch, DispatchError, Dispatcher, InFlight, JobsView, TablesUsed,
-};
+use crate::search::jobs::{Dispatch, DispatchError, Dispatcher, InFlight, JobsView, TablesUsed};
 use crate::search::pn::PnTree;
 
 pub struct Remote {
@@ -85,25 +83,7 @@ impl Remote {
         }
         let d = self.dispatch.as_mut().expect("opened above");
         let mut changed = Vec::new();
-        let flight = &mut self.flight;
-        let step = (|| {
-            while flight.len() < d.width() {
-                let Some(job) = flight.next_job(tree, &mut changed) else {
-                    break;
-                };
-                d.send(&job)?;
-            }
-            if !flight.is_empty()
-                && let Some(answer) = d.receive()?
-            {
-                match flight.apply(tree, &answer) {
-                    Applied::Taken => changed.push(answer.leaf as usize),
-                    Applied::Stale => d.stale(),
-                }
-            }
-            Ok::<_, DispatchError>(())
-        })();
-        if let Err(e) = step {
+        if let Err(e) = self.flight.step(tree, d.as_mut(), &mut changed) {
             self.fault(tree, e);
         }
         Some(changed)
