@@ -191,10 +191,10 @@ pub fn write_slice_reporting(
     Ok(path)
 }
 
-/// `map`'s bytes in anonymous memory, read-only.
 /// Slices larger than this are read at random (no readahead).
 const RANDOM_ABOVE: usize = 64 << 20;
 
+/// `map`'s bytes in anonymous memory, read-only.
 fn resident_copy(map: &Mmap) -> io::Result<Mmap> {
     let mut copy = memmap2::MmapOptions::new()
         .len(map.len().max(1))

@@ -454,9 +454,6 @@ impl Database {
             .unwrap_or(0)
     }
 
-    /// `max_pieces` as it was when first asked here, then kept: for a search that asks once per
-    /// search (hundreds of file checks each time otherwise). A slice built later is not seen,
-    /// as a slice first probed missing stays missing.
     /// The fingerprint of these tables up to `pieces` pieces (`manifest::fingerprint`): None
     /// without a manifest, or when it cannot be read.
     pub fn fingerprint(&self, pieces: usize) -> Option<String> {
@@ -465,6 +462,9 @@ impl Database {
             .flatten()
     }
 
+    /// `max_pieces` as it was when first asked here, then kept: for a search that asks once per
+    /// search (hundreds of file checks each time otherwise). A slice built later is not seen,
+    /// as a slice first probed missing stays missing.
     pub fn max_pieces_once(&self) -> usize {
         *self.held.get_or_init(|| self.max_pieces())
     }

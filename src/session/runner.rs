@@ -163,7 +163,6 @@ impl Control {
         f
     }
 
-    /// Records a question's latest progress.
     /// Question `view.goal`'s jobs as they stand.
     fn report_jobs(&self, view: crate::search::jobs::JobsView) {
         let mut jobs = self.jobs.lock().expect("jobs lock");
@@ -173,6 +172,7 @@ impl Control {
         }
     }
 
+    /// Records a question's latest progress.
     pub fn report(&self, p: Progress) {
         let mut live = self.live.lock().expect("live lock");
         match live.iter_mut().find(|q| q.goal == p.goal) {
@@ -810,13 +810,14 @@ fn solve_goal(
     }
     // The goal decided, or the solve asked to stop: the final checkpoint of this run.
     // The result is saved first; its proof is checked after, so a long check loses nothing.
-    // One question's end at a time, from its checkpoint to its log line: the question that
-    // ends second finds the session solved and says so last (two questions searched at once
-    // wrote "solved", then the other's "goal", now and then).
+    // Jobs still in flight are withdrawn, their leaves back at their real numbers.
     if let Some(r) = remote.as_mut() {
         r.finish(&mut tree);
         control.report_jobs(r.view());
     }
+    // One question's end at a time, from its checkpoint to its log line: the question that
+    // ends second finds the session solved and says so last (two questions searched at once
+    // wrote "solved", then the other's "goal", now and then).
     let _in_order = ENDS.lock().unwrap_or_else(|e| e.into_inner());
     let mut verdict = tree.decided().then(|| (tree.outcome(), None));
     let mut r = final_checkpoint(
