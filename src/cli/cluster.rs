@@ -29,14 +29,13 @@ pub struct Nats {
 
 impl Nats {
     fn token(&self) -> Result<Option<String>, Failure> {
-        if let Some(path) = &self.token_file {
-            let t = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
-            return Ok(Some(t.trim().to_string()));
-        }
-        Ok(std::env::var("FANORONA_NATS_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty()))
+        cluster::read_token(self.token_file.as_deref()).map_err(|e| {
+            let path = self
+                .token_file
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""));
+            Failure::input(anyhow!("{}: {e}", path.display()))
+        })
     }
 }
 

@@ -58,7 +58,7 @@ impl Dispatcher for NatsDispatcher {
         });
         NatsDispatch::open(&self.options, run, attacker, init, tables)
             .map(|d| Box::new(d) as Box<dyn Dispatch>)
-            .map_err(|e| DispatchError(e.to_string()))
+            .map_err(lost)
     }
 }
 
@@ -169,12 +169,28 @@ impl NatsDispatch {
     }
 }
 
-fn lost(e: ClusterError) -> DispatchError {
+fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
     DispatchError(e.to_string())
 }
 
 /// The longest a message to or from the server may take before it is taken for gone.
 const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Runs `work` on `runtime`, given up after `PATIENCE`.
+fn patiently<T>(
+    runtime: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = Result<T, ClusterError>>,
+) -> Result<T, DispatchError> {
+    runtime
+        .block_on(async { tokio::time::timeout(PATIENCE, work).await })
+        .map_err(|_| {
+            DispatchError(format!(
+                "no answer from the server in {} s",
+                PATIENCE.as_secs()
+            ))
+        })?
+        .map_err(lost)
+}
 
 impl NatsDispatch {
     /// An error unless the client is connected (it reconnects by itself; meanwhile the
@@ -192,20 +208,14 @@ impl NatsDispatch {
     fn publish(&self, body: Vec<u8>) -> Result<(), DispatchError> {
         let subject = super::jobs_subject(&self.run);
         let js = &self.js;
-        self.runtime
-            .block_on(async {
-                tokio::time::timeout(PATIENCE, async {
-                    js.publish(subject, body.into())
-                        .await
-                        .map_err(nats)?
-                        .await
-                        .map_err(nats)
-                })
+        patiently(&self.runtime, async {
+            js.publish(subject, body.into())
                 .await
-                .map_err(|_| ClusterError::Nats("no answer from the server in 10 s".into()))?
-            })
-            .map(|_| ())
-            .map_err(lost)
+                .map_err(nats)?
+                .await
+                .map_err(nats)
+        })
+        .map(|_| ())
     }
 
     /// Sends again the jobs unanswered for `lost_after`.
@@ -264,12 +274,7 @@ impl Dispatch for NatsDispatch {
     fn receive(&mut self) -> Result<Option<Answer>, DispatchError> {
         self.reachable()?;
         self.resend_lost()?;
-        let Some(message) = self
-            .runtime
-            .block_on(async { tokio::time::timeout(PATIENCE, next_message(&self.answers)).await })
-            .map_err(|_| DispatchError("no answer from the server in 10 s".into()))?
-            .map_err(lost)?
-        else {
+        let Some(message) = patiently(&self.runtime, next_message(&self.answers))? else {
             return Ok(None);
         };
         let taken = match serde_json::from_slice::<AnswerMsg>(&message.payload) {
@@ -281,7 +286,7 @@ impl Dispatch for NatsDispatch {
                 ));
                 self.runtime
                     .block_on(message.ack_with(AckKind::Term))
-                    .map_err(|e| DispatchError(e.to_string()))?;
+                    .map_err(lost)?;
                 return Ok(None);
             }
             Ok(a) => {
@@ -309,9 +314,7 @@ impl Dispatch for NatsDispatch {
                     w.jobs += 1;
                     w.nodes += a.work.nodes;
                     w.seconds += a.seconds;
-                    w.last_heard = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_secs());
+                    w.last_heard = crate::session::log::unix_now() as u64;
                     Some(a.answer())
                 } else {
                     self.view.stale += 1;
@@ -319,9 +322,7 @@ impl Dispatch for NatsDispatch {
                 }
             }
         };
-        self.runtime
-            .block_on(message.ack())
-            .map_err(|e| DispatchError(e.to_string()))?;
+        self.runtime.block_on(message.ack()).map_err(lost)?;
         Ok(taken)
     }
 

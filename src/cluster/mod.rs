@@ -65,6 +65,19 @@ pub fn host_name() -> String {
         .unwrap_or_else(|_| "host".into())
 }
 
+/// The environment variable a token is read from when no token file is given.
+pub const TOKEN_VARIABLE: &str = "FANORONA_NATS_TOKEN";
+
+/// The server's token: the contents of `file` (trimmed) if one is given, else
+/// `FANORONA_NATS_TOKEN` if set and not empty, else none. Never the command line, where
+/// every user of the machine reads it.
+pub fn read_token(file: Option<&std::path::Path>) -> std::io::Result<Option<String>> {
+    match file {
+        Some(path) => std::fs::read_to_string(path).map(|t| Some(t.trim().to_string())),
+        None => Ok(std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty())),
+    }
+}
+
 /// Connects to `url` with `token` (if any).
 pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Client, ClusterError> {
     let mut options = async_nats::ConnectOptions::new()

@@ -8,9 +8,6 @@ use crate::config::Config;
 use crate::daemon::{DaemonError, DataDir};
 use crate::search::jobs::Dispatcher;
 
-/// The environment variable a token is read from when no `token_file` is given.
-pub const TOKEN_VARIABLE: &str = "FANORONA_NATS_TOKEN";
-
 /// The config's dispatcher (`None` without `[cluster]`): its token read now, so that a
 /// token file that cannot be read refuses the start rather than every job.
 pub fn dispatcher(
@@ -20,19 +17,12 @@ pub fn dispatcher(
     let Some(c) = &config.cluster else {
         return Ok(None);
     };
-    let token = match &c.token_file {
-        Some(path) => Some(
-            std::fs::read_to_string(path)
-                .map_err(|source| DaemonError::Io {
-                    what: "cannot read [cluster] token_file",
-                    path: path.clone(),
-                    source,
-                })?
-                .trim()
-                .to_string(),
-        ),
-        None => std::env::var(TOKEN_VARIABLE).ok(),
-    };
+    let token =
+        crate::cluster::read_token(c.token_file.as_deref()).map_err(|source| DaemonError::Io {
+            what: "cannot read [cluster] token_file",
+            path: c.token_file.clone().unwrap_or_default(),
+            source,
+        })?;
     // Daemons sharing a server are told apart by host and data directory.
     let root = std::fs::canonicalize(&dir.root).unwrap_or_else(|_| dir.root.clone());
     let hash = root

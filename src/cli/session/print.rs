@@ -238,9 +238,7 @@ fn jobs_lines(j: &fanorona::search::jobs::JobsView) {
     if let Some(p) = &j.problem {
         out!("    {p}");
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = fanorona::session::log::unix_now() as u64;
     for w in &j.workers {
         out!(
             "    worker {} on {} ({} threads): {} jobs, {} nodes/s, last heard {} s ago",
