@@ -53,6 +53,7 @@ struct RawCluster {
     jobs: Option<Spanned<usize>>,
     ack_wait: Option<Spanned<String>>,
     retry: Option<Spanned<String>>,
+    trace: Option<Spanned<bool>>,
 }
 
 /// `[cluster]`: second-level searches as jobs for `fanorona worker`s, through a NATS server.
@@ -69,6 +70,9 @@ pub struct ClusterConfig {
     /// How long a session searches in the daemon after the server stopped answering,
     /// before it tries the server again.
     pub retry: Duration,
+    /// Whether each job answered is written to `DATA/traces/RUN.trace`, for `cluster
+    /// simulate` to replay.
+    pub trace: bool,
 }
 
 impl ClusterConfig {
@@ -354,6 +358,7 @@ impl Config {
                 jobs: ClusterConfig::JOBS,
                 ack_wait: Duration::from_secs(30),
                 retry: Duration::from_secs(30),
+                trace: raw.trace.map(Spanned::into_inner).unwrap_or(false),
             };
             if let Some(j) = raw.jobs {
                 let (span, j) = (j.span(), j.into_inner());
@@ -418,7 +423,7 @@ fn expected(key: &str) -> Option<&'static str> {
         "store_cache" | "second_level_table" => {
             "a size of at least 1MiB in quotes, such as \"256MiB\""
         }
-        "verify" | "pairs" => "true or false",
+        "verify" | "pairs" | "trace" => "true or false",
         "certificate_leaf_budget" | "certificate_close_nodes" => "a node count, such as 100000000",
         "nats" => "an address in quotes, such as \"nats://10.0.0.5:4222\"",
         "token_file" => "a file path in quotes",
@@ -456,7 +461,7 @@ mod tests {
     #[test]
     fn the_cluster_table_is_read_and_its_bad_values_named() {
         let c = Config::parse(
-            "threads = 2\n[cluster]\nnats = \"nats://10.0.0.5:4222\"\ntoken_file = \"nats.token\"\njobs = 64\nack_wait = \"1m\"\nretry = \"5s\"\n",
+            "threads = 2\n[cluster]\nnats = \"nats://10.0.0.5:4222\"\ntoken_file = \"nats.token\"\njobs = 64\nack_wait = \"1m\"\nretry = \"5s\"\ntrace = true\n",
             Path::new("/x/config.toml"),
         )
         .unwrap();
@@ -468,14 +473,15 @@ mod tests {
                 jobs: 64,
                 ack_wait: Duration::from_secs(60),
                 retry: Duration::from_secs(5),
+                trace: true,
             })
         );
         let c =
             Config::parse("[cluster]\nnats = \"nats://h:4222\"\n", Path::new("c.toml")).unwrap();
         let cluster = c.cluster.unwrap();
         assert_eq!(
-            (cluster.jobs, cluster.token_file),
-            (ClusterConfig::JOBS, None)
+            (cluster.jobs, cluster.token_file, cluster.trace),
+            (ClusterConfig::JOBS, None, false)
         );
         assert_eq!(Config::defaults().cluster, None);
         for (text, names) in [

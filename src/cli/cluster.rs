@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::help;
 use crate::cli::output::{CliResult, Failure};
 use crate::out;
-use fanorona::cluster::{self, dispatch, master, wire};
+use fanorona::cluster::{self, dispatch, master, simulate, wire};
 use fanorona::config::Config;
 use fanorona::search::pn::PnTree;
 use fanorona::search::{Goal, LeafEval, Outcome};
@@ -83,6 +83,48 @@ pub enum ClusterCommand {
         #[command(flatten)]
         out: crate::cli::JsonFlag,
     },
+    /// Decide one question in virtual time with 1 to 1024 simulated workers: the master's
+    /// real code, each job replayed from a trace (or run here once and added to it).
+    ///
+    /// For each worker count: the virtual time to decide, the speedup and efficiency over
+    /// the first count, the extra nodes, the workers' idle fraction and the master's time a
+    /// job (measured). A job reaches its worker half a --latency after it is sent and its
+    /// answer comes back after the other half. Jobs not in --trace are run on this thread
+    /// and added to it, so the next call replays them.
+    #[command(after_long_help = help::CLUSTER_SIMULATE)]
+    Simulate {
+        #[command(flatten)]
+        target: crate::cli::Target,
+        /// The endgame tables its leaves read.
+        #[arg(long, value_name = "DIR")]
+        db: Option<PathBuf>,
+        /// The question: does this side win ("white" or "black"; default the side to move).
+        #[arg(long, value_parser = crate::cli::session::color_parser())]
+        goal: Option<fanorona::Color>,
+        /// Worker counts to simulate, the first the one speedups are measured against.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1,2,4,8,16,32,64,128,256,512,1024"
+        )]
+        workers: Vec<usize>,
+        /// How large each job's search may grow: a node count (a bound that grows with the
+        /// tree gives the same leaf another budget, so its job is not found in the trace).
+        #[arg(long, value_name = "BOUND", default_value = "30000")]
+        second_level: fanorona::search::SecondLevel,
+        /// A job's round trip between master and worker (scripts/bench-cluster.sh measures
+        /// it on one machine).
+        #[arg(long, default_value = "0.55ms", value_parser = humantime::parse_duration)]
+        latency: std::time::Duration,
+        /// The trace jobs are replayed from and added to (made if missing).
+        #[arg(long, value_name = "FILE")]
+        trace: PathBuf,
+        /// Draw the speedup against the workers to this PNG.
+        #[arg(long, value_name = "FILE")]
+        png: Option<PathBuf>,
+        #[command(flatten)]
+        out: crate::cli::JsonFlag,
+    },
     /// What the server holds: jobs queued and under way, worker threads asking for one,
     /// redeliveries, answers not yet read. The workers by name, and each session's jobs,
     /// are in `fanorona session status`.
@@ -144,6 +186,49 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
 
 pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
     match command {
+        ClusterCommand::Simulate {
+            target,
+            db,
+            goal,
+            workers,
+            second_level,
+            latency,
+            trace,
+            png,
+            out,
+        } => {
+            let root = crate::cli::rules::resolve_target(&target)?;
+            let tables = db
+                .as_deref()
+                .map(|d| crate::cli::solve::open_tables(d, root.board()))
+                .transpose()?;
+            let runs = simulate(
+                root,
+                tables.as_ref(),
+                goal.unwrap_or(root.side_to_move()),
+                &workers,
+                second_level,
+                latency,
+                &trace,
+                config,
+                !out.json,
+            )?;
+            if let Some(png) = png {
+                let goal = goal.unwrap_or(root.side_to_move());
+                let title = format!(
+                    "{} {} wins?, jobs of {} nodes: speedup in virtual time",
+                    target_name(&target, &root),
+                    goal.name(),
+                    second_level
+                );
+                simulate::draw_speedup(&png, &title, &runs)
+                    .map_err(|e| Failure::other(anyhow!(e)))?;
+            }
+            if out.json {
+                out!("{}", json!(runs));
+            }
+            Ok(())
+        }
         ClusterCommand::Status { nats, out } => {
             let nats = nats.resolve(config)?;
             let token = nats.token()?;
@@ -276,4 +361,118 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// How a plot's title names the position: the board's start, else the position itself.
+fn target_name(target: &crate::cli::Target, root: &fanorona::Position) -> String {
+    let start = fanorona::Position::initial(root.board());
+    if *root == start && target.play.is_empty() {
+        format!("{} start", root.board())
+    } else {
+        root.to_string()
+    }
+}
+
+/// `cluster simulate`: each worker count's run, printed as it ends when `print`.
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    root: fanorona::Position,
+    tables: Option<&fanorona::egdb::Database>,
+    attacker: fanorona::Color,
+    workers: &[usize],
+    second_level: fanorona::search::SecondLevel,
+    latency: std::time::Duration,
+    trace: &std::path::Path,
+    config: &Config,
+    print: bool,
+) -> Result<Vec<simulate::Run>, Failure> {
+    use fanorona::search::dfpn::DfPn;
+    use fanorona::search::jobs::run_job;
+    use fanorona::search::pn::second_level_entries;
+    if workers.is_empty() || workers.contains(&0) {
+        return Err(Failure::input(anyhow!(
+            "--workers: one or more counts, each at least 1"
+        )));
+    }
+    let leaf = LeafEval::new(tables).with_init(config.init);
+    let goal = Goal { attacker };
+    let header = cluster::trace::Header::new(
+        root.board().to_string(),
+        config.init,
+        tables.map(|t| {
+            let pieces = t.max_pieces();
+            wire::Tables {
+                board: root.board().to_string(),
+                pieces,
+                fingerprint: t.fingerprint(pieces),
+            }
+        }),
+    );
+    let mut trace = cluster::trace::Trace::open(trace, &header).map_err(Failure::input)?;
+    // One worker's df-pn table, kept warm from job to job as a worker keeps it.
+    let mut dfpn = DfPn::new(
+        goal,
+        leaf,
+        fanorona::search::Limits::none(),
+        second_level_entries(256 << 20),
+    );
+    let mut ran_here = 0u64;
+    let mut last_said = std::time::Instant::now();
+    let mut run_here = |job: &fanorona::search::jobs::Job| {
+        let at = std::time::Instant::now();
+        let answer = run_job(&mut dfpn, job);
+        ran_here += 1;
+        if last_said.elapsed().as_secs() >= 10 {
+            eprintln!("  {ran_here} jobs run for the trace so far");
+            last_said = std::time::Instant::now();
+        }
+        (answer, at.elapsed().as_secs_f64())
+    };
+    if print {
+        out!(
+            "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms; trace of {} jobs",
+            attacker.name(),
+            latency.as_secs_f64() * 1e3,
+            trace.len()
+        );
+        out!(
+            "{:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>7} {:>12} {:>7} {:>9}",
+            "workers",
+            "outcome",
+            "seconds",
+            "speedup",
+            "efficiency",
+            "jobs",
+            "extra",
+            "master/job",
+            "master",
+            "idle"
+        );
+    }
+    let mut runs: Vec<simulate::Run> = Vec::new();
+    for &w in workers {
+        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+        tree.second_level = second_level;
+        let run = simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency)
+            .map_err(Failure::other)?;
+        if print {
+            let first = runs.first().unwrap_or(&run);
+            let speedup = first.seconds * first.workers as f64 / run.seconds.max(1e-12);
+            out!(
+                "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>8.1}%",
+                w,
+                run.outcome,
+                run.seconds,
+                speedup,
+                100.0 * speedup / w as f64,
+                run.jobs,
+                100.0 * (run.nodes as f64 / first.nodes.max(1) as f64 - 1.0),
+                run.master_micros_per_job(),
+                100.0 * run.master_load(),
+                100.0 * run.idle()
+            );
+        }
+        runs.push(run);
+    }
+    Ok(runs)
 }

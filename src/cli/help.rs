@@ -290,6 +290,12 @@ Examples:
   fanorona cluster status                          # the server of the config's [cluster]
   fanorona cluster status --nats nats://10.0.0.5:4222 --token-file nats.token --json";
 
+pub const CLUSTER_SIMULATE: &str = "\
+Examples:
+  fanorona cluster simulate 5x5 --goal white --trace 5x5.trace --workers 1,4,16
+  fanorona cluster simulate 5x9 --db tables --trace 5x9.trace --png speedup.png   # 1 to 1024
+  fanorona cluster simulate 5x5 --trace 5x5.trace --latency 5ms --json   # a slower network";
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};

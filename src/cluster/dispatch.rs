@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
 
+use super::trace::{Header, Trace, TraceError};
 use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
 use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats, next_message};
 use crate::position::Color;
@@ -32,6 +33,8 @@ pub struct NatsDispatcher {
     pub prefix: String,
     /// How long a session searches here after a fault before trying the server again.
     pub retry: Duration,
+    /// Where each run writes its trace (`RUN.trace`), if it keeps one.
+    pub traces: Option<std::path::PathBuf>,
 }
 
 impl Dispatcher for NatsDispatcher {
@@ -56,8 +59,9 @@ impl Dispatcher for NatsDispatcher {
             pieces: t.pieces,
             fingerprint: t.fingerprint,
         });
+        let traces = self.traces.as_ref().map(|d| d.join(format!("{run}.trace")));
         NatsDispatch::open(&self.options, run, attacker, init, tables)
-            .map(|d| Box::new(d) as Box<dyn Dispatch>)
+            .map(|d| Box::new(d.tracing_to(traces)) as Box<dyn Dispatch>)
             .map_err(lost)
     }
 }
@@ -97,6 +101,8 @@ pub struct NatsDispatch {
     view: JobsView,
     workers: BTreeMap<String, WorkerView>,
     log: fn(&str),
+    /// Where answered jobs are traced, and the trace once its first job names the board.
+    trace: Option<(std::path::PathBuf, Option<Trace>)>,
 }
 
 fn say(line: &str) {
@@ -154,6 +160,7 @@ impl NatsDispatch {
             next_id,
             workers: BTreeMap::new(),
             log: say,
+            trace: None,
         })
     }
 
@@ -161,6 +168,50 @@ impl NatsDispatch {
     pub fn logging_to(mut self, log: fn(&str)) -> NatsDispatch {
         self.log = log;
         self
+    }
+
+    /// Writes each job answered to the trace at `path` (`cluster::trace`), if given.
+    pub fn tracing_to(mut self, path: Option<std::path::PathBuf>) -> NatsDispatch {
+        self.trace = path.map(|p| (p, None));
+        self
+    }
+
+    /// Adds job `id`'s answer `a` to the trace, if one is kept. A trace that cannot be
+    /// written is said once and given up: the search does not depend on it.
+    fn traced(&mut self, id: u64, a: &AnswerMsg) {
+        let Some((path, trace)) = &mut self.trace else {
+            return;
+        };
+        let Some(job) = self
+            .sent
+            .get(&id)
+            .and_then(|(_, body)| serde_json::from_slice::<JobMsg>(body).ok())
+        else {
+            return;
+        };
+        let written = (|| {
+            if trace.is_none() {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| TraceError::Io {
+                        path: dir.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                }
+                let header = Header::new(
+                    job.position.board().to_string(),
+                    self.init,
+                    self.tables.clone(),
+                );
+                *trace = Some(Trace::append(path, &header)?);
+            }
+            let t = trace.as_mut().expect("opened above");
+            t.record(self.attacker, &job.job(), &a.answer(), a.seconds)?;
+            t.flush()
+        })();
+        if let Err(e) = written {
+            (self.log)(&format!("run {}: no more trace: {e}", self.run));
+            self.trace = None;
+        }
     }
 
     /// Answers taken, by worker.
@@ -303,6 +354,7 @@ impl Dispatch for NatsDispatch {
                     && a.attacker == self.attacker
                     && self.ids.get(&a.id) == Some(&a.leaf);
                 if ours {
+                    self.traced(a.id, &a);
                     self.ids.remove(&a.id);
                     self.sent.remove(&a.id);
                     self.view.answered += 1;

@@ -10,7 +10,9 @@
 
 pub mod dispatch;
 pub mod master;
+pub mod simulate;
 pub mod status;
+pub mod trace;
 pub mod wire;
 pub mod worker;
 

@@ -45,5 +45,6 @@ pub fn dispatcher(
         },
         prefix,
         retry: c.retry,
+        traces: c.trace.then(|| dir.root.join("traces")),
     })))
 }

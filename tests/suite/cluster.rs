@@ -176,14 +176,15 @@ fn a_worker_with_a_wrong_token_says_so_and_stops() {
 
 /// A data directory whose daemon hands its second-level searches to the workers of `nats`
 /// (`jobs` in flight a question, each of `second_level` nodes; a job unacknowledged for 3 s
-/// goes to another worker; after a fault, the server is tried again after a second).
+/// goes to another worker; after a fault, the server is tried again after a second; each
+/// answered job traced).
 fn cluster_data(nats: &Nats, jobs: usize, second_level: &str) -> Data {
     let data = Data::new("");
     std::fs::write(data.tmp.path().join("nats.token"), TOKEN).unwrap();
     std::fs::write(
         &data.config,
         format!(
-            "log_level = \"warn\"\nthreads = 2\ncheckpoint_interval = \"100ms\"\nsecond_level = \"{second_level}\"\n\n[cluster]\nnats = \"{}\"\ntoken_file = \"nats.token\"\njobs = {jobs}\nack_wait = \"3s\"\nretry = \"1s\"\n",
+            "log_level = \"warn\"\nthreads = 2\ncheckpoint_interval = \"100ms\"\nsecond_level = \"{second_level}\"\n\n[cluster]\nnats = \"{}\"\ntoken_file = \"nats.token\"\njobs = {jobs}\nack_wait = \"3s\"\nretry = \"1s\"\ntrace = true\n",
             nats.url
         ),
     )
@@ -275,6 +276,52 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
         }
     }
     assert!(checked >= 1);
+
+    // The master traced the jobs it took; the simulator replays them.
+    let white = std::fs::read_dir(data.tmp.path().join("data/traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.to_string_lossy()
+                .ends_with(&format!("-s{id}-white.trace"))
+        })
+        .expect("a trace of White's question");
+    let lines = std::fs::read_to_string(&white).unwrap().lines().count();
+    assert!(lines >= 2, "a header and a job at least: {lines}");
+    let o = Command::new(BIN)
+        .args([
+            "cluster",
+            "simulate",
+            "3x9",
+            "--goal",
+            "white",
+            "--second-level",
+            "300",
+            "--workers",
+            "1,8",
+            "--json",
+            "--trace",
+        ])
+        .arg(&white)
+        .arg("--config")
+        .arg(&data.config)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let runs: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let white_outcome = s["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["attacker"] == "white")
+        .map(|g| g["outcome"].clone())
+        .unwrap();
+    for r in runs.as_array().unwrap() {
+        assert_eq!(r["outcome"], white_outcome, "{r}");
+    }
+    // The root's job at least is the daemon's.
+    assert!(count(&runs[0], "replayed") >= 1, "{runs}");
+    assert_eq!(runs[1]["workers"], 8);
 }
 
 /// The jobs of the first question still open in `status` (null before any).

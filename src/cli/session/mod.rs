@@ -294,7 +294,7 @@ pub struct MovesArgs {
 }
 
 /// `--goal`'s parser: "white" or "black".
-fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
+pub(crate) fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
     use clap::builder::{PossibleValuesParser, TypedValueParser};
     PossibleValuesParser::new(["white", "black"])
         .map(|name| Color::from_name(&name).expect("a listed name"))
