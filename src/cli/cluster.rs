@@ -119,6 +119,10 @@ pub enum ClusterCommand {
         /// The trace jobs are replayed from and added to (made if missing).
         #[arg(long, value_name = "FILE")]
         trace: PathBuf,
+        /// How a leaf in flight is marked: "excluded" (numbers just below infinity) or
+        /// "inflated" (its numbers doubled each time selection reaches it).
+        #[arg(long = "virtual", value_name = "HOW", default_value = "inflated")]
+        policy: fanorona::search::jobs::Virtual,
         /// Draw the speedup against the workers to this PNG.
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
@@ -194,6 +198,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             second_level,
             latency,
             trace,
+            policy,
             png,
             out,
         } => {
@@ -209,6 +214,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 &workers,
                 second_level,
                 latency,
+                policy,
                 &trace,
                 config,
                 !out.json,
@@ -382,6 +388,7 @@ fn simulate(
     workers: &[usize],
     second_level: fanorona::search::SecondLevel,
     latency: std::time::Duration,
+    policy: fanorona::search::jobs::Virtual,
     trace: &std::path::Path,
     config: &Config,
     print: bool,
@@ -430,7 +437,7 @@ fn simulate(
     };
     if print {
         out!(
-            "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms; trace of {} jobs",
+            "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms, leaves in flight {policy:?}; trace of {} jobs",
             attacker.name(),
             latency.as_secs_f64() * 1e3,
             trace.len()
@@ -453,7 +460,7 @@ fn simulate(
     for &w in workers {
         let mut tree = PnTree::new(root, goal, leaf, Vec::new());
         tree.second_level = second_level;
-        let run = simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency)
+        let run = simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency, policy)
             .map_err(Failure::other)?;
         if print {
             let first = runs.first().unwrap_or(&run);

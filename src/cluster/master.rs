@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::ClusterError;
 use super::dispatch::{self, NatsDispatch};
 use super::wire::Tables;
-use crate::search::jobs::{Dispatch, solve_by_dispatch};
+use crate::search::jobs::{Dispatch, Virtual, solve_by_dispatch};
 use crate::search::pn::PnTree;
 
 /// What a run did besides deciding its question.
@@ -35,8 +35,8 @@ pub fn solve(
 ) -> Result<Tally, ClusterError> {
     let (attacker, init) = (tree.goal.attacker, tree.leaf_init());
     let mut d = NatsDispatch::open(options, run, attacker, init, tables)?.logging_to(log);
-    let abandoned =
-        solve_by_dispatch(tree, &mut d).map_err(|e| ClusterError::Nats(e.to_string()))?;
+    let abandoned = solve_by_dispatch(tree, &mut d, Virtual::default())
+        .map_err(|e| ClusterError::Nats(e.to_string()))?;
     let view = d.view();
     let tally = Tally {
         jobs: view.sent,

@@ -20,7 +20,9 @@ use super::trace::{Trace, TraceError};
 use super::wire::{AnswerMsg, JobMsg, Signature};
 use crate::position::Color;
 use crate::search::Init;
-use crate::search::jobs::{Answer, Dispatch, DispatchError, Job, JobsView, solve_by_dispatch};
+use crate::search::jobs::{
+    Answer, Dispatch, DispatchError, Job, JobsView, Virtual, solve_by_dispatch,
+};
 use crate::search::pn::PnTree;
 
 /// One simulated run: a question decided with `workers` workers.
@@ -219,13 +221,15 @@ pub enum SimulateError {
 }
 
 /// Decides `tree` (fresh, its question's root alone) with `workers` simulated workers, a
-/// round trip of `latency` a job; jobs not in `trace` are run by `run_here` and added to it.
+/// round trip of `latency` a job, leaves in flight marked by `policy`; jobs not in `trace`
+/// are run by `run_here` and added to it.
 pub fn simulate(
     tree: &mut PnTree<'_>,
     trace: &mut Trace,
     run_here: &mut Runner<'_>,
     workers: usize,
     latency: Duration,
+    policy: Virtual,
 ) -> Result<Run, SimulateError> {
     let attacker = tree.goal.attacker;
     let init = tree.leaf_init();
@@ -248,7 +252,7 @@ pub fn simulate(
         ran: 0,
         fault: None,
     };
-    let abandoned = match solve_by_dispatch(tree, &mut sim) {
+    let abandoned = match solve_by_dispatch(tree, &mut sim, policy) {
         Ok(n) => n,
         Err(e) => {
             return Err(match sim.fault.take() {
@@ -405,7 +409,15 @@ mod tests {
             .map(|&w| {
                 let mut tree = PnTree::new(root, goal, leaf, Vec::new());
                 tree.second_level = SecondLevel::Fixed(200);
-                simulate(&mut tree, trace, &mut run_here, w, Duration::ZERO).unwrap()
+                simulate(
+                    &mut tree,
+                    trace,
+                    &mut run_here,
+                    w,
+                    Duration::ZERO,
+                    Virtual::Excluded,
+                )
+                .unwrap()
             })
             .collect()
     }
