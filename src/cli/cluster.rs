@@ -126,6 +126,10 @@ pub enum ClusterCommand {
         /// Draw the speedup against the workers to this PNG.
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
+        /// Also draw the runs of this file (an earlier call's --json output), each series
+        /// (leaves in flight, jobs' size) a line of its own.
+        #[arg(long, value_name = "FILE", requires = "png")]
+        also: Vec<PathBuf>,
         #[command(flatten)]
         out: crate::cli::JsonFlag,
     },
@@ -200,6 +204,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             trace,
             policy,
             png,
+            also,
             out,
         } => {
             let root = crate::cli::rules::resolve_target(&target)?;
@@ -220,14 +225,25 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 !out.json,
             )?;
             if let Some(png) = png {
+                let mut drawn = runs.clone();
+                for file in &also {
+                    let text = std::fs::read_to_string(file)
+                        .map_err(|e| Failure::input(anyhow!("{}: {e}", file.display())))?;
+                    let earlier: Vec<simulate::Run> = serde_json::from_str(&text).map_err(|e| {
+                        Failure::input(anyhow!(
+                            "{}: not the --json output of cluster simulate: {e}",
+                            file.display()
+                        ))
+                    })?;
+                    drawn.extend(earlier);
+                }
                 let goal = goal.unwrap_or(root.side_to_move());
                 let title = format!(
-                    "{} {} wins?, jobs of {} nodes: speedup in virtual time",
+                    "{} {} wins?: speedup in virtual time",
                     target_name(&target, &root),
                     goal.name(),
-                    second_level
                 );
-                simulate::draw_speedup(&png, &title, &runs)
+                simulate::draw_speedup(&png, &title, &drawn)
                     .map_err(|e| Failure::other(anyhow!(e)))?;
             }
             if out.json {

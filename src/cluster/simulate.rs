@@ -26,8 +26,11 @@ use crate::search::jobs::{
 use crate::search::pn::PnTree;
 
 /// One simulated run: a question decided with `workers` workers.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
+    /// How the master worked: its leaves in flight and its jobs' size, in words (runs of one
+    /// series are drawn as one line).
+    pub series: String,
     pub workers: usize,
     /// Virtual seconds from the first job to the decision.
     pub seconds: f64,
@@ -272,6 +275,7 @@ pub fn simulate(
         job_nodes += nodes;
     }
     Ok(Run {
+        series: format!("{}, jobs of {} nodes", policy.name(), tree.second_level),
         workers: sim.workers,
         seconds: end,
         jobs: sim.jobs,
@@ -286,16 +290,37 @@ pub fn simulate(
     })
 }
 
-/// Draws the speedup of `runs` against their workers (log-log, against the first run's
-/// time, which should be one worker's), with the ideal line and 50% and 35% efficiency, as
-/// a PNG at `path` (written through a temporary file).
+/// Draws the speedup of `runs` against their workers (log-log), one line a series, each
+/// against its own first run's time (which should be one worker's), with the ideal line and
+/// 50% and 35% efficiency, as a PNG at `path` (written through a temporary file).
 pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result<(), String> {
     use crate::session::bitmap_text::BitmapText;
     use plotters::prelude::*;
-    let Some(first) = runs.first() else {
+    if runs.is_empty() {
         return Err("no runs to draw".into());
-    };
-    let base = first.seconds * first.workers as f64;
+    }
+    let mut series: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
+    for r in runs {
+        let i = match series.iter().position(|(name, _)| *name == r.series) {
+            Some(i) => i,
+            None => {
+                series.push((&r.series, Vec::new()));
+                series.len() - 1
+            }
+        };
+        series[i].1.push((r.workers as f64, r.seconds));
+    }
+    let series: Vec<(&str, Vec<(f64, f64)>)> = series
+        .into_iter()
+        .map(|(name, points)| {
+            let base = points[0].0 * points[0].1;
+            let speedups = points
+                .iter()
+                .map(|&(w, t)| (w, base / t.max(1e-12)))
+                .collect();
+            (name, speedups)
+        })
+        .collect();
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
     let labels = crate::session::curve::label_font();
@@ -312,7 +337,7 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
         }
         let mut chart = chart.build_cartesian_2d(
             (1f64..most * 1.2).log_scale(),
-            (0.5f64..most * 1.2).log_scale(),
+            (0.3f64..most * 1.2).log_scale(),
         )?;
         let mut mesh = chart.configure_mesh();
         if labels {
@@ -329,7 +354,7 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
         let line = |share: f64| {
             [1.0, most]
                 .iter()
-                .map(|&w| (w, (w * share).max(0.5)))
+                .map(|&w| (w, w * share))
                 .collect::<Vec<_>>()
         };
         let grey = RGBColor(150, 150, 150);
@@ -353,16 +378,22 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
             }
         }
-        let measured: Vec<(f64, f64)> = runs
-            .iter()
-            .map(|r| (r.workers as f64, base / r.seconds.max(1e-12)))
-            .collect();
-        let s = chart.draw_series(LineSeries::new(measured.clone(), BLUE.stroke_width(3)))?;
-        if labels {
-            s.label("simulated")
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 24, y)], BLUE.stroke_width(3)));
+        const COLOURS: [RGBColor; 4] = [
+            RGBColor(30, 80, 220),
+            RGBColor(210, 40, 40),
+            RGBColor(120, 60, 170),
+            RGBColor(20, 150, 150),
+        ];
+        for (i, (name, points)) in series.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            let s = chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+            if labels {
+                s.label(*name).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 24, y)], colour.stroke_width(3))
+                });
+            }
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
         }
-        chart.draw_series(measured.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
         if labels {
             chart
                 .configure_series_labels()
