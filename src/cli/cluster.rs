@@ -284,6 +284,11 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 s.ack_wait_seconds
             );
             out!("  answers not yet read: {}", list(&s.answers));
+            out!(
+                "  messages that did not decode, set aside on {} (kept a week): {}",
+                cluster::DEAD,
+                s.dead_letters
+            );
             Ok(())
         }
         ClusterCommand::Solve {

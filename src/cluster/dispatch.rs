@@ -130,6 +130,7 @@ impl NatsDispatch {
             let client = connect(&options.url, options.token.as_deref()).await?;
             let js = jetstream::new(client.clone());
             jobs_consumer(&js, options.ack_wait).await?;
+            super::dead_letters(&js).await?;
             let answers = answers_consumer(&js, &run).await?;
             Ok::<_, ClusterError>((client, js, answers))
         })?;
@@ -331,9 +332,21 @@ impl Dispatch for NatsDispatch {
         let taken = match serde_json::from_slice::<AnswerMsg>(&message.payload) {
             Err(e) => {
                 self.view.garbled += 1;
+                let why = e.to_string();
+                let subject = format!("fanorona.dead.answers.{}", self.run);
+                let kept = self.runtime.block_on(super::set_aside(
+                    &self.js,
+                    subject,
+                    message.payload.to_vec(),
+                    &why,
+                ));
                 (self.log)(&format!(
-                    "run {}: an answer that does not decode, set aside: {e}",
-                    self.run
+                    "run {}: an answer that does not decode ({why}), {}",
+                    self.run,
+                    match kept {
+                        Ok(()) => format!("set aside on {}", super::DEAD),
+                        Err(e) => format!("dropped: it could not be set aside ({e})"),
+                    }
                 ));
                 self.runtime
                     .block_on(message.ack_with(AckKind::Term))

@@ -40,6 +40,10 @@ fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
 pub const JOBS: &str = "FANORONA_JOBS";
 /// The stream answers wait in until their master reads them: `fanorona.answers.RUN`.
 pub const ANSWERS: &str = "FANORONA_ANSWERS";
+/// The stream messages that do not decode are set aside in, for a person to read: a job on
+/// `fanorona.dead.jobs`, an answer on `fanorona.dead.answers.RUN`. Kept a week.
+pub const DEAD: &str = "FANORONA_DEAD";
+
 /// Run `run`'s subject on the jobs stream.
 pub fn jobs_subject(run: &str) -> String {
     format!("fanorona.jobs.{run}")
@@ -132,6 +136,47 @@ async fn work_queue(
         // Made meanwhile by another master (a session's two questions open at once): the
         // server refuses a second with the same subjects.
         Err(e) => js.get_stream(name).await.map_err(|_| nats(e)),
+    }
+}
+
+/// The dead-letter stream (`DEAD`), made if it is not there.
+pub async fn dead_letters(js: &jetstream::Context) -> Result<(), ClusterError> {
+    let config = stream::Config {
+        name: DEAD.into(),
+        subjects: vec!["fanorona.dead.>".into()],
+        storage: stream::StorageType::File,
+        max_age: Duration::from_secs(7 * 86_400),
+        ..Default::default()
+    };
+    match js.get_or_create_stream(config).await {
+        Ok(_) => Ok(()),
+        Err(e) => js.get_stream(DEAD).await.map(|_| ()).map_err(|_| nats(e)),
+    }
+}
+
+/// Sets `payload` aside on the dead-letter `subject`, with why it did not decode in the
+/// `Fanorona-Why` header. Returns why it could not (no dead-letter stream yet: a master makes
+/// it), which the caller says; the message is dropped from its stream either way.
+pub async fn set_aside(
+    js: &jetstream::Context,
+    subject: String,
+    payload: Vec<u8>,
+    why: &str,
+) -> Result<(), String> {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Fanorona-Why", why.replace(['\r', '\n'], " ").as_str());
+    let sent = tokio::time::timeout(Duration::from_secs(10), async {
+        js.publish_with_headers(subject, headers, payload.into())
+            .await
+            .map_err(|e| e.to_string())?
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    match sent {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err("no answer from the server in 10 s".into()),
     }
 }
 

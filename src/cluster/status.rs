@@ -25,6 +25,8 @@ pub struct ClusterStatus {
     pub ack_wait_seconds: f64,
     /// Answers not yet read by their master, by run.
     pub answers: Vec<(String, u64)>,
+    /// Jobs and answers that did not decode, set aside (kept a week).
+    pub dead_letters: u64,
 }
 
 /// The cluster as the server at `url` sees it.
@@ -46,6 +48,9 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
             return Ok(s);
         };
         s.streams = true;
+        if let Ok(mut dead) = js.get_stream(super::DEAD).await {
+            s.dead_letters = dead.info().await.map_err(nats)?.state.messages;
+        }
         s.queued = by_run(&jobs, "fanorona.jobs.>").await?;
         s.answers = by_run(&answers, "fanorona.answers.>").await?;
         if let Ok(mut c) = jobs.get_consumer::<pull::Config>(WORKERS).await {

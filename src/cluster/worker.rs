@@ -168,10 +168,23 @@ impl Shared<'_> {
         let job: JobMsg = match serde_json::from_slice(&message.payload) {
             Ok(j) => j,
             Err(e) => {
-                // Never to be run by anyone: terminated, said once.
+                // Never to be run by anyone: set aside on the dead-letter stream, terminated,
+                // said once.
+                let why = e.to_string();
+                let kept = super::set_aside(
+                    self.js,
+                    "fanorona.dead.jobs".into(),
+                    message.payload.to_vec(),
+                    &why,
+                )
+                .await;
                 (self.log)(&format!(
-                    "worker {}: a job that does not decode, set aside: {e}",
-                    options.name
+                    "worker {}: a job that does not decode ({why}), {}",
+                    options.name,
+                    match kept {
+                        Ok(()) => format!("set aside on {}", super::DEAD),
+                        Err(e) => format!("dropped: it could not be set aside ({e})"),
+                    }
                 ));
                 message.ack_with(AckKind::Term).await.map_err(nats)?;
                 return Ok(());

@@ -138,6 +138,82 @@ fn three_workers_decide_as_the_in_process_solve() {
     drop(workers);
 }
 
+/// `cluster solve BOARD` through `nats`'s workers: its value, checked against the in-process
+/// solve.
+fn cluster_solve_agrees(data: &Data, nats: &Nats, board: &str) {
+    let o = Command::new(BIN)
+        .args([
+            "cluster", "solve", board, "--nats", &nats.url, "--json", "--config",
+        ])
+        .arg(&data.config)
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let cluster: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let alone = data.json(&["solve", board, "--no-store", "--json"]);
+    assert_eq!(cluster["value"], alone["value"], "{board}: {cluster}");
+}
+
+#[test]
+fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    let w = Worker::start(&data, &nats, "w1", TOKEN);
+    // A master makes the streams.
+    cluster_solve_agrees(&data, &nats, "3x5");
+    // A job no program wrote, on the jobs stream.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::ConnectOptions::new()
+            .token(TOKEN.into())
+            .connect(&nats.url)
+            .await
+            .unwrap();
+        let js = async_nats::jetstream::new(client);
+        js.publish(
+            "fanorona.jobs.broken",
+            "{\"version\": 1, \"not\": \"a job\"}".into(),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !w.log().contains("does not decode") {
+        assert!(Instant::now() < deadline, "{}", w.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        w.log().contains("set aside on FANORONA_DEAD"),
+        "{}",
+        w.log()
+    );
+    let o = Command::new(BIN)
+        .args(["cluster", "status", "--json", "--nats", &nats.url])
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["dead_letters"], 1, "{c}");
+    // Not queued for ever, and the worker still works.
+    assert!(
+        c["queued"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q[0] != "broken"),
+        "{c}"
+    );
+    cluster_solve_agrees(&data, &nats, "3x7");
+    drop(w);
+}
+
 /// A search's jobs were each answered once (none taken twice) but those still in flight when
 /// its question was decided.
 fn assert_each_job_answered_once(s: &Value) {
