@@ -207,11 +207,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             also,
             out,
         } => {
-            let root = crate::cli::rules::resolve_target(&target)?;
-            let tables = db
-                .as_deref()
-                .map(|d| crate::cli::solve::open_tables(d, root.board()))
-                .transpose()?;
+            let (root, tables) = root_and_tables(&target, db.as_deref())?;
             let runs = simulate(
                 root,
                 tables.as_ref(),
@@ -300,20 +296,9 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             second_level,
             out,
         } => {
-            let root = crate::cli::rules::resolve_target(&target)?;
-            let tables = db
-                .as_deref()
-                .map(|d| crate::cli::solve::open_tables(d, root.board()))
-                .transpose()?;
+            let (root, tables) = root_and_tables(&target, db.as_deref())?;
             let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
-            let needs = tables.as_ref().map(|t| {
-                let pieces = t.max_pieces();
-                wire::Tables {
-                    board: root.board().to_string(),
-                    pieces,
-                    fingerprint: t.fingerprint(pieces),
-                }
-            });
+            let needs = tables.as_ref().map(|t| wire_tables(root.board(), t));
             let run = dispatch::subject_token(&format!(
                 "{}-{}",
                 cluster::host_name(),
@@ -427,14 +412,7 @@ fn simulate(
     let header = cluster::trace::Header::new(
         root.board().to_string(),
         config.init,
-        tables.map(|t| {
-            let pieces = t.max_pieces();
-            wire::Tables {
-                board: root.board().to_string(),
-                pieces,
-                fingerprint: t.fingerprint(pieces),
-            }
-        }),
+        tables.map(|t| wire_tables(root.board(), t)),
     );
     let mut trace = cluster::trace::Trace::open(trace, &header).map_err(Failure::input)?;
     // One worker's df-pn table, kept warm from job to job as a worker keeps it.
@@ -503,4 +481,22 @@ fn simulate(
         runs.push(run);
     }
     Ok(runs)
+}
+
+/// The position a command's target names, and the tables under `db` for its board (none
+/// without `db`).
+fn root_and_tables(
+    target: &crate::cli::Target,
+    db: Option<&std::path::Path>,
+) -> Result<(fanorona::Position, Option<fanorona::egdb::Database>), Failure> {
+    let root = crate::cli::rules::resolve_target(target)?;
+    let tables = db
+        .map(|d| crate::cli::solve::open_tables(d, root.board()))
+        .transpose()?;
+    Ok((root, tables))
+}
+
+/// How jobs name `tables` (of `board`): a worker must hold the same.
+fn wire_tables(board: fanorona::Board, tables: &fanorona::egdb::Database) -> wire::Tables {
+    fanorona::search::jobs::TablesUsed::of(tables, board).into()
 }

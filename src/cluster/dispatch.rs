@@ -54,11 +54,7 @@ impl Dispatcher for NatsDispatcher {
         tables: Option<TablesUsed>,
     ) -> Result<Box<dyn Dispatch>, DispatchError> {
         let run = format!("{}-s{session}-{}", self.prefix, attacker.name());
-        let tables = tables.map(|t| Tables {
-            board: t.board.to_string(),
-            pieces: t.pieces,
-            fingerprint: t.fingerprint,
-        });
+        let tables = tables.map(Tables::from);
         let traces = self.traces.as_ref().map(|d| d.join(format!("{run}.trace")));
         NatsDispatch::open(&self.options, run, attacker, init, tables)
             .map(|d| Box::new(d.tracing_to(traces)) as Box<dyn Dispatch>)

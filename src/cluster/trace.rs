@@ -18,7 +18,6 @@ use super::wire::Tables;
 use crate::position::{Color, Position};
 use crate::repetition::position_key;
 use crate::search::Init;
-use crate::search::dfpn::Entry;
 use crate::search::jobs::{Answer, Job};
 use crate::search::pn::Work;
 
@@ -122,11 +121,7 @@ impl Recorded {
         Answer {
             leaf: job.leaf,
             position: job.position,
-            entries: self
-                .entries
-                .iter()
-                .map(|&(pn, dn)| Entry { pn, dn })
-                .collect(),
+            entries: super::wire::entries(&self.entries),
             work: self.work,
         }
     }
@@ -280,6 +275,7 @@ impl Trace {
 mod tests {
     use super::*;
     use crate::Board;
+    use crate::search::dfpn::Entry;
 
     fn job(budget: u64) -> Job {
         let start = Position::initial("3x5".parse::<Board>().unwrap());

@@ -23,6 +23,16 @@ pub struct Tables {
     pub fingerprint: Option<String>,
 }
 
+impl From<crate::search::jobs::TablesUsed> for Tables {
+    fn from(t: crate::search::jobs::TablesUsed) -> Tables {
+        Tables {
+            board: t.board.to_string(),
+            pieces: t.pieces,
+            fingerprint: t.fingerprint,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobMsg {
     pub version: u32,
@@ -134,12 +144,13 @@ impl AnswerMsg {
         Answer {
             leaf: self.leaf,
             position: self.position,
-            entries: self
-                .entries
-                .iter()
-                .map(|&(pn, dn)| Entry { pn, dn })
-                .collect(),
+            entries: entries(&self.entries),
             work: self.work,
         }
     }
+}
+
+/// Successors' numbers as answers carry them, (pn, dn) pairs, as df-pn entries.
+pub fn entries(pairs: &[(u64, u64)]) -> Vec<Entry> {
+    pairs.iter().map(|&(pn, dn)| Entry { pn, dn }).collect()
 }

@@ -115,19 +115,7 @@ fn three_workers_decide_as_the_in_process_solve() {
         .map(|n| Worker::start(&data, &nats, n, TOKEN))
         .collect();
     for (board, jobs) in [("3x9", "6"), ("3x7", "3")] {
-        let o = Command::new(BIN)
-            .args([
-                "cluster", "solve", board, "--nats", &nats.url, "--jobs", jobs, "--json",
-                "--config",
-            ])
-            .arg(&data.config)
-            .env("FANORONA_NATS_TOKEN", TOKEN)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", common::stderr(&o));
-        let cluster: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let alone = data.json(&["solve", board, "--no-store", "--json"]);
-        assert_eq!(cluster["value"], alone["value"], "{board}: {cluster}");
+        let cluster = cluster_solve_agrees(&data, &nats, board, jobs);
         for s in cluster["searches"].as_array().unwrap() {
             // Every job was answered once, by one of the workers, but those still in flight
             // when the question was decided.
@@ -138,12 +126,12 @@ fn three_workers_decide_as_the_in_process_solve() {
     drop(workers);
 }
 
-/// `cluster solve BOARD` through `nats`'s workers: its value, checked against the in-process
-/// solve.
-fn cluster_solve_agrees(data: &Data, nats: &Nats, board: &str) {
+/// `cluster solve BOARD --jobs JOBS` through `nats`'s workers, its value checked against the
+/// in-process solve: its report.
+fn cluster_solve_agrees(data: &Data, nats: &Nats, board: &str, jobs: &str) -> Value {
     let o = Command::new(BIN)
         .args([
-            "cluster", "solve", board, "--nats", &nats.url, "--json", "--config",
+            "cluster", "solve", board, "--nats", &nats.url, "--jobs", jobs, "--json", "--config",
         ])
         .arg(&data.config)
         .env("FANORONA_NATS_TOKEN", TOKEN)
@@ -153,6 +141,7 @@ fn cluster_solve_agrees(data: &Data, nats: &Nats, board: &str) {
     let cluster: Value = serde_json::from_slice(&o.stdout).unwrap();
     let alone = data.json(&["solve", board, "--no-store", "--json"]);
     assert_eq!(cluster["value"], alone["value"], "{board}: {cluster}");
+    cluster
 }
 
 #[test]
@@ -161,7 +150,7 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
     let nats = Nats::start(&data.tmp.path().join("nats"));
     let w = Worker::start(&data, &nats, "w1", TOKEN);
     // A master makes the streams.
-    cluster_solve_agrees(&data, &nats, "3x5");
+    cluster_solve_agrees(&data, &nats, "3x5", "4");
     // A job no program wrote, on the jobs stream.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -210,7 +199,7 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
             .all(|q| q[0] != "broken"),
         "{c}"
     );
-    cluster_solve_agrees(&data, &nats, "3x7");
+    cluster_solve_agrees(&data, &nats, "3x7", "4");
     drop(w);
 }
 
