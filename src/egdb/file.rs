@@ -271,7 +271,21 @@ impl SliceFile {
             slice,
         };
         f.check_header(kind)?;
-        f.check_payload()?;
+        // A large slice checked before, the same file since, is not read again (see
+        // `checked`).
+        let stamps = (f.map.len() > RANDOM_ABOVE)
+            .then(super::checked::stamps_dir)
+            .flatten();
+        let crc = f.stored_payload_crc();
+        if !stamps
+            .as_deref()
+            .is_some_and(|d| super::checked::was_checked(d, &path, crc))
+        {
+            f.check_payload()?;
+            if let Some(d) = &stamps {
+                super::checked::mark_checked(d, &path, crc);
+            }
+        }
         if !resident && f.map.len() > RANDOM_ABOVE {
             // Probes land anywhere in a large slice: the kernel's readahead would read 128 KiB
             // for each 4 KiB probed, and where the tables outgrow memory (the 9-piece 5x9
@@ -337,9 +351,13 @@ impl SliceFile {
         Ok(())
     }
 
+    /// The payload's checksum as the header stores it.
+    fn stored_payload_crc(&self) -> u32 {
+        u32::from_le_bytes(self.map[32..36].try_into().expect("4 bytes"))
+    }
+
     fn check_payload(&self) -> Result<(), FileError> {
-        let stored = u32::from_le_bytes(self.map[32..36].try_into().expect("4 bytes"));
-        if crc32fast::hash(self.payload()) != stored {
+        if crc32fast::hash(self.payload()) != self.stored_payload_crc() {
             return Err(FileError::PayloadChecksum {
                 path: self.path.clone(),
             });
