@@ -125,6 +125,11 @@ impl Mark {
         m
     }
 
+    /// Whether `node` still shows this mark (not decided since).
+    fn shown_on(&self, node: &crate::search::pn::Node) -> bool {
+        (node.pn, node.dn) == self.shown
+    }
+
     fn double(&mut self) {
         self.doublings += 1;
         let up = |x: u64| x.saturating_mul(1 << self.doublings).clamp(1, INFINITE - 2);
@@ -156,11 +161,13 @@ impl InFlight {
         self.real.is_empty()
     }
 
-    /// Whether leaf `n` still shows the numbers it was marked with (not decided since).
-    fn marked(&self, tree: &PnTree<'_>, n: u32) -> bool {
+    /// The leaves in flight that still show their mark (not decided since), with it.
+    fn still_marked(&self, tree: &PnTree<'_>) -> Vec<(usize, Mark)> {
         self.real
-            .get(&n)
-            .is_some_and(|m| (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) == m.shown)
+            .iter()
+            .map(|(&n, &m)| (n as usize, m))
+            .filter(|&(n, m)| m.shown_on(&tree.nodes[n]))
+            .collect()
     }
 
     /// The next job: the most-proving leaf not in flight, marked in flight. `None` when the
@@ -215,21 +222,15 @@ impl InFlight {
         if !fits {
             return Applied::Stale;
         }
-        if !self.real.contains_key(&answer.leaf) {
+        let Some(mark) = self.real.remove(&answer.leaf) else {
             return Applied::Stale;
-        }
-        let marked = self.marked(tree, answer.leaf);
-        let real = self
-            .real
-            .remove(&answer.leaf)
-            .expect("looked up above")
-            .real;
-        if !marked {
+        };
+        if !mark.shown_on(&tree.nodes[n]) {
             // Decided meanwhile (another search proved the position, the rote store said
             // so): that stands.
             return Applied::Stale;
         }
-        (tree.nodes[n].pn, tree.nodes[n].dn) = real;
+        (tree.nodes[n].pn, tree.nodes[n].dn) = mark.real;
         attach_searched(tree, n, &answer.position, &answer.entries, answer.work);
         tree.update_ancestors(n);
         tree.stats.iterations += 1;
@@ -244,12 +245,7 @@ impl InFlight {
         tree: &mut PnTree<'_>,
         f: impl FnOnce(&PnTree<'_>) -> R,
     ) -> R {
-        let marked: Vec<(usize, Mark)> = self
-            .real
-            .iter()
-            .filter(|&(&n, _)| self.marked(tree, n))
-            .map(|(&n, &m)| (n as usize, m))
-            .collect();
+        let marked = self.still_marked(tree);
         for &(n, m) in &marked {
             (tree.nodes[n].pn, tree.nodes[n].dn) = m.real;
             tree.update_ancestors(n);
@@ -265,17 +261,11 @@ impl InFlight {
     /// Gives every leaf in flight its real numbers back and forgets them: their answers, if
     /// any come, are stale (the jobs' runner went away, or the search stops).
     pub fn abandon(&mut self, tree: &mut PnTree<'_>) {
-        let marked: Vec<(u32, Mark)> = self
-            .real
-            .iter()
-            .filter(|&(&n, _)| self.marked(tree, n))
-            .map(|(&n, &m)| (n, m))
-            .collect();
-        self.real.clear();
-        for (n, m) in marked {
-            (tree.nodes[n as usize].pn, tree.nodes[n as usize].dn) = m.real;
-            tree.update_ancestors(n as usize);
+        for (n, m) in self.still_marked(tree) {
+            (tree.nodes[n].pn, tree.nodes[n].dn) = m.real;
+            tree.update_ancestors(n);
         }
+        self.real.clear();
     }
 
     /// One step through `dispatch`: jobs handed out up to its width, then at most one answer
