@@ -186,7 +186,7 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
         name: args
             .name
             .unwrap_or_else(|| format!("{}-{}", cluster::host_name(), std::process::id())),
-        table_bytes: 256 << 20,
+        table_bytes: cluster::worker::TABLE_BYTES,
     };
     cluster::worker::run(options, &|line| eprintln!("{line}")).map_err(Failure::other)?;
     Ok(())
@@ -420,7 +420,7 @@ fn simulate(
         goal,
         leaf,
         fanorona::search::Limits::none(),
-        second_level_entries(256 << 20),
+        second_level_entries(cluster::worker::TABLE_BYTES),
     );
     let mut ran_here = 0u64;
     let mut last_said = std::time::Instant::now();
@@ -463,7 +463,7 @@ fn simulate(
             .map_err(Failure::other)?;
         if print {
             let first = runs.first().unwrap_or(&run);
-            let speedup = first.seconds * first.workers as f64 / run.seconds.max(1e-12);
+            let speedup = run.speedup_over(first);
             out!(
                 "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>8.1}%",
                 w,

@@ -62,6 +62,12 @@ impl Run {
         self.master_seconds * 1e6 / self.jobs.max(1) as f64
     }
 
+    /// How many times sooner than `first` (a run with fewer workers, one at best) it decided,
+    /// against one worker of `first`'s: `first`'s time times its workers over this time.
+    pub fn speedup_over(&self, first: &Run) -> f64 {
+        first.seconds * first.workers as f64 / self.seconds.max(1e-12)
+    }
+
     /// The fraction of the run the master was working: near 1, it is the bottleneck.
     pub fn master_load(&self) -> f64 {
         self.master_seconds / self.seconds.max(1e-12)
@@ -97,10 +103,10 @@ struct Simulated<'t, 'r> {
     /// Answers on their way, earliest arrival first.
     arriving: BinaryHeap<Reverse<(u64, u64)>>,
     flights: HashMap<u64, Flight>,
-    next: u64,
+    /// Jobs sent so far (the next one's number).
+    sent: u64,
     /// Jobs answered: (start, end, nodes).
     done: Vec<(f64, f64, u64)>,
-    jobs: u64,
     replayed: u64,
     ran: u64,
     fault: Option<TraceError>,
@@ -112,20 +118,22 @@ fn nanos(t: f64) -> u64 {
 }
 
 impl Simulated<'_, '_> {
+    /// `seconds` of the master's work: its clock moves on by them.
+    fn spend(&mut self, seconds: f64) {
+        self.master += seconds;
+        self.now += seconds;
+    }
+
     /// The master's work since it left the last call.
     fn master_worked(&mut self) {
-        let d = self.left.elapsed().as_secs_f64();
-        self.master += d;
-        self.now += d;
+        self.spend(self.left.elapsed().as_secs_f64());
     }
 
     /// Measured master work `f` (encoding, decoding).
     fn timed<T>(&mut self, f: impl FnOnce() -> T) -> T {
         let at = Instant::now();
         let r = f();
-        let d = at.elapsed().as_secs_f64();
-        self.master += d;
-        self.now += d;
+        self.spend(at.elapsed().as_secs_f64());
         r
     }
 }
@@ -143,7 +151,7 @@ impl Dispatch for Simulated<'_, '_> {
 
     fn send(&mut self, job: &Job) -> Result<(), DispatchError> {
         self.master_worked();
-        let (attacker, init, id) = (self.attacker, self.init, self.next);
+        let (attacker, init, id) = (self.attacker, self.init, self.sent);
         let msg = self.timed(|| {
             let msg = JobMsg::new("sim", id, job, attacker, init, None);
             let body = serde_json::to_vec(&msg).expect("jobs serialise");
@@ -167,8 +175,7 @@ impl Dispatch for Simulated<'_, '_> {
         };
         let start = self.now + self.latency / 2.0;
         let end = start + seconds;
-        self.next += 1;
-        self.jobs += 1;
+        self.sent += 1;
         self.arriving
             .push(Reverse((nanos(end + self.latency / 2.0), id)));
         // The worker's answer as it travels; the master decodes it when it arrives.
@@ -248,9 +255,8 @@ pub fn simulate(
         master: 0.0,
         arriving: BinaryHeap::new(),
         flights: HashMap::new(),
-        next: 0,
+        sent: 0,
         done: Vec::new(),
-        jobs: 0,
         replayed: 0,
         ran: 0,
         fault: None,
@@ -278,7 +284,7 @@ pub fn simulate(
         series: format!("{}, jobs of {} nodes", policy.name(), tree.second_level),
         workers: sim.workers,
         seconds: end,
-        jobs: sim.jobs,
+        jobs: sim.sent,
         abandoned,
         nodes: tree.stats.nodes,
         job_nodes,
@@ -299,28 +305,22 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
     if runs.is_empty() {
         return Err("no runs to draw".into());
     }
+    // Each series' runs in order, each against the series' first.
     let mut series: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
+    let mut firsts: Vec<&Run> = Vec::new();
     for r in runs {
         let i = match series.iter().position(|(name, _)| *name == r.series) {
             Some(i) => i,
             None => {
                 series.push((&r.series, Vec::new()));
+                firsts.push(r);
                 series.len() - 1
             }
         };
-        series[i].1.push((r.workers as f64, r.seconds));
+        series[i]
+            .1
+            .push((r.workers as f64, r.speedup_over(firsts[i])));
     }
-    let series: Vec<(&str, Vec<(f64, f64)>)> = series
-        .into_iter()
-        .map(|(name, points)| {
-            let base = points[0].0 * points[0].1;
-            let speedups = points
-                .iter()
-                .map(|&(w, t)| (w, base / t.max(1e-12)))
-                .collect();
-            (name, speedups)
-        })
-        .collect();
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
     let labels = crate::session::curve::label_font();

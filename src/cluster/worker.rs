@@ -32,6 +32,10 @@ pub struct Options {
     pub table_bytes: u64,
 }
 
+/// Bytes of each worker thread's df-pn table unless told otherwise (the simulator's runs
+/// use the same).
+pub const TABLE_BYTES: u64 = 256 << 20;
+
 /// How long a thread that refused a job (other tables, another wire version) waits before
 /// it asks for the next one.
 const REFUSED_PAUSE: Duration = Duration::from_secs(10);
@@ -171,7 +175,7 @@ impl Shared<'_> {
                 // Never to be run by anyone: set aside on the dead-letter stream, terminated,
                 // said once.
                 let why = e.to_string();
-                let kept = super::set_aside(
+                let fate = super::set_aside(
                     self.js,
                     "fanorona.dead.jobs".into(),
                     message.payload.to_vec(),
@@ -179,12 +183,8 @@ impl Shared<'_> {
                 )
                 .await;
                 (self.log)(&format!(
-                    "worker {}: a job that does not decode ({why}), {}",
-                    options.name,
-                    match kept {
-                        Ok(()) => format!("set aside on {}", super::DEAD),
-                        Err(e) => format!("dropped: it could not be set aside ({e})"),
-                    }
+                    "worker {}: a job that does not decode ({why}), {fate}",
+                    options.name
                 ));
                 message.ack_with(AckKind::Term).await.map_err(nats)?;
                 return Ok(());
