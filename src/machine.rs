@@ -24,6 +24,16 @@ pub fn disk_available(path: &std::path::Path) -> Option<u64> {
     st.f_bavail.checked_mul(st.f_frsize)
 }
 
+/// A fixed 64-bit hash (FNV-1a) of `path` as written: a short name for a place on this
+/// machine (give it a canonical path, so that two spellings of one place agree).
+pub fn path_hash(path: &std::path::Path) -> u64 {
+    path.to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+}
+
 /// Hands the allocator's free pages back to the system, so that memory freed in bulk (a
 /// closed store's cache) leaves the resident size, which the memory bound watches. glibc
 /// keeps freed memory amid live blocks otherwise; elsewhere nothing happens.

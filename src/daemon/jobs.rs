@@ -25,12 +25,7 @@ pub fn dispatcher(
         })?;
     // Daemons sharing a server are told apart by host and data directory.
     let root = std::fs::canonicalize(&dir.root).unwrap_or_else(|_| dir.root.clone());
-    let hash = root
-        .to_string_lossy()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
+    let hash = crate::machine::path_hash(&root);
     let prefix = subject_token(&format!(
         "{}-{:08x}",
         crate::cluster::host_name(),

@@ -40,12 +40,7 @@ fn stamp(dir: &Path, path: &Path, crc: u32) -> Option<(PathBuf, String)> {
         meta.mtime(),
         meta.mtime_nsec()
     );
-    let name = canonical
-        .to_string_lossy()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
+    let name = crate::machine::path_hash(&canonical);
     Some((dir.join(format!("{name:016x}")), text))
 }
 
