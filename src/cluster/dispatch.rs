@@ -8,7 +8,7 @@ use async_nats::jetstream::{self, AckKind, consumer::pull};
 
 use super::trace::{Header, Trace, TraceError};
 use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
-use super::{ClusterError, answers_consumer, connect, jobs_consumer, nats, next_message};
+use super::{ClusterError, PATIENCE, answers_consumer, connect, jobs_consumer, nats, next_message};
 use crate::position::Color;
 use crate::search::Init;
 use crate::search::jobs::{
@@ -221,9 +221,6 @@ fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
     DispatchError(e.to_string())
 }
 
-/// The longest a message to or from the server may take before it is taken for gone.
-const PATIENCE: Duration = Duration::from_secs(10);
-
 /// Runs `work` on `runtime`, given up after `PATIENCE`.
 fn patiently<T>(
     runtime: &tokio::runtime::Runtime,
@@ -330,19 +327,15 @@ impl Dispatch for NatsDispatch {
                 self.view.garbled += 1;
                 let why = e.to_string();
                 let subject = format!("fanorona.dead.answers.{}", self.run);
-                let kept = self.runtime.block_on(super::set_aside(
+                let fate = self.runtime.block_on(super::set_aside(
                     &self.js,
                     subject,
                     message.payload.to_vec(),
                     &why,
                 ));
                 (self.log)(&format!(
-                    "run {}: an answer that does not decode ({why}), {}",
-                    self.run,
-                    match kept {
-                        Ok(()) => format!("set aside on {}", super::DEAD),
-                        Err(e) => format!("dropped: it could not be set aside ({e})"),
-                    }
+                    "run {}: an answer that does not decode ({why}), {fate}",
+                    self.run
                 ));
                 self.runtime
                     .block_on(message.ack_with(AckKind::Term))

@@ -154,18 +154,22 @@ pub async fn dead_letters(js: &jetstream::Context) -> Result<(), ClusterError> {
     }
 }
 
+/// The longest a message to or from the server may take before it is taken for gone.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
 /// Sets `payload` aside on the dead-letter `subject`, with why it did not decode in the
-/// `Fanorona-Why` header. Returns why it could not (no dead-letter stream yet: a master makes
-/// it), which the caller says; the message is dropped from its stream either way.
+/// `Fanorona-Why` header. Returns what became of it, in words for the log: set aside, or
+/// dropped and why it could not be kept (no dead-letter stream yet: a master makes it). The
+/// caller drops the message from its stream either way.
 pub async fn set_aside(
     js: &jetstream::Context,
     subject: String,
     payload: Vec<u8>,
     why: &str,
-) -> Result<(), String> {
+) -> String {
     let mut headers = async_nats::HeaderMap::new();
     headers.insert("Fanorona-Why", why.replace(['\r', '\n'], " ").as_str());
-    let sent = tokio::time::timeout(Duration::from_secs(10), async {
+    let sent = tokio::time::timeout(PATIENCE, async {
         js.publish_with_headers(subject, headers, payload.into())
             .await
             .map_err(|e| e.to_string())?
@@ -173,11 +177,12 @@ pub async fn set_aside(
             .map_err(|e| e.to_string())
     })
     .await;
-    match sent {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err("no answer from the server in 10 s".into()),
-    }
+    let lost = match sent {
+        Ok(Ok(_)) => return format!("set aside on {DEAD}"),
+        Ok(Err(e)) => e,
+        Err(_) => format!("no answer from the server in {} s", PATIENCE.as_secs()),
+    };
+    format!("dropped: it could not be set aside ({lost})")
 }
 
 /// The jobs stream and the workers' consumer, made by a master with its `ack_wait` (made
