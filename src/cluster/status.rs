@@ -64,17 +64,47 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
     })
 }
 
-/// Messages in `stream` by run (the last token of their subject).
+/// Messages in `stream` by run (the last token of their subject). The server pages its
+/// subject list and a page boundary can name a subject twice, so each subject counts once.
 async fn by_run(
     stream: &jetstream::stream::Stream,
     filter: &str,
 ) -> Result<Vec<(String, u64)>, ClusterError> {
     let mut subjects = stream.info_with_subjects(filter).await.map_err(nats)?;
-    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeMap::new();
     while let Some((subject, n)) = subjects.try_next().await.map_err(nats)? {
-        let run = subject.rsplit('.').next().unwrap_or(&subject).to_string();
-        out.push((run, n as u64));
+        seen.insert(subject, n as u64);
     }
-    out.sort();
-    Ok(out)
+    Ok(runs(seen))
+}
+
+/// Per-subject counts summed by run, in the order of the runs' names.
+fn runs(subjects: std::collections::BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut out = std::collections::BTreeMap::<String, u64>::new();
+    for (subject, n) in subjects {
+        let run = subject.rsplit('.').next().unwrap_or(&subject).to_string();
+        *out.entry(run).or_default() += n;
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_listed_once_with_its_subjects_summed() {
+        let subjects = [
+            ("fanorona.answers.b-2", 3),
+            ("fanorona.answers.a-1", 5),
+            ("fanorona.dead.answers.b-2", 1),
+        ]
+        .into_iter()
+        .map(|(s, n)| (s.to_string(), n))
+        .collect();
+        assert_eq!(
+            runs(subjects),
+            [("a-1".to_string(), 5), ("b-2".to_string(), 4)]
+        );
+    }
 }
