@@ -242,24 +242,33 @@ impl Position {
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Built in a buffer and written once: jobs and answers carry many positions, and a
+        // write per point was most of their encoding.
         let b = self.board;
+        let mut text = [0u8; 2 * 64 + 2];
+        let mut len = 0;
         for row in (0..b.rows()).rev() {
             for col in 0..b.cols() {
                 let bit = 1u64 << b.point(col, row);
-                let ch = if self.white & bit != 0 {
-                    'W'
+                text[len] = if self.white & bit != 0 {
+                    b'W'
                 } else if self.black & bit != 0 {
-                    'B'
+                    b'B'
                 } else {
-                    '.'
+                    b'.'
                 };
-                write!(f, "{ch}")?;
+                len += 1;
             }
-            if row > 0 {
-                write!(f, "/")?;
-            }
+            text[len] = if row > 0 { b'/' } else { b' ' };
+            len += 1;
         }
-        write!(f, " {}", if self.side == Color::White { 'w' } else { 'b' })
+        text[len] = if self.side == Color::White {
+            b'w'
+        } else {
+            b'b'
+        };
+        len += 1;
+        f.write_str(std::str::from_utf8(&text[..len]).expect("the text is ASCII"))
     }
 }
 

@@ -104,7 +104,7 @@ impl<'a> PnTree<'a> {
             dfpn2: None,
         };
         let repeated = crate::repetition::occurred_before(&t.history, &root);
-        let node = t.evaluated(root, NO_PARENT, repeated);
+        let node = t.evaluated(root, NO_PARENT, repeated, None);
         t.nodes.push(node);
         t
     }
@@ -313,7 +313,16 @@ impl<'a> PnTree<'a> {
         self.nodes[n].pos.side_to_move() == self.goal.attacker
     }
 
-    fn evaluated(&mut self, pos: Position, parent: u32, repeated: bool) -> Node {
+    /// A new node for `pos`: its leaf kind, and its first numbers if it is open; `searched`
+    /// are numbers a search already gave it (its own count of them, the mobility walk that
+    /// was most of a master's time a job, is skipped then).
+    fn evaluated(
+        &mut self,
+        pos: Position,
+        parent: u32,
+        repeated: bool,
+        searched: Option<(u64, u64)>,
+    ) -> Node {
         let since = if parent == NO_PARENT {
             let mut path = self.history.clone();
             path.push(pos);
@@ -344,7 +353,7 @@ impl<'a> PnTree<'a> {
             _ if known == Some(false) => (INFINITE, 0),
             Leaf::Proven => (0, INFINITE),
             Leaf::Disproven => (INFINITE, 0),
-            Leaf::Open => self.leaf.initial(&pos, self.goal),
+            Leaf::Open => searched.unwrap_or_else(|| self.leaf.initial(&pos, self.goal)),
         };
         Node {
             pos,
@@ -420,7 +429,7 @@ impl<'a> PnTree<'a> {
             .into_iter()
             .map(|c| {
                 let repeated = self.repeats(n, &c);
-                self.evaluated(c, n as u32, repeated)
+                self.evaluated(c, n as u32, repeated, None)
             })
             .collect();
         self.attach(n, children);
@@ -746,11 +755,7 @@ pub(crate) fn attach_searched(
         .zip(entries)
         .map(|(c, e)| {
             let repeated = tree.repeats(n, &c);
-            let mut node = tree.evaluated(c, n as u32, repeated);
-            if node.leaf == Leaf::Open && !node.repetition {
-                (node.pn, node.dn) = (e.pn, e.dn);
-            }
-            node
+            tree.evaluated(c, n as u32, repeated, Some((e.pn, e.dn)))
         })
         .collect();
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
