@@ -7,7 +7,7 @@
 //! device, inode, size and modification time, same header checksum) is taken as checked
 //! without reading it again. The stamps live in the user's cache directory, not among the
 //! tables (which may be read-only or shared); damage that leaves all of that alone is what
-//! `fanorona db checksums` finds.
+//! `fanorona db verify --quick` finds (every file hashed against SHA256SUMS).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
