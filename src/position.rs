@@ -103,17 +103,25 @@ pub struct Position {
 impl Position {
     /// A position from its parts; `white` and `black` must be disjoint sets of the board's points.
     pub fn from_parts(board: Board, white: Bitboard, black: Bitboard, side: Color) -> Position {
+        Position::checked_parts(board, white, black, side)
+            .expect("pieces must be disjoint points of the board")
+    }
+
+    /// A position from parts read from outside (a store, a message): `None` unless `white`
+    /// and `black` are disjoint sets of the board's points.
+    pub fn checked_parts(
+        board: Board,
+        white: Bitboard,
+        black: Bitboard,
+        side: Color,
+    ) -> Option<Position> {
         let all = board.geometry().all;
-        assert!(
-            white & black == 0 && (white | black) & !all == 0,
-            "pieces must be disjoint points of the board"
-        );
-        Position {
+        (white & black == 0 && (white | black) & !all == 0).then_some(Position {
             board,
             side,
             white,
             black,
-        }
+        })
     }
 
     /// The initial position (docs/RULES.md): White below the middle row, Black above it, the

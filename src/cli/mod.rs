@@ -324,8 +324,9 @@ pub enum Command {
     /// One job a thread: a bounded df-pn search over this worker's tables (the same as the
     /// master's), its table kept warm from job to job; "in progress" said while it runs, the
     /// answer published, then the job acknowledged. SIGTERM finishes the jobs under way and
-    /// exits. A job this worker cannot take (other tables, another wire version) goes back
-    /// for another, said once.
+    /// exits. A job this worker cannot take (other tables) goes back for another, said once;
+    /// jobs of a master of another wire version are never seen (they wait on that wire's
+    /// stream), and a worker that finds some waiting there says so.
     #[command(after_long_help = help::WORKER)]
     Worker(cluster::WorkerArgs),
     /// Runs whose second-level searches are jobs for workers (see `fanorona worker`).

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream::{self, AckKind, consumer::pull};
 
 use super::trace::{Header, Trace, TraceError};
-use super::wire::{AnswerMsg, JobMsg, Tables, VERSION};
+use super::wire::{self, AnswerMsg, JobMsg, Tables};
 use super::{ClusterError, PATIENCE, answers_consumer, connect, jobs_consumer, nats, next_message};
 use crate::position::Color;
 use crate::search::Init;
@@ -182,7 +182,7 @@ impl NatsDispatch {
         let Some(job) = self
             .sent
             .get(&id)
-            .and_then(|(_, body)| serde_json::from_slice::<JobMsg>(body).ok())
+            .and_then(|(_, body)| wire::decode_job(body).ok())
         else {
             return;
         };
@@ -301,7 +301,7 @@ impl Dispatch for NatsDispatch {
             self.init,
             self.tables.clone(),
         );
-        let body = serde_json::to_vec(&msg).expect("jobs serialise");
+        let body = wire::encode_job(&msg);
         self.reachable()?;
         self.publish(body.clone())?;
         tracing::debug!(
@@ -322,7 +322,7 @@ impl Dispatch for NatsDispatch {
         let Some(message) = patiently(&self.runtime, next_message(&self.answers))? else {
             return Ok(None);
         };
-        let taken = match serde_json::from_slice::<AnswerMsg>(&message.payload) {
+        let taken = match wire::decode_answer(&message.payload) {
             Err(e) => {
                 self.view.garbled += 1;
                 let why = e.to_string();
@@ -351,8 +351,7 @@ impl Dispatch for NatsDispatch {
                     a.leaf,
                     a.worker
                 );
-                let ours = a.version == VERSION
-                    && a.run == self.run
+                let ours = a.run == self.run
                     && a.attacker == self.attacker
                     && self.ids.get(&a.id) == Some(&a.leaf);
                 if ours {

@@ -36,22 +36,29 @@ fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::Nats(e.to_string())
 }
 
-/// The stream jobs wait in, one subject per run: `fanorona.jobs.RUN`.
-pub const JOBS: &str = "FANORONA_JOBS";
-/// The stream answers wait in until their master reads them: `fanorona.answers.RUN`.
-pub const ANSWERS: &str = "FANORONA_ANSWERS";
+/// The stream jobs wait in, one subject per run: `fanorona.w2.jobs.RUN`. Streams and
+/// subjects carry the wire's version (`wire::VERSION`), so a program of another wire never
+/// takes these jobs (where it would set them aside as undecodable) and waits for its own.
+pub const JOBS: &str = "FANORONA_JOBS_W2";
+/// The stream answers wait in until their master reads them: `fanorona.w2.answers.RUN`.
+pub const ANSWERS: &str = "FANORONA_ANSWERS_W2";
+/// The jobs streams of earlier wires: a worker that finds jobs waiting there says so.
+const OLDER_JOBS: &[(&str, u32)] = &[("FANORONA_JOBS", 1)];
+pub(crate) const JOBS_SUBJECTS: &str = "fanorona.w2.jobs.>";
+pub(crate) const ANSWERS_SUBJECTS: &str = "fanorona.w2.answers.>";
 /// The stream messages that do not decode are set aside in, for a person to read: a job on
-/// `fanorona.dead.jobs`, an answer on `fanorona.dead.answers.RUN`. Kept a week.
+/// `fanorona.dead.jobs`, an answer on `fanorona.dead.answers.RUN`. Kept a week; shared by
+/// every wire (a person reads them, not a program).
 pub const DEAD: &str = "FANORONA_DEAD";
 
 /// Run `run`'s subject on the jobs stream.
 pub fn jobs_subject(run: &str) -> String {
-    format!("fanorona.jobs.{run}")
+    format!("{}.{run}", JOBS_SUBJECTS.trim_end_matches(".>"))
 }
 
 /// Run `run`'s subject on the answers stream.
 pub fn answers_subject(run: &str) -> String {
-    format!("fanorona.answers.{run}")
+    format!("{}.{run}", ANSWERS_SUBJECTS.trim_end_matches(".>"))
 }
 
 /// The workers' shared durable consumer of the jobs stream.
@@ -192,7 +199,7 @@ pub async fn jobs_consumer(
     ack_wait: Duration,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
     // Jobs wait as long as it takes for a worker (zero: no limit).
-    let stream = work_queue(js, JOBS, "fanorona.jobs.>", Duration::ZERO).await?;
+    let stream = work_queue(js, JOBS, JOBS_SUBJECTS, Duration::ZERO).await?;
     if let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await {
         if c.cached_info().config.ack_wait == ack_wait {
             return Ok(c);
@@ -225,12 +232,33 @@ pub async fn wait_for_jobs(
             return Ok(Some(c));
         }
         if !said {
-            log("no jobs stream yet: waiting for a master to make it");
+            log(&match older_jobs_waiting(js).await {
+                Some((stream, wire, n)) => format!(
+                    "no jobs of wire version {} yet, but {n} of wire version {wire} wait on \
+                     {stream}: their master runs another version of fanorona; waiting for a \
+                     master of this one",
+                    wire::VERSION
+                ),
+                None => "no jobs stream yet: waiting for a master to make it".into(),
+            });
             said = true;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     Ok(None)
+}
+
+/// A jobs stream of an earlier wire with jobs in it: its name, its wire and its jobs.
+async fn older_jobs_waiting(js: &jetstream::Context) -> Option<(&'static str, u32, u64)> {
+    for &(name, wire) in OLDER_JOBS {
+        if let Ok(mut stream) = js.get_stream(name).await
+            && let Ok(info) = stream.info().await
+            && info.state.messages > 0
+        {
+            return Some((name, wire, info.state.messages));
+        }
+    }
+    None
 }
 
 /// The answers stream and the consumer of run `run`'s answers.
@@ -240,22 +268,17 @@ pub async fn answers_consumer(
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
     let name = format!("master-{run}");
     // Answers nobody reads (a decided question's last jobs) go after a day.
-    work_queue(
-        js,
-        ANSWERS,
-        "fanorona.answers.>",
-        Duration::from_secs(86_400),
-    )
-    .await?
-    .get_or_create_consumer(
-        &name,
-        pull::Config {
-            durable_name: Some(name.clone()),
-            filter_subject: answers_subject(run),
-            ack_wait: ACK_WAIT,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(nats)
+    work_queue(js, ANSWERS, ANSWERS_SUBJECTS, Duration::from_secs(86_400))
+        .await?
+        .get_or_create_consumer(
+            &name,
+            pull::Config {
+                durable_name: Some(name.clone()),
+                filter_subject: answers_subject(run),
+                ack_wait: ACK_WAIT,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(nats)
 }

@@ -17,7 +17,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
 
 use super::trace::{Trace, TraceError};
-use super::wire::{AnswerMsg, JobMsg, Signature};
+use super::wire::{self, AnswerMsg, JobMsg, Signature};
 use crate::position::Color;
 use crate::search::Init;
 use crate::search::jobs::{
@@ -154,7 +154,7 @@ impl Dispatch for Simulated<'_, '_> {
         let (attacker, init, id) = (self.attacker, self.init, self.sent);
         let msg = self.timed(|| {
             let msg = JobMsg::new("sim", id, job, attacker, init, None);
-            let body = serde_json::to_vec(&msg).expect("jobs serialise");
+            let body = wire::encode_job(&msg);
             (msg, body)
         });
         let (answer, seconds) = match self.trace.get(attacker, job) {
@@ -180,7 +180,7 @@ impl Dispatch for Simulated<'_, '_> {
             .push(Reverse((nanos(end + self.latency / 2.0), id)));
         // The worker's answer as it travels; the master decodes it when it arrives.
         let reply = AnswerMsg::new(&msg.0, &answer, &SIMULATED, seconds, 1);
-        let body = serde_json::to_vec(&reply).expect("answers serialise");
+        let body = wire::encode_answer(&reply);
         let nodes = answer.work.nodes;
         self.flights.insert(
             id,
@@ -207,7 +207,7 @@ impl Dispatch for Simulated<'_, '_> {
             .remove(&id)
             .expect("every arrival has its flight");
         let msg: AnswerMsg =
-            self.timed(|| serde_json::from_slice(&flight.body).expect("answers decode"));
+            self.timed(|| wire::decode_answer(&flight.body).expect("answers decode"));
         self.done.push((flight.start, flight.end, flight.nodes));
         self.left = Instant::now();
         Ok(Some(msg.answer()))

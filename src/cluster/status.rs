@@ -51,8 +51,8 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
         if let Ok(mut dead) = js.get_stream(super::DEAD).await {
             s.dead_letters = dead.info().await.map_err(nats)?.state.messages;
         }
-        s.queued = by_run(&jobs, "fanorona.jobs.>").await?;
-        s.answers = by_run(&answers, "fanorona.answers.>").await?;
+        s.queued = by_run(&jobs, super::JOBS_SUBJECTS).await?;
+        s.answers = by_run(&answers, super::ANSWERS_SUBJECTS).await?;
         if let Ok(mut c) = jobs.get_consumer::<pull::Config>(WORKERS).await {
             let info = c.info().await.map_err(nats)?;
             s.running = info.num_ack_pending as u64;
@@ -95,8 +95,8 @@ mod tests {
     #[test]
     fn a_run_is_listed_once_with_its_subjects_summed() {
         let subjects = [
-            ("fanorona.answers.b-2", 3),
-            ("fanorona.answers.a-1", 5),
+            ("fanorona.w2.answers.b-2", 3),
+            ("fanorona.w2.answers.a-1", 5),
             ("fanorona.dead.answers.b-2", 1),
         ]
         .into_iter()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind};
 
-use super::wire::{AnswerMsg, JobMsg, Signature, VERSION};
+use super::wire::{self, AnswerMsg, JobMsg, Signature};
 use super::{ClusterError, connect, nats, next_message, wait_for_jobs};
 use crate::egdb::Database;
 use crate::geometry::Board;
@@ -36,7 +36,7 @@ pub struct Options {
 /// use the same).
 pub const TABLE_BYTES: u64 = 256 << 20;
 
-/// How long a thread that refused a job (other tables, another wire version) waits before
+/// How long a thread that refused a job (other tables) waits before
 /// it asks for the next one.
 const REFUSED_PAUSE: Duration = Duration::from_secs(10);
 
@@ -169,7 +169,7 @@ impl Shared<'_> {
         let Some(message) = next_message(consumer).await? else {
             return Ok(());
         };
-        let job: JobMsg = match serde_json::from_slice(&message.payload) {
+        let job: JobMsg = match wire::decode_job(&message.payload) {
             Ok(j) => j,
             Err(e) => {
                 // Never to be run by anyone: set aside on the dead-letter stream, terminated,
@@ -190,15 +190,7 @@ impl Shared<'_> {
                 return Ok(());
             }
         };
-        let tables = if job.version != VERSION {
-            Err(format!(
-                "jobs of wire version {} (this worker speaks {VERSION})",
-                job.version
-            ))
-        } else {
-            tables_for(options, &job, self.opened)
-        };
-        let db = match tables {
+        let db = match tables_for(options, &job, self.opened) {
             Ok(db) => db,
             Err(why) => {
                 // Handed back for another worker; said once, not at every job.
@@ -248,7 +240,7 @@ impl Shared<'_> {
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
         let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);
-        let body = serde_json::to_vec(&reply).expect("answers serialise");
+        let body = wire::encode_answer(&reply);
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.
         self.js

@@ -199,11 +199,8 @@ fn position(
     black: Bitboard,
     what: &'static str,
 ) -> Result<Position, DecodeError> {
-    let all = board.geometry().all;
-    if white & black != 0 || (white | black) & !all != 0 {
-        return Err(damaged(what, "pieces off the board or doubled"));
-    }
-    Ok(Position::from_parts(board, white, black, side))
+    Position::checked_parts(board, white, black, side)
+        .ok_or_else(|| damaged(what, "pieces off the board or doubled"))
 }
 
 // ---- sessions ----
@@ -331,7 +328,7 @@ pub fn decode_chunk(bytes: &[u8], board: Board, out: &mut Vec<Node>) -> Result<u
 
 /// Runs `read` on `archive` in place when the store's bytes are aligned for the records, else
 /// on an aligned copy.
-fn aligned<T>(archive: &[u8], read: impl FnOnce(&[u8]) -> T) -> T {
+pub(crate) fn aligned<T>(archive: &[u8], read: impl FnOnce(&[u8]) -> T) -> T {
     thread_local! {
         static ALIGNED: std::cell::RefCell<rkyv::util::AlignedVec<16>> =
             std::cell::RefCell::new(rkyv::util::AlignedVec::new());

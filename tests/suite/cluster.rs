@@ -152,28 +152,18 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
     // A master makes the streams.
     cluster_solve_agrees(&data, &nats, "3x5", "4");
     // A job no program wrote, on the jobs stream.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = async_nats::ConnectOptions::new()
-            .token(TOKEN.into())
-            .connect(&nats.url)
-            .await
-            .unwrap();
-        let js = async_nats::jetstream::new(client);
-        js.publish(
-            "fanorona.jobs.broken",
-            "{\"version\": 1, \"not\": \"a job\"}".into(),
-        )
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    });
+    publish_raw(
+        &nats,
+        None,
+        "fanorona.w2.jobs.broken",
+        "{\"version\": 2, \"not\": \"a job\"}",
+        1,
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !w.log().contains("does not decode") {
+    while !w
+        .log()
+        .contains("does not decode (not a message of this wire")
+    {
         assert!(Instant::now() < deadline, "{}", w.log());
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -201,6 +191,66 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
     );
     cluster_solve_agrees(&data, &nats, "3x7", "4");
     drop(w);
+}
+
+#[test]
+fn a_worker_of_another_wire_takes_no_job_and_says_why() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    // Jobs of the first wire (JSON, on its own stream) from a master of an older fanorona.
+    publish_raw(
+        &nats,
+        Some(("FANORONA_JOBS", "fanorona.jobs.>")),
+        "fanorona.jobs.old-1",
+        "{\"version\": 1}",
+        2,
+    );
+    let w = Worker::start(&data, &nats, "w1", TOKEN);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !w
+        .log()
+        .contains("2 of wire version 1 wait on FANORONA_JOBS")
+    {
+        assert!(Instant::now() < deadline, "{}", w.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Its own wire's jobs it takes.
+    cluster_solve_agrees(&data, &nats, "3x5", "4");
+    drop(w);
+}
+
+/// Publishes `body` `times` to `subject` on `nats`, as no program of ours would, first making
+/// the work-queue stream `stream` (name, subjects) if one is given.
+fn publish_raw(nats: &Nats, stream: Option<(&str, &str)>, subject: &str, body: &str, times: usize) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::ConnectOptions::new()
+            .token(TOKEN.into())
+            .connect(&nats.url)
+            .await
+            .unwrap();
+        let js = async_nats::jetstream::new(client);
+        if let Some((name, subjects)) = stream {
+            js.create_stream(async_nats::jetstream::stream::Config {
+                name: name.into(),
+                subjects: vec![subjects.into()],
+                retention: async_nats::jetstream::stream::RetentionPolicy::WorkQueue,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        }
+        for _ in 0..times {
+            js.publish(subject.to_string(), body.to_string().into())
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        }
+    });
 }
 
 /// A search's jobs were each answered once (none taken twice) but those still in flight when
