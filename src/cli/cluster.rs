@@ -378,10 +378,16 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
 /// How a plot's title names the position: the board's start, else the position itself.
 fn target_name(target: &crate::cli::Target, root: &fanorona::Position) -> String {
     let start = fanorona::Position::initial(root.board());
-    if *root == start && target.play.is_empty() {
-        format!("{} start", root.board())
-    } else {
-        root.to_string()
+    let from_start = target.record.is_none()
+        && target
+            .position
+            .as_deref()
+            .is_none_or(|p| p.parse::<fanorona::Board>().is_ok());
+    match (from_start, target.play.is_empty()) {
+        (true, true) if *root == start => format!("{} start", root.board()),
+        // The moves say it in fewer letters than the position (a title must fit a plot).
+        (true, false) => format!("{} after {}", root.board(), target.play.join(" ")),
+        _ => root.to_string(),
     }
 }
 
