@@ -34,6 +34,23 @@ impl Color {
         }
     }
 
+    /// The colour as one byte in stored records and messages: 0 White, 1 Black.
+    pub fn byte(self) -> u8 {
+        match self {
+            Color::White => 0,
+            Color::Black => 1,
+        }
+    }
+
+    /// The colour `byte` stands for, as `byte` writes it.
+    pub fn from_byte(byte: u8) -> Option<Color> {
+        match byte {
+            0 => Some(Color::White),
+            1 => Some(Color::Black),
+            _ => None,
+        }
+    }
+
     /// The colour `name` names ("white" or "black"), as `name` writes it.
     pub fn from_name(name: &str) -> Option<Color> {
         match name {

@@ -233,23 +233,12 @@ fn record(p: &Position) -> PositionRecord {
     PositionRecord {
         white: p.white(),
         black: p.black(),
-        side: color_byte(p.side_to_move()),
-    }
-}
-
-fn color_byte(c: Color) -> u8 {
-    match c {
-        Color::White => 0,
-        Color::Black => 1,
+        side: p.side_to_move().byte(),
     }
 }
 
 fn color(b: u8, what: &'static str) -> Result<Color, WireError> {
-    match b {
-        0 => Ok(Color::White),
-        1 => Ok(Color::Black),
-        _ => Err(damaged(what, format!("side {b}"))),
-    }
+    Color::from_byte(b).ok_or_else(|| damaged(what, format!("side {b}")))
 }
 
 fn init_byte(i: Init) -> u8 {
@@ -303,7 +292,7 @@ pub fn encode_job(msg: &JobMsg) -> Vec<u8> {
     let r = JobRecord {
         run: msg.run.clone(),
         id: msg.id,
-        attacker: color_byte(msg.attacker),
+        attacker: msg.attacker.byte(),
         init: init_byte(msg.init),
         rows: msg.position.board().rows() as u8,
         cols: msg.position.board().cols() as u8,
@@ -358,7 +347,7 @@ pub fn encode_answer(msg: &AnswerMsg) -> Vec<u8> {
     let r = AnswerRecord {
         run: msg.run.clone(),
         id: msg.id,
-        attacker: color_byte(msg.attacker),
+        attacker: msg.attacker.byte(),
         leaf: msg.leaf,
         rows: msg.position.board().rows() as u8,
         cols: msg.position.board().cols() as u8,

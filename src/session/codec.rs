@@ -177,18 +177,11 @@ impl<'a> Reader<'a> {
 }
 
 fn color_byte(c: Color) -> u8 {
-    match c {
-        Color::White => 0,
-        Color::Black => 1,
-    }
+    c.byte()
 }
 
 fn color_of(b: u8, what: &'static str) -> Result<Color, DecodeError> {
-    match b {
-        0 => Ok(Color::White),
-        1 => Ok(Color::Black),
-        _ => Err(damaged(what, format!("side byte {b}"))),
-    }
+    Color::from_byte(b).ok_or_else(|| damaged(what, format!("side byte {b}")))
 }
 
 /// A position of `board` from its fields, refusing pieces off the board or on both sides.

@@ -94,6 +94,15 @@ impl Worker {
         Worker { child, log }
     }
 
+    /// Waits (20 s at most) until the worker's log has `text`.
+    fn wait_to_say(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.log().contains(text) {
+            assert!(Instant::now() < deadline, "{}", self.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -159,14 +168,7 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
         "{\"version\": 2, \"not\": \"a job\"}",
         1,
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !w
-        .log()
-        .contains("does not decode (not a message of this wire")
-    {
-        assert!(Instant::now() < deadline, "{}", w.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    w.wait_to_say("does not decode (not a message of this wire");
     assert!(
         w.log().contains("set aside on FANORONA_DEAD"),
         "{}",
@@ -206,14 +208,7 @@ fn a_worker_of_another_wire_takes_no_job_and_says_why() {
         2,
     );
     let w = Worker::start(&data, &nats, "w1", TOKEN);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !w
-        .log()
-        .contains("2 of wire version 1 wait on FANORONA_JOBS")
-    {
-        assert!(Instant::now() < deadline, "{}", w.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    w.wait_to_say("2 of wire version 1 wait on FANORONA_JOBS");
     // Its own wire's jobs it takes.
     cluster_solve_agrees(&data, &nats, "3x5", "4");
     drop(w);
