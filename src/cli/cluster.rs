@@ -257,8 +257,14 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 return Ok(());
             }
             out!("server {} (nats-server {})", s.url, s.server_version);
+            for (stream, wire, n) in &s.older_jobs {
+                out!(
+                    "  {n} jobs of wire version {wire} wait on {stream}: their master runs another version of fanorona, whose workers take them (this one speaks {})",
+                    cluster::wire::VERSION
+                );
+            }
             if !s.streams {
-                out!("  no jobs stream yet: no master has run here");
+                out!("  no jobs stream of this version yet: no master of it has run here");
                 return Ok(());
             }
             let list = |runs: &[(String, u64)]| {

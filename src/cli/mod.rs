@@ -326,7 +326,7 @@ pub enum Command {
     /// answer published, then the job acknowledged. SIGTERM finishes the jobs under way and
     /// exits. A job this worker cannot take (other tables) goes back for another, said once;
     /// jobs of a master of another wire version are never seen (they wait on that wire's
-    /// stream), and a worker that finds some waiting there says so.
+    /// stream), and a worker that finds only jobs of an earlier wire says so.
     #[command(after_long_help = help::WORKER)]
     Worker(cluster::WorkerArgs),
     /// Runs whose second-level searches are jobs for workers (see `fanorona worker`).

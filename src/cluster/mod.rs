@@ -232,7 +232,7 @@ pub async fn wait_for_jobs(
             return Ok(Some(c));
         }
         if !said {
-            log(&match older_jobs_waiting(js).await {
+            log(&match older_jobs(js).await.into_iter().next() {
                 Some((stream, wire, n)) => format!(
                     "no jobs of wire version {} yet, but {n} of wire version {wire} wait on \
                      {stream}: their master runs another version of fanorona; waiting for a \
@@ -248,17 +248,18 @@ pub async fn wait_for_jobs(
     Ok(None)
 }
 
-/// A jobs stream of an earlier wire with jobs in it: its name, its wire and its jobs.
-async fn older_jobs_waiting(js: &jetstream::Context) -> Option<(&'static str, u32, u64)> {
+/// The jobs streams of earlier wires with jobs in them: name, wire, jobs.
+pub(crate) async fn older_jobs(js: &jetstream::Context) -> Vec<(String, u32, u64)> {
+    let mut found = Vec::new();
     for &(name, wire) in OLDER_JOBS {
         if let Ok(mut stream) = js.get_stream(name).await
             && let Ok(info) = stream.info().await
             && info.state.messages > 0
         {
-            return Some((name, wire, info.state.messages));
+            found.push((name.to_string(), wire, info.state.messages));
         }
     }
-    None
+    found
 }
 
 /// The answers stream and the consumer of run `run`'s answers.
@@ -281,4 +282,24 @@ pub async fn answers_consumer(
         )
         .await
         .map_err(nats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_and_subjects_name_the_wire_they_carry() {
+        let w = wire::VERSION;
+        assert!(JOBS.ends_with(&format!("_W{w}")));
+        assert!(ANSWERS.ends_with(&format!("_W{w}")));
+        assert_eq!(JOBS_SUBJECTS, format!("fanorona.w{w}.jobs.>"));
+        assert_eq!(ANSWERS_SUBJECTS, format!("fanorona.w{w}.answers.>"));
+        assert_eq!(jobs_subject("r-1"), format!("fanorona.w{w}.jobs.r-1"));
+        assert!(
+            OLDER_JOBS
+                .iter()
+                .all(|&(name, old)| old < w && name != JOBS)
+        );
+    }
 }

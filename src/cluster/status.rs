@@ -27,6 +27,9 @@ pub struct ClusterStatus {
     pub answers: Vec<(String, u64)>,
     /// Jobs and answers that did not decode, set aside (kept a week).
     pub dead_letters: u64,
+    /// Jobs waiting for workers of an earlier wire (stream, wire, jobs): a master of another
+    /// version of fanorona ran here, and this version's workers never take them.
+    pub older_jobs: Vec<(String, u32, u64)>,
 }
 
 /// The cluster as the server at `url` sees it.
@@ -43,6 +46,7 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
             ..ClusterStatus::default()
         };
         let js = jetstream::new(client);
+        s.older_jobs = super::older_jobs(&js).await;
         let (Ok(jobs), Ok(answers)) = (js.get_stream(JOBS).await, js.get_stream(ANSWERS).await)
         else {
             return Ok(s);

@@ -372,6 +372,11 @@ pub fn decode_answer(bytes: &[u8]) -> Result<AnswerMsg, WireError> {
         let r = rkyv::access::<ArchivedAnswerRecord, rkyv::rancor::Error>(a)
             .map_err(|e| damaged(W, e))?;
         let board = board(r.rows, r.cols, W)?;
+        // Summed into the workers' figures and written to traces: a number, never NaN.
+        let seconds = r.seconds.to_native();
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return Err(damaged(W, format!("{seconds} seconds")));
+        }
         Ok(AnswerMsg {
             run: r.run.as_str().to_string(),
             id: r.id.to_native(),
@@ -391,7 +396,7 @@ pub fn decode_answer(bytes: &[u8]) -> Result<AnswerMsg, WireError> {
             worker: r.worker.as_str().to_string(),
             host: r.host.as_str().to_string(),
             threads: r.threads.to_native() as usize,
-            seconds: r.seconds.to_native(),
+            seconds,
             delivered: r.delivered.to_native(),
         })
     })
@@ -493,6 +498,16 @@ mod tests {
             framed(&rkyv::to_bytes::<rkyv::rancor::Error>(&record).unwrap())
         };
         assert!(decode_job(&written(5, 1)).is_ok());
+        for seconds in [f64::NAN, f64::INFINITY, -1.0] {
+            let bad = AnswerMsg {
+                seconds,
+                ..super::tests::answer()
+            };
+            assert!(matches!(
+                decode_answer(&encode_answer(&bad)),
+                Err(WireError::Damaged { .. })
+            ));
+        }
         for bad in [written(5, 1 << 63), written(4, 1)] {
             assert!(matches!(decode_job(&bad), Err(WireError::Damaged { .. })));
         }

@@ -209,6 +209,16 @@ fn a_worker_of_another_wire_takes_no_job_and_says_why() {
     );
     let w = Worker::start(&data, &nats, "w1", TOKEN);
     w.wait_to_say("2 of wire version 1 wait on FANORONA_JOBS");
+    let o = Command::new(BIN)
+        .args(["cluster", "status", "--nats", &nats.url])
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("2 jobs of wire version 1 wait on FANORONA_JOBS"),
+        "{said}"
+    );
     // Its own wire's jobs it takes.
     cluster_solve_agrees(&data, &nats, "3x5", "4");
     drop(w);
