@@ -49,15 +49,22 @@ pub struct Header {
     pub board: String,
     pub init: Init,
     pub tables: Option<Tables>,
+    /// Entries of the df-pn table the jobs ran with (0 in traces from before it was
+    /// written): a job's answer depends on it, so traces of other sizes are not mixed.
+    #[serde(default)]
+    pub table_entries: u64,
 }
 
 impl Header {
+    /// The header of jobs run as workers run them (`worker::TABLE_BYTES`).
     pub fn new(board: String, init: Init, tables: Option<Tables>) -> Header {
         Header {
             trace: VERSION,
             board,
             init,
             tables,
+            table_entries: crate::search::pn::second_level_entries(super::worker::TABLE_BYTES)
+                as u64,
         }
     }
 
@@ -73,8 +80,8 @@ impl Header {
             )
         });
         format!(
-            "trace v{}, {}, first numbers {:?}, {tables}",
-            self.trace, self.board, self.init
+            "trace v{}, {}, first numbers {:?}, {tables}, tables of {} entries",
+            self.trace, self.board, self.init, self.table_entries
         )
     }
 }
