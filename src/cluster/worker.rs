@@ -39,8 +39,7 @@ pub struct Options {
 /// these it takes 7,312, as many as the in-process search's iterations.
 pub const TABLE_BYTES: u64 = 512 << 20;
 
-/// How long a thread that refused a job (other tables) waits before
-/// it asks for the next one.
+/// How long a thread that refused a job (other tables) waits before it asks for the next one.
 const REFUSED_PAUSE: Duration = Duration::from_secs(10);
 
 /// Tables opened, by board: opened once, kept for the worker's life.

@@ -176,10 +176,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn color_byte(c: Color) -> u8 {
-    c.byte()
-}
-
 fn color_of(b: u8, what: &'static str) -> Result<Color, DecodeError> {
     Color::from_byte(b).ok_or_else(|| damaged(what, format!("side byte {b}")))
 }
@@ -262,7 +258,7 @@ pub fn encode_chunk(nodes: &[Node], stamp: u64) -> Vec<u8> {
             parent: n.parent,
             first: n.first,
             count: n.count,
-            side: color_byte(n.pos.side_to_move()),
+            side: n.pos.side_to_move().byte(),
             flags: node_flags(n),
         })
         .collect();
@@ -501,11 +497,11 @@ pub fn rote_prefix(board: Board) -> Vec<u8> {
 
 pub fn rote_key(k: &RoteKey) -> Vec<u8> {
     let mut v = rote_prefix(k.pos.board());
-    v.push(color_byte(k.pos.side_to_move()));
+    v.push(k.pos.side_to_move().byte());
     v.extend(k.pos.white().to_be_bytes());
     v.extend(k.pos.black().to_be_bytes());
     v.extend(k.history.to_be_bytes());
-    v.push(color_byte(k.attacker));
+    v.push(k.attacker.byte());
     v
 }
 
