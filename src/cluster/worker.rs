@@ -39,17 +39,75 @@ pub struct Options {
 /// these it takes 7,312, as many as the in-process search's iterations.
 pub const TABLE_BYTES: u64 = 512 << 20;
 
+/// Tables a thread keeps warm: one for each question of a session. A job of a third kind
+/// (another session's board or first numbers) takes the place of the least recently used,
+/// so a worker's memory stays threads x `WARM_KINDS` x its table's bytes however many
+/// sessions feed it.
+pub const WARM_KINDS: usize = 2;
+
+/// The memory a worker of `threads` threads takes for its tables, at most.
+pub fn memory_needed(threads: usize, table_bytes: u64) -> u64 {
+    (threads.max(1) * WARM_KINDS) as u64 * table_bytes
+}
+
+/// Refuses a worker whose tables would not fit in `available` bytes (MemAvailable), naming
+/// the threads that would; a worker that swapped would slow its whole machine to a crawl.
+pub fn check_memory(threads: usize, table_bytes: u64, available: u64) -> Result<(), ClusterError> {
+    let need = memory_needed(threads, table_bytes);
+    if need <= available {
+        return Ok(());
+    }
+    let per_thread = memory_needed(1, table_bytes);
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let fits = available / per_thread;
+    Err(ClusterError::Refused(format!(
+        "a worker of {threads} threads needs {:.1} GiB for its search tables ({WARM_KINDS} x {} MiB a thread), and this machine has {:.1} GiB available: {}",
+        gib(need),
+        table_bytes >> 20,
+        gib(available),
+        if fits == 0 {
+            "free some memory first".to_string()
+        } else {
+            format!("run with --threads {fits} or fewer")
+        }
+    )))
+}
+
 /// How long a thread that refused a job (other tables) waits before it asks for the next one.
 const REFUSED_PAUSE: Duration = Duration::from_secs(10);
 
 /// Tables opened, by board: opened once, kept for the worker's life.
 type Opened = Mutex<HashMap<Board, Option<&'static Database>>>;
 
-/// A thread's df-pn tables, one per kind of job (question, first numbers, tables).
-type Warm = HashMap<(crate::position::Color, Init, Option<Board>), Box<DfPn<'static>>>;
+/// What makes two jobs' searches share a table: question, first numbers, tables.
+type Kind = (crate::position::Color, Init, Option<Board>);
+
+/// A thread's df-pn tables, one per kind of job, most recently used last, at most
+/// `WARM_KINDS`.
+#[derive(Default)]
+struct Warm(Vec<(Kind, Box<DfPn<'static>>)>);
+
+impl Warm {
+    fn take(&mut self, kind: &Kind) -> Option<Box<DfPn<'static>>> {
+        let i = self.0.iter().position(|(k, _)| k == kind)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Keeps `dfpn` as the most recently used; the least recently used goes if there are too
+    /// many.
+    fn keep(&mut self, kind: Kind, dfpn: Box<DfPn<'static>>) {
+        if self.0.len() >= WARM_KINDS {
+            self.0.remove(0);
+        }
+        self.0.push((kind, dfpn));
+    }
+}
 
 /// Runs until stopped; returns the jobs answered.
 pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
+    if let Some(available) = crate::machine::meminfo("MemAvailable") {
+        check_memory(options.threads, options.table_bytes, available)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -211,7 +269,7 @@ impl Shared<'_> {
             }
         };
         let key = (job.attacker, job.init, db.map(|_| job.position.board()));
-        let mut dfpn = slot.warm.remove(&key).unwrap_or_else(|| {
+        let mut dfpn = slot.warm.take(&key).unwrap_or_else(|| {
             let leaf = LeafEval::new(db).with_init(job.init);
             Box::new(DfPn::new(
                 Goal {
@@ -238,7 +296,7 @@ impl Shared<'_> {
                 }
             }
         };
-        slot.warm.insert(key, dfpn);
+        slot.warm.keep(key, dfpn);
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
         let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);
@@ -318,5 +376,51 @@ mod tests {
             crate::search::pn::second_level_entries(super::TABLE_BYTES),
             crate::search::pn::DFPN_SECOND_LEVEL_TABLE
         );
+    }
+
+    #[test]
+    fn a_worker_too_big_for_the_memory_is_refused_with_the_threads_that_fit() {
+        use super::{TABLE_BYTES, check_memory, memory_needed};
+        const GIB: u64 = 1 << 30;
+        assert_eq!(memory_needed(8, TABLE_BYTES), 8 * GIB);
+        assert!(check_memory(8, TABLE_BYTES, 8 * GIB).is_ok());
+        let e = check_memory(8, TABLE_BYTES, 5 * GIB + GIB / 2).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a worker of 8 threads needs 8.0 GiB for its search tables (2 x 512 MiB a thread), and this machine has 5.5 GiB available: run with --threads 5 or fewer"
+        );
+        let e = check_memory(1, TABLE_BYTES, GIB / 2).unwrap_err();
+        assert!(e.to_string().ends_with("free some memory first"), "{e}");
+    }
+
+    #[test]
+    fn a_thread_keeps_two_tables_warm_and_drops_the_least_recently_used() {
+        use super::{Kind, Warm};
+        use crate::position::Color;
+        use crate::search::dfpn::DfPn;
+        use crate::search::{Goal, Init, LeafEval, Limits};
+        let table = |attacker| {
+            Box::new(DfPn::new(
+                Goal { attacker },
+                LeafEval::new(None),
+                Limits::none(),
+                1024,
+            ))
+        };
+        let (white, black): (Kind, Kind) = (
+            (Color::White, Init::Material, None),
+            (Color::Black, Init::Material, None),
+        );
+        let third: Kind = (Color::White, Init::Mobility, None);
+        let mut warm = Warm::default();
+        warm.keep(white, table(Color::White));
+        warm.keep(black, table(Color::Black));
+        // White used again: Black is now the least recently used, and goes for a third kind.
+        let w = warm.take(&white).expect("white's table kept");
+        warm.keep(white, w);
+        warm.keep(third, table(Color::White));
+        assert!(warm.take(&black).is_none());
+        assert!(warm.take(&white).is_some());
+        assert!(warm.take(&third).is_some());
     }
 }
