@@ -13,10 +13,15 @@
 #        SECOND_LEVEL=B scripts/solve-5x9.sh ...     (new sessions' second-level bound, default
 #                                                    max(30000,tree/100): docs/journal/5x9.md,
 #                                                    "The second level's bound")
-#        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces: 2.5 hours of both
-#                                                    cores and 18 GiB for its largest pair; a
-#                                                    killed build resumes at its pair. Sessions
-#                                                    on other tables move onto DB8.)
+#        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces, one entry per
+#                                                    class under the board's mirrors: 80 minutes
+#                                                    of both cores and 3.6 GB; PIECES=9 adds
+#                                                    hours more, 16 GiB at its peak and 30 GB.
+#                                                    A killed build resumes at its pair and
+#                                                    round. Sessions on other tables move onto
+#                                                    DB8.)
+#        INDEX=paper scripts/solve-5x9.sh ...        (new slices in the paper's index, every
+#                                                    position: four times the memory and disk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=$(realpath -m "${1:-data}")
@@ -36,7 +41,7 @@ f() { "$bin" --config "$config" "$@"; }
 
 pieces=${PIECES:-7}
 echo "== tables: 5x9 up to $pieces pieces under $db (built slices are kept)"
-f db build --board 5x9 --pieces "$pieces" --db "$db" 2>&1 | tail -1
+f db build --board 5x9 --pieces "$pieces" --db "$db" --index "${INDEX:-symmetric}" 2>&1 | tail -1
 
 echo "== daemon on $data"
 if python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$data/daemon.sock" 2> /dev/null; then
