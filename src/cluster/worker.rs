@@ -144,6 +144,16 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
         "worker {}: {} threads, taking jobs from {}",
         options.name, options.threads, options.url
     ));
+    if !options.db.as_deref().is_some_and(holds_tables) {
+        log(&format!(
+            "worker {}: no endgame tables under {}: it takes only jobs that need none (a job over tables is refused with the command that builds them)",
+            options.name,
+            options
+                .db
+                .as_ref()
+                .map_or("--db".to_string(), |d| d.display().to_string())
+        ));
+    }
     let done = AtomicU64::new(0);
     let opened: Opened = Mutex::new(HashMap::new());
     let shared = Shared {
@@ -352,20 +362,33 @@ fn tables_for(
             _ => Ok(db),
         };
     }
+    let dir = options
+        .db
+        .as_ref()
+        .map_or("DIR".to_string(), |d| d.display().to_string());
+    let have = if have == 0 {
+        "are missing".to_string()
+    } else {
+        format!("go to {have} pieces")
+    };
     Err(format!(
-        "jobs over the {} tables to {} pieces: this worker's {} ({})",
-        want.board,
-        want.pieces,
-        if have == 0 {
-            "are missing".to_string()
-        } else {
-            format!("go to {have} pieces")
-        },
-        options
-            .db
-            .as_ref()
-            .map_or("no --db given".to_string(), |d| d.display().to_string())
+        "jobs over the {} tables to {} pieces: this worker's {have} ({dir}); copy the master's tables there, or build the same: fanorona db build --board {} --pieces {} --db {dir} --index symmetric (or the master's index)",
+        want.board, want.pieces, want.board, want.pieces
     ))
+}
+
+/// Whether `dir` holds any slice of any board (`DIR/RxC/A-B.wdl`).
+fn holds_tables(dir: &std::path::Path) -> bool {
+    let Ok(boards) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    boards.flatten().any(|b| {
+        std::fs::read_dir(b.path()).is_ok_and(|files| {
+            files
+                .flatten()
+                .any(|f| f.path().extension().is_some_and(|e| e == "wdl"))
+        })
+    })
 }
 
 #[cfg(test)]

@@ -614,6 +614,8 @@ fn a_worker_whose_tables_differ_from_the_masters_takes_no_job_and_says_why() {
         Worker { child, log }
     };
     let stranger = start("stranger", other.path());
+    let empty = tempfile::tempdir().unwrap();
+    let bare = start("bare", empty.path());
     let _twin = start("twin", tables.path());
     let o = Command::new(BIN)
         .args([
@@ -630,12 +632,26 @@ fn a_worker_whose_tables_differ_from_the_masters_takes_no_job_and_says_why() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     for s in v["searches"].as_array().unwrap() {
         let by = s["by_worker"].as_object().unwrap();
-        assert!(!by.contains_key("stranger"), "{v}");
+        assert!(
+            !by.contains_key("stranger") && !by.contains_key("bare"),
+            "{v}"
+        );
         assert!(by.contains_key("twin"), "{v}");
     }
     let log = stranger.log();
     assert!(
         log.contains("fingerprint") && log.contains("copy the master's tables"),
+        "{log}"
+    );
+    // A worker without tables says so when it starts, and names the command that builds them.
+    let log = bare.log();
+    assert!(log.contains("no endgame tables under"), "{log}");
+    assert!(
+        log.contains(&format!(
+            "cannot take jobs over the 3x9 tables to 4 pieces: this worker's are missing ({}); copy the master's tables there, or build the same: fanorona db build --board 3x9 --pieces 4 --db {} --index symmetric",
+            empty.path().display(),
+            empty.path().display()
+        )),
         "{log}"
     );
 }
