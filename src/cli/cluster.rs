@@ -123,6 +123,10 @@ pub enum ClusterCommand {
         /// "inflated" (its numbers doubled each time selection reaches it).
         #[arg(long = "virtual", value_name = "HOW", default_value = "inflated")]
         policy: fanorona::search::jobs::Virtual,
+        /// Replay the whole sweep this many times and give the medians, with the lowest and
+        /// highest (the order answers come back in changes the tree, so replays differ).
+        #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
         /// Draw the speedup against the workers to this PNG.
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
@@ -203,6 +207,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             latency,
             trace,
             policy,
+            repeat,
             png,
             also,
             out,
@@ -217,9 +222,13 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 latency,
                 policy,
                 &trace,
+                repeat as usize,
                 config,
                 !out.json,
             )?;
+            if repeat > 1 && !out.json {
+                print_summaries(&simulate::summarise(&runs), repeat);
+            }
             if let Some(png) = png {
                 let mut drawn = runs.clone();
                 for file in &also {
@@ -408,6 +417,7 @@ fn simulate(
     latency: std::time::Duration,
     policy: fanorona::search::jobs::Virtual,
     trace: &std::path::Path,
+    repeat: usize,
     config: &Config,
     print: bool,
 ) -> Result<Vec<simulate::Run>, Failure> {
@@ -446,53 +456,98 @@ fn simulate(
         }
         (answer, at.elapsed().as_secs_f64())
     };
-    if print {
-        out!(
-            "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms, leaves in flight {policy:?}; trace of {} jobs",
-            attacker.name(),
-            latency.as_secs_f64() * 1e3,
-            trace.len()
-        );
-        out!(
-            "{:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>7} {:>12} {:>7} {:>9}",
-            "workers",
-            "outcome",
-            "seconds",
-            "speedup",
-            "efficiency",
-            "jobs",
-            "extra",
-            "master/job",
-            "master",
-            "idle"
-        );
-    }
     let mut runs: Vec<simulate::Run> = Vec::new();
-    for &w in workers {
-        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
-        tree.second_level = second_level;
-        let run = simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency, policy)
-            .map_err(Failure::other)?;
+    for replay in 1..=repeat {
         if print {
-            let first = runs.first().unwrap_or(&run);
-            let speedup = run.speedup_over(first);
             out!(
-                "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>8.1}%",
-                w,
-                run.outcome,
-                run.seconds,
-                speedup,
-                100.0 * speedup / w as f64,
-                run.jobs,
-                100.0 * (run.nodes as f64 / first.nodes.max(1) as f64 - 1.0),
-                run.master_micros_per_job(),
-                100.0 * run.master_load(),
-                100.0 * run.idle()
+                "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms, leaves in flight {policy:?}; trace of {} jobs{}",
+                attacker.name(),
+                latency.as_secs_f64() * 1e3,
+                trace.len(),
+                if repeat > 1 {
+                    format!("; replay {replay} of {repeat}")
+                } else {
+                    String::new()
+                }
+            );
+            out!(
+                "{:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>7} {:>12} {:>7} {:>9}",
+                "workers",
+                "outcome",
+                "seconds",
+                "speedup",
+                "efficiency",
+                "jobs",
+                "extra",
+                "master/job",
+                "master",
+                "idle"
             );
         }
-        runs.push(run);
+        let first = runs.len();
+        for &w in workers {
+            let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+            tree.second_level = second_level;
+            let mut run =
+                simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency, policy)
+                    .map_err(Failure::other)?;
+            run.replay = replay;
+            if print {
+                let first = runs.get(first).unwrap_or(&run);
+                let speedup = run.speedup_over(first);
+                out!(
+                    "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>8.1}%",
+                    w,
+                    run.outcome,
+                    run.seconds,
+                    speedup,
+                    100.0 * speedup / w as f64,
+                    run.jobs,
+                    100.0 * (run.nodes as f64 / first.nodes.max(1) as f64 - 1.0),
+                    run.master_micros_per_job(),
+                    100.0 * run.master_load(),
+                    100.0 * run.idle()
+                );
+            }
+            runs.push(run);
+        }
     }
     Ok(runs)
+}
+
+/// The medians of `repeat` replays, with the lowest and highest where they matter.
+fn print_summaries(summaries: &[simulate::Summary], repeat: u32) {
+    out!("medians over {repeat} replays (lowest to highest):");
+    out!(
+        "{:>7} {:>8} {:>22} {:>7} {:>12} {:>7} {:>7} {:>9}",
+        "workers",
+        "speedup",
+        "efficiency",
+        "extra",
+        "master/job",
+        "master",
+        "idle",
+        "ran here"
+    );
+    for s in summaries {
+        let e = s.efficiency;
+        out!(
+            "{:>7} {:>8.2} {:>22} {:>6.1}% {:>9.1} us {:>6.2}% {:>6.1}% {:>9}",
+            s.workers,
+            s.speedup.median,
+            format!(
+                "{:.1}% ({:.1} to {:.1})",
+                100.0 * e.median,
+                100.0 * e.low,
+                100.0 * e.high
+            ),
+            100.0 * s.extra_nodes.median,
+            s.master_micros_per_job.median,
+            100.0 * s.master_load.median,
+            100.0 * s.idle.median,
+            s.ran
+        );
+    }
 }
 
 /// The position a command's target names, and the tables under `db` for its board (none

@@ -49,6 +49,10 @@ pub struct Run {
     pub replayed: u64,
     pub ran: u64,
     pub outcome: String,
+    /// Which replay of the sweep this run belongs to (`--repeat`), from 1; 0 in the output of
+    /// a program before replays were counted.
+    #[serde(default)]
+    pub replay: usize,
 }
 
 impl Run {
@@ -72,6 +76,97 @@ impl Run {
     pub fn master_load(&self) -> f64 {
         self.master_seconds / self.seconds.max(1e-12)
     }
+}
+
+/// A figure over several replays: the median, the lowest and the highest.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Spread {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = match n {
+            0 => f64::NAN,
+            _ if n % 2 == 1 => values[n / 2],
+            _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+        };
+        Spread {
+            median,
+            low: values.first().copied().unwrap_or(f64::NAN),
+            high: values.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// One series at one worker count over its replays, each run against its own replay's first
+/// (one worker's) run. Replays of one trace differ (by up to ten points of efficiency at 1024
+/// workers): the order answers come back in changes the tree, so one replay is no figure.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub series: String,
+    pub workers: usize,
+    pub replays: usize,
+    pub speedup: Spread,
+    pub efficiency: Spread,
+    /// Nodes beyond the first run's, as a fraction of them.
+    pub extra_nodes: Spread,
+    pub master_micros_per_job: Spread,
+    /// The fraction of the run the master worked.
+    pub master_load: Spread,
+    pub idle: Spread,
+    /// Jobs run here for the trace, over the replays.
+    pub ran: u64,
+}
+
+/// `runs` summarised by series and worker count, in the order they first appear.
+pub fn summarise(runs: &[Run]) -> Vec<Summary> {
+    // Each run against the first run of its series and replay.
+    let mut firsts: Vec<&Run> = Vec::new();
+    let mut groups: Vec<(&str, usize, Vec<(&Run, &Run)>)> = Vec::new();
+    for r in runs {
+        let first = match firsts
+            .iter()
+            .find(|f| f.series == r.series && f.replay == r.replay)
+        {
+            Some(f) => *f,
+            None => {
+                firsts.push(r);
+                r
+            }
+        };
+        match groups
+            .iter_mut()
+            .find(|(s, w, _)| *s == r.series && *w == r.workers)
+        {
+            Some(g) => g.2.push((r, first)),
+            None => groups.push((&r.series, r.workers, vec![(r, first)])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(series, workers, pairs)| {
+            let spread = |f: &dyn Fn(&Run, &Run) -> f64| {
+                Spread::of(pairs.iter().map(|(r, first)| f(r, first)).collect())
+            };
+            Summary {
+                series: series.to_string(),
+                workers,
+                replays: pairs.len(),
+                speedup: spread(&|r, f| r.speedup_over(f)),
+                efficiency: spread(&|r, f| r.speedup_over(f) / r.workers as f64),
+                extra_nodes: spread(&|r, f| r.nodes as f64 / f.nodes.max(1) as f64 - 1.0),
+                master_micros_per_job: spread(&|r, _| r.master_micros_per_job()),
+                master_load: spread(&|r, _| r.master_load()),
+                idle: spread(&|r, _| r.idle()),
+                ran: pairs.iter().map(|(r, _)| r.ran).sum(),
+            }
+        })
+        .collect()
 }
 
 /// Runs a job this process does not find in the trace: its answer and seconds.
@@ -293,121 +388,127 @@ pub fn simulate(
         replayed: sim.replayed,
         ran: sim.ran,
         outcome: tree.outcome().name().to_string(),
+        replay: 1,
     })
 }
 
-/// Draws the speedup of `runs` against their workers (log-log), one line a series, each
-/// against its own first run's time (which should be one worker's), with the ideal line and
-/// 50% and 35% efficiency, as a PNG at `path` (written through a temporary file).
+/// Draws the speedup of `runs` against their workers (log-log), one line a series through
+/// the medians of its replays (each against its own replay's first run, which should be one
+/// worker's), a bar from the lowest to the highest where replays differ, with the ideal line
+/// and 50% and 35% efficiency, as a PNG at `path` (written through a temporary file).
 pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result<(), String> {
     use crate::session::bitmap_text::BitmapText;
     use plotters::prelude::*;
     if runs.is_empty() {
         return Err("no runs to draw".into());
     }
-    // Each series' runs in order, each against the series' first.
-    let mut series: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
-    let mut firsts: Vec<&Run> = Vec::new();
-    for r in runs {
-        let i = match series.iter().position(|(name, _)| *name == r.series) {
+    // Each series' median speedups in order, with the lowest and highest over the replays.
+    let mut series: Vec<(&str, Vec<(f64, Spread)>)> = Vec::new();
+    let summaries = summarise(runs);
+    for s in &summaries {
+        let i = match series.iter().position(|(name, _)| *name == s.series) {
             Some(i) => i,
             None => {
-                series.push((&r.series, Vec::new()));
-                firsts.push(r);
+                series.push((&s.series, Vec::new()));
                 series.len() - 1
             }
         };
-        series[i]
-            .1
-            .push((r.workers as f64, r.speedup_over(firsts[i])));
+        series[i].1.push((s.workers as f64, s.speedup));
     }
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
     let labels = crate::session::curve::label_font();
-    let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root);
-        chart.margin(20);
-        if labels {
-            chart
-                .caption(title, ("sans-serif", 20))
-                .x_label_area_size(50)
-                .y_label_area_size(70);
-        }
-        let mut chart = chart.build_cartesian_2d(
-            (1f64..most * 1.2).log_scale(),
-            (0.3f64..most * 1.2).log_scale(),
-        )?;
-        let mut mesh = chart.configure_mesh();
-        if labels {
-            mesh.x_desc("workers (one thread each)")
-                .y_desc("speedup over one worker")
-                .axis_desc_style(("sans-serif", 17))
-                .label_style(("sans-serif", 14))
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| format!("{v:.0}"));
-        } else {
-            mesh.x_labels(0).y_labels(0);
-        }
-        mesh.draw()?;
-        let line = |share: f64| {
-            [1.0, most]
-                .iter()
-                .map(|&w| (w, w * share))
-                .collect::<Vec<_>>()
-        };
-        let grey = RGBColor(150, 150, 150);
-        let guides = [
-            (1.0, "ideal", grey.stroke_width(2)),
-            (
-                0.5,
-                "50% efficiency",
-                RGBColor(120, 180, 120).stroke_width(1),
-            ),
-            (
-                0.35,
-                "35% efficiency",
-                RGBColor(230, 160, 60).stroke_width(1),
-            ),
-        ];
-        for (share, name, style) in guides {
-            let s = chart.draw_series(LineSeries::new(line(share), style))?;
+    let drawn =
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
+            root.fill(&WHITE)?;
+            let mut chart = ChartBuilder::on(&root);
+            chart.margin(20);
             if labels {
-                s.label(name)
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
+                chart
+                    .caption(title, ("sans-serif", 20))
+                    .x_label_area_size(50)
+                    .y_label_area_size(70);
             }
-        }
-        const COLOURS: [RGBColor; 4] = [
-            RGBColor(30, 80, 220),
-            RGBColor(210, 40, 40),
-            RGBColor(120, 60, 170),
-            RGBColor(20, 150, 150),
-        ];
-        for (i, (name, points)) in series.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            let s = chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+            let mut chart = chart.build_cartesian_2d(
+                (1f64..most * 1.2).log_scale(),
+                (0.3f64..most * 1.2).log_scale(),
+            )?;
+            let mut mesh = chart.configure_mesh();
             if labels {
-                s.label(*name).legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 24, y)], colour.stroke_width(3))
-                });
+                mesh.x_desc("workers (one thread each)")
+                    .y_desc("speedup over one worker")
+                    .axis_desc_style(("sans-serif", 17))
+                    .label_style(("sans-serif", 14))
+                    .x_label_formatter(&|v| format!("{v:.0}"))
+                    .y_label_formatter(&|v| format!("{v:.0}"));
+            } else {
+                mesh.x_labels(0).y_labels(0);
             }
-            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
-        }
-        if labels {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 15))
-                .draw()?;
-        }
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| format!("{}: the plot failed: {e}", path.display()))
-    .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display())));
+            mesh.draw()?;
+            let line = |share: f64| {
+                [1.0, most]
+                    .iter()
+                    .map(|&w| (w, w * share))
+                    .collect::<Vec<_>>()
+            };
+            let grey = RGBColor(150, 150, 150);
+            let guides = [
+                (1.0, "ideal", grey.stroke_width(2)),
+                (
+                    0.5,
+                    "50% efficiency",
+                    RGBColor(120, 180, 120).stroke_width(1),
+                ),
+                (
+                    0.35,
+                    "35% efficiency",
+                    RGBColor(230, 160, 60).stroke_width(1),
+                ),
+            ];
+            for (share, name, style) in guides {
+                let s = chart.draw_series(LineSeries::new(line(share), style))?;
+                if labels {
+                    s.label(name)
+                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
+                }
+            }
+            const COLOURS: [RGBColor; 4] = [
+                RGBColor(30, 80, 220),
+                RGBColor(210, 40, 40),
+                RGBColor(120, 60, 170),
+                RGBColor(20, 150, 150),
+            ];
+            for (i, (name, spreads)) in series.iter().enumerate() {
+                let colour = COLOURS[i % COLOURS.len()];
+                let points: Vec<(f64, f64)> = spreads.iter().map(|&(w, s)| (w, s.median)).collect();
+                // Where replays differ, a bar from the lowest to the highest.
+                chart.draw_series(spreads.iter().filter(|(_, s)| s.high > s.low).map(
+                    |&(w, s)| PathElement::new([(w, s.low), (w, s.high)], colour.stroke_width(2)),
+                ))?;
+                let s =
+                    chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+                if labels {
+                    s.label(*name).legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 24, y)], colour.stroke_width(3))
+                    });
+                }
+                chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+            }
+            if labels {
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(BLACK)
+                    .label_font(("sans-serif", 15))
+                    .draw()?;
+            }
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| format!("{}: the plot failed: {e}", path.display()))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display())));
     if drawn.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -505,5 +606,55 @@ mod tests {
             assert_eq!(b.replayed, b.jobs);
             assert_eq!((a.jobs, a.nodes, &a.outcome), (b.jobs, b.nodes, &b.outcome));
         }
+    }
+
+    #[test]
+    fn replays_are_summarised_by_medians_each_against_its_own_first_run() {
+        let run = |replay, workers, seconds, nodes| Run {
+            series: "inflated, jobs of 300 nodes".into(),
+            workers,
+            seconds,
+            jobs: 10,
+            abandoned: 0,
+            nodes,
+            job_nodes: nodes,
+            busy_seconds: seconds,
+            master_seconds: 0.001,
+            replayed: 10,
+            ran: u64::from(replay == 1),
+            outcome: "proven".into(),
+            replay,
+        };
+        let runs = [
+            run(1, 1, 100.0, 1000),
+            run(1, 4, 50.0, 1100),
+            run(2, 1, 80.0, 1000),
+            run(2, 4, 20.0, 1200),
+            run(3, 1, 100.0, 1000),
+            run(3, 4, 40.0, 1000),
+        ];
+        let s = summarise(&runs);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].workers, s[0].replays), (1, 3));
+        assert_eq!(s[0].speedup.median, 1.0);
+        // At 4 workers: 100/50, 80/20 (against replay 2's own first run), 100/40.
+        assert_eq!(
+            s[1].speedup,
+            Spread {
+                median: 2.5,
+                low: 2.0,
+                high: 4.0
+            }
+        );
+        assert_eq!(s[1].efficiency.median, 0.625);
+        assert!((s[1].extra_nodes.median - 0.1).abs() < 1e-12, "{:?}", s[1]);
+        assert_eq!(s[1].ran, 1);
+        assert_eq!(Spread::of(vec![3.0, 1.0, 4.0, 2.0]).median, 2.5);
+        // Drawn: medians with their bars, through a temporary file.
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("speedup.png");
+        draw_speedup(&png, "replays", &runs).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
