@@ -127,7 +127,9 @@ pub struct Summary {
 pub fn summarise(runs: &[Run]) -> Vec<Summary> {
     // Each run against the first run of its series and replay.
     let mut firsts: Vec<&Run> = Vec::new();
-    let mut groups: Vec<(&str, usize, Vec<(&Run, &Run)>)> = Vec::new();
+    // (series, workers, each run with its replay's first)
+    type Group<'r> = (&'r str, usize, Vec<(&'r Run, &'r Run)>);
+    let mut groups: Vec<Group> = Vec::new();
     for r in runs {
         let first = match firsts
             .iter()
