@@ -294,7 +294,8 @@ pub const CLUSTER_SIMULATE: &str = "\
 Examples:
   fanorona cluster simulate 5x5 --goal white --trace 5x5.trace --workers 1,4,16
   fanorona cluster simulate 5x9 --db tables --trace 5x9.trace --png speedup.png   # 1 to 1024
-  fanorona cluster simulate 5x5 --trace 5x5.trace --latency 5ms --json   # a slower network";
+  fanorona cluster simulate 5x5 --trace 5x5.trace --latency 5ms --json   # a slower network
+  fanorona cluster simulate 5x9 --play d2-e3A --goal black --db tables --trace d2.trace --repeat 7   # medians";
 
 #[cfg(test)]
 mod tests {
