@@ -420,97 +420,96 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
     let labels = crate::session::curve::label_font();
-    let drawn =
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
-            root.fill(&WHITE)?;
-            let mut chart = ChartBuilder::on(&root);
-            chart.margin(20);
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root);
+        chart.margin(20);
+        if labels {
+            chart
+                .caption(title, ("sans-serif", 20))
+                .x_label_area_size(50)
+                .y_label_area_size(70);
+        }
+        let mut chart = chart.build_cartesian_2d(
+            (1f64..most * 1.2).log_scale(),
+            (0.3f64..most * 1.2).log_scale(),
+        )?;
+        let mut mesh = chart.configure_mesh();
+        if labels {
+            mesh.x_desc("workers (one thread each)")
+                .y_desc("speedup over one worker")
+                .axis_desc_style(("sans-serif", 17))
+                .label_style(("sans-serif", 14))
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"));
+        } else {
+            mesh.x_labels(0).y_labels(0);
+        }
+        mesh.draw()?;
+        let line = |share: f64| {
+            [1.0, most]
+                .iter()
+                .map(|&w| (w, w * share))
+                .collect::<Vec<_>>()
+        };
+        let grey = RGBColor(150, 150, 150);
+        let guides = [
+            (1.0, "ideal", grey.stroke_width(2)),
+            (
+                0.5,
+                "50% efficiency",
+                RGBColor(120, 180, 120).stroke_width(1),
+            ),
+            (
+                0.35,
+                "35% efficiency",
+                RGBColor(230, 160, 60).stroke_width(1),
+            ),
+        ];
+        for (share, name, style) in guides {
+            let s = chart.draw_series(LineSeries::new(line(share), style))?;
             if labels {
-                chart
-                    .caption(title, ("sans-serif", 20))
-                    .x_label_area_size(50)
-                    .y_label_area_size(70);
+                s.label(name)
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
             }
-            let mut chart = chart.build_cartesian_2d(
-                (1f64..most * 1.2).log_scale(),
-                (0.3f64..most * 1.2).log_scale(),
-            )?;
-            let mut mesh = chart.configure_mesh();
-            if labels {
-                mesh.x_desc("workers (one thread each)")
-                    .y_desc("speedup over one worker")
-                    .axis_desc_style(("sans-serif", 17))
-                    .label_style(("sans-serif", 14))
-                    .x_label_formatter(&|v| format!("{v:.0}"))
-                    .y_label_formatter(&|v| format!("{v:.0}"));
-            } else {
-                mesh.x_labels(0).y_labels(0);
-            }
-            mesh.draw()?;
-            let line = |share: f64| {
-                [1.0, most]
-                    .iter()
-                    .map(|&w| (w, w * share))
-                    .collect::<Vec<_>>()
+        }
+        const COLOURS: [RGBColor; 4] = [
+            RGBColor(30, 80, 220),
+            RGBColor(210, 40, 40),
+            RGBColor(120, 60, 170),
+            RGBColor(20, 150, 150),
+        ];
+        for (i, (name, spreads)) in series.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            let points: Vec<(f64, f64)> = spreads.iter().map(|&(w, s)| (w, s.median)).collect();
+            // Where replays differ, a bar from the lowest to the highest.
+            let bar = |&(w, s): &(f64, Spread)| {
+                PathElement::new([(w, s.low), (w, s.high)], colour.stroke_width(2))
             };
-            let grey = RGBColor(150, 150, 150);
-            let guides = [
-                (1.0, "ideal", grey.stroke_width(2)),
-                (
-                    0.5,
-                    "50% efficiency",
-                    RGBColor(120, 180, 120).stroke_width(1),
-                ),
-                (
-                    0.35,
-                    "35% efficiency",
-                    RGBColor(230, 160, 60).stroke_width(1),
-                ),
-            ];
-            for (share, name, style) in guides {
-                let s = chart.draw_series(LineSeries::new(line(share), style))?;
-                if labels {
-                    s.label(name)
-                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
-                }
-            }
-            const COLOURS: [RGBColor; 4] = [
-                RGBColor(30, 80, 220),
-                RGBColor(210, 40, 40),
-                RGBColor(120, 60, 170),
-                RGBColor(20, 150, 150),
-            ];
-            for (i, (name, spreads)) in series.iter().enumerate() {
-                let colour = COLOURS[i % COLOURS.len()];
-                let points: Vec<(f64, f64)> = spreads.iter().map(|&(w, s)| (w, s.median)).collect();
-                // Where replays differ, a bar from the lowest to the highest.
-                chart.draw_series(spreads.iter().filter(|(_, s)| s.high > s.low).map(
-                    |&(w, s)| PathElement::new([(w, s.low), (w, s.high)], colour.stroke_width(2)),
-                ))?;
-                let s =
-                    chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
-                if labels {
-                    s.label(*name).legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 24, y)], colour.stroke_width(3))
-                    });
-                }
-                chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
-            }
+            chart.draw_series(spreads.iter().filter(|(_, s)| s.high > s.low).map(bar))?;
+            let s = chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
             if labels {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(BLACK)
-                    .label_font(("sans-serif", 15))
-                    .draw()?;
+                s.label(*name).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 24, y)], colour.stroke_width(3))
+                });
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| format!("{}: the plot failed: {e}", path.display()))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display())));
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+        }
+        if labels {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 15))
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| format!("{}: the plot failed: {e}", path.display()))
+    .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display())));
     if drawn.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
