@@ -32,6 +32,15 @@ pub struct Options {
     pub table_bytes: u64,
 }
 
+impl Options {
+    /// The tables' directory as messages show it ("DIR" when none was given).
+    fn tables_dir(&self) -> String {
+        self.db
+            .as_ref()
+            .map_or("DIR".to_string(), |d| d.display().to_string())
+    }
+}
+
 /// Bytes of each worker thread's df-pn table unless told otherwise (the simulator's runs
 /// use the same): as many entries as the daemon's own second-level table
 /// (`pn::DFPN_SECOND_LEVEL_TABLE`), so that a job searches as the daemon would. With half as
@@ -148,10 +157,7 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
         log(&format!(
             "worker {}: no endgame tables under {}: it takes only jobs that need none (a job over tables is refused with the command that builds them)",
             options.name,
-            options
-                .db
-                .as_ref()
-                .map_or("--db".to_string(), |d| d.display().to_string())
+            options.tables_dir()
         ));
     }
     let done = AtomicU64::new(0);
@@ -350,22 +356,18 @@ fn tables_for(
             (Some(theirs), Some(mine)) if *theirs != mine => Err(format!(
                 "jobs over other {} tables than this worker's: the master's manifest (SHA256SUMS) has fingerprint {theirs}, this worker's {mine}; copy the master's tables to {}",
                 want.board,
-                options
-                    .db
-                    .as_ref()
-                    .map_or("--db".to_string(), |d| d.display().to_string())
+                options.tables_dir()
             )),
             (Some(theirs), None) => Err(format!(
-                "jobs over {} tables with fingerprint {theirs}: this worker's have no manifest (`fanorona db checksums --board {} --db DIR` writes it)",
-                want.board, want.board
+                "jobs over {} tables with fingerprint {theirs}: this worker's have no manifest (`fanorona db checksums --board {} --db {}` writes it)",
+                want.board,
+                want.board,
+                options.tables_dir()
             )),
             _ => Ok(db),
         };
     }
-    let dir = options
-        .db
-        .as_ref()
-        .map_or("DIR".to_string(), |d| d.display().to_string());
+    let dir = options.tables_dir();
     let have = if have == 0 {
         "are missing".to_string()
     } else {
