@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
-use fanorona::egdb::build::capture_value;
+use fanorona::egdb::capture_values::CaptureValues;
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::{Database, Material};
 use fanorona::geometry::Bitboard;
@@ -98,6 +98,9 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             if tables.max_pieces() + 1 < m.pieces() {
                 continue;
             }
+            let Ok(captures) = CaptureValues::new(tables, m) else {
+                continue;
+            };
             let positions: Vec<Position> = sample(board, m, SAMPLE)
                 .into_iter()
                 .map(|(us, them)| Position::from_parts(board, us, them, Color::White))
@@ -105,7 +108,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 .take(SAMPLE / 4)
                 .collect();
             for p in &positions {
-                capture_value(tables, p);
+                captures.value(p);
             }
             cases.push(bench::Case {
                 label: format!("first pass {m} {read:>10}"),
@@ -113,7 +116,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 run: Box::new(move || {
                     let sum = positions
                         .iter()
-                        .fold(0u64, |s, p| s + capture_value(tables, p) as u64);
+                        .fold(0u64, |s, p| s + captures.value(p) as u64);
                     std::hint::black_box(sum);
                     positions.len() as u64
                 }),

@@ -24,16 +24,17 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thiserror::Error;
 
+use crate::egdb::capture_values::CaptureValues;
 use crate::egdb::file::{
     FileError, Kind, SliceFile, canonical_board, slice_path, write_slice_reporting,
 };
 use crate::egdb::index::{Material, Slice};
 use crate::egdb::parallel::{self, for_chunks};
-use crate::egdb::probe::{Database, Entry};
+use crate::egdb::probe::Database;
 use crate::egdb::scheme::{Index, Scheme};
-use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN, Wdl, code_at};
+use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN};
 use crate::geometry::{Board, NONE, points};
-use crate::movegen::{capturing_pieces, for_each_child};
+use crate::movegen::capturing_pieces;
 use crate::position::{Color, Position};
 
 #[derive(Debug, Error)]
@@ -337,11 +338,12 @@ fn build_pair(
         let label = format!("{board} {} first pass", names[x]);
         let bar = progress_bar(options, s.len(), &label);
         let report = options.report_every.map(|every| (every, label.as_str()));
+        let captures = capture_values(db, s.material)?;
         parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
             for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
                 let pos = Position::from_parts(board, us, them, Color::White);
                 let code = if capturing_pieces(&pos) != 0 {
-                    capture_value(db, &pos)
+                    captures.value(&pos)
                 } else {
                     paika[x].set(i);
                     let empty = g.all & !(us | them);
@@ -667,78 +669,17 @@ impl Pair<'_> {
     }
 }
 
-/// Captures of one position that `capture_value` gathers before reading their values; a
-/// position with more is valued one capture at a time.
-const GATHERED: usize = 64;
-
-/// The value code (`wdl::WIN`, `DRAW` or `LOSS`) of `pos`, whose side to move must capture,
-/// from the smaller, finished slices its captures lead to: a build's first pass.
-pub fn capture_value(db: &Database, pos: &Position) -> u8 {
-    // All the captures are ranked before any value is read. The reads are then independent
-    // loads side by side, which the processor keeps in flight together: each is a cache and
-    // TLB miss in a slice of hundreds of megabytes, and one at a time behind the move
-    // generator they cost ~300 ns each (`bench tables`: 4-5 positions valued 1.5x as fast,
-    // 5-4 ones, which often win by their first capture, 5% slower).
-    let mut children = [(0, 0); GATHERED];
-    let mut n = 0;
-    for_each_child(pos, |c| {
-        if n < GATHERED {
-            children[n] = (c.us(), c.them());
-        }
-        n += 1;
-    });
-    if n > GATHERED {
-        return capture_value_one_by_one(db, pos);
-    }
-    // LOSS until a move shows better.
-    let mut best = LOSS;
-    let mut entries: [(&[u8], u64); GATHERED] = [(&[], 0); GATHERED];
-    let mut m = 0;
-    for &(us, them) in &children[..n] {
-        // The slices a capture leads to were opened and checksummed before the build, and
-        // hold only the codes of win, draw and loss.
-        match db
-            .entry(us, them)
-            .expect("the slices a capture leads to were checked before the build")
-        {
-            // The capture took the opponent's last piece.
-            Entry::Known(Wdl::Loss) => return WIN,
-            Entry::Known(Wdl::Draw) => best = DRAW,
-            Entry::Known(Wdl::Win) => {}
-            Entry::At { payload, rank, .. } => {
-                entries[m] = (payload, rank);
-                m += 1;
-            }
-        }
-    }
-    for &(payload, rank) in &entries[..m] {
-        match code_at(payload, rank) {
-            LOSS => return WIN,
-            DRAW => best = DRAW,
-            _ => {}
-        }
-    }
-    best
-}
-
-/// `capture_value` probing each capture as it is generated.
-fn capture_value_one_by_one(db: &Database, pos: &Position) -> u8 {
-    // LOSS until a move shows better.
-    let mut best = LOSS;
-    for_each_child(pos, |c| {
-        if best == WIN {
-            return;
-        }
-        let v = db
-            .probe_sides(c.us(), c.them())
-            .expect("the slices a capture leads to were checked before the build");
-        match v {
-            Wdl::Loss => best = WIN,
-            Wdl::Draw => best = DRAW,
-            Wdl::Win => {}
-        }
-    });
-    best
+/// The values of captures from `material`, whose capture targets were checked before the
+/// build.
+pub(crate) fn capture_values(
+    db: &Database,
+    material: Material,
+) -> Result<CaptureValues<'_>, BuildError> {
+    CaptureValues::new(db, material).map_err(|slice| {
+        BuildError::Invalid(format!(
+            "slice {slice}, which the captures of {material} lead to, cannot be read"
+        ))
+    })
 }
 
 /// Runs `work` over 0..len in chunks on `threads` threads, advancing `bar`.

@@ -27,7 +27,7 @@ use memmap2::MmapMut;
 use serde::{Deserialize, Serialize};
 
 use crate::egdb::build::{
-    BuildError, BuildOptions, SliceReport, bytes_bar, capture_value, progress_bar,
+    BuildError, BuildOptions, SliceReport, bytes_bar, capture_values, progress_bar,
 };
 use crate::egdb::file::{FileError, HEADER_LEN, Kind, header, slice_path};
 use crate::egdb::index::Material;
@@ -549,6 +549,7 @@ impl Pair<'_> {
         let g = self.board.geometry();
         let (from, len) = (state.first_pass[x], slice.len());
         let start = Instant::now();
+        let captures = capture_values(db, slice.material)?;
         let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
         bar.set_position(from);
         let work = |range: std::ops::Range<u64>| {
@@ -560,7 +561,7 @@ impl Pair<'_> {
                 }
                 let pos = Position::from_parts(self.board, us, them, Color::White);
                 let code = if capturing_pieces(&pos) != 0 {
-                    match capture_value(db, &pos) {
+                    match captures.value(&pos) {
                         DRAW => SETTLED,
                         c => c,
                     }

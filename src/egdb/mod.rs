@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod build_symmetric;
+pub mod capture_values;
 pub mod checked;
 pub mod file;
 pub mod index;
