@@ -212,21 +212,7 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
     let g = pos.board().geometry();
     let starts = capturing_pieces(pos);
     if starts != 0 {
-        let (empty, them) = (pos.empty(), pos.them());
-        let mut walk = ChainWalk {
-            g,
-            visit,
-            from: 0,
-            path: [0; MAX_STEPS],
-            withdrawals: 0,
-        };
-        let mut s = starts;
-        while s != 0 {
-            let from = s.trailing_zeros() as u8;
-            s &= s - 1;
-            walk.from = from;
-            walk.extend(from, NO_DIRECTION, empty, them, 0, 0);
-        }
+        for_each_capture(pos, starts, visit);
     } else {
         let (us, empty) = (pos.us(), pos.empty());
         for d in 0..8 {
@@ -243,6 +229,27 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
                 });
             }
         }
+    }
+}
+
+/// `for_each_move` for a position whose side to move must capture, with `starts`, its
+/// `capturing_pieces`, already known.
+#[inline]
+pub fn for_each_capture<F: FnMut(MoveRef<'_>)>(pos: &Position, starts: Bitboard, visit: F) {
+    let (empty, them) = (pos.empty(), pos.them());
+    let mut walk = ChainWalk {
+        g: pos.board().geometry(),
+        visit,
+        from: 0,
+        path: [0; MAX_STEPS],
+        withdrawals: 0,
+    };
+    let mut s = starts;
+    while s != 0 {
+        let from = s.trailing_zeros() as u8;
+        s &= s - 1;
+        walk.from = from;
+        walk.extend(from, NO_DIRECTION, empty, them, 0, 0);
     }
 }
 

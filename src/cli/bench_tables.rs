@@ -12,6 +12,7 @@ use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
 use fanorona::egdb::capture_values::CaptureValues;
 use fanorona::egdb::scheme::{Index, Scheme};
+use fanorona::egdb::wdl::DRAW;
 use fanorona::egdb::{Database, Material};
 use fanorona::geometry::Bitboard;
 use fanorona::movegen::capturing_pieces;
@@ -107,16 +108,18 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 .filter(|p| capturing_pieces(p) != 0)
                 .take(SAMPLE / 4)
                 .collect();
+            let mut reads = Vec::new();
             for p in &positions {
-                captures.value(p);
+                captures.value(p, &mut reads);
             }
             cases.push(bench::Case {
                 label: format!("first pass {m} {read:>10}"),
                 fields: json!({"case": "capture values", "slice": m.to_string(), "read": read}),
                 run: Box::new(move || {
-                    let sum = positions
-                        .iter()
-                        .fold(0u64, |s, p| s + captures.value(p) as u64);
+                    let mut reads = Vec::new();
+                    let sum = positions.iter().fold(0u64, |s, p| {
+                        s + captures.value(p, &mut reads).unwrap_or(DRAW) as u64
+                    });
                     std::hint::black_box(sum);
                     positions.len() as u64
                 }),

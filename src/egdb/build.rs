@@ -34,7 +34,6 @@ use crate::egdb::probe::Database;
 use crate::egdb::scheme::{Index, Scheme};
 use crate::egdb::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN};
 use crate::geometry::{Board, NONE, points};
-use crate::movegen::capturing_pieces;
 use crate::position::{Color, Position};
 
 #[derive(Debug, Error)]
@@ -340,10 +339,11 @@ fn build_pair(
         let report = options.report_every.map(|every| (every, label.as_str()));
         let captures = capture_values(db, s.material)?;
         parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
+            let mut reads = Vec::new();
             for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
                 let pos = Position::from_parts(board, us, them, Color::White);
-                let code = if capturing_pieces(&pos) != 0 {
-                    captures.value(&pos)
+                let code = if let Some(code) = captures.value(&pos, &mut reads) {
+                    code
                 } else {
                     paika[x].set(i);
                     let empty = g.all & !(us | them);

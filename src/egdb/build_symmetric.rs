@@ -37,7 +37,6 @@ use crate::egdb::scheme::Index;
 use crate::egdb::symmetric::SymSlice;
 use crate::egdb::wdl::{DRAW, LOSS, WIN};
 use crate::geometry::{Board, NONE, points};
-use crate::movegen::capturing_pieces;
 use crate::position::{Color, Position};
 
 /// Settled as a draw while building (a capture position drawn, or a copy); 0 in the file.
@@ -553,15 +552,15 @@ impl Pair<'_> {
         let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
         bar.set_position(from);
         let work = |range: std::ops::Range<u64>| {
-            let per = slice.per_class();
+            let (per, mut reads) = (slice.per_class(), Vec::new());
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
                 if slice.class_is_symmetric(i / per) && slice.rank(us, them) != i {
                     values.set(i, SETTLED);
                     continue;
                 }
                 let pos = Position::from_parts(self.board, us, them, Color::White);
-                let code = if capturing_pieces(&pos) != 0 {
-                    match captures.value(&pos) {
+                let code = if let Some(code) = captures.value(&pos, &mut reads) {
+                    match code {
                         DRAW => SETTLED,
                         c => c,
                     }
