@@ -124,7 +124,8 @@ fn paika_count(g: &Geometry, us: Bitboard, empty: Bitboard) -> u64 {
 /// `last` before the first step of a chain: a shift that masks no direction.
 const NO_DIRECTION: usize = 16;
 
-/// Walks the capture chains of one piece, calling the visitor at every step.
+/// Walks the capture chains of one piece, calling the visitor at every step, until the
+/// visitor returns false.
 ///
 /// The board is tracked as `free` (empty points the piece has not occupied this move: where
 /// it may step) and `enemy`; captured points become free, the points it leaves do not, which
@@ -137,8 +138,9 @@ struct ChainWalk<'g, F> {
     withdrawals: u64,
 }
 
-impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
+impl<F: FnMut(MoveRef<'_>) -> bool> ChainWalk<'_, F> {
     /// `cur`: where the piece is; `last`: direction of the previous step, or `NO_DIRECTION`.
+    /// False once the visitor has asked to stop.
     fn extend(
         &mut self,
         cur: u8,
@@ -147,13 +149,13 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
         enemy: Bitboard,
         captured: Bitboard,
         depth: usize,
-    ) {
+    ) -> bool {
         let g = self.g;
         // Many chains end at once: no free point next to the piece. Checking that first
         // spares the direction loop.
         let near = g.adjacent[cur as usize];
         if free & near == 0 {
-            return;
+            return true;
         }
         let (step1, ray) = (&g.step1[cur as usize], &g.ray[cur as usize]);
         let mut steps = capture_steps(g, cur, free, enemy);
@@ -164,14 +166,18 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
             steps &= steps - 1;
             let d = bit & 7;
             let nb = step1[d];
-            if bit < 8 {
+            let went_on = if bit < 8 {
                 let run = Geometry::leading_run(ray[d] ^ nb, d, enemy);
-                self.step(nb, d, false, run, free, enemy, captured, depth);
+                self.step(nb, d, false, run, free, enemy, captured, depth)
             } else {
                 let run = Geometry::leading_run(ray[d ^ 4], d ^ 4, enemy);
-                self.step(nb, d, true, run, free, enemy, captured, depth);
+                self.step(nb, d, true, run, free, enemy, captured, depth)
+            };
+            if !went_on {
+                return false;
             }
         }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -186,7 +192,7 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
         enemy: Bitboard,
         captured: Bitboard,
         depth: usize,
-    ) {
+    ) -> bool {
         let n = nb.trailing_zeros() as u8;
         self.path[depth] = n;
         if withdrawal {
@@ -200,8 +206,7 @@ impl<F: FnMut(MoveRef<'_>)> ChainWalk<'_, F> {
             path: &self.path[..=depth],
             withdrawals: self.withdrawals,
             captured,
-        });
-        self.extend(n, d, (free & !nb) | run, enemy & !run, captured, depth + 1);
+        }) && self.extend(n, d, (free & !nb) | run, enemy & !run, captured, depth + 1)
     }
 }
 
@@ -212,7 +217,10 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
     let g = pos.board().geometry();
     let starts = capturing_pieces(pos);
     if starts != 0 {
-        for_each_capture(pos, starts, visit);
+        try_for_each_capture(pos, starts, |m| {
+            visit(m);
+            true
+        });
     } else {
         let (us, empty) = (pos.us(), pos.empty());
         for d in 0..8 {
@@ -232,10 +240,15 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
     }
 }
 
-/// `for_each_move` for a position whose side to move must capture, with `starts`, its
-/// `capturing_pieces`, already known.
+/// The captures of a position whose side to move must capture, `starts` its
+/// `capturing_pieces`, handed to `visit` as `for_each_move` does until it returns false.
+/// False if it did.
 #[inline]
-pub fn for_each_capture<F: FnMut(MoveRef<'_>)>(pos: &Position, starts: Bitboard, visit: F) {
+pub fn try_for_each_capture<F: FnMut(MoveRef<'_>) -> bool>(
+    pos: &Position,
+    starts: Bitboard,
+    visit: F,
+) -> bool {
     let (empty, them) = (pos.empty(), pos.them());
     let mut walk = ChainWalk {
         g: pos.board().geometry(),
@@ -249,8 +262,11 @@ pub fn for_each_capture<F: FnMut(MoveRef<'_>)>(pos: &Position, starts: Bitboard,
         let from = s.trailing_zeros() as u8;
         s &= s - 1;
         walk.from = from;
-        walk.extend(from, NO_DIRECTION, empty, them, 0, 0);
+        if !walk.extend(from, NO_DIRECTION, empty, them, 0, 0) {
+            return false;
+        }
     }
+    true
 }
 
 /// Calls `visit` with the position after every legal move (duplicates included).

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
-use fanorona::egdb::capture_values::CaptureValues;
+use fanorona::egdb::capture_values::{CaptureValues, Reads};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::wdl::DRAW;
 use fanorona::egdb::{Database, Material};
@@ -93,37 +93,45 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     for (tables, read) in [(&tables, "page cache"), (&resident, "resident")] {
         let Some(tables) = tables else { continue };
         // A build's first pass over the largest 9-piece slices: positions with a capture,
-        // valued from the slices their captures lead to (all of them probed at random).
-        for m in ["5-4", "4-5"] {
+        // valued from the slices their captures lead to (all of them probed at random), each
+        // of the two ways.
+        for m in ["6-3", "3-6", "5-4", "4-5"] {
             let m: Material = m.parse().expect("a slice");
             if tables.max_pieces() + 1 < m.pieces() {
                 continue;
             }
-            let Ok(captures) = CaptureValues::new(tables, m) else {
-                continue;
-            };
             let positions: Vec<Position> = sample(board, m, SAMPLE)
                 .into_iter()
                 .map(|(us, them)| Position::from_parts(board, us, them, Color::White))
                 .filter(|p| capturing_pieces(p) != 0)
                 .take(SAMPLE / 4)
                 .collect();
-            let mut reads = Vec::new();
-            for p in &positions {
-                captures.value(p, &mut reads);
+            for (way, name) in [
+                (Reads::FirstWin, "first win"),
+                (Reads::Gathered, "gathered"),
+            ] {
+                let Ok(captures) = CaptureValues::new(tables, m) else {
+                    continue;
+                };
+                let captures = captures.reading(way);
+                let positions = positions.clone();
+                let mut reads = Vec::new();
+                for p in &positions {
+                    captures.value(p, &mut reads);
+                }
+                cases.push(bench::Case {
+                    label: format!("first pass {m} {read:>10} {name:>9}"),
+                    fields: json!({"case": "capture values", "slice": m.to_string(), "read": read, "way": name}),
+                    run: Box::new(move || {
+                        let mut reads = Vec::new();
+                        let sum = positions.iter().fold(0u64, |s, p| {
+                            s + captures.value(p, &mut reads).unwrap_or(DRAW) as u64
+                        });
+                        std::hint::black_box(sum);
+                        positions.len() as u64
+                    }),
+                });
             }
-            cases.push(bench::Case {
-                label: format!("first pass {m} {read:>10}"),
-                fields: json!({"case": "capture values", "slice": m.to_string(), "read": read}),
-                run: Box::new(move || {
-                    let mut reads = Vec::new();
-                    let sum = positions.iter().fold(0u64, |s, p| {
-                        s + captures.value(p, &mut reads).unwrap_or(DRAW) as u64
-                    });
-                    std::hint::black_box(sum);
-                    positions.len() as u64
-                }),
-            });
         }
     }
     bench::run(cases, repeat, 1, "positions", json);
