@@ -82,7 +82,8 @@ pub enum Workload {
     /// indices.
     #[command(after_long_help = help::BENCH_TABLES)]
     Tables {
-        /// Also random probes of the largest slices of the 5x9 tables in DIR.
+        /// Also random probes of the largest slices of the 5x9 tables in DIR, and a 9-piece
+        /// build's first pass over them (positions with a capture valued a second, both ways).
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         #[command(flatten)]
