@@ -97,9 +97,10 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
         // of the two ways.
         for m in ["6-3", "3-6", "5-4", "4-5"] {
             let m: Material = m.parse().expect("a slice");
-            if tables.max_pieces() + 1 < m.pieces() {
+            // Without the slices its captures lead to, no case.
+            let Ok(captures) = CaptureValues::new(tables, m) else {
                 continue;
-            }
+            };
             let positions: Vec<Position> = sample(board, m, SAMPLE)
                 .into_iter()
                 .map(|(us, them)| Position::from_parts(board, us, them, Color::White))
@@ -110,10 +111,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 (Reads::FirstWin, "first win"),
                 (Reads::Gathered, "gathered"),
             ] {
-                let Ok(captures) = CaptureValues::new(tables, m) else {
-                    continue;
-                };
-                let captures = captures.reading(way);
+                let captures = captures.clone().reading(way);
                 let positions = positions.clone();
                 let mut reads = Vec::new();
                 for p in &positions {

@@ -26,6 +26,7 @@ pub enum Reads {
 /// A capture leaves the opponent, now to move, with fewer pieces against as many: from
 /// slice a-b, to slices left-a for left below b. Finding the slice once a child (a lock, a
 /// `Result`, its drop) took a ninth of a 9-piece first pass.
+#[derive(Clone)]
 pub struct CaptureValues<'a> {
     material: Material,
     /// `after[left - 1]`: the codes and the index of slice left-a.
@@ -148,13 +149,13 @@ mod tests {
     use crate::egdb::scheme::Scheme;
     use crate::egdb::wdl::Wdl;
     use crate::geometry::Board;
-    use crate::movegen::{capturing_pieces, for_each_child};
+    use crate::movegen::for_each_child;
     use crate::position::Color;
 
     /// Every position of 5x5's 3-2 and 2-3 slices: valued both ways as its children probed
     /// through `Database` say where it has a capture, `None` where it has none.
     #[test]
-    fn gathered_captures_value_as_each_probed() {
+    fn both_ways_value_captures_as_each_probed() {
         let board = Board::new(5, 5).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let options = BuildOptions {
