@@ -563,6 +563,50 @@ fn a_stray_slice_file_is_named() {
         .unwrap()
         .to_string();
     assert!(e.contains("(slice 3-1 missing)"), "{e}");
+    assert!(e.contains("build the missing slices with"), "{e}");
+}
+
+/// Tables whose top layer is being built are refused (a search would take its missing
+/// positions for unknown ones), naming the build under way and the whole layers below.
+#[test]
+fn a_layer_under_construction_is_named_with_the_layers_below() {
+    let board: Board = "3x5".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(dir.path(), board, 4, &o, &mut |_| {}).unwrap();
+    // 3-1 and 1-3 are built; 2-2's build is under way.
+    fs::remove_file(slice_path(
+        dir.path(),
+        board,
+        "2-2".parse().unwrap(),
+        Kind::Wdl,
+    ))
+    .unwrap();
+    let state = slice_path(dir.path(), board, "2-2".parse().unwrap(), Kind::Wdl)
+        .with_extension("build.json");
+    fs::write(
+        &state,
+        r#"{"first_pass":[10],"rounds":0,"finishing":false,"seconds":1.0}"#,
+    )
+    .unwrap();
+    let e = Database::open_whole(dir.path(), board)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("(slice 2-2 missing)"), "{e}");
+    assert!(e.contains("the 4-piece layer is being built"), "{e}");
+    assert!(e.contains(&state.display().to_string()), "{e}");
+    assert!(e.contains("the tables up to 3 pieces are whole"), "{e}");
+    // Without the build's state it is a plain gap to build.
+    fs::remove_file(&state).unwrap();
+    let e = Database::open_whole(dir.path(), board)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("build the missing slices with"), "{e}");
 }
 
 /// A pair whose state file says it is under way but whose working files are gone (or a
