@@ -530,6 +530,15 @@ fn a_search_one_layer_down_checks_a_layer_of_tables() {
     assert!(!bad.disagreements.is_empty());
 }
 
+/// Why `dir`'s tables of `board` are refused as a whole.
+fn refusal(dir: &Path, board: Board) -> String {
+    Database::open_whole(dir, board).err().unwrap().to_string()
+}
+
+fn remove_slice(dir: &Path, board: Board, m: &str) {
+    fs::remove_file(slice_path(dir, board, m.parse().unwrap(), Kind::Wdl)).unwrap();
+}
+
 /// A slice file far above the built tables (a stray copy) is named, not the dozens of slices
 /// between; a slice missing among built ones is named as before.
 #[test]
@@ -543,25 +552,13 @@ fn a_stray_slice_file_is_named() {
         &stray,
     )
     .unwrap();
-    let e = Database::open_whole(dir.path(), board)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refusal(dir.path(), board);
     assert!(e.contains("no slice of 5 pieces is built"), "{e}");
     assert!(e.contains(&stray.display().to_string()), "{e}");
     assert!(e.len() < 400, "{e}");
     fs::remove_file(&stray).unwrap();
-    fs::remove_file(slice_path(
-        dir.path(),
-        board,
-        "3-1".parse().unwrap(),
-        Kind::Wdl,
-    ))
-    .unwrap();
-    let e = Database::open_whole(dir.path(), board)
-        .err()
-        .unwrap()
-        .to_string();
+    remove_slice(dir.path(), board, "3-1");
+    let e = refusal(dir.path(), board);
     assert!(e.contains("(slice 3-1 missing)"), "{e}");
     assert!(e.contains("build the missing slices with"), "{e}");
 }
@@ -578,13 +575,7 @@ fn a_layer_under_construction_is_named_with_the_layers_below() {
     };
     build(dir.path(), board, 4, &o, &mut |_| {}).unwrap();
     // 3-1 and 1-3 are built; 2-2's build is under way.
-    fs::remove_file(slice_path(
-        dir.path(),
-        board,
-        "2-2".parse().unwrap(),
-        Kind::Wdl,
-    ))
-    .unwrap();
+    remove_slice(dir.path(), board, "2-2");
     let state = slice_path(dir.path(), board, "2-2".parse().unwrap(), Kind::Wdl)
         .with_extension("build.json");
     fs::write(
@@ -592,20 +583,14 @@ fn a_layer_under_construction_is_named_with_the_layers_below() {
         r#"{"first_pass":[10],"rounds":0,"finishing":false,"seconds":1.0}"#,
     )
     .unwrap();
-    let e = Database::open_whole(dir.path(), board)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refusal(dir.path(), board);
     assert!(e.contains("(slice 2-2 missing)"), "{e}");
     assert!(e.contains("the 4-piece layer is being built"), "{e}");
     assert!(e.contains(&state.display().to_string()), "{e}");
     assert!(e.contains("the tables up to 3 pieces are whole"), "{e}");
     // Without the build's state it is a plain gap to build.
     fs::remove_file(&state).unwrap();
-    let e = Database::open_whole(dir.path(), board)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refusal(dir.path(), board);
     assert!(e.contains("build the missing slices with"), "{e}");
 }
 
