@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::egdb::build::{
     BuildError, BuildOptions, SliceReport, bytes_bar, capture_values, progress_bar,
 };
-use crate::egdb::file::{FileError, HEADER_LEN, Kind, header, slice_path};
+use crate::egdb::file::{FileError, HEADER_LEN, Kind, build_state_path, header, slice_path};
 use crate::egdb::index::Material;
 use crate::egdb::manifest::{self, Hasher};
 use crate::egdb::probe::Database;
@@ -221,10 +221,6 @@ struct State {
     seconds: f64,
 }
 
-fn state_path(root: &Path, board: Board, material: Material) -> PathBuf {
-    slice_path(root, board, material, Kind::Wdl).with_extension("build.json")
-}
-
 fn building_path(root: &Path, board: Board, material: Material) -> PathBuf {
     slice_path(root, board, material, Kind::Wdl).with_extension("wdl.building")
 }
@@ -273,7 +269,7 @@ pub(crate) fn build_pair(
         .collect::<Result<_, _>>()?;
     let names: Vec<String> = materials.iter().map(Material::to_string).collect();
     let label = format!("{board} {}", names.join(" + "));
-    let state_file = state_path(root, board, material);
+    let state_file = build_state_path(root, board, material);
     fs::create_dir_all(state_file.parent().expect("a board directory")).map_err(|source| {
         FileError::Io {
             path: state_file.clone(),
@@ -409,7 +405,7 @@ pub(crate) fn build_pair(
 /// Removes a finished pair's state and lock files; a build killed between its last rename
 /// and this leaves them, and the next build, finding the pair whole, calls it again.
 pub(crate) fn tidy_finished(root: &Path, board: Board, material: Material) {
-    let _ = fs::remove_file(state_path(root, board, material));
+    let _ = fs::remove_file(build_state_path(root, board, material));
     let _ = fs::remove_file(lock_path(root, board, material));
 }
 

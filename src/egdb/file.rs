@@ -120,6 +120,12 @@ pub fn slice_path(root: &Path, board: Board, material: Material, kind: Kind) -> 
     board_dir(root, board).join(format!("{material}.{}", kind.extension()))
 }
 
+/// The state file of a symmetric build under way of the pair of slice `material` (named by
+/// the pair's slice the build was asked for), there until the pair is finished.
+pub fn build_state_path(root: &Path, board: Board, material: Material) -> PathBuf {
+    slice_path(root, board, material, Kind::Wdl).with_extension("build.json")
+}
+
 pub(crate) fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(MAGIC);

@@ -143,18 +143,18 @@ fn incomplete(
     }
     // The top layer short of slices whose build is under way here: the layers below are
     // whole, and a search can use them meanwhile.
-    let under_way: Vec<String> = missing
-        .iter()
-        .map(|&m| {
-            crate::egdb::file::slice_path(root, board, m, Kind::Wdl).with_extension("build.json")
-        })
-        .filter(|p| p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    if damaged.is_empty()
-        && !under_way.is_empty()
-        && missing.iter().all(|m| m.pieces() == max_pieces)
-    {
+    let under_way: Vec<String> =
+        if damaged.is_empty() && missing.iter().all(|m| m.pieces() == max_pieces) {
+            missing
+                .iter()
+                .map(|&m| crate::egdb::file::build_state_path(root, board, m))
+                .filter(|p| p.is_file())
+                .map(|p| p.display().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+    if !under_way.is_empty() {
         return format!(
             "({}): the {max_pieces}-piece layer is being built ({}); the tables up to {} pieces are whole: until the build ends, search over a directory of links to their files, then move a daemon session onto these with `fanorona session tune ID --db {}`",
             census_problems(missing, damaged),

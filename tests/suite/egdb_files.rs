@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use fanorona::egdb::build_symmetric::convert_slice;
-use fanorona::egdb::file::{FileError, Kind, SliceFile, slice_path};
+use fanorona::egdb::file::{FileError, Kind, SliceFile, build_state_path, slice_path};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::verify::{verify_sample, verify_slice};
 use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
@@ -576,8 +576,7 @@ fn a_layer_under_construction_is_named_with_the_layers_below() {
     build(dir.path(), board, 4, &o, &mut |_| {}).unwrap();
     // 3-1 and 1-3 are built; 2-2's build is under way.
     remove_slice(dir.path(), board, "2-2");
-    let state = slice_path(dir.path(), board, "2-2".parse().unwrap(), Kind::Wdl)
-        .with_extension("build.json");
+    let state = build_state_path(dir.path(), board, "2-2".parse().unwrap());
     fs::write(
         &state,
         r#"{"first_pass":[10],"rounds":0,"finishing":false,"seconds":1.0}"#,
