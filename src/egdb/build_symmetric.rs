@@ -113,6 +113,22 @@ impl Values {
         HEADER_LEN as u64 + len.div_ceil(32) * 8
     }
 
+    /// Takes a working file sealed by `finish_file` but not yet renamed back to the working
+    /// length (the bytes past the payload are padding); any other file is left as it is.
+    fn unseal(path: &Path, len: u64) -> Result<(), FileError> {
+        let sealed = HEADER_LEN as u64 + Kind::Wdl.payload_len(len);
+        let io = |source| FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if fs::metadata(path).is_ok_and(|f| f.len() == sealed && sealed != Values::file_len(len)) {
+            let f = OpenOptions::new().write(true).open(path).map_err(io)?;
+            f.set_len(Values::file_len(len)).map_err(io)?;
+            f.sync_all().map_err(io)?;
+        }
+        Ok(())
+    }
+
     /// Opens the working file of a slice of `len` entries: with `fresh`, made anew (zeroed,
     /// whatever was there); else it must be there whole, as a resumed build left it.
     fn open(path: PathBuf, len: u64, fresh: bool) -> Result<Values, FileError> {
@@ -289,6 +305,14 @@ pub(crate) fn build_pair(
             first_pass: vec![0; slices.len()],
             ..State::default()
         };
+    // A build killed between sealing a working file (header written, cut to the final
+    // length) and renaming it left the file short of its working length; finishing seals it
+    // again, so it only needs that length back.
+    if state.finishing {
+        for (m, s) in materials.iter().zip(&slices) {
+            Values::unseal(&building_path(root, board, *m), s.len())?;
+        }
+    }
     // A resumed build needs its working files as it left them; without them, it starts over.
     let whole = |m: &Material, s: &SymSlice| {
         fs::metadata(building_path(root, board, *m))

@@ -644,6 +644,51 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
     assert_only_tables(&dir);
 }
 
+/// A build killed in its last step, after it sealed 1-3's file (header written, cut to its
+/// final length) but before it renamed it, and after 3-1 got its final name: the next run
+/// seals and renames 1-3 again, without starting the pair over and leaving nothing behind.
+#[test]
+fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
+    let board = Board::STANDARD;
+    let (whole, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    };
+    build(whole.path(), board, 4, &o, &mut |_| {}).unwrap();
+    build(killed.path(), board, 4, &o, &mut |_| {}).unwrap();
+    let dir = killed.path().join("5x9");
+    // 1-3 has 198,660 entries, not a multiple of 32: its sealed file is shorter than the
+    // working one.
+    fs::rename(dir.join("1-3.wdl"), dir.join("1-3.wdl.building")).unwrap();
+    fs::write(
+        build_state_path(killed.path(), board, "3-1".parse().unwrap()),
+        r#"{"first_pass":[198660,198660],"rounds":5,"finishing":true,"seconds":1.0}"#,
+    )
+    .unwrap();
+    let mut lines = Vec::new();
+    build(killed.path(), board, 4, &o, &mut |l| {
+        lines.push(l.to_string())
+    })
+    .unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("3-1 + 1-3: resuming (writing the files)")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("starting the pair over")),
+        "{lines:?}"
+    );
+    for m in (2..=4).flat_map(Material::with_pieces) {
+        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
+        let b = fs::read(slice_path(killed.path(), board, m, Kind::Wdl)).unwrap();
+        assert!(a == b, "slice {m} differs");
+    }
+    assert_only_tables(&dir);
+}
+
 /// The SHA-256 of a file, computed here apart from the program's own hashing.
 fn sha256_hex(path: &Path) -> String {
     use sha2::Digest;
