@@ -28,6 +28,16 @@ fn assert_only_tables(dir: &Path) {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// Asserts that the WDL slices of `board` up to `pieces` pieces under `a` and `b` are the
+/// same, byte for byte.
+fn assert_same_tables(a: &Path, b: &Path, board: Board, pieces: usize) {
+    for m in (2..=pieces).flat_map(Material::with_pieces) {
+        let x = fs::read(slice_path(a, board, m, Kind::Wdl)).unwrap();
+        let y = fs::read(slice_path(b, board, m, Kind::Wdl)).unwrap();
+        assert!(x == y, "slice {m} differs");
+    }
+}
+
 /// Every (us, them) with 1.. pieces each and at most `max` in all, on `board`.
 fn all_positions(board: Board, max: usize) -> Vec<(u64, u64)> {
     let n = board.size();
@@ -483,11 +493,7 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
         "{kills} kills: the build ended too soon to be killed"
     );
     assert!(resumed, "no run said it resumed");
-    for m in (2..=5).flat_map(Material::with_pieces) {
-        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
-        let b = fs::read(slice_path(killed.path(), board, m, Kind::Wdl)).unwrap();
-        assert!(a == b, "slice {m} differs");
-    }
+    assert_same_tables(whole.path(), killed.path(), board, 5);
     assert_only_tables(&dir);
 }
 
@@ -636,11 +642,7 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
             .any(|l| l.contains("3-1 + 1-3: the working files are missing")),
         "{lines:?}"
     );
-    for m in (2..=4).flat_map(Material::with_pieces) {
-        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
-        let b = fs::read(slice_path(broken.path(), board, m, Kind::Wdl)).unwrap();
-        assert!(a == b, "slice {m} differs");
-    }
+    assert_same_tables(whole.path(), broken.path(), board, 4);
     assert_only_tables(&dir);
 }
 
@@ -681,11 +683,7 @@ fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
         !lines.iter().any(|l| l.contains("starting the pair over")),
         "{lines:?}"
     );
-    for m in (2..=4).flat_map(Material::with_pieces) {
-        let a = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
-        let b = fs::read(slice_path(killed.path(), board, m, Kind::Wdl)).unwrap();
-        assert!(a == b, "slice {m} differs");
-    }
+    assert_same_tables(whole.path(), killed.path(), board, 4);
     assert_only_tables(&dir);
 }
 
