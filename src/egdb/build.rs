@@ -265,6 +265,31 @@ fn pair_built(
     Ok(done)
 }
 
+/// Records in the manifest the SHA-256 of a finished slice file it has no line for: a build
+/// killed between a file's rename and its manifest line leaves it so. Tables without a
+/// manifest (built before there were any) keep none, and an unreadable one is left for
+/// `db checksums` to mend.
+pub(crate) fn record_if_missing(
+    root: &Path,
+    board: Board,
+    material: Material,
+    kind: Kind,
+) -> Result<(), FileError> {
+    let dir = crate::egdb::file::board_dir(root, board);
+    let name = crate::egdb::manifest::file_name(material, kind);
+    let Ok(Some(entries)) = crate::egdb::manifest::read(&dir) else {
+        return Ok(());
+    };
+    if entries.contains_key(&name) {
+        return Ok(());
+    }
+    let Some(file) = SliceFile::open(root, board, material, kind)? else {
+        return Ok(());
+    };
+    let hash = crate::egdb::manifest::sha256(file.bytes(), &|_| {});
+    crate::egdb::manifest::record(&dir, &name, &hash)
+}
+
 /// The slices a capture from `material` leads to: (b-k)-a for k = 1 .. b-1 (k = b ends the game).
 pub(crate) fn capture_targets(material: Material) -> impl Iterator<Item = Material> {
     (1..material.b).map(move |left| Material {
@@ -292,6 +317,12 @@ fn build_pair(
     // A finished pair is kept, and what a build killed after its last rename left beside it
     // goes.
     if pair_built(root, board, material, options.distances)? {
+        for s in &slices {
+            record_if_missing(root, board, s.material, Kind::Wdl)?;
+            if options.distances {
+                record_if_missing(root, board, s.material, Kind::Distance)?;
+            }
+        }
         crate::egdb::build_symmetric::tidy_finished(root, board, material);
         return Ok(slices
             .iter()

@@ -401,6 +401,8 @@ pub(crate) fn build_pair(
             );
             finish_file(root, &Index::Symmetric(*slice), v, &|n| bar.inc(n))?;
             bar.finish_and_clear();
+        } else {
+            crate::egdb::build::record_if_missing(root, board, m, Kind::Wdl)?;
         }
         state.seconds = before + run_start.elapsed().as_secs_f64();
         // The process's peak so far: the mapped values count, as they stay resident.

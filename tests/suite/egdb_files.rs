@@ -647,8 +647,9 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
 }
 
 /// A build killed in its last step, after it sealed 1-3's file (header written, cut to its
-/// final length) but before it renamed it, and after 3-1 got its final name: the next run
-/// seals and renames 1-3 again, without starting the pair over and leaving nothing behind.
+/// final length) but before it renamed it, and after 3-1 got its final name but not yet its
+/// manifest line: the next run seals and renames 1-3 again, without starting the pair over,
+/// records both, and leaves nothing behind. So does a finished pair without its lines (2-2).
 #[test]
 fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
     let board = Board::STANDARD;
@@ -663,6 +664,18 @@ fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
     // 1-3 has 198,660 entries, not a multiple of 32: its sealed file is shorter than the
     // working one.
     fs::rename(dir.join("1-3.wdl"), dir.join("1-3.wdl.building")).unwrap();
+    let manifest = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    let cut: String = manifest
+        .lines()
+        .filter(|l| {
+            !["3-1.wdl", "1-3.wdl", "2-2.wdl"]
+                .iter()
+                .any(|n| l.ends_with(n))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(cut.lines().count() + 3, manifest.lines().count());
+    fs::write(dir.join("SHA256SUMS"), cut).unwrap();
     fs::write(
         build_state_path(killed.path(), board, "3-1".parse().unwrap()),
         r#"{"first_pass":[198660,198660],"rounds":5,"finishing":true,"seconds":1.0}"#,
@@ -685,6 +698,10 @@ fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
     );
     assert_same_tables(whole.path(), killed.path(), board, 4);
     assert_only_tables(&dir);
+    assert_eq!(
+        fs::read_to_string(dir.join("SHA256SUMS")).unwrap(),
+        expected_manifest(&dir)
+    );
 }
 
 /// The SHA-256 of a file, computed here apart from the program's own hashing.
