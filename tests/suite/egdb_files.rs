@@ -17,6 +17,14 @@ fn options() -> BuildOptions {
     crate::common::tables::quiet()
 }
 
+/// `options` under the symmetric index.
+fn symmetric() -> BuildOptions {
+    BuildOptions {
+        index: Scheme::Symmetric,
+        ..options()
+    }
+}
+
 /// Asserts that a finished build left nothing but its tables and their manifest in `dir` (no
 /// working, state, lock or temporary file).
 fn assert_only_tables(dir: &Path) {
@@ -379,10 +387,7 @@ fn symmetric_tables_agree_with_the_papers_and_verify() {
     let board: Board = "5x5".parse().unwrap();
     let (paper, sym) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     build(paper.path(), board, 5, &options(), &mut |_| {}).unwrap();
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(sym.path(), board, 5, &o, &mut |_| {}).unwrap();
     let (p, s) = (
         Database::new(paper.path(), board),
@@ -435,10 +440,7 @@ fn a_killed_symmetric_build_resumes_to_the_same_files() {
     use std::time::{Duration, Instant};
     let board = Board::STANDARD;
     let (whole, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(whole.path(), board, 5, &o, &mut |_| {}).unwrap();
     let run = || {
         Command::new(env!("CARGO_BIN_EXE_fanorona"))
@@ -505,10 +507,7 @@ fn a_search_one_layer_down_checks_a_layer_of_tables() {
     use fanorona::search::table_check::forward_check;
     let board = Board::STANDARD;
     let dir = tempfile::tempdir().unwrap();
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(dir.path(), board, 5, &o, &mut |_| {}).unwrap();
     let (tables, below) = (
         Database::new(dir.path(), board),
@@ -575,10 +574,7 @@ fn a_stray_slice_file_is_named() {
 fn a_layer_under_construction_is_named_with_the_layers_below() {
     let board: Board = "3x5".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(dir.path(), board, 4, &o, &mut |_| {}).unwrap();
     // 3-1 and 1-3 are built; 2-2's build is under way.
     remove_slice(dir.path(), board, "2-2");
@@ -605,10 +601,7 @@ fn a_layer_under_construction_is_named_with_the_layers_below() {
 fn a_symmetric_pair_without_its_working_files_starts_over() {
     let board = Board::STANDARD;
     let (whole, broken) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(whole.path(), board, 4, &o, &mut |_| {}).unwrap();
     build(broken.path(), board, 3, &o, &mut |_| {}).unwrap();
     let dir = broken.path().join("5x9");
@@ -654,10 +647,7 @@ fn a_symmetric_pair_without_its_working_files_starts_over() {
 fn a_build_killed_between_sealing_and_renaming_a_file_finishes_it() {
     let board = Board::STANDARD;
     let (whole, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(whole.path(), board, 4, &o, &mut |_| {}).unwrap();
     build(killed.path(), board, 4, &o, &mut |_| {}).unwrap();
     let dir = killed.path().join("5x9");
@@ -751,10 +741,7 @@ fn a_build_keeps_a_manifest_of_its_files() {
         ..options()
     };
     build(paper.path(), board, 4, &o, &mut |_| {}).unwrap();
-    let o = BuildOptions {
-        index: Scheme::Symmetric,
-        ..options()
-    };
+    let o = symmetric();
     build(sym.path(), board, 4, &o, &mut |_| {}).unwrap();
     for root in [paper.path(), sym.path()] {
         let dir = root.join("3x5");
