@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::egdb::build::{
     BuildError, BuildOptions, SliceReport, bytes_bar, capture_values, progress_bar,
 };
+use crate::egdb::capture_values::CaptureValues;
 use crate::egdb::file::{FileError, HEADER_LEN, Kind, build_state_path, header, slice_path};
 use crate::egdb::index::Material;
 use crate::egdb::manifest::{self, Hasher};
@@ -36,7 +37,7 @@ use crate::egdb::probe::Database;
 use crate::egdb::scheme::Index;
 use crate::egdb::symmetric::SymSlice;
 use crate::egdb::wdl::{DRAW, LOSS, WIN};
-use crate::geometry::{Board, NONE, points};
+use crate::geometry::{Bitboard, Board, NONE, points};
 use crate::position::{Color, Position};
 
 /// Settled as a draw while building (a capture position drawn, or a copy); 0 in the file.
@@ -44,6 +45,11 @@ const SETTLED: u8 = 3;
 
 /// Entries a thread takes at a time.
 const CHUNK: u64 = 1 << 14;
+
+/// Big sets a thread takes at a time in a first pass by big sets: on 5x9's 4-5, 32 of them
+/// are about 750,000 entries, whose reads fall in at most a few hundred classes of the
+/// 8-piece slices, some megabytes.
+const BIG_SETS: u64 = 32;
 
 /// The most entries the lists of positions decided in a round may hold (8 bytes each).
 const LIST_BYTES: u64 = 1 << 30;
@@ -200,6 +206,14 @@ impl Values {
         self.words()[(i >> 5) as usize].fetch_or(bits, Ordering::Relaxed) & bits != bits
     }
 
+    /// Adds `bits` to word `w` (nothing for no bits).
+    #[inline(always)]
+    fn or_word(&self, w: u64, bits: u64) {
+        if bits != 0 {
+            self.words()[w as usize].fetch_or(bits, Ordering::Relaxed);
+        }
+    }
+
     /// Writes entry `i` whatever it held.
     fn put(&self, i: u64, code: u8) {
         let shift = 2 * (i & 31);
@@ -227,14 +241,32 @@ impl Values {
 /// Where a pair's build stands, kept beside it in `A-B.build.json`.
 #[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
 struct State {
-    /// Per slice of the pair: entries below this mark are through the first pass.
+    /// Per slice of the pair: entries below this mark are through the first pass (the whole
+    /// slice once a pass by big sets ends).
     first_pass: Vec<u64>,
+    /// Per slice whose first pass goes by big sets (`Pair::by_big_sets`): big sets, by rank,
+    /// below this mark are through it. Absent in older state files: none.
+    #[serde(default)]
+    big_sets_done: Vec<u64>,
     /// Paika rounds done (0 while the first pass runs).
     rounds: u32,
     /// Set once the rounds reached their fixpoint: what is left is writing the files.
     finishing: bool,
     /// Seconds spent so far, over every run.
     seconds: f64,
+}
+
+impl State {
+    /// Entries of slice `x` through the first pass: under a pass by big sets, as many as
+    /// the share of big sets done (an estimate: big sets do not all have as many entries).
+    fn first_pass_done(&self, x: usize, slice: &SymSlice) -> f64 {
+        let sets = self.big_sets_done.get(x).copied().unwrap_or(0);
+        if self.first_pass[x] == 0 && sets > 0 {
+            slice.len() as f64 * sets as f64 / slice.big_sets() as f64
+        } else {
+            self.first_pass[x] as f64
+        }
+    }
 }
 
 fn building_path(root: &Path, board: Board, material: Material) -> PathBuf {
@@ -338,9 +370,13 @@ pub(crate) fn build_pair(
             } else if state.rounds > 0 {
                 format!("{} rounds done", state.rounds)
             } else {
-                let done: u64 = state.first_pass.iter().sum();
-                let all: u64 = slices.iter().map(SymSlice::len).sum();
-                format!("first pass {:.1}% done", 100.0 * done as f64 / all as f64)
+                let done: f64 = slices
+                    .iter()
+                    .enumerate()
+                    .map(|(x, s)| state.first_pass_done(x, s))
+                    .sum();
+                let all: f64 = slices.iter().map(|s| s.len() as f64).sum();
+                format!("first pass {:.1}% done", 100.0 * done / all)
             }
         ));
     }
@@ -368,7 +404,12 @@ pub(crate) fn build_pair(
             options,
         };
         for (x, name) in names.iter().enumerate() {
-            if state.first_pass[x] < pair.slices[x].len() {
+            if state.first_pass[x] >= pair.slices[x].len() {
+                continue;
+            }
+            if Pair::by_big_sets(pair.slices[x].material) {
+                pair.first_pass_by_big_sets(db, x, &mut state, &mut save, &label, name, log)?;
+            } else {
                 pair.first_pass(db, x, &mut state, &mut save, &label, name, log)?;
             }
         }
@@ -567,7 +608,6 @@ impl Pair<'_> {
     ) -> Result<(), BuildError> {
         let slice = &self.slices[x];
         let values = &self.values[x];
-        let g = self.board.geometry();
         let (from, len) = (state.first_pass[x], slice.len());
         let start = Instant::now();
         let captures = capture_values(db, slice.material)?;
@@ -576,31 +616,16 @@ impl Pair<'_> {
         let work = |range: std::ops::Range<u64>| {
             let (per, mut reads) = (slice.per_class(), Vec::new());
             for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
-                if slice.class_is_symmetric(i / per) && slice.rank(us, them) != i {
-                    values.set(i, SETTLED);
-                    continue;
+                if let Some(code) = first_code(slice, &captures, i / per, i, us, them, &mut reads) {
+                    values.set(i, code);
                 }
-                let pos = Position::from_parts(self.board, us, them, Color::White);
-                let code = if let Some(code) = captures.value(&pos, &mut reads) {
-                    match code {
-                        DRAW => SETTLED,
-                        c => c,
-                    }
-                } else {
-                    let empty = g.all & !(us | them);
-                    if (0..8).all(|d| g.step(us, d) & empty == 0) {
-                        LOSS
-                    } else {
-                        continue;
-                    }
-                };
-                values.set(i, code);
             }
         };
         chunks_with_marks(
             from,
             len,
             self.threads,
+            CHUNK,
             &work,
             |n| bar.inc(n),
             self.checkpoint_every(),
@@ -622,6 +647,106 @@ impl Pair<'_> {
         )?;
         bar.finish_and_clear();
         state.first_pass[x] = len;
+        save(state, self)?;
+        log(&format!(
+            "{label}: first pass {name} {:.2} s",
+            start.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// Whether the first pass over slice `m` goes by big sets (`SymSlice::for_each_with_bigs`)
+    /// rather than in the order of the entries: when the small set is the side to move's and
+    /// its captures leave the opponent with no more pieces than it, the slices they lead to
+    /// are classed by the opponent's set. In the order of the entries, the opponent's set
+    /// changes from one entry to the next and every read lands in another class of a slice
+    /// of hundreds of megabytes; by big sets, a block of them keeps the reads in a few
+    /// classes, in the cache. On 5x9's 9 pieces, 4-5; on 8, 4-4.
+    fn by_big_sets(m: Material) -> bool {
+        m.a <= m.b && m.b <= m.a + 1
+    }
+
+    /// Pass 1 over slice `x` by big sets, from its mark in `state.big_sets_done`: the same
+    /// values as `first_pass`, written a word at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn first_pass_by_big_sets(
+        &self,
+        db: &Database,
+        x: usize,
+        state: &mut State,
+        save: &mut Save<'_>,
+        label: &str,
+        name: &str,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(), BuildError> {
+        let slice = &self.slices[x];
+        let values = &self.values[x];
+        if state.big_sets_done.len() != self.slices.len() {
+            state.big_sets_done = vec![0; self.slices.len()];
+        }
+        // A mark of a pass in the order of the entries means nothing here; the entries it
+        // covered are written again with the same codes.
+        state.first_pass[x] = 0;
+        let (from, sets) = (state.big_sets_done[x], slice.big_sets());
+        let start = Instant::now();
+        let captures = capture_values(db, slice.material)?;
+        let len = slice.len();
+        let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
+        bar.set_position(state.first_pass_done(x, slice) as u64);
+        let entries = AtomicU64::new(0);
+        let work = |range: std::ops::Range<u64>| {
+            let mut bigs = [0; BIG_SETS as usize];
+            let mut set = slice.big_set(range.start);
+            let n = (range.end - range.start) as usize;
+            for b in &mut bigs[..n] {
+                *b = set;
+                set = crate::egdb::index::next_set(set);
+            }
+            let (mut reads, mut visited) = (Vec::new(), 0);
+            // The codes of one word, written together: within a class the entries of a
+            // block of big sets are increasing and mostly neighbours.
+            let (mut word, mut bits) = (u64::MAX, 0u64);
+            slice.for_each_with_bigs(&bigs[..n], |class, i, us, them| {
+                visited += 1;
+                if let Some(code) = first_code(slice, &captures, class, i, us, them, &mut reads) {
+                    if i >> 5 != word {
+                        values.or_word(word, bits);
+                        (word, bits) = (i >> 5, 0);
+                    }
+                    bits |= (code as u64) << (2 * (i & 31));
+                }
+            });
+            values.or_word(word, bits);
+            bar.inc(visited);
+            entries.fetch_add(visited, Ordering::Relaxed);
+        };
+        chunks_with_marks(
+            from,
+            sets,
+            self.threads,
+            BIG_SETS,
+            &work,
+            |_| {},
+            self.checkpoint_every(),
+            |done| {
+                state.big_sets_done[x] = done;
+                save(state, self)?;
+                if self.options.report_every.is_some() {
+                    let rate =
+                        entries.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+                    let left = len as f64 * (sets - done) as f64 / sets as f64;
+                    log(&format!(
+                        "{label} first pass {name} by the opponent's sets: {:.1}% ({done} of {sets} sets), {rate:.0} entries/s, eta {:.0} s",
+                        100.0 * done as f64 / sets.max(1) as f64,
+                        left / rate.max(1e-9)
+                    ));
+                }
+                Ok(())
+            },
+        )?;
+        bar.finish_and_clear();
+        state.first_pass[x] = len;
+        state.big_sets_done[x] = sets;
         save(state, self)?;
         log(&format!(
             "{label}: first pass {name} {:.2} s",
@@ -909,12 +1034,43 @@ impl Decided {
     }
 }
 
-/// Runs `work` over `from..len` in chunks on `threads` threads, and every `every` calls
-/// `mark` with an entry below which every chunk is done. `done` is told each chunk's size.
+/// The first pass's code for entry `i` (of class `class`) of `slice`, where the side to
+/// move holds `us` and the opponent `them`: `SETTLED` for a copy or a drawn capture position,
+/// the value of a capture position, a loss with no move at all; `None` for a position left
+/// to the rounds.
+#[inline(always)]
+fn first_code(
+    slice: &SymSlice,
+    captures: &CaptureValues,
+    class: u64,
+    i: u64,
+    us: Bitboard,
+    them: Bitboard,
+    reads: &mut Vec<(u64, usize)>,
+) -> Option<u8> {
+    if slice.class_is_symmetric(class) && slice.rank(us, them) != i {
+        return Some(SETTLED);
+    }
+    let pos = Position::from_parts(slice.board, us, them, Color::White);
+    if let Some(code) = captures.value(&pos, reads) {
+        return Some(match code {
+            DRAW => SETTLED,
+            c => c,
+        });
+    }
+    let g = slice.board.geometry();
+    let empty = g.all & !(us | them);
+    (0..8).all(|d| g.step(us, d) & empty == 0).then_some(LOSS)
+}
+
+/// Runs `work` over `from..len` in chunks of `chunk` on `threads` threads, and every `every`
+/// calls `mark` with a unit below which every chunk is done. `done` is told each chunk's size.
+#[allow(clippy::too_many_arguments)]
 fn chunks_with_marks<W, D, M>(
     from: u64,
     len: u64,
     threads: usize,
+    chunk: u64,
     work: &W,
     done: D,
     every: Duration,
@@ -938,13 +1094,13 @@ where
             s.spawn(move || {
                 loop {
                     slot.store(next.load(Ordering::SeqCst), Ordering::SeqCst);
-                    let start = next.fetch_add(CHUNK, Ordering::SeqCst);
+                    let start = next.fetch_add(chunk, Ordering::SeqCst);
                     if start >= len {
                         slot.store(u64::MAX, Ordering::SeqCst);
                         break;
                     }
                     slot.store(start, Ordering::SeqCst);
-                    let end = (start + CHUNK).min(len);
+                    let end = (start + chunk).min(len);
                     work(start..end);
                     done(end - start);
                 }

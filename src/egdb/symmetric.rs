@@ -355,6 +355,41 @@ impl SymSlice {
         SYMMETRIES as u32 / fixed
     }
 
+    /// How many sets of points the big set can be: the units of `for_each_with_bigs`.
+    pub fn big_sets(&self) -> u64 {
+        binomial(self.board.size(), self.big)
+    }
+
+    /// The big set whose rank among all sets of its size is `rank`.
+    pub fn big_set(&self, rank: u64) -> Bitboard {
+        unrank_set(rank, self.big, self.board.size())
+    }
+
+    /// Visits the entries whose big set (as points of the board, not squeezed) is one of
+    /// `bigs`, as `f(class, entry, us, them)`: class by class, and within a class in the
+    /// order of `bigs`, which is increasing when `bigs` is. Each entry has one big set, so
+    /// visiting every big set once visits every entry once.
+    ///
+    /// The order of a pass whose reads follow the big set: a capture by the small side
+    /// leaves the big side, now to move, as the small set of the slice it leads to, so a
+    /// few big sets at a time keep those reads in a few of its classes.
+    #[inline]
+    pub fn for_each_with_bigs(
+        &self,
+        bigs: &[Bitboard],
+        mut f: impl FnMut(u64, u64, Bitboard, Bitboard),
+    ) {
+        for (class, &small) in self.orbits.reps.iter().enumerate() {
+            let base = class as u64 * self.per_class;
+            for &big in bigs {
+                if big & small == 0 {
+                    let (us, them) = self.sides(small, big);
+                    f(class as u64, base + rank_set(squeeze(big, small)), us, them);
+                }
+            }
+        }
+    }
+
     /// A cursor for reading positions at increasing entries (see `SymCursor::seek`).
     pub fn cursor(&self) -> SymCursor {
         SymCursor {
@@ -488,6 +523,37 @@ mod tests {
             .iter()
             .map(|b| b.parse().unwrap())
             .collect()
+    }
+
+    /// Walking the big sets in blocks visits every entry once, with the position `unrank`
+    /// gives it, in increasing order within a class and block.
+    #[test]
+    fn the_walk_by_big_sets_visits_every_entry_once() {
+        let board: Board = "5x5".parse().unwrap();
+        for m in ["2-3", "3-3", "3-2", "1-4"] {
+            let slice = SymSlice::new(board, m.parse().unwrap()).unwrap();
+            let mut seen = vec![false; slice.len() as usize];
+            let sets = slice.big_sets();
+            let mut first = 0;
+            while first < sets {
+                let block: Vec<Bitboard> = (first..(first + 7).min(sets))
+                    .map(|r| slice.big_set(r))
+                    .collect();
+                let mut last = None;
+                slice.for_each_with_bigs(&block, |class, i, us, them| {
+                    assert_eq!(class, i / slice.per_class(), "{m}");
+                    assert_eq!(slice.unrank(i), (us, them), "{m} entry {i}");
+                    assert!(!seen[i as usize], "{m} entry {i} twice");
+                    seen[i as usize] = true;
+                    if let Some((c, j)) = last {
+                        assert!(c < class || j < i, "{m}: {j} then {i}");
+                    }
+                    last = Some((class, i));
+                });
+                first += 7;
+            }
+            assert!(seen.iter().all(|&s| s), "{m}: an entry never visited");
+        }
     }
 
     #[test]
