@@ -1,7 +1,8 @@
 //! `bench tables`: what an index costs (positions ranked a second under the paper's index
 //! and the symmetric one, on the largest 9-piece 5x9 slices) and, with `--db DIR`, random
 //! probes a second of its largest slices from a warm page cache, and the first pass of a
-//! 9-piece build (positions with a capture valued a second) over its 8-piece slices.
+//! 9-piece build (positions with a capture valued a second) over its 8-piece slices, and the
+//! first pass of 4-5 in its two orders (entries valued a second).
 
 use std::path::Path;
 
@@ -10,8 +11,10 @@ use serde_json::json;
 use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
+use fanorona::egdb::build_symmetric::{PassOrder, first_pass_sample};
 use fanorona::egdb::capture_values::{CaptureValues, Reads};
 use fanorona::egdb::scheme::{Index, Scheme};
+use fanorona::egdb::symmetric::SymSlice;
 use fanorona::egdb::wdl::DRAW;
 use fanorona::egdb::{Database, Material};
 use fanorona::geometry::Bitboard;
@@ -130,6 +133,31 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                     }),
                 });
             }
+        }
+    }
+    // The first pass of 4-5 over 2 million entries from the middle of the slice, in the
+    // order of the entries and by big sets: the same work, reads in another order.
+    for (tables, read) in [(&tables, "page cache"), (&resident, "resident")] {
+        let Some(tables) = tables else { continue };
+        let m: Material = "4-5".parse().expect("a slice");
+        let Ok(captures) = CaptureValues::new(tables, m) else {
+            continue;
+        };
+        let slice = SymSlice::new(board, m).expect("the slice fits the board");
+        for (order, name) in [
+            (PassOrder::Entries, "entries"),
+            (PassOrder::BigSets, "big sets"),
+        ] {
+            let captures = captures.clone();
+            cases.push(bench::Case {
+                label: format!("first pass {m} {read:>10} by {name:>8}"),
+                fields: json!({"case": "first pass order", "slice": m.to_string(), "read": read, "order": name}),
+                run: Box::new(move || {
+                    let (n, sum) = first_pass_sample(&slice, &captures, order, 0.5, 2_000_000);
+                    std::hint::black_box(sum);
+                    n
+                }),
+            });
         }
     }
     bench::run(cases, repeat, 1, "positions", json);

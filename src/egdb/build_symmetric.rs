@@ -1034,6 +1034,54 @@ impl Decided {
     }
 }
 
+/// The order of a first pass, to measure the two side by side (`first_pass_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassOrder {
+    /// Entry after entry, as the slice is laid out.
+    Entries,
+    /// A block of big sets at a time, class by class (`SymSlice::for_each_with_bigs`).
+    BigSets,
+}
+
+/// The first pass's work over at least `count` entries of `slice` from about `at` (a share
+/// of the slice, 0 to 1), in `order`, with the capture values `captures`; nothing written.
+/// Returns the entries valued and the sum of their codes (so that none is optimised away).
+pub fn first_pass_sample(
+    slice: &SymSlice,
+    captures: &CaptureValues,
+    order: PassOrder,
+    at: f64,
+    count: u64,
+) -> (u64, u64) {
+    let (mut reads, mut n, mut sum) = (Vec::new(), 0u64, 0u64);
+    match order {
+        PassOrder::Entries => {
+            let per = slice.per_class();
+            let start = ((slice.len() as f64 * at) as u64).min(slice.len() - count);
+            for (i, (us, them)) in (start..start + count).zip(slice.positions(start, start + count))
+            {
+                n += 1;
+                sum += first_code(slice, captures, i / per, i, us, them, &mut reads).unwrap_or(0)
+                    as u64;
+            }
+        }
+        PassOrder::BigSets => {
+            let mut rank = (slice.big_sets() as f64 * at) as u64;
+            while n < count && rank < slice.big_sets() {
+                let end = (rank + BIG_SETS).min(slice.big_sets());
+                let bigs: Vec<Bitboard> = (rank..end).map(|r| slice.big_set(r)).collect();
+                slice.for_each_with_bigs(&bigs, |class, i, us, them| {
+                    n += 1;
+                    sum += first_code(slice, captures, class, i, us, them, &mut reads).unwrap_or(0)
+                        as u64;
+                });
+                rank = end;
+            }
+        }
+    }
+    (n, sum)
+}
+
 /// The first pass's code for entry `i` (of class `class`) of `slice`, where the side to
 /// move holds `us` and the opponent `them`: `SETTLED` for a copy or a drawn capture position,
 /// the value of a capture position, a loss with no move at all; `None` for a position left
