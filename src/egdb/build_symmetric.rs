@@ -1057,6 +1057,7 @@ pub fn first_pass_sample(
     match order {
         PassOrder::Entries => {
             let per = slice.per_class();
+            let count = count.min(slice.len());
             let start = ((slice.len() as f64 * at) as u64).min(slice.len() - count);
             for (i, (us, them)) in (start..start + count).zip(slice.positions(start, start + count))
             {
