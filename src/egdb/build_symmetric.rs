@@ -50,6 +50,7 @@ const CHUNK: u64 = 1 << 14;
 /// are about 750,000 entries, whose reads fall in at most a few hundred classes of the
 /// 8-piece slices, some megabytes.
 const BIG_SETS: u64 = 32;
+const _: () = assert!(BIG_SETS as usize <= SymSlice::BIG_BLOCK);
 
 /// The most entries the lists of positions decided in a round may hold (8 bytes each).
 const LIST_BYTES: u64 = 1 << 30;
@@ -655,7 +656,7 @@ impl Pair<'_> {
         Ok(())
     }
 
-    /// Whether the first pass over slice `m` goes by big sets (`SymSlice::for_each_with_bigs`)
+    /// Whether the first pass over slice `m` goes by big sets (`SymSlice::for_each_in_big_sets`)
     /// rather than in the order of the entries: when the small set is the side to move's and
     /// its captures leave the opponent with no more pieces than it, the slices they lead to
     /// are classed by the opponent's set. In the order of the entries, the opponent's set
@@ -695,18 +696,11 @@ impl Pair<'_> {
         bar.set_position(state.first_pass_done(x, slice) as u64);
         let entries = AtomicU64::new(0);
         let work = |range: std::ops::Range<u64>| {
-            let mut bigs = [0; BIG_SETS as usize];
-            let mut set = slice.big_set(range.start);
-            let n = (range.end - range.start) as usize;
-            for b in &mut bigs[..n] {
-                *b = set;
-                set = crate::egdb::index::next_set(set);
-            }
             let (mut reads, mut visited) = (Vec::new(), 0);
             // The codes of one word, written together: within a class the entries of a
             // block of big sets are increasing and mostly neighbours.
             let (mut word, mut bits) = (u64::MAX, 0u64);
-            slice.for_each_with_bigs(&bigs[..n], |class, i, us, them| {
+            slice.for_each_in_big_sets(range, |class, i, us, them| {
                 visited += 1;
                 if let Some(code) = first_code(slice, &captures, class, i, us, them, &mut reads) {
                     if i >> 5 != word {
@@ -1039,7 +1033,7 @@ impl Decided {
 pub enum PassOrder {
     /// Entry after entry, as the slice is laid out.
     Entries,
-    /// A block of big sets at a time, class by class (`SymSlice::for_each_with_bigs`).
+    /// A block of big sets at a time, class by class (`SymSlice::for_each_in_big_sets`).
     BigSets,
 }
 
@@ -1070,8 +1064,7 @@ pub fn first_pass_sample(
             let mut rank = (slice.big_sets() as f64 * at) as u64;
             while n < count && rank < slice.big_sets() {
                 let end = (rank + BIG_SETS).min(slice.big_sets());
-                let bigs: Vec<Bitboard> = (rank..end).map(|r| slice.big_set(r)).collect();
-                slice.for_each_with_bigs(&bigs, |class, i, us, them| {
+                slice.for_each_in_big_sets(rank..end, |class, i, us, them| {
                     n += 1;
                     sum += first_code(slice, captures, class, i, us, them, &mut reads).unwrap_or(0)
                         as u64;

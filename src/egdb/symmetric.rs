@@ -355,33 +355,43 @@ impl SymSlice {
         SYMMETRIES as u32 / fixed
     }
 
-    /// How many sets of points the big set can be: the units of `for_each_with_bigs`.
+    /// How many sets of points the big set can be: the units of `for_each_in_big_sets`.
     pub fn big_sets(&self) -> u64 {
         binomial(self.board.size(), self.big)
     }
 
-    /// The big set whose rank among all sets of its size is `rank`.
-    pub fn big_set(&self, rank: u64) -> Bitboard {
-        unrank_set(rank, self.big, self.board.size())
-    }
+    /// The most big sets `for_each_in_big_sets` takes at once.
+    pub const BIG_BLOCK: usize = 64;
 
-    /// Visits the entries whose big set (as points of the board, not squeezed) is one of
-    /// `bigs`, as `f(class, entry, us, them)`: class by class, and within a class in the
-    /// order of `bigs`, which is increasing when `bigs` is. Each entry has one big set, so
-    /// visiting every big set once visits every entry once.
+    /// Visits the entries whose big set (as points of the board, not squeezed) has its rank
+    /// among all sets of its size in `ranks` (at most `BIG_BLOCK` of them), as
+    /// `f(class, entry, us, them)`: class by class, and within a class in increasing order.
+    /// Each entry has one big set, so visiting every rank once visits every entry once.
     ///
     /// The order of a pass whose reads follow the big set: a capture by the small side
     /// leaves the big side, now to move, as the small set of the slice it leads to, so a
     /// few big sets at a time keep those reads in a few of its classes.
     #[inline]
-    pub fn for_each_with_bigs(
+    pub fn for_each_in_big_sets(
         &self,
-        bigs: &[Bitboard],
+        ranks: std::ops::Range<u64>,
         mut f: impl FnMut(u64, u64, Bitboard, Bitboard),
     ) {
+        let n = ranks.end.saturating_sub(ranks.start) as usize;
+        assert!(n <= Self::BIG_BLOCK, "{n} big sets at once");
+        if n == 0 {
+            return;
+        }
+        // Sets of as many points in increasing order as numbers are in increasing rank.
+        let mut bigs = [0; Self::BIG_BLOCK];
+        let mut set = unrank_set(ranks.start, self.big, self.board.size());
+        for b in &mut bigs[..n] {
+            *b = set;
+            set = next_set(set);
+        }
         for (class, &small) in self.orbits.reps.iter().enumerate() {
             let base = class as u64 * self.per_class;
-            for &big in bigs {
+            for &big in &bigs[..n] {
                 if big & small == 0 {
                     let (us, them) = self.sides(small, big);
                     f(class as u64, base + rank_set(squeeze(big, small)), us, them);
@@ -536,11 +546,8 @@ mod tests {
             let sets = slice.big_sets();
             let mut first = 0;
             while first < sets {
-                let block: Vec<Bitboard> = (first..(first + 7).min(sets))
-                    .map(|r| slice.big_set(r))
-                    .collect();
                 let mut last = None;
-                slice.for_each_with_bigs(&block, |class, i, us, them| {
+                slice.for_each_in_big_sets(first..(first + 7).min(sets), |class, i, us, them| {
                     assert_eq!(class, i / slice.per_class(), "{m}");
                     assert_eq!(slice.unrank(i), (us, them), "{m} entry {i}");
                     assert!(!seen[i as usize], "{m} entry {i} twice");
