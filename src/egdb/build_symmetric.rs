@@ -245,7 +245,7 @@ struct State {
     /// Per slice of the pair: entries below this mark are through the first pass (the whole
     /// slice once a pass by big sets ends).
     first_pass: Vec<u64>,
-    /// Per slice whose first pass goes by big sets (`Pair::by_big_sets`): big sets, by rank,
+    /// Per slice whose first pass goes by big sets (`PassOrder::of`): big sets, by rank,
     /// below this mark are through it. Absent in older state files: none.
     #[serde(default)]
     big_sets_done: Vec<u64>,
@@ -266,6 +266,21 @@ impl State {
             slice.len() as f64 * sets as f64 / slice.big_sets() as f64
         } else {
             self.first_pass[x] as f64
+        }
+    }
+
+    /// Units of slice `x` through its first pass in `order`.
+    fn mark(&self, x: usize, order: PassOrder) -> u64 {
+        match order {
+            PassOrder::Entries => self.first_pass[x],
+            PassOrder::BigSets => self.big_sets_done[x],
+        }
+    }
+
+    fn set_mark(&mut self, x: usize, order: PassOrder, done: u64) {
+        match order {
+            PassOrder::Entries => self.first_pass[x] = done,
+            PassOrder::BigSets => self.big_sets_done[x] = done,
         }
     }
 }
@@ -408,11 +423,7 @@ pub(crate) fn build_pair(
             if state.first_pass[x] >= pair.slices[x].len() {
                 continue;
             }
-            if Pair::by_big_sets(pair.slices[x].material) {
-                pair.first_pass_by_big_sets(db, x, &mut state, &mut save, &label, name, log)?;
-            } else {
-                pair.first_pass(db, x, &mut state, &mut save, &label, name, log)?;
-            }
+            pair.first_pass(db, x, &mut state, &mut save, &label, name, log)?;
         }
         let rounds_start = Instant::now();
         let (rounds, forwards) = pair.rounds(&mut state, &mut save, &label, log)?;
@@ -594,8 +605,8 @@ impl Pair<'_> {
         if self.slices.len() == 2 { 1 - x } else { 0 }
     }
 
-    /// Pass 1 over slice `x`, from its mark: captures from the smaller slices, positions
-    /// without a move, copies; the mark saved as it goes.
+    /// Pass 1 over slice `x`, from its mark, in the order `PassOrder::of` gives it: captures
+    /// from the smaller slices, positions without a move, copies; the mark saved as it goes.
     #[allow(clippy::too_many_arguments)]
     fn first_pass(
         &self,
@@ -609,98 +620,28 @@ impl Pair<'_> {
     ) -> Result<(), BuildError> {
         let slice = &self.slices[x];
         let values = &self.values[x];
-        let (from, len) = (state.first_pass[x], slice.len());
-        let start = Instant::now();
-        let captures = capture_values(db, slice.material)?;
-        let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
-        bar.set_position(from);
-        let work = |range: std::ops::Range<u64>| {
-            let (per, mut reads) = (slice.per_class(), Vec::new());
-            for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
-                if let Some(code) = first_code(slice, &captures, i / per, i, us, them, &mut reads) {
-                    values.set(i, code);
-                }
-            }
-        };
-        chunks_with_marks(
-            from,
-            len,
-            self.threads,
-            CHUNK,
-            &work,
-            |n| bar.inc(n),
-            self.checkpoint_every(),
-            |done| {
-                state.first_pass[x] = done;
-                save(state, self)?;
-                // To a log file, where there is no bar: how far, how fast, how long still.
-                if self.options.report_every.is_some() {
-                    let rate = (done - from) as f64 / start.elapsed().as_secs_f64().max(1e-9);
-                    log(&format!(
-                        "{label} first pass {name}: {:.1}% ({done} of {len} entries), {:.0} entries/s, eta {:.0} s",
-                        100.0 * done as f64 / len.max(1) as f64,
-                        rate,
-                        (len - done) as f64 / rate.max(1e-9)
-                    ));
-                }
-                Ok(())
-            },
-        )?;
-        bar.finish_and_clear();
-        state.first_pass[x] = len;
-        save(state, self)?;
-        log(&format!(
-            "{label}: first pass {name} {:.2} s",
-            start.elapsed().as_secs_f64()
-        ));
-        Ok(())
-    }
-
-    /// Whether the first pass over slice `m` goes by big sets (`SymSlice::for_each_in_big_sets`)
-    /// rather than in the order of the entries: when the small set is the side to move's and
-    /// its captures leave the opponent with no more pieces than it, the slices they lead to
-    /// are classed by the opponent's set. In the order of the entries, the opponent's set
-    /// changes from one entry to the next and every read lands in another class of a slice
-    /// of hundreds of megabytes; by big sets, a block of them keeps the reads in a few
-    /// classes, in the cache. On 5x9's 9 pieces, 4-5; on 8, 4-4.
-    fn by_big_sets(m: Material) -> bool {
-        m.a <= m.b && m.b <= m.a + 1
-    }
-
-    /// Pass 1 over slice `x` by big sets, from its mark in `state.big_sets_done`: the same
-    /// values as `first_pass`, written a word at a time.
-    #[allow(clippy::too_many_arguments)]
-    fn first_pass_by_big_sets(
-        &self,
-        db: &Database,
-        x: usize,
-        state: &mut State,
-        save: &mut Save<'_>,
-        label: &str,
-        name: &str,
-        log: &mut dyn FnMut(&str),
-    ) -> Result<(), BuildError> {
-        let slice = &self.slices[x];
-        let values = &self.values[x];
+        let order = PassOrder::of(slice.material);
         if state.big_sets_done.len() != self.slices.len() {
             state.big_sets_done = vec![0; self.slices.len()];
         }
-        // A mark of a pass in the order of the entries means nothing here; the entries it
-        // covered are written again with the same codes.
-        state.first_pass[x] = 0;
-        let (from, sets) = (state.big_sets_done[x], slice.big_sets());
-        let start = Instant::now();
+        if order == PassOrder::BigSets {
+            // A mark of a pass in the order of the entries means nothing here; the entries
+            // it covered are written again with the same codes.
+            state.first_pass[x] = 0;
+        }
+        let (units, chunk) = order.units(slice);
+        let from = state.mark(x, order);
+        let (len, start) = (slice.len(), Instant::now());
         let captures = capture_values(db, slice.material)?;
-        let len = slice.len();
         let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
         bar.set_position(state.first_pass_done(x, slice) as u64);
         let entries = AtomicU64::new(0);
         let work = |range: std::ops::Range<u64>| {
             let (mut reads, mut visited) = (Vec::new(), 0);
-            // The codes of one word, written together: within a class the entries of a
-            // block of big sets are increasing and mostly neighbours.
+            // The codes of one word, written together: in either order the entries of a
+            // chunk come mostly as increasing neighbours.
             let (mut word, mut bits) = (u64::MAX, 0u64);
-            slice.for_each_in_big_sets(range, |class, i, us, them| {
+            order.walk(slice, range, |class, i, us, them| {
                 visited += 1;
                 if let Some(code) = first_code(slice, &captures, class, i, us, them, &mut reads) {
                     if i >> 5 != word {
@@ -716,22 +657,25 @@ impl Pair<'_> {
         };
         chunks_with_marks(
             from,
-            sets,
+            units,
             self.threads,
-            BIG_SETS,
+            chunk,
             &work,
             |_| {},
             self.checkpoint_every(),
             |done| {
-                state.big_sets_done[x] = done;
+                state.set_mark(x, order, done);
                 save(state, self)?;
+                // To a log file, where there is no bar: how far, how fast, how long still.
                 if self.options.report_every.is_some() {
                     let rate =
                         entries.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
-                    let left = len as f64 * (sets - done) as f64 / sets as f64;
+                    let left = len as f64 * (units - done) as f64 / units.max(1) as f64;
                     log(&format!(
-                        "{label} first pass {name} by the opponent's sets: {:.1}% ({done} of {sets} sets), {rate:.0} entries/s, eta {:.0} s",
-                        100.0 * done as f64 / sets.max(1) as f64,
+                        "{label} first pass {name}{}: {:.1}% ({done} of {units} {}), {rate:.0} entries/s, eta {:.0} s",
+                        order.by(),
+                        100.0 * done as f64 / units.max(1) as f64,
+                        order.unit(),
                         left / rate.max(1e-9)
                     ));
                 }
@@ -739,8 +683,8 @@ impl Pair<'_> {
             },
         )?;
         bar.finish_and_clear();
+        state.set_mark(x, order, units);
         state.first_pass[x] = len;
-        state.big_sets_done[x] = sets;
         save(state, self)?;
         log(&format!(
             "{label}: first pass {name} {:.2} s",
@@ -1028,7 +972,7 @@ impl Decided {
     }
 }
 
-/// The order of a first pass, to measure the two side by side (`first_pass_sample`).
+/// The order of a first pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassOrder {
     /// Entry after entry, as the slice is laid out.
@@ -1037,9 +981,71 @@ pub enum PassOrder {
     BigSets,
 }
 
-/// The first pass's work over at least `count` entries of `slice` from about `at` (a share
-/// of the slice, 0 to 1), in `order`, with the capture values `captures`; nothing written.
-/// Returns the entries valued and the sum of their codes (so that none is optimised away).
+impl PassOrder {
+    /// The order of a build's first pass over a slice of `material`: by big sets when the
+    /// small set is the side to move's and its captures leave the opponent with no more
+    /// pieces than it, for the slices they lead to are classed by the opponent's set. In
+    /// the order of the entries, the opponent's set changes from one entry to the next and
+    /// every read lands in another class of a slice of hundreds of megabytes; by big sets,
+    /// a block of them keeps the reads in a few classes, in the cache. On 5x9's 9 pieces,
+    /// 4-5; on 8, 4-4.
+    pub fn of(material: Material) -> Self {
+        if material.a <= material.b && material.b <= material.a + 1 {
+            PassOrder::BigSets
+        } else {
+            PassOrder::Entries
+        }
+    }
+
+    /// The units a pass in this order goes through over `slice` (entries or big sets), and
+    /// how many a thread takes at a time.
+    fn units(self, slice: &SymSlice) -> (u64, u64) {
+        match self {
+            PassOrder::Entries => (slice.len(), CHUNK),
+            PassOrder::BigSets => (slice.big_sets(), BIG_SETS),
+        }
+    }
+
+    /// Calls `f(class, entry, us, them)` for every entry of units `range` (at most a
+    /// chunk of them).
+    #[inline]
+    fn walk(
+        self,
+        slice: &SymSlice,
+        range: std::ops::Range<u64>,
+        mut f: impl FnMut(u64, u64, Bitboard, Bitboard),
+    ) {
+        match self {
+            PassOrder::Entries => {
+                let per = slice.per_class();
+                for (i, (us, them)) in range.clone().zip(slice.positions(range.start, range.end)) {
+                    f(i / per, i, us, them);
+                }
+            }
+            PassOrder::BigSets => slice.for_each_in_big_sets(range, f),
+        }
+    }
+
+    /// How a log line names the order, and its unit.
+    fn by(self) -> &'static str {
+        match self {
+            PassOrder::Entries => "",
+            PassOrder::BigSets => " by the opponent's sets",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            PassOrder::Entries => "entries",
+            PassOrder::BigSets => "sets",
+        }
+    }
+}
+
+/// The first pass's work over at least `count` entries of `slice` (fewer at its end) from
+/// about `at` (a share of the slice, 0 to 1), in `order`, with the capture values
+/// `captures`; nothing written. Returns the entries valued and the sum of their codes (so
+/// that none is optimised away).
 pub fn first_pass_sample(
     slice: &SymSlice,
     captures: &CaptureValues,
@@ -1048,30 +1054,15 @@ pub fn first_pass_sample(
     count: u64,
 ) -> (u64, u64) {
     let (mut reads, mut n, mut sum) = (Vec::new(), 0u64, 0u64);
-    match order {
-        PassOrder::Entries => {
-            let per = slice.per_class();
-            let count = count.min(slice.len());
-            let start = ((slice.len() as f64 * at) as u64).min(slice.len() - count);
-            for (i, (us, them)) in (start..start + count).zip(slice.positions(start, start + count))
-            {
-                n += 1;
-                sum += first_code(slice, captures, i / per, i, us, them, &mut reads).unwrap_or(0)
-                    as u64;
-            }
-        }
-        PassOrder::BigSets => {
-            let mut rank = (slice.big_sets() as f64 * at) as u64;
-            while n < count && rank < slice.big_sets() {
-                let end = (rank + BIG_SETS).min(slice.big_sets());
-                slice.for_each_in_big_sets(rank..end, |class, i, us, them| {
-                    n += 1;
-                    sum += first_code(slice, captures, class, i, us, them, &mut reads).unwrap_or(0)
-                        as u64;
-                });
-                rank = end;
-            }
-        }
+    let (units, chunk) = order.units(slice);
+    let mut unit = (units as f64 * at) as u64;
+    while n < count && unit < units {
+        let end = (unit + chunk).min(units);
+        order.walk(slice, unit..end, |class, i, us, them| {
+            n += 1;
+            sum += first_code(slice, captures, class, i, us, them, &mut reads).unwrap_or(0) as u64;
+        });
+        unit = end;
     }
     (n, sum)
 }
