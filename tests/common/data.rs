@@ -87,9 +87,11 @@ impl Data {
         Daemon { child }
     }
 
-    /// Polls until `done` holds for the session's status (at most a minute).
+    /// Polls until `done` holds for the session's status (at most three minutes: the bound
+    /// catches a hang, not a slow machine, and a machine busy with other work can take
+    /// several times as long as an idle one).
     pub fn wait_for(&self, id: u64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(180);
         loop {
             let s = self.status(id);
             if done(&s) {
