@@ -73,11 +73,12 @@ PY
 )
     state="$id${st:+ $st}"
     # A session on other tables moves onto these (say, the 8-piece ones once built): paused
-    # for the change if it runs, then resumed; the trees it kept stay.
+    # for the change if it runs or waits its turn, then resumed; the trees it kept stay.
     if [ "$id" != none ] && [ "$st" != solved ] && [ "$tables" != "$db" ]; then
-        [ "$st" = running ] && f session pause "$id" > /dev/null
+        active=no; case "$st" in running | queued) active=yes ;; esac
+        [ $active = yes ] && f session pause "$id" > /dev/null
         f session tune "$id" --db "$db" > /dev/null && echo "session $id ($name): now on $db"
-        [ "$st" = running ] && f session resume "$id" > /dev/null
+        [ $active = yes ] && f session resume "$id" > /dev/null
     fi
     case "$state" in
         none) f session start "${positions[$i]}" --algo pn2-dfpn --db "$db" --name "$name" \
