@@ -12,7 +12,7 @@ use crate::cli::bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
 use fanorona::egdb::build_symmetric::{PassOrder, first_pass_sample};
-use fanorona::egdb::capture_values::{CaptureValues, Reads};
+use fanorona::egdb::capture_values::{CaptureValues, Reads, Scratch};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::symmetric::SymSlice;
 use fanorona::egdb::wdl::DRAW;
@@ -116,7 +116,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             ] {
                 let captures = captures.clone().reading(way);
                 let positions = positions.clone();
-                let mut reads = Vec::new();
+                let mut reads = Scratch::new();
                 for p in &positions {
                     captures.value(p, &mut reads);
                 }
@@ -124,7 +124,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                     label: format!("first pass {m} {read:>10} {name:>9}"),
                     fields: json!({"case": "capture values", "slice": m.to_string(), "read": read, "way": name}),
                     run: Box::new(move || {
-                        let mut reads = Vec::new();
+                        let mut reads = Scratch::new();
                         let sum = positions.iter().fold(0u64, |s, p| {
                             s + captures.value(p, &mut reads).unwrap_or(DRAW) as u64
                         });

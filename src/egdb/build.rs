@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thiserror::Error;
 
-use crate::egdb::capture_values::CaptureValues;
+use crate::egdb::capture_values::{CaptureValues, Scratch};
 use crate::egdb::file::{
     FileError, Kind, SliceFile, canonical_board, slice_path, write_slice_reporting,
 };
@@ -370,7 +370,7 @@ fn build_pair(
         let report = options.report_every.map(|every| (every, label.as_str()));
         let captures = capture_values(db, s.material)?;
         parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
-            let mut reads = Vec::new();
+            let mut reads = Scratch::new();
             for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
                 let pos = Position::from_parts(board, us, them, Color::White);
                 let code = if let Some(code) = captures.value(&pos, &mut reads) {

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::egdb::build::{
     BuildError, BuildOptions, SliceReport, bytes_bar, capture_values, progress_bar,
 };
-use crate::egdb::capture_values::CaptureValues;
+use crate::egdb::capture_values::{CaptureValues, Scratch};
 use crate::egdb::file::{FileError, HEADER_LEN, Kind, build_state_path, header, slice_path};
 use crate::egdb::index::Material;
 use crate::egdb::manifest::{self, Hasher};
@@ -637,7 +637,7 @@ impl Pair<'_> {
         bar.set_position(state.first_pass_done(x, slice) as u64);
         let entries = AtomicU64::new(0);
         let work = |range: std::ops::Range<u64>| {
-            let (mut reads, mut visited) = (Vec::new(), 0);
+            let (mut reads, mut visited) = (Scratch::new(), 0);
             // The codes of one word, written together: in either order the entries of a
             // chunk come mostly as increasing neighbours.
             let (mut word, mut bits) = (u64::MAX, 0u64);
@@ -1053,7 +1053,7 @@ pub fn first_pass_sample(
     at: f64,
     count: u64,
 ) -> (u64, u64) {
-    let (mut reads, mut n, mut sum) = (Vec::new(), 0u64, 0u64);
+    let (mut reads, mut n, mut sum) = (Scratch::new(), 0u64, 0u64);
     let (units, chunk) = order.units(slice);
     let mut unit = (units as f64 * at) as u64;
     while n < count && unit < units {
@@ -1079,10 +1079,14 @@ fn first_code(
     i: u64,
     us: Bitboard,
     them: Bitboard,
-    reads: &mut Vec<(u64, usize)>,
+    reads: &mut Scratch,
 ) -> Option<u8> {
-    if slice.class_is_symmetric(class) && slice.rank(us, them) != i {
-        return Some(SETTLED);
+    if slice.class_is_symmetric(class) {
+        // The entries' small set is the class's representative as it stands.
+        let big = if slice.small_is_us() { them } else { us };
+        if slice.rank_in_class(&slice.class(class), big) != i {
+            return Some(SETTLED);
+        }
     }
     let pos = Position::from_parts(slice.board, us, them, Color::White);
     if let Some(code) = captures.value(&pos, reads) {

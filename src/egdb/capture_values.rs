@@ -4,9 +4,10 @@
 use crate::egdb::index::Material;
 use crate::egdb::probe::Database;
 use crate::egdb::scheme::Index;
+use crate::egdb::symmetric::{SmallClass, SymSlice};
 use crate::egdb::wdl::{DRAW, LOSS, WIN, code_at};
-use crate::geometry::Bitboard;
-use crate::movegen::{capturing_pieces, try_for_each_capture};
+use crate::geometry::{Bitboard, Board};
+use crate::movegen::{MoveRef, capturing_pieces, try_for_each_capture};
 use crate::position::Position;
 
 /// How a position's captures are valued.
@@ -71,38 +72,62 @@ impl<'a> CaptureValues<'a> {
     }
 
     /// The value code (`wdl::WIN`, `DRAW` or `LOSS`) of `pos`, of this material, if its side
-    /// to move must capture; `None` if it has no capture. `reads` is the caller's to reuse
+    /// to move must capture; `None` if it has no capture. `scratch` is the caller's to reuse
     /// from one position to the next, so that nothing is allocated or cleared a position.
-    pub fn value(&self, pos: &Position, reads: &mut Vec<(u64, usize)>) -> Option<u8> {
+    pub fn value(&self, pos: &Position, scratch: &mut Scratch) -> Option<u8> {
         debug_assert_eq!(pos.us().count_ones(), self.material.a as u32);
         debug_assert_eq!(pos.them().count_ones(), self.material.b as u32);
         let starts = capturing_pieces(pos);
         if starts == 0 {
             return None;
         }
+        scratch.ranks.start(pos);
         Some(match self.reads {
-            Reads::FirstWin => self.first_win(pos, starts),
-            Reads::Gathered => self.gathered(pos, starts, reads),
+            Reads::FirstWin => self.first_win(pos, starts, &mut scratch.ranks),
+            Reads::Gathered => self.gathered(pos, starts, scratch),
         })
     }
 
-    /// The codes of the slice of a capture's result `c`, where the opponent, to move, has
-    /// `left` pieces, and its entry there.
+    /// The codes of the slice that capture `m` of `pos` leads to, where the opponent, to
+    /// move, has `left` pieces, and its entry there.
     #[inline(always)]
-    fn rank(&self, c: &Position, left: usize) -> (&'a [u8], u64) {
+    fn rank(
+        &self,
+        pos: &Position,
+        m: &MoveRef,
+        left: usize,
+        ranks: &mut ChildRanks,
+    ) -> (&'a [u8], u64) {
         let (codes, index) = self.after[left - 1];
-        (codes, index.rank(c.us(), c.them()))
+        let rank = match index {
+            // The opponent, now to move, is the small set there: what the capture leaves of
+            // it, classed from the cache.
+            Index::Symmetric(slice) if slice.small_is_us() => {
+                let c = ranks.class(slice, pos.them() & !m.captured);
+                slice.rank_in_class(&c, ranks.moved_image(slice, c.g, m.from, m.to()))
+            }
+            // The side that moved is the small set.
+            Index::Symmetric(slice) => {
+                let moved = (pos.us() & !(1 << m.from)) | 1 << m.to();
+                let c = ranks.class(slice, moved);
+                slice.rank_in_class(&c, ranks.left_image(slice, c.g, m.captured))
+            }
+            Index::Paper(_) => {
+                let c = pos.after(m.from, m.to(), m.captured);
+                index.rank(c.us(), c.them())
+            }
+        };
+        (codes, rank)
     }
 
-    fn first_win(&self, pos: &Position, starts: Bitboard) -> u8 {
+    fn first_win(&self, pos: &Position, starts: Bitboard, ranks: &mut ChildRanks) -> u8 {
         // LOSS until a move shows better.
         let mut best = LOSS;
         let stopped = !try_for_each_capture(pos, starts, |m| {
-            let c = pos.after(m.from, m.to(), m.captured);
-            let code = match c.us().count_ones() as usize {
+            let code = match (pos.them() & !m.captured).count_ones() as usize {
                 0 => LOSS,
                 left => {
-                    let (codes, rank) = self.rank(&c, left);
+                    let (codes, rank) = self.rank(pos, &m, left, ranks);
                     code_at(codes, rank)
                 }
             };
@@ -116,13 +141,13 @@ impl<'a> CaptureValues<'a> {
         if stopped { WIN } else { best }
     }
 
-    fn gathered(&self, pos: &Position, starts: Bitboard, reads: &mut Vec<(u64, usize)>) -> u8 {
+    fn gathered(&self, pos: &Position, starts: Bitboard, scratch: &mut Scratch) -> u8 {
+        let Scratch { reads, ranks } = scratch;
         reads.clear();
         let took_all = !try_for_each_capture(pos, starts, |m| {
-            let c = pos.after(m.from, m.to(), m.captured);
-            match c.us().count_ones() as usize {
+            match (pos.them() & !m.captured).count_ones() as usize {
                 0 => return false,
-                left => reads.push((self.rank(&c, left).1, left - 1)),
+                left => reads.push((self.rank(pos, &m, left, ranks).1, left - 1)),
             }
             true
         });
@@ -142,6 +167,114 @@ impl<'a> CaptureValues<'a> {
     }
 }
 
+/// What valuing positions one after another keeps from one position to the next, so that
+/// nothing is allocated or cleared a position: one per thread.
+pub struct Scratch {
+    /// The captures' entries, gathered before they are read.
+    reads: Vec<(u64, usize)>,
+    ranks: ChildRanks,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            reads: Vec::new(),
+            ranks: ChildRanks {
+                board: None,
+                classes: vec![(EMPTY, SmallClass::default()); CLASS_SLOTS].into_boxed_slice(),
+                sides: [0; 2],
+                images: [[0; 2]; 4],
+                imaged: 0,
+            },
+        }
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch::new()
+    }
+}
+
+/// Ranking a capture's result in a symmetric slice, where it is classed by its small set:
+/// what the capture leaves of the opponent, or the side that moved. In a first pass one of
+/// the two sides stays the same over long runs of positions (the small set of a class's
+/// entries, or a block of big sets), so the small sets captures make are few, and their
+/// classes are kept. The images of the position's sides under the symmetries are taken once
+/// a position: a symmetry maps points one to one, so the image of a side after a capture is
+/// the image before with the points the capture changed changed. A first pass over 4-5
+/// spent a quarter of its time in `SymSlice::rank`.
+struct ChildRanks {
+    /// The board the classes are of.
+    board: Option<Board>,
+    /// Small sets and their classes, direct-mapped by set (`EMPTY` an empty slot).
+    classes: Box<[(Bitboard, SmallClass)]>,
+    /// The sides of the position being valued (side to move first), and their images under
+    /// the symmetries whose bit is set in `imaged`.
+    sides: [Bitboard; 2],
+    images: [[Bitboard; 2]; 4],
+    imaged: u8,
+}
+
+/// Slots of `ChildRanks::classes`: a block of 32 big sets leaves at most 32 x 31 sets, and
+/// the whole cache stays in the first-level cache.
+const CLASS_SLOTS: usize = 1 << 10;
+/// No set of a slice's small side is every point.
+const EMPTY: Bitboard = u64::MAX;
+
+impl ChildRanks {
+    /// Ready for the captures of `pos`.
+    #[inline(always)]
+    fn start(&mut self, pos: &Position) {
+        let board = pos.board();
+        if self.board != Some(board) {
+            self.classes.fill((EMPTY, SmallClass::default()));
+            self.board = Some(board);
+        }
+        self.sides = [pos.us(), pos.them()];
+        self.images[0] = self.sides;
+        self.imaged = 1;
+    }
+
+    /// The class of `small` in `slice` (whose small side it is).
+    #[inline(always)]
+    fn class(&mut self, slice: &SymSlice, small: Bitboard) -> SmallClass {
+        let slot =
+            (small.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CLASS_SLOTS.ilog2())) as usize;
+        let (set, c) = &mut self.classes[slot];
+        if *set != small {
+            *set = small;
+            *c = slice.class_of(small);
+        }
+        *c
+    }
+
+    /// The images of the position's sides under symmetry `g`.
+    #[inline(always)]
+    fn images(&mut self, slice: &SymSlice, g: usize) -> [Bitboard; 2] {
+        if self.imaged >> g & 1 == 0 {
+            let sym = slice.symmetries();
+            self.images[g] = self.sides.map(|side| sym.apply(g, side));
+            self.imaged |= 1 << g;
+        }
+        self.images[g]
+    }
+
+    /// The image under symmetry `g` of the side to move's pieces after a move from `from` to
+    /// `to`.
+    #[inline(always)]
+    fn moved_image(&mut self, slice: &SymSlice, g: usize, from: u8, to: u8) -> Bitboard {
+        let sym = slice.symmetries();
+        (self.images(slice, g)[0] & !sym.point(g, from)) | sym.point(g, to)
+    }
+
+    /// The image under symmetry `g` of what capturing `captured` leaves of the opponent.
+    #[inline(always)]
+    fn left_image(&mut self, slice: &SymSlice, g: usize, captured: Bitboard) -> Bitboard {
+        self.images(slice, g)[1] & !slice.symmetries().apply(g, captured)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +284,57 @@ mod tests {
     use crate::geometry::Board;
     use crate::movegen::for_each_child;
     use crate::position::Color;
+
+    /// The ranks a first pass takes from its cache of classes and the images of the sides
+    /// are the slices' own, for every capture of sampled positions of every 5x9 slice of 3 to
+    /// 9 pieces, the cache shared from one position to the next as a pass shares it.
+    #[test]
+    fn cached_ranks_are_the_slices_ranks() {
+        let board = Board::STANDARD;
+        let mut ranks = Scratch::new().ranks;
+        let (mut x, mut checked) = (0x2545_F491_4F6C_DD1Du64, 0u64);
+        for m in (3..=9).flat_map(Material::with_pieces) {
+            let paper = Index::new(Scheme::Paper, board, m).unwrap();
+            // Runs of positions with the same opponent's set, as a pass meets them.
+            for _ in 0..300 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let start = x % paper.len();
+                for (us, them) in paper.positions(start, (start + 8).min(paper.len())) {
+                    let pos = Position::from_parts(board, us, them, Color::White);
+                    ranks.start(&pos);
+                    try_for_each_capture(&pos, capturing_pieces(&pos), |mv| {
+                        let left = (them & !mv.captured).count_ones() as u8;
+                        let Ok(child) = SymSlice::new(board, Material { a: left, b: m.a }) else {
+                            return true;
+                        };
+                        if left == 0 {
+                            return true;
+                        }
+                        let c = pos.after(mv.from, mv.to(), mv.captured);
+                        let (class, image) = if child.small_is_us() {
+                            let class = ranks.class(&child, c.us());
+                            (class, ranks.moved_image(&child, class.g, mv.from, mv.to()))
+                        } else {
+                            let class = ranks.class(&child, c.them());
+                            (class, ranks.left_image(&child, class.g, mv.captured))
+                        };
+                        assert_eq!(
+                            child.rank_in_class(&class, image),
+                            child.rank(c.us(), c.them()),
+                            "{pos:?}: from {} to {}",
+                            mv.from,
+                            mv.to()
+                        );
+                        checked += 1;
+                        true
+                    });
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked} captures");
+    }
 
     /// Every position of 5x5's 3-2 and 2-3 slices: valued both ways as its children probed
     /// through `Database` say where it has a capture, `None` where it has none.
@@ -168,7 +352,7 @@ mod tests {
         };
         build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
         let db = Database::new(dir.path(), board);
-        let (mut counts, mut reads) = ([0; 3], Vec::new());
+        let (mut counts, mut reads) = ([0; 3], Scratch::new());
         for m in [Material { a: 3, b: 2 }, Material { a: 2, b: 3 }] {
             let ways = [Reads::FirstWin, Reads::Gathered]
                 .map(|r| CaptureValues::new(&db, m).unwrap().reading(r));

@@ -33,6 +33,8 @@ pub struct Symmetries {
     row_mask: Bitboard,
     /// Per symmetry, the images of each byte: three table reads instead of the shifts.
     bytes: Option<&'static [ByteImages; 4]>,
+    /// Per symmetry, the image of each point.
+    points: Option<&'static [[Bitboard; 64]; 4]>,
 }
 
 impl Symmetries {
@@ -44,6 +46,7 @@ impl Symmetries {
             size: board.size() as u32,
             row_mask: (1 << board.cols()) - 1,
             bytes: None,
+            points: None,
         };
         static ALL: OnceLock<Vec<OnceLock<[ByteImages; 4]>>> = OnceLock::new();
         let all = ALL.get_or_init(|| Board::all().map(|_| OnceLock::new()).collect());
@@ -51,9 +54,32 @@ impl Symmetries {
             .position(|b| b == board)
             .expect("a supported board");
         let bytes = all[i].get_or_init(|| [0, 1, 2, 3].map(|g| ByteImages::new(&plain, g)));
+        static POINTS: OnceLock<Vec<OnceLock<[[Bitboard; 64]; 4]>>> = OnceLock::new();
+        let points = POINTS.get_or_init(|| Board::all().map(|_| OnceLock::new()).collect())[i]
+            .get_or_init(|| {
+                [0, 1, 2, 3].map(|g| {
+                    std::array::from_fn(|p| {
+                        if p < board.size() {
+                            plain.apply(g, 1 << p)
+                        } else {
+                            0
+                        }
+                    })
+                })
+            });
         Symmetries {
             bytes: Some(bytes),
+            points: Some(points),
             ..plain
+        }
+    }
+
+    /// The image of point `p` under symmetry `g`, as a set.
+    #[inline(always)]
+    pub fn point(&self, g: usize, p: u8) -> Bitboard {
+        match self.points {
+            Some(t) => t[g][p as usize & 63],
+            None => self.apply(g, 1 << p),
         }
     }
 
@@ -238,6 +264,18 @@ pub struct SymSlice {
     per_class: u64,
 }
 
+/// A set of the small side's size, classed (`SymSlice::class_of`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmallClass {
+    pub class: u32,
+    /// Whether the class's representative is symmetric (some entries are copies).
+    pub symmetric: bool,
+    /// A symmetry taking the set to `rep`.
+    pub g: usize,
+    /// The class's representative.
+    pub rep: Bitboard,
+}
+
 impl PartialEq for SymSlice {
     fn eq(&self, other: &SymSlice) -> bool {
         self.board == other.board && self.material == other.material
@@ -284,23 +322,58 @@ impl SymSlice {
         } else {
             (them, us)
         };
+        let c = self.class_of(small);
+        self.rank_in_class(&c, self.sym.apply(c.g, big))
+    }
+
+    /// Whether the small set is the side to move's (else the opponent's).
+    #[inline(always)]
+    pub fn small_is_us(&self) -> bool {
+        self.small_is_us
+    }
+
+    /// The class of `small`, a set of the small side's size, and the symmetry taking it to
+    /// its representative.
+    #[inline(always)]
+    pub fn class_of(&self, small: Bitboard) -> SmallClass {
         let e = self.orbits.of_set[rank_set(small) as usize];
-        let (class, g) = ((e >> 3) as usize, (e & 3) as usize);
-        let (rep, big) = if g == 0 {
-            (small, big)
-        } else {
-            (self.sym.apply(g, small), self.sym.apply(g, big))
-        };
-        let mut r = rank_set(squeeze(big, rep));
-        if e & 4 != 0 {
-            let stab = self.orbits.stabiliser[class];
+        let class = e >> 3;
+        let g = (e & 3) as usize;
+        SmallClass {
+            class,
+            symmetric: e & 4 != 0,
+            g,
+            rep: self.orbits.reps[class as usize],
+        }
+    }
+
+    /// Class `class` of the small sets, as its representative stands (`g` the identity).
+    #[inline(always)]
+    pub fn class(&self, class: u64) -> SmallClass {
+        let c = class as usize;
+        SmallClass {
+            class: class as u32,
+            symmetric: self.orbits.stabiliser[c] != 1,
+            g: 0,
+            rep: self.orbits.reps[c],
+        }
+    }
+
+    /// The canonical entry of the position whose small set is of class `c` and whose big set,
+    /// taken by the same symmetry (`c.g`), is `big`: `rank` once the small set is classed, for
+    /// a caller that has the class, or the big set's image, at hand.
+    #[inline(always)]
+    pub fn rank_in_class(&self, c: &SmallClass, big: Bitboard) -> u64 {
+        let mut r = rank_set(squeeze(big, c.rep));
+        if c.symmetric {
+            let stab = self.orbits.stabiliser[c.class as usize];
             for h in 1..SYMMETRIES {
                 if stab >> h & 1 != 0 {
-                    r = r.min(rank_set(squeeze(self.sym.apply(h, big), rep)));
+                    r = r.min(rank_set(squeeze(self.sym.apply(h, big), c.rep)));
                 }
             }
         }
-        class as u64 * self.per_class + r
+        c.class as u64 * self.per_class + r
     }
 
     /// The position of entry `index` (below `len()`), as (side to move's pieces, opponent's).
