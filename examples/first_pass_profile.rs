@@ -18,7 +18,7 @@ use fanorona::egdb::{Database, Material};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(dir), Some(slice)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: first_pass_profile TABLES SLICE [ENTRIES] [AT]");
+        eprintln!("usage: first_pass_profile TABLES SLICE [ENTRIES] [AT] [READS]");
         std::process::exit(2);
     };
     let parse = |i: usize, default: f64| {
@@ -49,7 +49,10 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let slice = SymSlice::new(board, m).expect("a 5x9 slice");
+    let slice = SymSlice::new(board, m).unwrap_or_else(|e| {
+        eprintln!("'{slice}': {e}");
+        std::process::exit(2)
+    });
     let order = PassOrder::of(m);
     // A first short run loads the slices, so that the timed one reads from memory.
     first_pass_sample(&slice, &captures, order, at, 1 << 20);

@@ -104,13 +104,13 @@ impl<'a> CaptureValues<'a> {
             // it, classed from the cache.
             Index::Symmetric(slice) if slice.small_is_us() => {
                 let c = ranks.class(slice, pos.them() & !m.captured);
-                slice.rank_in_class(&c, ranks.moved_image(slice, c.g, m.from, m.to()))
+                slice.rank_in_class(&c, ranks.moved_image(slice, c.g as usize, m.from, m.to()))
             }
             // The side that moved is the small set.
             Index::Symmetric(slice) => {
                 let moved = (pos.us() & !(1 << m.from)) | 1 << m.to();
                 let c = ranks.class(slice, moved);
-                slice.rank_in_class(&c, ranks.left_image(slice, c.g, m.captured))
+                slice.rank_in_class(&c, ranks.left_image(slice, c.g as usize, m.captured))
             }
             Index::Paper(_) => {
                 let c = pos.after(m.from, m.to(), m.captured);
@@ -168,7 +168,8 @@ impl<'a> CaptureValues<'a> {
 }
 
 /// What valuing positions one after another keeps from one position to the next, so that
-/// nothing is allocated or cleared a position: one per thread.
+/// nothing is allocated or cleared a position: one per thread, or per chunk of work (24 kB,
+/// filled once).
 pub struct Scratch {
     /// The captures' entries, gathered before they are read.
     reads: Vec<(u64, usize)>,
@@ -216,10 +217,10 @@ struct ChildRanks {
     imaged: u8,
 }
 
-/// Slots of `ChildRanks::classes`: a block of 32 big sets leaves at most 32 x 31 sets, and
-/// the whole cache stays in the first-level cache.
+/// Slots of `ChildRanks::classes` (24 bytes each): a block of 32 big sets of 5 points (4-5's
+/// first pass) leaves at most 32 x 30 small sets.
 const CLASS_SLOTS: usize = 1 << 10;
-/// No set of a slice's small side is every point.
+/// No set has 64 points: boards have at most 46.
 const EMPTY: Bitboard = u64::MAX;
 
 impl ChildRanks {
@@ -286,57 +287,63 @@ mod tests {
     use crate::position::Color;
 
     /// The ranks a first pass takes from its cache of classes and the images of the sides
-    /// are the slices' own, for every capture of sampled positions of every 5x9 slice of 3 to
-    /// 9 pieces, the cache shared from one position to the next as a pass shares it.
+    /// are the slices' own, for every capture of sampled positions of every slice of 3 to 9
+    /// pieces, on 5x9 and 5x5 in turn through one cache (which must start over at each
+    /// change of board), the cache shared from one position to the next as a pass shares it.
     #[test]
     fn cached_ranks_are_the_slices_ranks() {
-        let board = Board::STANDARD;
         let mut ranks = Scratch::new().ranks;
-        let (mut x, mut checked) = (0x2545_F491_4F6C_DD1Du64, 0u64);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        // Captures checked whose result is classed by what is left of the opponent, and by
+        // the side that moved.
+        let mut checked = [0u64; 2];
         for m in (3..=9).flat_map(Material::with_pieces) {
-            let paper = Index::new(Scheme::Paper, board, m).unwrap();
-            // Runs of positions with the same opponent's set, as a pass meets them.
-            for _ in 0..300 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let start = x % paper.len();
-                for (us, them) in paper.positions(start, (start + 8).min(paper.len())) {
-                    let pos = Position::from_parts(board, us, them, Color::White);
-                    ranks.start(&pos);
-                    try_for_each_capture(&pos, capturing_pieces(&pos), |mv| {
-                        let left = (them & !mv.captured).count_ones() as u8;
-                        let Ok(child) = SymSlice::new(board, Material { a: left, b: m.a }) else {
-                            return true;
-                        };
-                        if left == 0 {
-                            return true;
-                        }
-                        let c = pos.after(mv.from, mv.to(), mv.captured);
-                        let (class, image) = if child.small_is_us() {
-                            let class = ranks.class(&child, c.us());
-                            (class, ranks.moved_image(&child, class.g, mv.from, mv.to()))
-                        } else {
-                            let class = ranks.class(&child, c.them());
-                            (class, ranks.left_image(&child, class.g, mv.captured))
-                        };
-                        assert_eq!(
-                            child.rank_in_class(&class, image),
-                            child.rank(c.us(), c.them()),
-                            "{pos:?}: from {} to {}",
-                            mv.from,
-                            mv.to()
-                        );
-                        checked += 1;
-                        true
-                    });
+            for board in [Board::STANDARD, Board::new(5, 5).unwrap()] {
+                let paper = Index::new(Scheme::Paper, board, m).unwrap();
+                // Runs of positions with the same opponent's set, as a pass meets them.
+                for _ in 0..150 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let start = x % paper.len();
+                    for (us, them) in paper.positions(start, (start + 8).min(paper.len())) {
+                        let pos = Position::from_parts(board, us, them, Color::White);
+                        ranks.start(&pos);
+                        try_for_each_capture(&pos, capturing_pieces(&pos), |mv| {
+                            let left = (them & !mv.captured).count_ones() as u8;
+                            if left == 0 {
+                                return true;
+                            }
+                            let child = SymSlice::new(board, Material { a: left, b: m.a })
+                                .expect("a capture's result fits the board");
+                            let c = pos.after(mv.from, mv.to(), mv.captured);
+                            let (class, image) = if child.small_is_us() {
+                                let class = ranks.class(&child, c.us());
+                                let g = class.g as usize;
+                                (class, ranks.moved_image(&child, g, mv.from, mv.to()))
+                            } else {
+                                let class = ranks.class(&child, c.them());
+                                let g = class.g as usize;
+                                (class, ranks.left_image(&child, g, mv.captured))
+                            };
+                            assert_eq!(
+                                child.rank_in_class(&class, image),
+                                child.rank(c.us(), c.them()),
+                                "{pos:?}: from {} to {}",
+                                mv.from,
+                                mv.to()
+                            );
+                            checked[usize::from(!child.small_is_us())] += 1;
+                            true
+                        });
+                    }
                 }
             }
         }
-        assert!(checked > 10_000, "{checked} captures");
+        assert!(checked.iter().all(|&n| n > 5_000), "{checked:?} captures");
     }
 
-    /// Every position of 5x5's 3-2 and 2-3 slices: valued both ways as its children probed
+    /// Every position of 5x5's 3-2, 2-3 and 1-3 slices: valued both ways as its children probed
     /// through `Database` say where it has a capture, `None` where it has none.
     #[test]
     fn both_ways_value_captures_as_each_probed() {
@@ -353,7 +360,9 @@ mod tests {
         build(dir.path(), board, 4, &options, &mut |_| {}).unwrap();
         let db = Database::new(dir.path(), board);
         let (mut counts, mut reads) = ([0; 3], Scratch::new());
-        for m in [Material { a: 3, b: 2 }, Material { a: 2, b: 3 }] {
+        // 1-3's captures lead to slices classed by the side that moved, the others' by what is
+        // left of the opponent.
+        for m in ["3-2", "2-3", "1-3"].map(|m| m.parse::<Material>().unwrap()) {
             let ways = [Reads::FirstWin, Reads::Gathered]
                 .map(|r| CaptureValues::new(&db, m).unwrap().reading(r));
             let paper = Index::new(Scheme::Paper, board, m).unwrap();

@@ -270,8 +270,8 @@ pub struct SmallClass {
     pub class: u32,
     /// Whether the class's representative is symmetric (some entries are copies).
     pub symmetric: bool,
-    /// A symmetry taking the set to `rep`.
-    pub g: usize,
+    /// A symmetry taking the set to `rep` (a byte, so that a cache slot is 24 bytes).
+    pub g: u8,
     /// The class's representative.
     pub rep: Bitboard,
 }
@@ -323,7 +323,7 @@ impl SymSlice {
             (them, us)
         };
         let c = self.class_of(small);
-        self.rank_in_class(&c, self.sym.apply(c.g, big))
+        self.rank_in_class(&c, self.sym.apply(c.g as usize, big))
     }
 
     /// Whether the small set is the side to move's (else the opponent's).
@@ -338,7 +338,7 @@ impl SymSlice {
     pub fn class_of(&self, small: Bitboard) -> SmallClass {
         let e = self.orbits.of_set[rank_set(small) as usize];
         let class = e >> 3;
-        let g = (e & 3) as usize;
+        let g = (e & 3) as u8;
         SmallClass {
             class,
             symmetric: e & 4 != 0,
