@@ -100,18 +100,7 @@ impl<'a> CaptureValues<'a> {
     ) -> (&'a [u8], u64) {
         let (codes, index) = self.after[left - 1];
         let rank = match index {
-            // The opponent, now to move, is the small set there: what the capture leaves of
-            // it, classed from the cache.
-            Index::Symmetric(slice) if slice.small_is_us() => {
-                let c = ranks.class(slice, pos.them() & !m.captured);
-                slice.rank_in_class(&c, ranks.moved_image(slice, c.g as usize, m.from, m.to()))
-            }
-            // The side that moved is the small set.
-            Index::Symmetric(slice) => {
-                let moved = (pos.us() & !(1 << m.from)) | 1 << m.to();
-                let c = ranks.class(slice, moved);
-                slice.rank_in_class(&c, ranks.left_image(slice, c.g as usize, m.captured))
-            }
+            Index::Symmetric(slice) => ranks.rank(slice, pos, m.from, m.to(), m.captured),
             Index::Paper(_) => {
                 let c = pos.after(m.from, m.to(), m.captured);
                 index.rank(c.us(), c.them())
@@ -237,6 +226,28 @@ impl ChildRanks {
         self.imaged = 1;
     }
 
+    /// The entry in `slice` of the result of the capture from `from` to `to` taking
+    /// `captured` in the position given to `start`.
+    #[inline(always)]
+    fn rank(
+        &mut self,
+        slice: &SymSlice,
+        pos: &Position,
+        from: u8,
+        to: u8,
+        captured: Bitboard,
+    ) -> u64 {
+        if slice.small_is_us() {
+            // The opponent, now to move, is the small set: what the capture leaves of it.
+            let c = self.class(slice, pos.them() & !captured);
+            slice.rank_in_class(&c, self.moved_image(slice, c.g as usize, from, to))
+        } else {
+            // The side that moved is the small set.
+            let c = self.class(slice, (pos.us() & !(1 << from)) | 1 << to);
+            slice.rank_in_class(&c, self.left_image(slice, c.g as usize, captured))
+        }
+    }
+
     /// The class of `small` in `slice` (whose small side it is).
     #[inline(always)]
     fn class(&mut self, slice: &SymSlice, small: Bitboard) -> SmallClass {
@@ -317,17 +328,8 @@ mod tests {
                             let child = SymSlice::new(board, Material { a: left, b: m.a })
                                 .expect("a capture's result fits the board");
                             let c = pos.after(mv.from, mv.to(), mv.captured);
-                            let (class, image) = if child.small_is_us() {
-                                let class = ranks.class(&child, c.us());
-                                let g = class.g as usize;
-                                (class, ranks.moved_image(&child, g, mv.from, mv.to()))
-                            } else {
-                                let class = ranks.class(&child, c.them());
-                                let g = class.g as usize;
-                                (class, ranks.left_image(&child, g, mv.captured))
-                            };
                             assert_eq!(
-                                child.rank_in_class(&class, image),
+                                ranks.rank(&child, &pos, mv.from, mv.to(), mv.captured),
                                 child.rank(c.us(), c.them()),
                                 "{pos:?}: from {} to {}",
                                 mv.from,

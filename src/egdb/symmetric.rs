@@ -350,12 +350,11 @@ impl SymSlice {
     /// Class `class` of the small sets, as its representative stands (`g` the identity).
     #[inline(always)]
     pub fn class(&self, class: u64) -> SmallClass {
-        let c = class as usize;
         SmallClass {
             class: class as u32,
-            symmetric: self.orbits.stabiliser[c] != 1,
+            symmetric: self.class_is_symmetric(class),
             g: 0,
-            rep: self.orbits.reps[c],
+            rep: self.orbits.reps[class as usize],
         }
     }
 
