@@ -1,4 +1,5 @@
-//! What the machine has: memory, read from Linux's /proc/meminfo, and free disk space.
+//! What the machine has: memory, read from Linux's /proc/meminfo, and free disk space; and
+//! what this process has used of it.
 
 /// A /proc/meminfo field in bytes ("MemTotal", "MemAvailable"), where it can be read.
 pub fn meminfo(field: &str) -> Option<u64> {
@@ -15,6 +16,13 @@ pub fn own_status(field: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// Seconds of processor time this process has had so far, all its threads together: what a
+/// long build costs whatever else shares the machine's cores.
+pub fn own_cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Bytes free to an unprivileged writer on the file system holding `path` (None where it

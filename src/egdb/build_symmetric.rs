@@ -38,6 +38,7 @@ use crate::egdb::scheme::Index;
 use crate::egdb::symmetric::SymSlice;
 use crate::egdb::wdl::{DRAW, LOSS, WIN};
 use crate::geometry::{Bitboard, Board, NONE, points};
+use crate::machine::own_cpu_seconds;
 use crate::position::{Color, Position};
 
 /// Settled as a draw while building (a capture position drawn, or a copy); 0 in the file.
@@ -255,6 +256,11 @@ struct State {
     finishing: bool,
     /// Seconds spent so far, over every run.
     seconds: f64,
+    /// Processor seconds (all threads) spent so far, over every run: beside `seconds`, what
+    /// the pair costs when other work shares the cores. Absent in older state files: counted
+    /// from the first run that knows it.
+    #[serde(default)]
+    cpu_seconds: f64,
 }
 
 impl State {
@@ -396,13 +402,17 @@ pub(crate) fn build_pair(
             }
         ));
     }
-    let run_start = Instant::now();
-    let before = state.seconds;
+    let (run_start, run_cpu) = (Instant::now(), own_cpu_seconds());
+    let (before, cpu_before) = (state.seconds, state.cpu_seconds);
+    let spent = |state: &mut State| {
+        state.seconds = before + run_start.elapsed().as_secs_f64();
+        state.cpu_seconds = cpu_before + (own_cpu_seconds() - run_cpu);
+    };
     let mut save = |state: &mut State, pair: &Pair| -> Result<(), FileError> {
         for v in &pair.values {
             v.flush()?;
         }
-        state.seconds = before + run_start.elapsed().as_secs_f64();
+        spent(state);
         save_state(&state_file, state)
     };
 
@@ -425,12 +435,13 @@ pub(crate) fn build_pair(
             }
             pair.first_pass(db, x, &mut state, &mut save, &label, name, log)?;
         }
-        let rounds_start = Instant::now();
+        let (rounds_start, rounds_cpu) = (Instant::now(), own_cpu_seconds());
         let (rounds, forwards) = pair.rounds(&mut state, &mut save, &label, log)?;
         log(&format!(
-            "{label}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s",
+            "{label}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s (processor {:.1} s)",
             rounds - forwards,
-            rounds_start.elapsed().as_secs_f64()
+            rounds_start.elapsed().as_secs_f64(),
+            own_cpu_seconds() - rounds_cpu
         ));
         state.finishing = true;
         save(&mut state, &pair)?;
@@ -457,16 +468,17 @@ pub(crate) fn build_pair(
         } else {
             crate::egdb::build::record_if_missing(root, board, m, Kind::Wdl)?;
         }
-        state.seconds = before + run_start.elapsed().as_secs_f64();
+        spent(&mut state);
         // The process's peak so far: the mapped values count, as they stay resident.
         let peak = crate::machine::own_status("VmHWM").map_or(String::new(), |b| {
             format!(", peak resident {:.2} GiB", b as f64 / (1u64 << 30) as f64)
         });
         log(&format!(
-            "{board} {name}: {} entries, {} rounds, {:.2} s{peak} -> {}",
+            "{board} {name}: {} entries, {} rounds, {:.2} s (processor {:.1} s){peak} -> {}",
             slice.len(),
             state.rounds,
             state.seconds,
+            state.cpu_seconds,
             slice_path(root, board, m, Kind::Wdl).display()
         ));
         reports.push(SliceReport {
@@ -631,7 +643,7 @@ impl Pair<'_> {
         }
         let (units, chunk) = order.units(slice);
         let from = state.mark(x, order);
-        let (len, start) = (slice.len(), Instant::now());
+        let (len, start, cpu) = (slice.len(), Instant::now(), own_cpu_seconds());
         let captures = capture_values(db, slice.material)?;
         let bar = progress_bar(self.options, len, &format!("{label} first pass {name}"));
         bar.set_position(state.first_pass_done(x, slice) as u64);
@@ -687,8 +699,9 @@ impl Pair<'_> {
         state.first_pass[x] = len;
         save(state, self)?;
         log(&format!(
-            "{label}: first pass {name} {:.2} s",
-            start.elapsed().as_secs_f64()
+            "{label}: first pass {name} {:.2} s (processor {:.1} s)",
+            start.elapsed().as_secs_f64(),
+            own_cpu_seconds() - cpu
         ));
         Ok(())
     }

@@ -379,6 +379,49 @@ fn a_build_logging_to_a_file_reports_its_first_pass_and_rounds() {
     );
 }
 
+/// A symmetric build reports each slice's wall time and its processor time (all threads),
+/// which may not exceed the threads' share of the wall time; the phases say theirs too.
+#[test]
+fn a_symmetric_build_reports_its_processor_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = symmetric();
+    let mut lines = Vec::new();
+    build(dir.path(), Board::STANDARD, 5, &o, &mut |l| {
+        lines.push(l.to_string())
+    })
+    .unwrap();
+    // "5x9 4-1: 1528575 entries, 8 rounds, 0.52 s (processor 0.9 s), peak resident ..."
+    let times = |l: &str| -> Option<(f64, f64)> {
+        let (_, rest) = l.split_once(" rounds, ")?;
+        let (wall, rest) = rest.split_once(" s (processor ")?;
+        let (cpu, _) = rest.split_once(" s)")?;
+        Some((wall.parse().ok()?, cpu.parse().ok()?))
+    };
+    let slices: Vec<(f64, f64)> = lines
+        .iter()
+        .filter(|l| l.contains(" entries, "))
+        .map(|l| times(l).unwrap_or_else(|| panic!("{l}")))
+        .collect();
+    // Every slice of 2 to 5 pieces: 1-1, 2-1 1-2, 3-1 2-2 1-3, and 4-1 to 1-4.
+    assert_eq!(slices.len(), 10, "{lines:#?}");
+    for &(wall, cpu) in &slices {
+        assert!(
+            cpu >= 0.0 && cpu <= o.threads as f64 * wall + 0.2,
+            "{lines:#?}"
+        );
+    }
+    // The largest pair takes a measurable share of a processor.
+    assert!(slices.iter().any(|&(_, cpu)| cpu > 0.0), "{lines:#?}");
+    for phase in ["first pass 4-1 ", "rounds ("] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(phase) && l.contains(" s (processor ")),
+            "{phase}: {lines:#?}"
+        );
+    }
+}
+
 /// The symmetric index's tables hold the values of the paper's, position by position (5x5
 /// up to 5 pieces, every position of every slice), pass `verify` with their copies, and a
 /// wrong entry is caught.
