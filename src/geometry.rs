@@ -381,9 +381,10 @@ impl Geometry {
     /// there (so diagonals only move strong points).
     #[inline(always)]
     pub fn step(&self, bb: Bitboard, d: usize) -> Bitboard {
-        let s = self.shift[d];
-        let bb = bb & self.has_neighbour[d];
-        if s > 0 { bb << s } else { bb >> -s }
+        // A rotation by the shift (taken mod 64) is the shift, as no point that has a
+        // neighbour in `d` is carried past either end; unlike a shift by a signed amount, it
+        // needs no branch.
+        (bb & self.has_neighbour[d]).rotate_left(self.shift[d] as u32)
     }
 
     #[inline(always)]

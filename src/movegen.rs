@@ -73,13 +73,47 @@ impl CaptureMap {
     fn any(&self, d: usize) -> Bitboard {
         self.approach[d] | self.withdraw[d]
     }
+
+    /// The capturing steps of a piece on `p` as `capture_steps` gives them, on the board
+    /// the map was made of: bit `d` of each map.
+    #[inline(always)]
+    fn steps(&self, p: u8) -> u32 {
+        let mut steps = 0u32;
+        for d in 0..8 {
+            steps |= (((self.approach[d] >> p) & 1) as u32) << d
+                | (((self.withdraw[d] >> p) & 1) as u32) << (d + 8);
+        }
+        steps
+    }
+}
+
+/// The pieces of a position's side to move that have a capturing first step, with the map
+/// they were found by, which gives their chains' first two steps (`try_for_each_capture`).
+pub struct CaptureStarts {
+    map: CaptureMap,
+    pieces: Bitboard,
+}
+
+impl CaptureStarts {
+    /// The side to move's pieces with a capturing first step: none where it moves paika.
+    #[inline(always)]
+    pub fn pieces(&self) -> Bitboard {
+        self.pieces
+    }
+}
+
+/// The capture starts of `pos`: `capturing_pieces` with its map kept for the walk.
+#[inline]
+pub fn capture_starts(pos: &Position) -> CaptureStarts {
+    let map = CaptureMap::new(pos.board().geometry(), pos.them(), pos.empty());
+    let pieces = (0..8).fold(0, |m, d| m | map.any(d)) & pos.us();
+    CaptureStarts { map, pieces }
 }
 
 /// The side to move's pieces that have a capturing first step (approach or withdrawal).
 #[inline]
 pub fn capturing_pieces(pos: &Position) -> Bitboard {
-    let map = CaptureMap::new(pos.board().geometry(), pos.them(), pos.empty());
-    (0..8).fold(0, |m, d| m | map.any(d)) & pos.us()
+    capture_starts(pos).pieces
 }
 
 /// Whether the side to move must capture.
@@ -132,6 +166,8 @@ const NO_DIRECTION: usize = 16;
 /// is the no-revisit rule.
 struct ChainWalk<'g, F> {
     g: &'g Geometry,
+    /// The position's capture map: a chain's first two steps are read off it (see `extend`).
+    map: &'g CaptureMap,
     visit: F,
     from: u8,
     path: [u8; MAX_STEPS],
@@ -151,14 +187,22 @@ impl<F: FnMut(MoveRef<'_>) -> bool> ChainWalk<'_, F> {
         depth: usize,
     ) -> bool {
         let g = self.g;
-        // Many chains end at once: no free point next to the piece. Checking that first
-        // spares the direction loop.
-        let near = g.adjacent[cur as usize];
-        if free & near == 0 {
-            return true;
-        }
+        let mut steps = if depth < 2 {
+            // Where the chain starts, and after its first step: there the board differs
+            // from the position's only on the line of that step (the pieces it captured, the
+            // point it left), which the step's direction and its reverse cover, and those
+            // are not taken (the reverse leads back to the point left). So the map of the
+            // whole board, made once, gives the steps.
+            self.map.steps(cur)
+        } else {
+            // Many chains end at once: no free point next to the piece. Checking that first
+            // spares the direction loop.
+            if free & g.adjacent[cur as usize] == 0 {
+                return true;
+            }
+            capture_steps(g, cur, free, enemy)
+        };
         let (step1, ray) = (&g.step1[cur as usize], &g.ray[cur as usize]);
-        let mut steps = capture_steps(g, cur, free, enemy);
         // Not the direction of the previous step (`last` is 16 before the first step).
         steps &= !(0x101 << last);
         while steps != 0 {
@@ -215,9 +259,9 @@ impl<F: FnMut(MoveRef<'_>) -> bool> ChainWalk<'_, F> {
 #[inline]
 pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
     let g = pos.board().geometry();
-    let starts = capturing_pieces(pos);
-    if starts != 0 {
-        try_for_each_capture(pos, starts, |m| {
+    let starts = capture_starts(pos);
+    if starts.pieces != 0 {
+        try_for_each_capture(pos, &starts, |m| {
             visit(m);
             true
         });
@@ -241,23 +285,24 @@ pub fn for_each_move<F: FnMut(MoveRef<'_>)>(pos: &Position, mut visit: F) {
 }
 
 /// The captures of a position whose side to move must capture, `starts` its
-/// `capturing_pieces`, handed to `visit` as `for_each_move` does until it returns false.
+/// `capture_starts`, handed to `visit` as `for_each_move` does until it returns false.
 /// False if it did.
 #[inline]
 pub fn try_for_each_capture<F: FnMut(MoveRef<'_>) -> bool>(
     pos: &Position,
-    starts: Bitboard,
+    starts: &CaptureStarts,
     visit: F,
 ) -> bool {
     let (empty, them) = (pos.empty(), pos.them());
     let mut walk = ChainWalk {
         g: pos.board().geometry(),
+        map: &starts.map,
         visit,
         from: 0,
         path: [0; MAX_STEPS],
         withdrawals: 0,
     };
-    let mut s = starts;
+    let mut s = starts.pieces;
     while s != 0 {
         let from = s.trailing_zeros() as u8;
         s &= s - 1;

@@ -7,7 +7,7 @@ use crate::egdb::scheme::Index;
 use crate::egdb::symmetric::{SmallClass, SymSlice};
 use crate::egdb::wdl::{DRAW, LOSS, WIN, code_at};
 use crate::geometry::{Bitboard, Board};
-use crate::movegen::{MoveRef, capturing_pieces, try_for_each_capture};
+use crate::movegen::{CaptureStarts, MoveRef, capture_starts, try_for_each_capture};
 use crate::position::Position;
 
 /// How a position's captures are valued.
@@ -77,14 +77,14 @@ impl<'a> CaptureValues<'a> {
     pub fn value(&self, pos: &Position, scratch: &mut Scratch) -> Option<u8> {
         debug_assert_eq!(pos.us().count_ones(), self.material.a as u32);
         debug_assert_eq!(pos.them().count_ones(), self.material.b as u32);
-        let starts = capturing_pieces(pos);
-        if starts == 0 {
+        let starts = capture_starts(pos);
+        if starts.pieces() == 0 {
             return None;
         }
         scratch.ranks.start(pos);
         Some(match self.reads {
-            Reads::FirstWin => self.first_win(pos, starts, &mut scratch.ranks),
-            Reads::Gathered => self.gathered(pos, starts, scratch),
+            Reads::FirstWin => self.first_win(pos, &starts, &mut scratch.ranks),
+            Reads::Gathered => self.gathered(pos, &starts, scratch),
         })
     }
 
@@ -109,7 +109,7 @@ impl<'a> CaptureValues<'a> {
         (codes, rank)
     }
 
-    fn first_win(&self, pos: &Position, starts: Bitboard, ranks: &mut ChildRanks) -> u8 {
+    fn first_win(&self, pos: &Position, starts: &CaptureStarts, ranks: &mut ChildRanks) -> u8 {
         // LOSS until a move shows better.
         let mut best = LOSS;
         let stopped = !try_for_each_capture(pos, starts, |m| {
@@ -130,7 +130,7 @@ impl<'a> CaptureValues<'a> {
         if stopped { WIN } else { best }
     }
 
-    fn gathered(&self, pos: &Position, starts: Bitboard, scratch: &mut Scratch) -> u8 {
+    fn gathered(&self, pos: &Position, starts: &CaptureStarts, scratch: &mut Scratch) -> u8 {
         let Scratch { reads, ranks } = scratch;
         reads.clear();
         let took_all = !try_for_each_capture(pos, starts, |m| {
@@ -320,7 +320,7 @@ mod tests {
                     for (us, them) in paper.positions(start, (start + 8).min(paper.len())) {
                         let pos = Position::from_parts(board, us, them, Color::White);
                         ranks.start(&pos);
-                        try_for_each_capture(&pos, capturing_pieces(&pos), |mv| {
+                        try_for_each_capture(&pos, &capture_starts(&pos), |mv| {
                             let left = (them & !mv.captured).count_ones() as u8;
                             if left == 0 {
                                 return true;
@@ -371,7 +371,7 @@ mod tests {
             for (us, them) in paper.positions(0, paper.len()) {
                 let pos = Position::from_parts(board, us, them, Color::White);
                 let values = ways.each_ref().map(|w| w.value(&pos, &mut reads));
-                if capturing_pieces(&pos) == 0 {
+                if capture_starts(&pos).pieces() == 0 {
                     assert_eq!(values, [None, None]);
                     continue;
                 }
