@@ -380,7 +380,7 @@ fn a_build_logging_to_a_file_reports_its_first_pass_and_rounds() {
 }
 
 /// A symmetric build reports each slice's wall time and its processor time (all threads),
-/// which may not exceed the threads' share of the wall time; the phases say theirs too.
+/// which may not exceed what the processors give in that time; the phases say theirs too.
 #[test]
 fn a_symmetric_build_reports_its_processor_time() {
     let dir = tempfile::tempdir().unwrap();
@@ -404,11 +404,12 @@ fn a_symmetric_build_reports_its_processor_time() {
         .collect();
     // Every slice of 2 to 5 pieces: 1-1, 2-1 1-2, 3-1 2-2 1-3, and 4-1 to 1-4.
     assert_eq!(slices.len(), 10, "{lines:#?}");
+    // The clock is the process's: in this test binary other tests' threads count too, so the
+    // bound is the machine's processors where it has more than the build's threads.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for &(wall, cpu) in &slices {
-        assert!(
-            cpu >= 0.0 && cpu <= o.threads as f64 * wall + 0.2,
-            "{lines:#?}"
-        );
+        let most = o.threads.max(cores) as f64 * wall + 0.2;
+        assert!(cpu >= 0.0 && cpu <= most, "{lines:#?}");
     }
     // The largest pair takes a measurable share of a processor.
     assert!(slices.iter().any(|&(_, cpu)| cpu > 0.0), "{lines:#?}");
