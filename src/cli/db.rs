@@ -18,16 +18,25 @@ use fanorona::egdb::probe::{Census, SliceState, best_table_move};
 use fanorona::egdb::scheme::Index;
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::{verify_sample, verify_slice};
-use fanorona::egdb::{BuildError, BuildOptions, Database, Material, Wdl, build, paper};
+use fanorona::egdb::{
+    BuildError, BuildOptions, Database, Material, Wdl, build, build_pair_and_needs, paper,
+};
 
 fn board(text: &str) -> Result<Board, Failure> {
     input(text.parse::<Board>())
 }
 
+/// What `db build` builds: every slice up to a piece count, or one pair and what it reads.
+#[derive(Clone, Copy)]
+pub enum BuildGoal {
+    UpTo(usize),
+    Pair(Material),
+}
+
 pub fn build_cmd(
     dir: &Path,
     board_text: &str,
-    pieces: usize,
+    goal: BuildGoal,
     threads: usize,
     (distances, index, checkpoint_every): (
         bool,
@@ -59,10 +68,15 @@ pub fn build_cmd(
         checkpoint_every,
     };
     let start = Instant::now();
-    let reports = build(dir, board, pieces, &options, &mut |line| {
-        eprintln!("{line}")
-    })
-    .map_err(|e| match e {
+    let mut log = |line: &str| eprintln!("{line}");
+    let (pieces, reports) = match goal {
+        BuildGoal::UpTo(pieces) => (pieces, build(dir, board, pieces, &options, &mut log)),
+        BuildGoal::Pair(m) => (
+            m.pieces(),
+            build_pair_and_needs(dir, board, m, &options, &mut log),
+        ),
+    };
+    let reports = reports.map_err(|e| match e {
         BuildError::File(_) => Failure::other(e),
         _ => Failure::input(e),
     })?;
@@ -74,6 +88,10 @@ pub fn build_cmd(
             json!({
                 "board": canonical_board(board).to_string(),
                 "pieces": pieces,
+                "pair": match goal {
+                    BuildGoal::Pair(m) => Some(m.to_string()),
+                    BuildGoal::UpTo(_) => None,
+                },
                 "db": dir,
                 "slices": reports.len(),
                 "built": built,
@@ -82,8 +100,13 @@ pub fn build_cmd(
             })
         );
     } else {
+        let what = match goal {
+            BuildGoal::Pair(m) if m.a == m.b => format!("for {m}"),
+            BuildGoal::Pair(m) => format!("for the pair {m} + {}", m.swapped()),
+            BuildGoal::UpTo(_) => format!("with 2 to {pieces} pieces"),
+        };
         out!(
-            "{} slices of {} with 2 to {pieces} pieces under {}: {built} built, {} already there; {seconds:.1} s",
+            "{} slices of {} {what} under {}: {built} built, {} already there; {seconds:.1} s",
             reports.len(),
             canonical_board(board),
             dir.display(),

@@ -192,7 +192,8 @@ pub const DB_BUILD: &str = "\
 Examples:
   fanorona db build --board 5x5 --pieces 5 --db egdb
   fanorona db build --board 5x9 --pieces 4 --db egdb --distances
-  fanorona db build --board 5x9 --pieces 8 --db egdb --index symmetric --threads 2";
+  fanorona db build --board 5x9 --pieces 8 --db egdb --index symmetric --threads 2
+  fanorona db build --board 5x9 --pair 6-3 --db egdb --index symmetric";
 
 pub const DB_STATS: &str = "\
 Examples:

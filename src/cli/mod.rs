@@ -108,6 +108,12 @@ fn load_config(path: Option<&Path>, data_dir: Option<&Path>) -> Result<Config, o
     Ok(c)
 }
 
+/// A slice's material, A-B (the side to move has A pieces, its opponent B).
+fn material(s: &str) -> Result<fanorona::egdb::Material, String> {
+    s.parse()
+        .map_err(|e| format!("'{s}' is not a material A-B with A, B at least 1: {e}"))
+}
+
 /// Worker threads: at least 1, at most 256.
 pub fn threads(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
@@ -447,13 +453,21 @@ pub enum DbCommand {
     /// never rebuilt, so a killed build resumes at the slice it was on; a file appears under
     /// its final name only once it is whole.
     #[command(after_long_help = help::DB_BUILD)]
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["pieces", "pair"])))]
     Build {
         /// The board (RxC); a board and its transpose share tables.
         #[arg(long)]
         board: String,
         /// Build slices up to this many pieces.
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=45))]
-        pieces: u32,
+        pieces: Option<u32>,
+        /// Build one pair (A-B: it and B-A) and the smaller pairs it reads, not the rest.
+        ///
+        /// Its captures lead to smaller slices, and theirs to smaller still; those are built
+        /// first, where missing. Other pairs of each piece count are left alone, so a large
+        /// pair can be built and timed on a machine that holds no other.
+        #[arg(long, value_parser = material)]
+        pair: Option<fanorona::egdb::Material>,
         #[command(flatten)]
         dir: TablesDir,
         /// Worker threads (default: threads of the config).
@@ -597,6 +611,7 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
         DbCommand::Build {
             board,
             pieces,
+            pair,
             dir: d,
             threads: t,
             distances,
@@ -606,7 +621,10 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
         } => db::build_cmd(
             &dir(d),
             &board,
-            pieces as usize,
+            match pair {
+                Some(m) => db::BuildGoal::Pair(m),
+                None => db::BuildGoal::UpTo(pieces.unwrap_or(2) as usize),
+            },
             threads(t),
             (distances, index, checkpoint_every),
             out.json,

@@ -137,6 +137,57 @@ pub fn build(
     options: &BuildOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<SliceReport>, BuildError> {
+    build_where(root, board, pieces, &|_| true, options, log)
+}
+
+/// Builds the pair of `material` (it and its swap) and, first, every smaller pair it reads
+/// through its captures, down to 2 pieces; the other pairs are left alone. A pair can so be
+/// built (and timed) on its own, on a machine that holds no other.
+pub fn build_pair_and_needs(
+    root: &Path,
+    board: Board,
+    material: Material,
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
+    let board = canonical_board(board);
+    material
+        .fits(board)
+        .map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let needed = pairs_needed(material);
+    build_where(
+        root,
+        board,
+        material.pieces(),
+        &|m| needed.contains(&m),
+        options,
+        log,
+    )
+}
+
+/// The pairs (each named by its material with a >= b) a build of `material`'s pair reads: its
+/// own, those its captures lead to, theirs, and so on down.
+pub fn pairs_needed(material: Material) -> std::collections::BTreeSet<Material> {
+    let mut needed = std::collections::BTreeSet::new();
+    let mut todo = vec![material];
+    while let Some(m) = todo.pop() {
+        let pair = if m.a >= m.b { m } else { m.swapped() };
+        if needed.insert(pair) {
+            todo.extend(capture_targets(pair).chain(capture_targets(pair.swapped())));
+        }
+    }
+    needed
+}
+
+/// `build`, over the pairs (named by their material with a >= b) that `wanted` keeps.
+fn build_where(
+    root: &Path,
+    board: Board,
+    pieces: usize,
+    wanted: &dyn Fn(Material) -> bool,
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
     let board = canonical_board(board);
     if !(2..=board.size()).contains(&pieces) {
         return Err(BuildError::Invalid(format!(
@@ -155,7 +206,7 @@ pub fn build(
     if let Some(have) = memory_available() {
         // The pair that needs the most, of those still to build, is named.
         let mut largest = None;
-        for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b) {
+        for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b && wanted(*m)) {
             let need = memory_needed(board, material, options.distances, options.index);
             if largest.is_none_or(|(n, _)| need > n)
                 && !pair_built(root, board, material, options.distances)?
@@ -178,7 +229,7 @@ pub fn build(
     let mut disk = 0u64;
     for material in (2..=pieces)
         .flat_map(Material::with_pieces)
-        .filter(|m| m.a >= m.b)
+        .filter(|m| m.a >= m.b && wanted(*m))
     {
         if !pair_built(root, board, material, options.distances)? {
             disk = disk.saturating_add(disk_needed(root, board, material, options));
@@ -203,7 +254,7 @@ pub fn build(
         // Smaller slices first; within a piece count any order works, since paika pairs
         // only depend on fewer pieces.
         let db = Database::new(root, board);
-        for material in Material::with_pieces(n).filter(|m| m.a >= m.b) {
+        for material in Material::with_pieces(n).filter(|m| m.a >= m.b && wanted(*m)) {
             // A symmetric pair's first pass reads its capture targets from copies in memory,
             // which its memory plan counts; they go when the pair is done.
             let resident;
@@ -826,4 +877,38 @@ pub(crate) fn progress_bar(options: &BuildOptions, len: u64, label: &str) -> Pro
     );
     bar.set_message(label.to_string());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[&str]) -> std::collections::BTreeSet<Material> {
+        list.iter().map(|m| m.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_pair_needs_what_its_captures_lead_to_and_no_more() {
+        // 3-2 captures to 1-3; 2-3 to 1-2 and 2-2; and so on down. 4-1 is never reached.
+        assert_eq!(
+            pairs_needed("2-3".parse().unwrap()),
+            pairs(&["3-2", "3-1", "2-2", "2-1", "1-1"])
+        );
+        // The 5x9 6-3 pair reads 6-2 and 5-3 of the 8-piece layer, not 7-1 nor 4-4.
+        let needed = pairs_needed("6-3".parse().unwrap());
+        let eight: Vec<String> = needed
+            .iter()
+            .filter(|m| m.pieces() == 8)
+            .map(|m| m.to_string())
+            .collect();
+        assert_eq!(eight, ["5-3", "6-2"]);
+        // Every 7-piece pair but 7-0, which is no slice.
+        assert_eq!(needed.iter().filter(|m| m.pieces() == 7).count(), 3);
+        // 5-4 reads 5-3 and 4-4, not 6-2.
+        let needed = pairs_needed("4-5".parse().unwrap());
+        assert!(needed.contains(&"4-4".parse().unwrap()));
+        assert!(needed.contains(&"5-3".parse().unwrap()));
+        assert!(!needed.contains(&"6-2".parse().unwrap()));
+        assert!(!needed.contains(&"6-1".parse().unwrap()));
+    }
 }

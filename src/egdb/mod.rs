@@ -17,7 +17,7 @@ pub mod symmetric;
 pub mod verify;
 pub mod wdl;
 
-pub use build::{BuildError, BuildOptions, build};
+pub use build::{BuildError, BuildOptions, build, build_pair_and_needs};
 pub use index::{Material, Slice};
 pub use probe::Database;
 pub use wdl::Wdl;

@@ -9,7 +9,7 @@ use fanorona::egdb::build_symmetric::convert_slice;
 use fanorona::egdb::file::{FileError, Kind, SliceFile, build_state_path, slice_path};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::verify::{verify_sample, verify_slice};
-use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build};
+use fanorona::egdb::{BuildOptions, Database, Material, Slice, Wdl, build, build_pair_and_needs};
 use fanorona::movegen::for_each_child;
 use fanorona::{Board, Color, Position};
 
@@ -924,4 +924,41 @@ fn verify_quick_compares_the_files_with_the_manifest() {
         "{}",
         text(&o)
     );
+}
+
+/// A pair built on its own, with the smaller pairs it reads, gives the whole build's files byte
+/// for byte and leaves the pairs it does not read unbuilt; a later whole build keeps it and
+/// builds only those.
+#[test]
+fn a_pair_builds_alone_with_what_it_reads() {
+    let board: Board = "5x5".parse().unwrap();
+    let (whole, alone) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = symmetric();
+    build(whole.path(), board, 5, &o, &mut |_| {}).unwrap();
+    let pair: Material = "2-3".parse().unwrap();
+    let reports = build_pair_and_needs(alone.path(), board, pair, &o, &mut |_| {}).unwrap();
+    let built: Vec<String> = reports.iter().map(|r| r.material.to_string()).collect();
+    // 3-2 captures to 1-3, 2-3 to 1-2 and 2-2, 1-3 to 1-1 and 2-1: never to 4-1 or 1-4.
+    assert_eq!(
+        built,
+        ["1-1", "2-1", "1-2", "3-1", "1-3", "2-2", "3-2", "2-3"]
+    );
+    for m in (2..=5).flat_map(Material::with_pieces) {
+        let path = slice_path(alone.path(), board, m, Kind::Wdl);
+        if built.contains(&m.to_string()) {
+            let x = fs::read(slice_path(whole.path(), board, m, Kind::Wdl)).unwrap();
+            assert!(fs::read(&path).unwrap() == x, "slice {m} differs");
+        } else {
+            assert!(!path.exists(), "{m} built though not read");
+        }
+    }
+    assert_only_tables(&alone.path().join("5x5"));
+    let rest = build(alone.path(), board, 5, &o, &mut |_| {}).unwrap();
+    let new: Vec<String> = rest
+        .iter()
+        .filter(|r| r.built)
+        .map(|r| r.material.to_string())
+        .collect();
+    assert_eq!(new, ["4-1", "1-4"]);
+    assert_same_tables(whole.path(), alone.path(), board, 5);
 }
