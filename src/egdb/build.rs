@@ -189,6 +189,8 @@ fn build_where(
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<SliceReport>, BuildError> {
     let board = canonical_board(board);
+    // The pairs of `n` pieces to build, each named by its material with a >= b.
+    let pairs = |n: usize| Material::with_pieces(n).filter(|m| m.a >= m.b && wanted(*m));
     if !(2..=board.size()).contains(&pieces) {
         return Err(BuildError::Invalid(format!(
             "--pieces must be from 2 to {} on {board}",
@@ -206,7 +208,7 @@ fn build_where(
     if let Some(have) = memory_available() {
         // The pair that needs the most, of those still to build, is named.
         let mut largest = None;
-        for material in Material::with_pieces(pieces).filter(|m| m.a >= m.b && wanted(*m)) {
+        for material in pairs(pieces) {
             let need = memory_needed(board, material, options.distances, options.index);
             if largest.is_none_or(|(n, _)| need > n)
                 && !pair_built(root, board, material, options.distances)?
@@ -227,10 +229,7 @@ fn build_where(
         }
     }
     let mut disk = 0u64;
-    for material in (2..=pieces)
-        .flat_map(Material::with_pieces)
-        .filter(|m| m.a >= m.b && wanted(*m))
-    {
+    for material in (2..=pieces).flat_map(pairs) {
         if !pair_built(root, board, material, options.distances)? {
             disk = disk.saturating_add(disk_needed(root, board, material, options));
         }
@@ -254,7 +253,7 @@ fn build_where(
         // Smaller slices first; within a piece count any order works, since paika pairs
         // only depend on fewer pieces.
         let db = Database::new(root, board);
-        for material in Material::with_pieces(n).filter(|m| m.a >= m.b && wanted(*m)) {
+        for material in pairs(n) {
             // A symmetric pair's first pass reads its capture targets from copies in memory,
             // which its memory plan counts; they go when the pair is done.
             let resident;
