@@ -16,7 +16,7 @@
 #        PIECES=8 scripts/solve-5x9.sh DATA DB8      (tables up to 8 pieces, one entry per
 #                                                    class under the board's mirrors: 80 minutes
 #                                                    of both cores and 3.6 GB; PIECES=9 adds
-#                                                    hours more, 16 GiB at its peak and 30 GB.
+#                                                    3.5 hours more, 16 GiB at its peak, 30 GB.
 #                                                    A killed build resumes at its pair and
 #                                                    round. Sessions on other tables move onto
 #                                                    DB8.)
