@@ -61,17 +61,14 @@ pub struct Report {
     pub certificates: Vec<Made>,
     /// With --moves: each move and the value after it.
     pub moves: Option<Vec<(String, String)>>,
-    /// With --census: positions created, by the pieces on the board of the position expanded.
-    pub census: Option<[u64; census::MAX_PIECES]>,
+    /// With --census: positions created, by the pieces on the board of the position expanded
+    /// and by their pair of tables.
+    pub census: Option<census::Census>,
 }
 
-/// The census's piece counts that expanded anything, most pieces first.
-fn census_rows(c: &[u64; census::MAX_PIECES]) -> impl Iterator<Item = (usize, u64)> + '_ {
-    c.iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, n)| **n > 0)
-        .map(|(p, n)| (p, *n))
+/// "6-4": a pair of tables by the pieces of its two sides.
+fn pair_name((a, b): (u32, u32)) -> String {
+    format!("{a}-{b}")
 }
 
 /// "white wins", "black wins", "draw" or "unknown".
@@ -135,8 +132,18 @@ impl Report {
             "certificates": self.certificates.iter().map(Made::summary).collect::<Vec<_>>(),
         });
         if let Some(c) = &self.census {
-            o["census"] = census_rows(c)
-                .map(|(pieces, n)| json!({"pieces": pieces, "created": n}))
+            o["census"] = c
+                .rows()
+                .into_iter()
+                .map(|r| {
+                    json!({
+                        "pieces": r.pieces,
+                        "created": r.created,
+                        "pairs": r.pairs.iter().map(|&(pair, n)| {
+                            json!({"pair": pair_name(pair), "created": n})
+                        }).collect::<Vec<_>>(),
+                    })
+                })
                 .collect();
         }
         if let Some(moves) = &self.moves {
@@ -189,13 +196,27 @@ impl Report {
             out!("  {m}: {}", value_words(v));
         }
         if let Some(c) = &self.census {
-            let total = c.iter().sum::<u64>().max(1);
+            let total = c.total().max(1) as f64;
+            let share = |n: u64| 100.0 * n as f64 / total;
             out!("where the nodes went (positions created by expanding one of N pieces):");
-            for (pieces, n) in census_rows(c) {
+            let rows = c.rows();
+            for r in &rows {
                 out!(
-                    "  {pieces:>2} pieces: {n:>14} ({:.2}%)",
-                    100.0 * n as f64 / total as f64
+                    "  {:>2} pieces: {:>14} ({:.2}%)",
+                    r.pieces,
+                    r.created,
+                    share(r.created)
                 );
+            }
+            // The fewest pieces expanded: what tables of one more piece would spare, by pair.
+            if let Some(r) = rows.last() {
+                out!(
+                    "the {} pieces by pair of tables (either side to move):",
+                    r.pieces
+                );
+                for &(pair, n) in &r.pairs {
+                    out!("  {:>5}: {n:>14} ({:.2}%)", pair_name(pair), share(n));
+                }
             }
         }
         for c in &self.certificates {

@@ -272,7 +272,7 @@ impl<'a> DfPn<'a> {
             let e = self.lookup(&k, r);
             f.numbers.push(e);
         }
-        census::count(key.pos.piece_count(), self.stats.nodes - created_before);
+        census::count(&key.pos, self.stats.nodes - created_before);
         let result = loop {
             let node = combine(or, &f.numbers);
             if node.pn >= th_pn || node.dn >= th_dn || self.out_of_limits() {

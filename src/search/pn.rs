@@ -460,7 +460,7 @@ impl<'a> PnTree<'a> {
     /// Makes `children` the children of `n`.
     fn attach(&mut self, n: usize, children: Vec<Node>) {
         self.stats.nodes += created(&children);
-        census::count(self.nodes[n].pos.piece_count(), created(&children));
+        census::count(&self.nodes[n].pos, created(&children));
         let first = self.nodes.len() as u32;
         let count = children.len() as u32;
         self.nodes.extend(children);
@@ -644,7 +644,7 @@ pub(crate) fn expand_by_second_level(tree: &mut PnTree<'_>, n: usize) {
     let kept = &second.nodes[root.first as usize..(root.first + root.count) as usize];
     // `attach` below counts the kept children again.
     tree.stats.nodes += second.stats.nodes - created(kept);
-    census::uncount(pos.piece_count(), created(kept));
+    census::uncount(&pos, created(kept));
     tree.stats.db_hits += second.stats.db_hits;
     tree.stats.repetitions += second.stats.repetitions;
     tree.stats.rote_hits += second.stats.rote_hits;
@@ -761,7 +761,7 @@ pub(crate) fn attach_searched(
     (tree.stats.db_hits, tree.stats.repetitions) = counted;
     tree.stats.nodes += created.saturating_sub(self::created(&children));
     // df-pn counted the children it created; `attach` counts them all.
-    census::uncount(pos.piece_count(), created.min(self::created(&children)));
+    census::uncount(pos, created.min(self::created(&children)));
     tree.attach(n, children);
 }
 

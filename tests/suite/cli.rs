@@ -460,6 +460,27 @@ fn the_census_accounts_for_every_node() {
         // Most pieces first; the start's 14 pieces expanded, none above.
         assert!(pieces.windows(2).all(|w| w[0] > w[1]), "{algo}: {pieces:?}");
         assert_eq!(pieces[0], 14, "{algo}");
+        // Each row split by pair of tables: "a-b", a >= b, a + b its pieces, the shares
+        // summing to the row, largest first. The start has 7 a side.
+        for r in rows {
+            let pairs = r["pairs"].as_array().expect("pairs");
+            let shares: Vec<u64> = pairs
+                .iter()
+                .map(|p| p["created"].as_u64().unwrap())
+                .collect();
+            assert_eq!(shares.iter().sum::<u64>(), r["created"].as_u64().unwrap());
+            assert!(
+                shares.windows(2).all(|w| w[0] >= w[1]),
+                "{algo}: {shares:?}"
+            );
+            for p in pairs {
+                let name = p["pair"].as_str().unwrap();
+                let (a, b) = name.split_once('-').expect("a-b");
+                let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+                assert!(a >= b && a + b == r["pieces"].as_u64().unwrap(), "{name}");
+            }
+        }
+        assert_eq!(rows[0]["pairs"][0]["pair"], "7-7", "{algo}");
     }
     // Without --census, no census.
     let o = run(&["solve", "3x5", "--no-store", "--json"]);
