@@ -66,11 +66,6 @@ pub struct Report {
     pub census: Option<census::Census>,
 }
 
-/// "6-4": a pair of tables by the pieces of its two sides.
-fn pair_name((a, b): (u32, u32)) -> String {
-    format!("{a}-{b}")
-}
-
 /// "white wins", "black wins", "draw" or "unknown".
 pub fn value_words(value: &str) -> String {
     match value {
@@ -140,7 +135,7 @@ impl Report {
                         "pieces": r.pieces,
                         "created": r.created,
                         "pairs": r.pairs.iter().map(|&(pair, n)| {
-                            json!({"pair": pair_name(pair), "created": n})
+                            json!({"pair": pair.to_string(), "created": n})
                         }).collect::<Vec<_>>(),
                     })
                 })
@@ -215,7 +210,7 @@ impl Report {
                     r.pieces
                 );
                 for &(pair, n) in &r.pairs {
-                    out!("  {:>5}: {n:>14} ({:.2}%)", pair_name(pair), share(n));
+                    out!("  {:>5}: {n:>14} ({:.2}%)", pair.to_string(), share(n));
                 }
             }
         }

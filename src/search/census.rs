@@ -8,6 +8,7 @@
 //! Counted per thread, in the thread's own cells (no atomics in the hot loop): a caller that
 //! wants one search's census runs it on its thread between two `take`s.
 
+use crate::egdb::Material;
 use crate::position::{Color, Position};
 use std::cell::Cell;
 
@@ -52,13 +53,13 @@ pub struct Census {
 }
 
 /// A row of the census: the positions created by expanding one of `pieces` pieces, and
-/// their share by the pair of tables such positions belong to (`a` and `b` pieces on the two
-/// sides, `a >= b`, whichever side is to move), largest share first.
+/// their share by the pair of tables such positions belong to (named as the builder names a
+/// pair, by its material with `a >= b`: whichever side is to move), largest share first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub pieces: u32,
     pub created: u64,
-    pub pairs: Vec<((u32, u32), u64)>,
+    pub pairs: Vec<(Material, u64)>,
 }
 
 impl Census {
@@ -69,23 +70,21 @@ impl Census {
     /// The piece counts that expanded anything, most pieces first.
     pub fn rows(&self) -> Vec<Row> {
         let mut rows: Vec<Row> = Vec::new();
-        for pieces in (0..2 * MAX_SIDE as u32).rev() {
-            let mut pairs = Vec::new();
-            for b in 0..=pieces / 2 {
-                let a = pieces - b;
-                let mut n = self.at(a, b);
-                if a != b {
-                    n += self.at(b, a);
-                }
-                if n > 0 {
-                    pairs.push(((a, b), n));
-                }
-            }
+        // A position with a side bare is over and never expanded, so every count is in a pair.
+        for pieces in (2..2 * MAX_SIDE).rev() {
+            let mut pairs: Vec<(Material, u64)> = Material::with_pieces(pieces)
+                .filter(|m| m.a >= m.b)
+                .map(|m| {
+                    let n = self.at(m.a, m.b);
+                    (m, if m.a == m.b { n } else { n + self.at(m.b, m.a) })
+                })
+                .filter(|&(_, n)| n > 0)
+                .collect();
             if !pairs.is_empty() {
-                pairs.sort_by_key(|&((a, _), n)| (std::cmp::Reverse(n), a));
+                pairs.sort_by_key(|&(m, n)| (std::cmp::Reverse(n), m.a));
                 let created = pairs.iter().map(|p| p.1).sum();
                 rows.push(Row {
-                    pieces,
+                    pieces: pieces as u32,
                     created,
                     pairs,
                 });
@@ -94,13 +93,10 @@ impl Census {
         rows
     }
 
-    fn at(&self, white: u32, black: u32) -> u64 {
-        let (w, b) = (white as usize, black as usize);
-        if w < MAX_SIDE && b < MAX_SIDE {
-            self.created[w][b]
-        } else {
-            0
-        }
+    fn at(&self, white: u8, black: u8) -> u64 {
+        let row = self.created.get(usize::from(white));
+        row.and_then(|r| r.get(usize::from(black)))
+            .map_or(0, |&n| n)
     }
 }
 
@@ -157,7 +153,7 @@ mod tests {
             vec![Row {
                 pieces: 4,
                 created: 8,
-                pairs: vec![((2, 2), 4), ((3, 1), 4)],
+                pairs: vec![(Material { a: 2, b: 2 }, 4), (Material { a: 3, b: 1 }, 4)],
             }]
         );
         assert_eq!(take().total(), 0);
@@ -173,10 +169,13 @@ mod tests {
         count(&pos("WW./.../..B b"), 7);
         count(&pos("WW./..B/..B w"), 2);
         count(&pos("WWW/.../B.B w"), 3);
-        let row = |pieces, created, pairs: &[((u32, u32), u64)]| Row {
+        let row = |pieces, created, pairs: &[((u8, u8), u64)]| Row {
             pieces,
             created,
-            pairs: pairs.to_vec(),
+            pairs: pairs
+                .iter()
+                .map(|&((a, b), n)| (Material { a, b }, n))
+                .collect(),
         };
         assert_eq!(
             take().rows(),
