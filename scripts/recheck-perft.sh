@@ -3,4 +3,4 @@
 # written model of the rules (tests/common/simple_rules.rs). Takes about a minute on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --release --test suite perft_deep -- --include-ignored --nocapture
+cargo test --release -p fanorona --test suite perft_deep -- --include-ignored --nocapture

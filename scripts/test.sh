@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-browser.sh
 scripts/install-nats.sh
-cargo test "$@"
+cargo test --workspace "$@"

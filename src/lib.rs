@@ -2,45 +2,39 @@
 //! with certificates anyone can check, solve sessions kept in a store, players, and the
 //! daemon, web app and command line over them.
 //!
-//! The layers, each using only those above it:
-//! - rules: `geometry`, `position`, `movegen`, `moves`, `repetition`, `perft`, `target` (what
-//!   a command starts from), `diagram`; with `version` (what this build is) and `machine`
-//!   (its memory and disk) beside them;
-//! - tables: `egdb` (retrograde builds, files, probes);
-//! - search: `search` (PN, PN², df-pn, alpha-beta, the rote table), and `config` beside it;
-//! - `certificate`: writing and checking solution trees (the checker uses only the rules
-//!   and the table probe);
-//! - `session`: solve sessions in the store, their settings, runs, curves and certificates;
-//! - `play`: agents, games, matches;
-//! - `cluster`: second-level searches as jobs for workers over NATS JetStream;
-//! - `daemon`: the data directory, the socket server, the service, the workers;
-//! - `web`: the HTTP app; the command line (`src/cli/`, the binary) is last.
+//! Each layer is a crate under `crates/`, using only those above it (Cargo keeps the order):
+//! - `fanorona-rules`: `geometry`, `position`, `movegen`, `moves`, `repetition`, `perft`,
+//!   `target` (what a command starts from), `diagram`; with `version` (what this build is)
+//!   and `machine` (its memory and disk) beside them;
+//! - `fanorona-tables`: `egdb` (retrograde builds, files, probes);
+//! - `fanorona-search`: `search` (PN, PN², df-pn, alpha-beta, the rote table), with `config`;
+//! - `fanorona-check`: the certificate format and its checker, on the rules and the tables
+//!   only; `fanorona-certificate`: `certificate`, writing them from decided searches (and
+//!   naming the checker's modules);
+//! - `fanorona-session`: `session`, solve sessions in the store, their settings, runs,
+//!   curves and certificates;
+//! - `fanorona-play`: `play`, agents, games, matches;
+//! - `fanorona-cluster`: `cluster`, second-level searches as jobs for workers over NATS
+//!   JetStream;
+//! - `fanorona-daemon`: `daemon`, the data directory, the socket server, the service, the
+//!   workers;
+//! - `fanorona-web`: `web`, the HTTP app; the command line (`src/cli/`, the binary) is last.
 //!
-//! `tests/suite/layers.rs` checks the map against the code.
+//! This crate names each layer by its module name, so that `fanorona::search::Goal` is the
+//! search crate's `Goal`. `tests/suite/layers.rs` checks the map against the manifests.
 #![deny(unsafe_code)]
 
-pub mod config;
-pub mod diagram;
-pub mod egdb;
-pub mod geometry;
-pub mod machine;
-pub mod movegen;
-pub mod moves;
-pub mod perft;
-pub mod play;
-pub mod position;
-pub mod repetition;
-pub mod search;
-pub mod target;
-pub mod version;
-
-pub use geometry::{Bitboard, Board, BoardError};
-pub use movegen::Capture;
-pub use moves::{Move, MoveError, legal_moves};
-pub use position::{Color, Position, PositionError};
-pub use target::{TargetError, parse_target};
-pub mod certificate;
-pub mod cluster;
-pub mod daemon;
-pub mod session;
-pub mod web;
+pub use fanorona_certificate as certificate;
+pub use fanorona_cluster as cluster;
+pub use fanorona_daemon as daemon;
+pub use fanorona_play as play;
+pub use fanorona_rules::{
+    Bitboard, Board, BoardError, Capture, Color, Move, MoveError, Position, PositionError,
+    TargetError, diagram, geometry, legal_moves, machine, movegen, moves, parse_target, perft,
+    position, repetition, target, version,
+};
+pub use fanorona_search as search;
+pub use fanorona_search::config;
+pub use fanorona_session as session;
+pub use fanorona_tables as egdb;
+pub use fanorona_web as web;

@@ -34,8 +34,8 @@ fn version_text() -> &'static str {
     TEXT.get_or_init(|| {
         format!(
             "{} (commit {}); session store format {}, table file format {}, certificate format {}",
-            env!("CARGO_PKG_VERSION"),
-            env!("FANORONA_COMMIT"),
+            fanorona::version::VERSION,
+            fanorona::version::COMMIT,
             fanorona::session::format::FORMAT,
             fanorona::egdb::file::FORMAT_VERSION,
             fanorona::certificate::format::VERSION,

@@ -1,26 +1,17 @@
-//! The layering `src/lib.rs` states, checked against the code: no module of the library
-//! names one of a later layer (tests inside a module aside: they may build what they check
-//! with anything).
+//! The layering `src/lib.rs` states, checked against the crates' manifests: each crate of
+//! `crates/` depends (for its code and for its tests) only on crates of earlier layers, and
+//! the certificate checker on the rules and the tables alone. Cargo then refuses any `use` of
+//! a later layer, so what this test reads is what the compiler enforces.
 
 use std::path::Path;
 
-/// The layers, in `lib.rs`'s order; a module may use its own layer and those before it.
+/// The layers, in `lib.rs`'s order, by folder under `crates/`; a crate may use its own
+/// layer's crates that come before it and every crate of an earlier layer.
 const LAYERS: &[&[&str]] = &[
-    &[
-        "geometry",
-        "position",
-        "movegen",
-        "moves",
-        "repetition",
-        "perft",
-        "target",
-        "diagram",
-        "version",
-        "machine",
-    ],
-    &["egdb"],
-    &["search", "config"],
-    &["certificate"],
+    &["rules"],
+    &["tables"],
+    &["search"],
+    &["check", "certificate"],
     &["session"],
     &["play"],
     &["cluster"],
@@ -28,71 +19,78 @@ const LAYERS: &[&[&str]] = &[
     &["web"],
 ];
 
-fn layer(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| l.contains(&module))
+fn order() -> Vec<&'static str> {
+    LAYERS.iter().flat_map(|l| l.iter().copied()).collect()
 }
 
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The project's crates that `crate_dir`'s manifest names in `section`.
+fn internal_deps(crate_dir: &str, section: &str) -> Vec<String> {
+    let path = root().join("crates").join(crate_dir).join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let manifest: toml::Table = text.parse().unwrap();
+    let Some(deps) = manifest.get(section).and_then(|d| d.as_table()) else {
+        return Vec::new();
+    };
+    deps.keys()
+        .filter_map(|k| k.strip_prefix("fanorona-"))
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
-fn no_module_uses_a_later_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
+fn no_crate_depends_on_a_later_layer() {
+    let order = order();
     let mut wrong = Vec::new();
-    let mut checked = 0;
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        let top = rel.iter().next().unwrap().to_str().unwrap();
-        let top = top.strip_suffix(".rs").unwrap_or(top);
-        if matches!(top, "cli" | "main" | "lib") {
-            continue;
-        }
-        let Some(own) = layer(top) else {
-            panic!("src/{top} is in no layer: add it to lib.rs's map and to LAYERS here");
-        };
-        checked += 1;
-        let text = std::fs::read_to_string(&file).unwrap();
-        // A module's own tests sit at its end.
-        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
-        for (i, _) in code.match_indices("crate::") {
-            let name: String = code[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                .collect();
-            if let Some(theirs) = layer(&name)
-                && theirs > own
-            {
-                wrong.push(format!("{} uses crate::{name}", rel.display()));
+    for (i, own) in order.iter().enumerate() {
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            for dep in internal_deps(own, section) {
+                match order.iter().position(|c| *c == dep) {
+                    Some(j) if j < i => {}
+                    _ => wrong.push(format!("fanorona-{own} [{section}] uses fanorona-{dep}")),
+                }
             }
         }
     }
-    assert!(checked > 50, "only {checked} files read");
     assert!(wrong.is_empty(), "arrows back up:\n{}", wrong.join("\n"));
+    // The layers do use each other: the manifests were read.
+    assert_eq!(internal_deps("tables", "dependencies"), ["rules"]);
 }
 
 #[test]
-fn the_library_declares_every_layered_module() {
-    let lib =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
-    for module in LAYERS.iter().flat_map(|l| l.iter()) {
+fn the_checker_uses_the_rules_and_the_tables_alone() {
+    let mut deps = internal_deps("check", "dependencies");
+    deps.extend(internal_deps("check", "dev-dependencies"));
+    deps.sort();
+    assert_eq!(deps, ["rules", "tables"]);
+}
+
+#[test]
+fn every_crate_is_in_the_map_and_declared() {
+    let order = order();
+    let mut found: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().join("Cargo.toml").exists())
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    found.sort();
+    let mut mapped: Vec<String> = order.iter().map(|c| c.to_string()).collect();
+    mapped.sort();
+    assert_eq!(found, mapped, "crates/ and the map of this test differ");
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    for c in order {
         assert!(
-            lib.contains(&format!("pub mod {module};")),
-            "lib.rs does not declare {module}"
+            lib.contains(&format!("`fanorona-{c}`")),
+            "lib.rs's map does not name fanorona-{c}"
         );
         assert!(
-            lib.contains(&format!("`{module}`")),
-            "lib.rs's map does not name {module}"
+            manifest.contains(&format!("\"crates/{c}\"")),
+            "the workspace does not list crates/{c}"
         );
     }
 }

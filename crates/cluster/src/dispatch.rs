@@ -1,0 +1,414 @@
+//! One question's jobs sent to the workers through NATS and their answers taken back: the
+//! `search::jobs::Dispatch` a session (or `cluster solve`) searches with.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, AckKind, consumer::pull};
+
+use super::trace::{Header, Trace, TraceError};
+use super::wire::{self, AnswerMsg, JobMsg, Tables};
+use super::{ClusterError, PATIENCE, answers_consumer, connect, jobs_consumer, nats, next_message};
+use fanorona_rules::position::Color;
+use fanorona_search::Init;
+use fanorona_search::jobs::{
+    Answer, Dispatch, DispatchError, Dispatcher, Job, JobsView, TablesUsed, WorkerView,
+};
+
+/// Where jobs go and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub url: String,
+    pub token: Option<String>,
+    /// Jobs kept in flight.
+    pub width: usize,
+    /// How long a job may go without word from its worker before another gets it.
+    pub ack_wait: Duration,
+}
+
+/// The daemon's dispatcher: each question of a session gets its run, named
+/// `PREFIX-sID-SIDE` (the prefix tells daemons sharing a server apart).
+pub struct NatsDispatcher {
+    pub options: Options,
+    pub prefix: String,
+    /// How long a session searches here after a fault before trying the server again.
+    pub retry: Duration,
+    /// Where each run writes its trace (`RUN.trace`), if it keeps one.
+    pub traces: Option<std::path::PathBuf>,
+}
+
+impl Dispatcher for NatsDispatcher {
+    fn place(&self) -> String {
+        self.options.url.clone()
+    }
+
+    fn retry(&self) -> Duration {
+        self.retry
+    }
+
+    fn open(
+        &self,
+        session: u64,
+        attacker: Color,
+        init: Init,
+        tables: Option<TablesUsed>,
+    ) -> Result<Box<dyn Dispatch>, DispatchError> {
+        let run = format!("{}-s{session}-{}", self.prefix, attacker.name());
+        let tables = tables.map(Tables::from);
+        let traces = self.traces.as_ref().map(|d| d.join(format!("{run}.trace")));
+        NatsDispatch::open(&self.options, run, attacker, init, tables)
+            .map(|d| Box::new(d.tracing_to(traces)) as Box<dyn Dispatch>)
+            .map_err(lost)
+    }
+}
+
+/// A name NATS takes as one token of a subject: letters, digits, `-` and `_`.
+pub fn subject_token(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// One run's jobs on the server.
+pub struct NatsDispatch {
+    runtime: tokio::runtime::Runtime,
+    client: async_nats::Client,
+    js: jetstream::Context,
+    answers: jetstream::consumer::Consumer<pull::Config>,
+    run: String,
+    attacker: Color,
+    init: Init,
+    tables: Option<Tables>,
+    width: usize,
+    /// Jobs in flight: their number, and the leaf each expands.
+    ids: HashMap<u64, u32>,
+    /// When each was sent, and what, to send it again if it is lost.
+    sent: HashMap<u64, (Instant, Vec<u8>)>,
+    /// A job unanswered this long is taken for lost (the server gave up on it after
+    /// `MAX_DELIVER` deliveries, or it was purged) and sent again.
+    lost_after: Duration,
+    next_id: u64,
+    view: JobsView,
+    workers: BTreeMap<String, WorkerView>,
+    log: fn(&str),
+    /// Where answered jobs are traced, and the trace once its first job names the board.
+    trace: Option<(std::path::PathBuf, Option<Trace>)>,
+}
+
+fn say(line: &str) {
+    tracing::warn!("{line}");
+}
+
+impl NatsDispatch {
+    /// Connects and makes the streams and consumers if they are not there. What an earlier
+    /// master of this run left (its jobs, their answers) is not purged: Debian's nats-server
+    /// (2.9) moves every consumer of a work-queue stream past a filtered purge, so the jobs
+    /// of other runs waiting then were never delivered. Those jobs still run; their answers
+    /// name jobs of the earlier master and are counted stale.
+    pub fn open(
+        options: &Options,
+        run: String,
+        attacker: Color,
+        init: Init,
+        tables: Option<Tables>,
+    ) -> Result<NatsDispatch, ClusterError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(nats)?;
+        let (client, js, answers) = runtime.block_on(async {
+            let client = connect(&options.url, options.token.as_deref()).await?;
+            let js = jetstream::new(client.clone());
+            jobs_consumer(&js, options.ack_wait).await?;
+            super::dead_letters(&js).await?;
+            let answers = answers_consumer(&js, &run).await?;
+            Ok::<_, ClusterError>((client, js, answers))
+        })?;
+        // Numbers from the clock: an answer to a job of an earlier master of this run (still
+        // running somewhere when it went) never names a job of this one.
+        let next_id = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_micros() as u64);
+        Ok(NatsDispatch {
+            runtime,
+            client,
+            js,
+            answers,
+            view: JobsView {
+                goal: attacker.name().to_string(),
+                place: options.url.clone(),
+                connected: true,
+                ..JobsView::default()
+            },
+            run,
+            attacker,
+            init,
+            tables,
+            width: options.width.max(1),
+            ids: HashMap::new(),
+            sent: HashMap::new(),
+            lost_after: options.ack_wait * 20,
+            next_id,
+            workers: BTreeMap::new(),
+            log: say,
+            trace: None,
+        })
+    }
+
+    /// Says what it sets aside through `log` instead of the daemon's log.
+    pub fn logging_to(mut self, log: fn(&str)) -> NatsDispatch {
+        self.log = log;
+        self
+    }
+
+    /// Writes each job answered to the trace at `path` (`cluster::trace`), if given.
+    pub fn tracing_to(mut self, path: Option<std::path::PathBuf>) -> NatsDispatch {
+        self.trace = path.map(|p| (p, None));
+        self
+    }
+
+    /// Adds job `id`'s answer `a` to the trace, if one is kept. A trace that cannot be
+    /// written is said once and given up: the search does not depend on it.
+    fn traced(&mut self, id: u64, a: &AnswerMsg) {
+        let Some((path, trace)) = &mut self.trace else {
+            return;
+        };
+        let Some(job) = self
+            .sent
+            .get(&id)
+            .and_then(|(_, body)| wire::decode_job(body).ok())
+        else {
+            return;
+        };
+        let written = (|| {
+            if trace.is_none() {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| TraceError::Io {
+                        path: dir.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                }
+                let header = Header::new(
+                    job.position.board().to_string(),
+                    self.init,
+                    self.tables.clone(),
+                );
+                *trace = Some(Trace::append(path, &header)?);
+            }
+            let t = trace.as_mut().expect("opened above");
+            t.record(self.attacker, &job.job(), &a.answer(), a.seconds)?;
+            t.flush()
+        })();
+        if let Err(e) = written {
+            (self.log)(&format!("run {}: no more trace: {e}", self.run));
+            self.trace = None;
+        }
+    }
+
+    /// Answers taken, by worker.
+    pub fn by_worker(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.workers.values().map(|w| (w.name.as_str(), w.jobs))
+    }
+}
+
+fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
+    DispatchError(e.to_string())
+}
+
+/// Runs `work` on `runtime`, given up after `PATIENCE`.
+fn patiently<T>(
+    runtime: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = Result<T, ClusterError>>,
+) -> Result<T, DispatchError> {
+    runtime
+        .block_on(async { tokio::time::timeout(PATIENCE, work).await })
+        .map_err(|_| {
+            DispatchError(format!(
+                "no answer from the server in {} s",
+                PATIENCE.as_secs()
+            ))
+        })?
+        .map_err(lost)
+}
+
+impl NatsDispatch {
+    /// An error unless the client is connected (it reconnects by itself; meanwhile the
+    /// search goes on without it).
+    fn reachable(&self) -> Result<(), DispatchError> {
+        match self.client.connection_state() {
+            async_nats::connection::State::Connected => Ok(()),
+            state => Err(DispatchError(format!(
+                "the server does not answer ({state})"
+            ))),
+        }
+    }
+
+    /// Publishes job `id` (`body`).
+    fn publish(&self, body: Vec<u8>) -> Result<(), DispatchError> {
+        let subject = super::jobs_subject(&self.run);
+        let js = &self.js;
+        patiently(&self.runtime, async {
+            js.publish(subject, body.into())
+                .await
+                .map_err(nats)?
+                .await
+                .map_err(nats)
+        })
+        .map(|_| ())
+    }
+
+    /// Sends again the jobs unanswered for `lost_after`.
+    fn resend_lost(&mut self) -> Result<(), DispatchError> {
+        let late: Vec<u64> = self
+            .sent
+            .iter()
+            .filter(|(_, (at, _))| at.elapsed() >= self.lost_after)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in late {
+            let body = self.sent[&id].1.clone();
+            self.publish(body)?;
+            self.sent.get_mut(&id).expect("listed above").0 = Instant::now();
+            self.view.resent += 1;
+            (self.log)(&format!(
+                "run {}: job {id} unanswered for {} s, sent again",
+                self.run,
+                self.lost_after.as_secs()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Dispatch for NatsDispatch {
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn send(&mut self, job: &Job) -> Result<(), DispatchError> {
+        self.next_id += 1;
+        let msg = JobMsg::new(
+            &self.run,
+            self.next_id,
+            job,
+            self.attacker,
+            self.init,
+            self.tables.clone(),
+        );
+        let body = wire::encode_job(&msg);
+        self.reachable()?;
+        self.publish(body.clone())?;
+        tracing::debug!(
+            "run {}: job {} sent (leaf {})",
+            self.run,
+            self.next_id,
+            job.leaf
+        );
+        self.ids.insert(self.next_id, job.leaf);
+        self.sent.insert(self.next_id, (Instant::now(), body));
+        self.view.sent += 1;
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<Option<Answer>, DispatchError> {
+        self.reachable()?;
+        self.resend_lost()?;
+        let Some(message) = patiently(&self.runtime, next_message(&self.answers))? else {
+            return Ok(None);
+        };
+        let taken = match wire::decode_answer(&message.payload) {
+            Err(e) => {
+                self.view.garbled += 1;
+                let why = e.to_string();
+                let subject = format!("fanorona.dead.answers.{}", self.run);
+                let fate = self.runtime.block_on(super::set_aside(
+                    &self.js,
+                    subject,
+                    message.payload.to_vec(),
+                    &why,
+                ));
+                (self.log)(&format!(
+                    "run {}: an answer that does not decode ({why}), {fate}",
+                    self.run
+                ));
+                self.runtime
+                    .block_on(message.ack_with(AckKind::Term))
+                    .map_err(lost)?;
+                return Ok(None);
+            }
+            Ok(a) => {
+                tracing::debug!(
+                    "run {}: answer to job {} of run {} (leaf {}) from {}",
+                    self.run,
+                    a.id,
+                    a.run,
+                    a.leaf,
+                    a.worker
+                );
+                let ours = a.run == self.run
+                    && a.attacker == self.attacker
+                    && self.ids.get(&a.id) == Some(&a.leaf);
+                if ours {
+                    self.traced(a.id, &a);
+                    self.ids.remove(&a.id);
+                    self.sent.remove(&a.id);
+                    self.view.answered += 1;
+                    self.view.redelivered += u64::from(a.delivered > 1);
+                    let w = self.workers.entry(a.worker.clone()).or_default();
+                    w.name.clone_from(&a.worker);
+                    w.host.clone_from(&a.host);
+                    w.threads = a.threads;
+                    w.jobs += 1;
+                    w.nodes += a.work.nodes;
+                    w.seconds += a.seconds;
+                    w.last_heard = fanorona_session::log::unix_now() as u64;
+                    Some(a.answer())
+                } else {
+                    self.view.stale += 1;
+                    None
+                }
+            }
+        };
+        self.runtime.block_on(message.ack()).map_err(lost)?;
+        Ok(taken)
+    }
+
+    fn stale(&mut self) {
+        self.view.stale += 1;
+        self.view.answered = self.view.answered.saturating_sub(1);
+    }
+
+    fn view(&self) -> JobsView {
+        JobsView {
+            in_flight: self.ids.len() as u64,
+            workers: self.workers.values().cloned().collect(),
+            ..self.view.clone()
+        }
+    }
+
+    fn close(&mut self) {
+        let (js, run) = (&self.js, &self.run);
+        // Its jobs still waiting run anyway (see `open`: no purge); their answers wait in the
+        // answers stream until its `max_age`.
+        let done = self.runtime.block_on(async {
+            js.get_stream(super::ANSWERS)
+                .await
+                .map_err(nats)?
+                .delete_consumer(&format!("master-{run}"))
+                .await
+                .map_err(nats)?;
+            Ok::<_, ClusterError>(())
+        });
+        if let Err(e) = done {
+            (self.log)(&format!("run {run}: its jobs could not be withdrawn: {e}"));
+        }
+        self.ids.clear();
+        self.sent.clear();
+    }
+}

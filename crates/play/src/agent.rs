@@ -1,0 +1,339 @@
+//! One interface for every player: a game in, a move out, with what the player knows about
+//! the move's value; and the players by name and level.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::game::Game;
+use fanorona_rules::moves::Move;
+use fanorona_tables::Database;
+
+/// A move's value for the side that plays it, where it is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    Loss,
+    Draw,
+    Win,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Win => "win",
+            Verdict::Draw => "draw",
+            Verdict::Loss => "loss",
+        }
+    }
+
+    /// The same outcome seen by the other side.
+    pub fn flipped(self) -> Verdict {
+        match self {
+            Verdict::Win => Verdict::Loss,
+            Verdict::Draw => Verdict::Draw,
+            Verdict::Loss => Verdict::Win,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a known value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The move ends the game (the opponent has no move) or repeats a position (a draw).
+    Rules,
+    /// The endgame tables.
+    Tables,
+    /// The rote store of positions solved by earlier searches.
+    Rote,
+    /// A proof-number search within the player's budget.
+    Search,
+    /// A proof certificate, checked (the web app's analysis reads them).
+    Certificate,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Rules => "rules",
+            Source::Tables => "tables",
+            Source::Rote => "rote store",
+            Source::Search => "search",
+            Source::Certificate => "certificate",
+        }
+    }
+}
+
+/// What a player says about one move.
+#[derive(Clone, Debug)]
+pub struct MoveInfo {
+    pub mv: Move,
+    /// The game-theoretic value for the mover, if known, and from where.
+    pub value: Option<(Verdict, Source)>,
+    /// Plies to the end or a capture under best play, where the tables keep distances.
+    pub distance: Option<u32>,
+    /// A heuristic score for the mover (-1 to 1; search scores beyond that are mates).
+    pub score: Option<f64>,
+}
+
+/// A player's decision.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub mv: Move,
+    /// What the player knows of the chosen move.
+    pub info: MoveInfo,
+    /// Work done: nodes searched or playouts run.
+    pub work: u64,
+}
+
+/// A player. `choose` is only called on a game that has not ended.
+pub trait Agent: Send {
+    /// Its name and settings, as a match reports them ("alphabeta:hard").
+    fn name(&self) -> String;
+
+    fn choose(&mut self, game: &Game) -> Choice;
+
+    /// Every legal move with what the player knows of it, best first (for hints). The
+    /// default knows only its own choice.
+    fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {
+        let choice = self.choose(game);
+        vec![choice.info]
+    }
+}
+
+/// How strong a player is asked to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Easy,
+    Medium,
+    Hard,
+    Perfect,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [Level::Easy, Level::Medium, Level::Hard, Level::Perfect];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Easy => "easy",
+            Level::Medium => "medium",
+            Level::Hard => "hard",
+            Level::Perfect => "perfect",
+        }
+    }
+}
+
+/// The kinds of player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Random,
+    Minimax,
+    AlphaBeta,
+    Mcts,
+    Perfect,
+    Winimax,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::Random,
+        Kind::Minimax,
+        Kind::AlphaBeta,
+        Kind::Mcts,
+        Kind::Perfect,
+        Kind::Winimax,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Random => "random",
+            Kind::Minimax => "minimax",
+            Kind::AlphaBeta => "alphabeta",
+            Kind::Mcts => "mcts",
+            Kind::Perfect => "perfect",
+            Kind::Winimax => "winimax",
+        }
+    }
+
+    /// Whether it takes a level: the searchers do; random, perfect play and WINIMAX play one
+    /// way only.
+    pub fn has_levels(self) -> bool {
+        matches!(self, Kind::Minimax | Kind::AlphaBeta | Kind::Mcts)
+    }
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error(
+        "unknown player '{0}': use random, minimax, alphabeta, mcts, perfect or winimax, with a level after a colon (alphabeta:hard)"
+    )]
+    Kind(String),
+    #[error("unknown level '{0}': use easy, medium, hard or perfect")]
+    Level(String),
+    #[error("'{0}': {1} has no levels (only minimax, alphabeta and mcts have them)")]
+    NoLevels(String, &'static str),
+}
+
+/// A player named on the command line: `KIND[:LEVEL]`, such as `alphabeta:hard` or `mcts`.
+/// The level defaults to medium (perfect for perfect and winimax).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub kind: Kind,
+    pub level: Level,
+}
+
+impl Spec {
+    /// Whether it plays perfectly where it can (perfect play, WINIMAX, or a searcher's
+    /// perfect level, which is perfect play): those read the tables and the rote store.
+    pub fn plays_perfectly(self) -> bool {
+        matches!(self.kind, Kind::Perfect | Kind::Winimax) || self.level == Level::Perfect
+    }
+}
+
+impl std::str::FromStr for Spec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Spec, SpecError> {
+        // Names in any case (`AlphaBeta:Hard`); a colon needs a level after it.
+        let (kind, level) = match s.split_once(':') {
+            Some((kind, level)) => (kind, Some(level.trim().to_ascii_lowercase())),
+            None => (s, None),
+        };
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(kind.trim()))
+            .ok_or_else(|| SpecError::Kind(s.to_string()))?;
+        // A level these players would ignore is refused rather than dropped.
+        if !kind.has_levels() && level.is_some() {
+            return Err(SpecError::NoLevels(s.to_string(), kind.name()));
+        }
+        let level = match level.as_deref() {
+            None if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
+            None => Level::Medium,
+            Some(l) => Level::ALL
+                .into_iter()
+                .find(|x| x.name() == l)
+                .ok_or_else(|| SpecError::Level(l.to_string()))?,
+        };
+        Ok(Spec { kind, level })
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The perfect level of a searcher is the perfect player: named as what plays.
+        if self.kind.has_levels() && self.level == Level::Perfect {
+            f.write_str(Kind::Perfect.name())
+        } else if self.kind.has_levels() {
+            write!(f, "{}:{}", self.kind.name(), self.level.name())
+        } else {
+            f.write_str(self.kind.name())
+        }
+    }
+}
+
+/// What players may use: the endgame tables, a time limit per move, and a seed.
+#[derive(Clone, Default)]
+pub struct Tools {
+    pub db: Option<Arc<Database>>,
+    /// A limit on each move's thinking time (the level's own budget otherwise).
+    pub move_time: Option<Duration>,
+    pub seed: u64,
+    /// MCTS's exploration constant (sqrt 2 by default).
+    pub mcts_c: Option<f64>,
+    /// MCTS's rollouts (by level by default).
+    pub mcts_rollout: Option<crate::mcts::Rollout>,
+    /// Positions solved by earlier searches (the sessions' rote store), for perfect play.
+    pub rote: Option<Arc<fanorona_search::rote::RoteTable>>,
+}
+
+/// A player of the given kind and level.
+pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
+    use crate::{alphabeta, mcts, perfect, random, winimax};
+    // The perfect level of a searcher is the perfect player (docs/guide/players.md: `alphabeta:perfect`).
+    if spec.level == Level::Perfect && spec.kind.has_levels() {
+        return Box::new(perfect::Perfect::new(tools));
+    }
+    match spec.kind {
+        Kind::Random => Box::new(random::Random::new(tools.seed)),
+        Kind::Minimax => Box::new(alphabeta::AlphaBeta::minimax(spec.level, tools)),
+        Kind::AlphaBeta => Box::new(alphabeta::AlphaBeta::for_level(spec.level, tools)),
+        Kind::Mcts => Box::new(mcts::Mcts::for_level(spec.level, tools)),
+        Kind::Perfect => Box::new(perfect::Perfect::new(tools)),
+        Kind::Winimax => Box::new(winimax::Winimax::new(tools)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn players_are_named_kind_and_level() {
+        let s: Spec = "alphabeta:hard".parse().unwrap();
+        assert_eq!((s.kind, s.level), (Kind::AlphaBeta, Level::Hard));
+        assert_eq!(s.to_string(), "alphabeta:hard");
+        assert_eq!("mcts".parse::<Spec>().unwrap().level, Level::Medium);
+        assert_eq!("perfect".parse::<Spec>().unwrap().level, Level::Perfect);
+        assert!(matches!("chess".parse::<Spec>(), Err(SpecError::Kind(_))));
+        assert_eq!(
+            "mcts:insane".parse::<Spec>(),
+            Err(SpecError::Level("insane".into()))
+        );
+        // Any case; a colon with no level after it is refused, for every kind.
+        let s: Spec = "AlphaBeta:EASY".parse().unwrap();
+        assert_eq!((s.kind, s.level), (Kind::AlphaBeta, Level::Easy));
+        assert_eq!(
+            "alphabeta:".parse::<Spec>(),
+            Err(SpecError::Level("".into()))
+        );
+        assert!(matches!(
+            "perfect:".parse::<Spec>(),
+            Err(SpecError::NoLevels(..))
+        ));
+        // A searcher's perfect level is named as the player it is.
+        assert_eq!(
+            "mcts:perfect".parse::<Spec>().unwrap().to_string(),
+            "perfect"
+        );
+        // The perfect level of a searcher is perfect play: in a position where four of ten
+        // moves win (the 5x5 tables: a1-a2, a3-a4, a1-b1, d1-c1; the others draw or lose;
+        // minimax:perfect played the losing a3-b2 as hard) each plays a win, and knows it.
+        let pos: fanorona_rules::Position = ".W.../...../B..../...W./B..B. b".parse().unwrap();
+        let game = crate::game::Game::new(pos, None);
+        for name in ["minimax:perfect", "alphabeta:perfect", "mcts:perfect"] {
+            let spec: Spec = name.parse().unwrap();
+            let mut player = make(spec, &Tools::default());
+            assert!(
+                player.name().starts_with("perfect "),
+                "{name}: {}",
+                player.name()
+            );
+            let choice = player.choose(&game);
+            let played = choice.mv.notation(pos.board());
+            assert!(
+                ["a1-a2", "a3-a4", "a1-b1", "d1-c1"].contains(&played.as_str()),
+                "{name}: {played}"
+            );
+            assert!(
+                matches!(choice.info.value, Some((Verdict::Win, _))),
+                "{name}: {:?}",
+                choice.info.value
+            );
+        }
+        // Players without levels refuse one instead of ignoring it.
+        for name in ["random:hard", "perfect:easy", "winimax:perfect"] {
+            assert!(
+                matches!(name.parse::<Spec>(), Err(SpecError::NoLevels(..))),
+                "{name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Leaves: what a solver knows about a position without searching it: the end of the game
+//! (a side with no pieces or no move has lost) and the endgame tables.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Goal, Stats};
+use fanorona_rules::movegen::{count_moves, is_lost};
+use fanorona_rules::position::Position;
+use fanorona_tables::{Database, Wdl};
+
+/// A leaf's verdict for a goal.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Leaf {
+    /// The attacker wins from here.
+    Proven,
+    /// The attacker does not win from here.
+    Disproven,
+    /// Not known without searching.
+    Open,
+}
+
+/// Material's weight: a lead of every piece on the board multiplies a number by 1 + this.
+const MATERIAL_WEIGHT: i64 = 24;
+
+/// How an open leaf's first proof and disproof numbers are set.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Init {
+    /// From the side to move's mobility (Allis): at an OR node pn 1 and dn the number of
+    /// moves, the reverse at an AND node.
+    #[default]
+    Mobility,
+    /// Mobility weighted by material, after Winands and Schadd's evaluation-function based
+    /// PN search (EF-PN, 2010): the number that says the side behind in pieces must win is
+    /// multiplied by 1 + 24 * lead / pieces, so a lead of one piece in 8 quadruples it and
+    /// one in 44 adds half. (24 was the best of 8, 16, 24 and 32 on the 5x9 start's "Black
+    /// wins?"; docs/journal/5x9.md, "First numbers from material".)
+    Material,
+}
+
+impl Init {
+    pub fn name(self) -> &'static str {
+        match self {
+            Init::Mobility => "mobility",
+            Init::Material => "material",
+        }
+    }
+}
+
+impl std::str::FromStr for Init {
+    type Err = String;
+
+    /// "mobility" or "material" (the command line's and the config's words).
+    fn from_str(s: &str) -> Result<Init, String> {
+        [Init::Mobility, Init::Material]
+            .into_iter()
+            .find(|i| i.name() == s)
+            .ok_or_else(|| format!("'{s}' is not \"mobility\" or \"material\""))
+    }
+}
+
+/// Decides leaves from the rules' terminal positions and, if given, the endgame tables, and
+/// sets the first numbers of the others.
+#[derive(Clone, Copy)]
+pub struct LeafEval<'a> {
+    pub db: Option<&'a Database>,
+    pub init: Init,
+}
+
+impl<'a> LeafEval<'a> {
+    /// Leaves from the rules alone (the smallest boards need nothing more).
+    pub fn rules_only() -> LeafEval<'static> {
+        LeafEval::new(None)
+    }
+
+    pub fn with_db(db: &'a Database) -> LeafEval<'a> {
+        LeafEval::new(Some(db))
+    }
+
+    /// Leaves from the rules and the tables if given, first numbers from mobility.
+    pub fn new(db: Option<&'a Database>) -> LeafEval<'a> {
+        LeafEval {
+            db,
+            init: Init::Mobility,
+        }
+    }
+
+    pub fn with_init(self, init: Init) -> LeafEval<'a> {
+        LeafEval { init, ..self }
+    }
+
+    /// The first (pn, dn) of an open leaf. Mobility: a side with many moves is harder to
+    /// beat; at an OR node one good move proves it (pn 1) but every move must fail to
+    /// disprove it (dn = moves).
+    pub fn initial(&self, pos: &Position, goal: Goal) -> (u64, u64) {
+        let moves = count_moves(pos).clamp(1, 1000);
+        let (pn, dn) = if pos.side_to_move() == goal.attacker {
+            (1, moves)
+        } else {
+            (moves, 1)
+        };
+        match self.init {
+            Init::Mobility => (pn, dn),
+            Init::Material => {
+                let attacker = pos.pieces(goal.attacker).count_ones() as i64;
+                let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;
+                let lead = attacker - defender;
+                // 1 + 24 * lead / pieces, in sixteenths.
+                let weight = |x: i64| -> u64 {
+                    let total = (attacker + defender).max(1);
+                    (16 + 16 * MATERIAL_WEIGHT * x.max(0) / total) as u64
+                };
+                // Rounded, at least 1: the numbers stay on mobility's scale, so a tree that
+                // changes its init keeps numbers that compare.
+                let scale = |n: u64, w: u64| ((n * w + 8) / 16).max(1);
+                (scale(pn, weight(-lead)), scale(dn, weight(lead)))
+            }
+        }
+    }
+
+    /// What the tables say of `pos` for `goal`: `Some(true)` proven, `Some(false)`
+    /// disproven (a draw disproves either side's win), `None` where they do not answer.
+    #[inline]
+    pub fn from_tables(&self, pos: &Position, goal: Goal) -> Option<bool> {
+        let v = self.db?.probe(pos)?;
+        let mover_is_attacker = pos.side_to_move() == goal.attacker;
+        Some(matches!(
+            (v, mover_is_attacker),
+            (Wdl::Win, true) | (Wdl::Loss, false)
+        ))
+    }
+
+    /// The verdict on `pos` for `goal`.
+    pub fn eval(&self, pos: &Position, goal: Goal, stats: &mut Stats) -> Leaf {
+        if let Some(proven) = self.from_tables(pos, goal) {
+            stats.db_hits += 1;
+            return if proven {
+                Leaf::Proven
+            } else {
+                Leaf::Disproven
+            };
+        }
+        let mover_is_attacker = pos.side_to_move() == goal.attacker;
+        if is_lost(pos) {
+            return if mover_is_attacker {
+                Leaf::Disproven
+            } else {
+                Leaf::Proven
+            };
+        }
+        Leaf::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fanorona_rules::position::Color;
+
+    fn goal(attacker: Color) -> Goal {
+        Goal { attacker }
+    }
+
+    #[test]
+    fn material_weighs_mobility_by_the_lead() {
+        let leaf = LeafEval::rules_only();
+        let material = leaf.with_init(Init::Material);
+        // Four pieces each: material changes nothing.
+        let even: Position = "BBB/B.W/WWW w".parse().unwrap();
+        for c in [Color::White, Color::Black] {
+            assert_eq!(
+                material.initial(&even, goal(c)),
+                leaf.initial(&even, goal(c))
+            );
+        }
+        // White (to move) leads 4 to 3: White's win gets a larger disproof number, Black's a
+        // larger proof number, each by 1 + 24 * 1/7 (in sixteenths: 70/16).
+        let lead: Position = "BB./B.W/WWW w".parse().unwrap();
+        let moves = count_moves(&lead);
+        assert!(moves > 1);
+        let scaled = (moves * 70 + 8) / 16;
+        assert_eq!(leaf.initial(&lead, goal(Color::White)), (1, moves));
+        assert_eq!(material.initial(&lead, goal(Color::White)), (1, scaled));
+        assert_eq!(leaf.initial(&lead, goal(Color::Black)), (moves, 1));
+        assert_eq!(material.initial(&lead, goal(Color::Black)), (scaled, 1));
+    }
+}

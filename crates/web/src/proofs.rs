@@ -1,0 +1,362 @@
+//! The proof explorer: the checked certificates of the certificate directory, walked move by
+//! move from their root. All certificates of one root are walked together, so a draw proven
+//! by two disproofs ("White does not win", "Black does not win") reads as a draw wherever
+//! both reach. A certificate is indexed once (`certificate::explore`) and kept, so a step is
+//! a few lookups, not a reading of the file.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::{Query, State};
+use axum::response::Response;
+use axum::{Json, http::StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::certificates::{Known, Stamp, bounds_of, position_bounds, stamp};
+use super::{ApiError, AppState, blocking, view};
+use fanorona_certificate::explore::{Ending, Tree, play_line};
+use fanorona_rules::moves::legal_moves;
+use fanorona_rules::position::Position;
+
+/// Indexed certificates kept at once; the least recently walked goes first.
+const KEPT: usize = 4;
+
+/// A certificate indexed: the stamp it was read at, its tree, its last use.
+type Kept = (Stamp, Arc<Tree>, Instant);
+
+/// Certificates indexed for walking, by file.
+#[derive(Default)]
+pub struct Trees {
+    kept: Mutex<HashMap<PathBuf, Kept>>,
+}
+
+impl Trees {
+    /// The tree of the checked certificate `known`, indexed now unless it is kept. Refused
+    /// when the file changed since it was checked (the next listing checks it again).
+    fn get(&self, known: &Known) -> Result<Arc<Tree>, ApiError> {
+        let path = PathBuf::from(&known.file);
+        if stamp(&path) != known.stamp {
+            return Err(ApiError {
+                status: StatusCode::CONFLICT,
+                message: format!(
+                    "{} changed since it was checked; try again in a few seconds",
+                    file_name(&known.file)
+                ),
+            });
+        }
+        if let Some((s, tree, used)) = self.kept.lock().expect("trees lock").get_mut(&path)
+            && *s == known.stamp
+        {
+            *used = Instant::now();
+            return Ok(tree.clone());
+        }
+        // Indexed outside the lock: another certificate's walk goes on meanwhile.
+        let tree = Arc::new(Tree::open(&path).map_err(|e| ApiError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            message: e.to_string(),
+        })?);
+        let mut kept = self.kept.lock().expect("trees lock");
+        kept.insert(path, (known.stamp, tree.clone(), Instant::now()));
+        while kept.len() > KEPT {
+            let oldest = kept
+                .iter()
+                .min_by_key(|(_, (_, _, used))| *used)
+                .map(|(p, _)| p.clone())
+                .expect("more than KEPT kept");
+            kept.remove(&oldest);
+        }
+        Ok(tree)
+    }
+}
+
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn claim_words(k: &Known) -> String {
+    format!(
+        "{} {} {}",
+        k.attacker.name(),
+        if k.proven { "wins" } else { "does not win" },
+        if k.proven { "(proven)" } else { "(disproven)" }
+    )
+}
+
+/// What to do about a certificate the checker refused, from its reason.
+fn mending(why: &str) -> String {
+    if why.contains("tables") || why.contains("slice") {
+        "build the tables it names (`fanorona db build --board RxC --pieces N --db DIR`) and start `fanorona serve` with `--db DIR`".into()
+    } else {
+        "`fanorona verify FILE --db DIR` says where it fails; replace the file with a good copy"
+            .into()
+    }
+}
+
+/// GET /api/proofs: the checked certificates by root, and those refused with the reason.
+pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let index = blocking(move || Ok(state.certificates())).await?;
+    let mut roots: Vec<Value> = index
+        .roots()
+        .map(|(root, known)| {
+            let mut files: Vec<&Known> = known.iter().collect();
+            files.sort_by(|a, b| a.file.cmp(&b.file));
+            let board = root
+                .parse::<Position>()
+                .map(|p| p.board().to_string())
+                .unwrap_or_default();
+            json!({
+                "root": root,
+                "board": board,
+                "certificates": files.iter().map(|k| json!({
+                    "file": file_name(&k.file),
+                    "claim": claim_words(k),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    roots.sort_by(|a, b| {
+        a["certificates"][0]["file"]
+            .as_str()
+            .cmp(&b["certificates"][0]["file"].as_str())
+    });
+    let refused: Vec<Value> = index
+        .refused
+        .iter()
+        .map(|(file, why)| json!({"file": file_name(file), "why": why, "mend": mending(why)}))
+        .collect();
+    Ok(Json(json!({"roots": roots, "refused": refused})))
+}
+
+#[derive(Deserialize)]
+pub struct WalkQuery {
+    /// The root position, in the position text.
+    root: String,
+    /// Moves from the root, in notation, separated by spaces or commas.
+    #[serde(default)]
+    line: String,
+}
+
+/// One certificate's node at the end of the line, or where the line left it.
+struct Walked {
+    known: Known,
+    tree: Arc<Tree>,
+    node: Option<u32>,
+    /// Moves of the line the certificate follows before it leaves it.
+    followed: usize,
+}
+
+/// GET /api/proofs/walk?root=POSITION&line=MOVES: the position after the line, what the
+/// certificates of that root prove of it and of each of its moves, and how each line ends.
+pub async fn walk(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<WalkQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let s = state.clone();
+    blocking(move || walk_now(&s, &q)).await.map(Json)
+}
+
+fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
+    let index = state.certificates();
+    let root: Position = q
+        .root
+        .parse()
+        .map_err(|e| ApiError::bad(format!("root: {e}")))?;
+    let known = index.rooted_at(&root.to_string());
+    if known.is_empty() {
+        return Err(ApiError {
+            status: StatusCode::NOT_FOUND,
+            message: format!(
+                "no checked certificate has the root {}",
+                fanorona_rules::geometry::clipped(&q.root)
+            ),
+        });
+    }
+    let asked: Vec<&str> = q.line.split([' ', ',']).filter(|m| !m.is_empty()).collect();
+    // A move that is not legal where it stands: the walk shows the line up to it and says
+    // which move it was.
+    let played = play_line(&root, &asked);
+    let (positions, line) = (played.positions, played.moves);
+    let error = played.error.map(|e| e.to_string());
+    let pos = *positions.last().expect("the root at least");
+    let mut walked = Vec::new();
+    for k in known {
+        let tree = state.proof_trees.get(k)?;
+        let at = tree.follow(&line);
+        let (node, followed) = ((at.moves == line.len()).then_some(at.node), at.moves);
+        walked.push(Walked {
+            known: k.clone(),
+            tree,
+            node,
+            followed,
+        });
+    }
+    let mover = pos.side_to_move();
+    let here = position_bounds(
+        walked
+            .iter()
+            .filter(|w| w.node.is_some())
+            .map(|w| (w.known.attacker, w.known.proven)),
+        mover,
+    );
+    let legal = legal_moves(&pos);
+    let end = legal
+        .is_empty()
+        .then(|| format!("{} has no move: {} has lost", mover.name(), mover.name()));
+    let mut moves: Vec<Value> = legal
+        .into_iter()
+        .map(|m| {
+            let notation = m.notation(pos.board());
+            let after = m.apply(&pos);
+            let mut says = Vec::new();
+            let mut by = Vec::new();
+            for w in walked.iter() {
+                let Some(n) = w.node else { continue };
+                let child = w.tree.children(n).find(|&c| w.tree.mv(c) == notation);
+                says.push((w.known.attacker, w.known.proven, child.is_some()));
+                if let Some(c) = child {
+                    by.push(ending_view(&w.tree, c, &after, &w.known));
+                }
+            }
+            let bounds = bounds_of(says, mover);
+            json!({
+                "move": notation,
+                "after": after.to_string(),
+                "value": bounds.and_then(|b| b.words()),
+                "rank": bounds.map_or(0, |b| b.low as i32 + b.high as i32 + 1),
+                "by": by,
+            })
+        })
+        .collect();
+    // Best first for the side to move, then in notation order.
+    moves.sort_by(|a, b| {
+        b["rank"]
+            .as_i64()
+            .cmp(&a["rank"].as_i64())
+            .then_with(|| a["move"].as_str().cmp(&b["move"].as_str()))
+    });
+    let certificates: Vec<Value> = walked
+        .iter()
+        .map(|w| {
+            json!({
+                "file": file_name(&w.known.file),
+                "claim": claim_words(&w.known),
+                "nodes": w.tree.len(),
+                "reached": w.node.is_some(),
+                "followed": w.followed,
+                "here": w.node.map(|n| subtree(&w.tree, n)),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "root": root.to_string(),
+        "line": line,
+        "error": error,
+        "position": pos.to_string(),
+        "board": view::board(pos.board()),
+        "cells": view::cells(&pos),
+        "side": mover.name(),
+        "value": here.and_then(|b| b.words()),
+        "certificates": certificates,
+        "moves": moves,
+        "end": end,
+    }))
+}
+
+/// Nodes in the subtree that stands for `node`.
+fn subtree(tree: &Tree, node: u32) -> u64 {
+    match tree.ending(node) {
+        Ending::Inner { nodes } => nodes,
+        _ => 1,
+    }
+}
+
+/// How one certificate goes on after a move: the subtree below it, or how it ends there and
+/// why, in a line.
+fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> Value {
+    let to_move = after.side_to_move();
+    let pieces = after.piece_count();
+    let (why, shared) = match tree.ending(child) {
+        Ending::Inner { .. } => ("the proof goes on below".to_string(), None),
+        Ending::Table(v) => {
+            let said = match v {
+                fanorona_tables::Wdl::Draw => "draw".to_string(),
+                fanorona_tables::Wdl::Win => format!("{} wins", to_move.name()),
+                fanorona_tables::Wdl::Loss => format!("{} wins", to_move.opponent().name()),
+            };
+            (format!("{pieces} pieces: {said} (tables)"), None)
+        }
+        Ending::Terminal => (
+            format!("{} has no move left and loses", to_move.name()),
+            None,
+        ),
+        Ending::Repetition { plies } => (
+            format!("back to the position {plies} plies ago: play goes round, a draw"),
+            None,
+        ),
+        Ending::Shared { node } => {
+            let line = tree.line_to(node);
+            (
+                format!(
+                    "the same position as after {}: proven there",
+                    if line.is_empty() {
+                        "the root".to_string()
+                    } else {
+                        line.join(" ")
+                    }
+                ),
+                Some(line.iter().map(|m| m.to_string()).collect::<Vec<_>>()),
+            )
+        }
+        Ending::Open => ("left open (a partial certificate)".to_string(), None),
+    };
+    json!({
+        "file": file_name(&known.file),
+        "nodes": subtree(tree, tree.standing_for(child)),
+        "why": why,
+        "shared": shared,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct FileQuery {
+    name: String,
+}
+
+/// GET /api/proofs/file?name=FILE: a checked certificate of the directory, as it is on disk.
+pub async fn file(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<FileQuery>,
+) -> Result<Response, ApiError> {
+    let (name, bytes) = blocking(move || {
+        let index = state.certificates();
+        // Only a file the listing holds: no path from the request is ever opened.
+        let known = index
+            .roots()
+            .flat_map(|(_, k)| k.iter())
+            .find(|k| file_name(&k.file) == q.name)
+            .ok_or_else(|| ApiError {
+                status: StatusCode::NOT_FOUND,
+                message: format!(
+                    "no checked certificate is called {}",
+                    fanorona_rules::geometry::clipped(&q.name)
+                ),
+            })?;
+        let bytes = std::fs::read(&known.file).map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: format!("{}: {e}", file_name(&known.file)),
+        })?;
+        Ok((file_name(&known.file), bytes))
+    })
+    .await?;
+    let kind = if name.ends_with(".gz") {
+        "application/gzip"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    Ok(super::download(kind, name, bytes))
+}
