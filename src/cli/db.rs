@@ -12,6 +12,7 @@ use crate::cli::output::{CliResult, Failure, counted, input, report_json};
 use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::Board;
+use fanorona::egdb::audit::{self, AuditError, FileRow, FileState};
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::manifest;
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
@@ -595,33 +596,14 @@ pub fn probe_batch(dir: &Path) -> CliResult {
     Ok(())
 }
 
-/// A slice file opened (header and checksum checked) and hashed.
-struct Hashed {
-    name: String,
-    bytes: u64,
-    /// Its SHA-256, or why it could not be opened.
-    sha256: Result<String, String>,
-}
-
-/// Opens and hashes `files` of `board` under `dir` on `threads` threads: a bar of bytes on a
-/// terminal, a line a minute to stderr otherwise.
-fn hash_files(
-    dir: &Path,
-    board: Board,
-    files: &[(Material, Kind)],
-    threads: usize,
+/// Runs `work` with a progress callback over `total` bytes: a bar on a terminal, a line a
+/// minute to stderr otherwise.
+fn with_byte_progress<T: Send>(
     label: &str,
-) -> Vec<Hashed> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-    let board_dir = fanorona::egdb::file::board_dir(dir, board);
-    let sizes: Vec<u64> = files
-        .iter()
-        .map(|&(m, k)| {
-            std::fs::metadata(board_dir.join(manifest::file_name(m, k))).map_or(0, |f| f.len())
-        })
-        .collect();
-    let total: u64 = sizes.iter().sum();
+    total: u64,
+    work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T + Send,
+) -> T {
+    use std::sync::atomic::{AtomicU64, Ordering};
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::with_draw_target(
             Some(total),
@@ -639,42 +621,20 @@ fn hash_files(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let (next, done) = (AtomicUsize::new(0), AtomicU64::new(0));
-    let results: Vec<Mutex<Option<Hashed>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let done = AtomicU64::new(0);
     let start = Instant::now();
     let (finished, wait) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, files.len().max(1)) {
-            let finished = finished.clone();
-            let (next, done, results, bar, sizes) = (&next, &done, &results, &bar, &sizes);
-            s.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(m, kind)) = files.get(i) else {
-                        break;
-                    };
-                    let tick = |n| {
-                        bar.inc(n);
-                        done.fetch_add(n, Ordering::Relaxed);
-                    };
-                    let sha256 = match SliceFile::open(dir, board, m, kind) {
-                        Ok(Some(f)) => Ok(manifest::sha256(f.bytes(), &tick)),
-                        Ok(None) => Err("vanished while it was checked".to_string()),
-                        Err(e) => Err(e.to_string()),
-                    };
-                    if sha256.is_err() {
-                        tick(sizes[i]);
-                    }
-                    *results[i].lock().expect("no thread panics holding it") = Some(Hashed {
-                        name: manifest::file_name(m, kind),
-                        bytes: sizes[i],
-                        sha256,
-                    });
-                }
-                drop(finished);
-            });
-        }
-        drop(finished);
+    let result = std::thread::scope(|s| {
+        let (bar, done) = (&bar, &done);
+        let worker = s.spawn(move || {
+            let tick = |n| {
+                bar.inc(n);
+                done.fetch_add(n, Ordering::Relaxed);
+            };
+            let result = work(&tick);
+            drop(finished);
+            result
+        });
         let every = std::time::Duration::from_secs(60);
         while wait.recv_timeout(every) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
             if bar.is_hidden() {
@@ -686,16 +646,10 @@ fn hash_files(
                 );
             }
         }
+        worker.join().expect("the hashing thread does not panic")
     });
     bar.finish_and_clear();
-    results
-        .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .expect("no thread panics holding it")
-                .expect("every file was taken")
-        })
-        .collect()
+    result
 }
 
 /// "3 slice files (1-1.wdl, 2-1.wdl, 1-2.wdl)": how many, and which.
@@ -707,91 +661,61 @@ fn named(names: &[String]) -> String {
     )
 }
 
-/// The slice files of `board` under `dir` (with `pieces`, only those), and the manifest's
-/// directory; no file and no manifest is bad input.
-fn files_of(
-    dir: &Path,
-    board: Board,
-    pieces: Option<usize>,
-) -> Result<(Vec<(Material, Kind)>, std::path::PathBuf), Failure> {
-    let files = manifest::slice_files(dir, board)
-        .map_err(Failure::other)?
-        .unwrap_or_default();
-    let board_dir = fanorona::egdb::file::board_dir(dir, board);
-    if files.is_empty() && !manifest::path(&board_dir).exists() {
-        let db = Database::new(dir, board);
-        return Err(Failure::input(
-            db.census().whole(&db).expect_err("no slice"),
-        ));
+/// An audit's failure as the command line says it: no tables is bad input, a file that
+/// cannot be read the machine's.
+fn audit_failure(e: AuditError) -> Failure {
+    match e {
+        AuditError::NoTables(e) => Failure::input(e),
+        AuditError::File(e) => Failure::other(e),
     }
-    let files = files
-        .into_iter()
-        .filter(|(m, _)| pieces.is_none_or(|p| m.pieces() == p))
-        .collect();
-    Ok((files, board_dir))
+}
+
+/// The slice files `audit` would read and their bytes, for the progress bar.
+fn bytes_to_hash(dir: &Path, board: Board, pieces: Option<usize>) -> Result<u64, Failure> {
+    let (files, _) = audit::files_of(dir, board, pieces).map_err(audit_failure)?;
+    Ok(audit::total_bytes(dir, board, &files))
 }
 
 /// `db checksums`: every slice file of a board opened (header and checksum checked) and
 /// hashed, and the manifest written anew from them.
 pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
     let board = canonical_board(board(board_text)?);
-    let (files, board_dir) = files_of(dir, board, None)?;
-    let unreadable = manifest::read(&board_dir).err();
-    let start = Instant::now();
-    let hashed = hash_files(dir, board, &files, threads, &format!("{board} sha256"));
-    let mut fresh = manifest::Entries::new();
-    let mut damaged = Vec::new();
-    let mut bytes = 0;
-    for h in &hashed {
-        match &h.sha256 {
-            Ok(sha) => {
-                fresh.insert(h.name.clone(), sha.clone());
-                bytes += h.bytes;
-            }
-            Err(why) => {
-                if !json {
-                    out!("{board} {}: DAMAGED, not listed: {why}", h.name);
-                }
-                damaged.push((h.name.clone(), why.clone()));
-            }
-        }
-    }
-    let keep: Vec<String> = damaged.iter().map(|(n, _)| n.clone()).collect();
-    let old = manifest::replace(&board_dir, &fresh, &keep)
-        .map_err(Failure::other)?
-        .unwrap_or_default();
-    let seconds = start.elapsed().as_secs_f64();
-    // Lines that said otherwise before, and lines of files no longer there.
-    let changed: Vec<String> = fresh
-        .iter()
-        .filter(|(n, sha)| old.get(*n).is_some_and(|o| o != *sha))
-        .map(|(n, _)| n.clone())
-        .collect();
-    let dropped: Vec<String> = old
-        .keys()
-        .filter(|n| !fresh.contains_key(*n) && !keep.contains(n))
-        .cloned()
-        .collect();
-    let path = manifest::path(&board_dir);
+    let total = bytes_to_hash(dir, board, None)?;
+    let label = format!("{board} sha256");
+    let report = with_byte_progress(&label, total, |tick| {
+        audit::write_checksums(dir, board, threads, tick)
+    })
+    .map_err(audit_failure)?;
+    let keep: Vec<String> = report.damaged.iter().map(|d| d.file.clone()).collect();
     if !json {
+        for d in &report.damaged {
+            out!("{board} {}: DAMAGED, not listed: {}", d.file, d.error);
+        }
         let mut line = format!(
-            "{board}: {} ({}) hashed in {seconds:.1} s -> {}",
-            counted(fresh.len(), "slice file", "slice files"),
-            crate::cli::certificate::human_bytes(bytes),
-            path.display()
+            "{board}: {} ({}) hashed in {:.1} s -> {}",
+            counted(report.files, "slice file", "slice files"),
+            crate::cli::certificate::human_bytes(report.bytes),
+            report.seconds,
+            report.manifest.display()
         );
-        if let Some(e) = &unreadable {
+        if let Some(e) = &report.unreadable {
             line += &format!("; the manifest there could not be read ({e}): replaced");
         }
-        if !changed.is_empty() {
-            line += &format!("; {} listed before with another SHA-256", named(&changed));
+        if !report.changed.is_empty() {
+            line += &format!(
+                "; {} listed before with another SHA-256",
+                named(&report.changed)
+            );
         }
-        if !dropped.is_empty() {
-            line += &format!("; {} listed before, no longer there", named(&dropped));
+        if !report.dropped.is_empty() {
+            line += &format!(
+                "; {} listed before, no longer there",
+                named(&report.dropped)
+            );
         }
         out!("{line}");
     }
-    let result = if damaged.is_empty() {
+    let result = if keep.is_empty() {
         Ok(())
     } else {
         Err(Failure::other(anyhow!(
@@ -803,15 +727,10 @@ pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> Cl
         )))
     };
     if json {
-        let damaged: Vec<_> = damaged
-            .iter()
-            .map(|(n, why)| json!({"file": n, "error": why}))
-            .collect();
-        let report = json!({"board": board.to_string(), "manifest": path, "files": fresh.len(),
-                            "bytes": bytes, "seconds": seconds, "damaged": damaged,
-                            "changed": changed, "dropped": dropped,
-                            "replaced_unreadable": unreadable.is_some()});
-        return report_json(report, result);
+        return report_json(
+            serde_json::to_value(&report).map_err(Failure::other)?,
+            result,
+        );
     }
     result
 }
@@ -827,133 +746,113 @@ pub fn verify_quick(
     json: bool,
 ) -> CliResult {
     let board = canonical_board(board(board_text)?);
-    let (files, board_dir) = files_of(dir, board, pieces)?;
-    let listed = manifest::read(&board_dir).map_err(Failure::other)?;
-    let manifest_path = manifest::path(&board_dir);
-    let hashed = hash_files(dir, board, &files, threads, &format!("{board} sha256"));
-    let in_scope = |name: &str| {
-        pieces.is_none_or(|p| manifest::parse_file_name(name).is_some_and(|(m, _)| m.pieces() == p))
-    };
-    let (mut whole, mut unlisted, mut mismatching, mut damaged) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut rows = Vec::new();
-    for h in &hashed {
-        let line = listed.as_ref().and_then(|l| l.get(&h.name));
-        let (state, text) = match (&h.sha256, line) {
-            (Err(why), _) => {
-                damaged.push(h.name.clone());
-                ("damaged", format!("DAMAGED: {why}"))
-            }
-            (Ok(_), None) => {
-                unlisted.push(h.name.clone());
-                (
-                    "unlisted",
-                    format!("header and checksum whole, not in {}", manifest::NAME),
-                )
-            }
-            (Ok(sha), Some(l)) if sha == l => {
-                whole.push(h.name.clone());
-                ("whole", "SHA-256 matches".to_string())
-            }
-            (Ok(sha), Some(l)) => {
-                mismatching.push(h.name.clone());
-                (
-                    "mismatch",
-                    format!("MISMATCH: SHA-256 {sha}, {} says {l}", manifest::NAME),
-                )
-            }
-        };
-        if !json {
-            out!("{board} {}: {text}", h.name);
+    let total = bytes_to_hash(dir, board, pieces)?;
+    let label = format!("{board} sha256");
+    let report = with_byte_progress(&label, total, |tick| {
+        audit::verify_quick(dir, board, pieces, threads, tick)
+    })
+    .map_err(audit_failure)?;
+    let manifest_path = &report.manifest;
+    if !json {
+        for row in &report.files {
+            let text = match row {
+                FileRow::Read {
+                    state: FileState::Damaged,
+                    error,
+                    ..
+                } => format!("DAMAGED: {}", error.as_deref().unwrap_or_default()),
+                FileRow::Read {
+                    state: FileState::Unlisted,
+                    ..
+                } => format!("header and checksum whole, not in {}", manifest::NAME),
+                FileRow::Read {
+                    state: FileState::Mismatch,
+                    sha256,
+                    listed,
+                    ..
+                } => format!(
+                    "MISMATCH: SHA-256 {}, {} says {}",
+                    sha256.as_deref().unwrap_or_default(),
+                    manifest::NAME,
+                    listed.as_deref().unwrap_or_default()
+                ),
+                FileRow::Read { .. } => "SHA-256 matches".to_string(),
+                FileRow::Gone {
+                    state: FileState::Absent,
+                    ..
+                } => format!("listed in {}, ABSENT", manifest::NAME),
+                FileRow::Gone { .. } => "MISSING".to_string(),
+            };
+            out!("{board} {}: {text}", row.file());
         }
-        rows.push(json!({"file": h.name, "state": state, "bytes": h.bytes,
-                         "sha256": h.sha256.as_ref().ok(), "listed": line,
-                         "error": h.sha256.as_ref().err()}));
-    }
-    // Listed, and not there.
-    let absent: Vec<String> = listed
-        .iter()
-        .flat_map(|l| l.keys())
-        .filter(|n| in_scope(n) && !board_dir.join(n).is_file())
-        .cloned()
-        .collect();
-    // Not listed, not there, and below the largest piece count built: missing all the same.
-    let max = Database::new(dir, board).max_pieces();
-    let missing: Vec<String> = (2..=max)
-        .filter(|&n| pieces.is_none_or(|p| p == n))
-        .flat_map(Material::with_pieces)
-        .map(|m| manifest::file_name(m, Kind::Wdl))
-        .filter(|n| !board_dir.join(n).is_file() && !absent.contains(n))
-        .collect();
-    for n in &absent {
-        if !json {
-            out!("{board} {n}: listed in {}, ABSENT", manifest::NAME);
-        }
-        rows.push(json!({"file": n, "state": "absent"}));
-    }
-    for n in &missing {
-        if !json {
-            out!("{board} {n}: MISSING");
-        }
-        rows.push(json!({"file": n, "state": "missing"}));
     }
     let checksums = format!(
         "`fanorona db checksums --board {board} --db {}`",
         dir.display()
     );
     if !json {
-        let mut line = match &listed {
-            Some(_) => format!(
+        let mut line = match report.manifest_found {
+            true => format!(
                 "{board}: {} match {}",
-                counted(whole.len(), "slice file", "slice files"),
+                counted(report.whole, "slice file", "slice files"),
                 manifest_path.display()
             ),
-            None => format!(
+            false => format!(
                 "{board}: no {} (tables built before manifests were kept have none): write one with {checksums}",
                 manifest_path.display()
             ),
         };
-        if !unlisted.is_empty() {
-            line += &match listed {
-                Some(_) => format!(
+        if !report.unlisted.is_empty() {
+            line += &match report.manifest_found {
+                true => format!(
                     "; {} not in it (header and checksum whole): list them with {checksums}",
-                    named(&unlisted)
+                    named(&report.unlisted)
                 ),
-                None => format!(
+                false => format!(
                     "; {} whole by header and checksum",
-                    counted(unlisted.len(), "slice file", "slice files")
+                    counted(report.unlisted.len(), "slice file", "slice files")
                 ),
             };
         }
-        if !mismatching.is_empty() {
-            line += &format!("; {} MISMATCHING", named(&mismatching));
+        if !report.mismatching.is_empty() {
+            line += &format!("; {} MISMATCHING", named(&report.mismatching));
         }
-        if !damaged.is_empty() {
-            line += &format!("; {} DAMAGED", named(&damaged));
+        if !report.damaged.is_empty() {
+            line += &format!("; {} DAMAGED", named(&report.damaged));
         }
-        if !absent.is_empty() {
-            line += &format!("; {} listed but ABSENT", named(&absent));
+        if !report.absent.is_empty() {
+            line += &format!("; {} listed but ABSENT", named(&report.absent));
         }
-        if !missing.is_empty() {
-            line += &format!("; {} MISSING", named(&missing));
+        if !report.missing.is_empty() {
+            line += &format!("; {} MISSING", named(&report.missing));
         }
         out!("{line}");
     }
     let rebuild = format!(
         "`fanorona db build --board {board} --pieces {} --db {}`",
-        max.max(2),
+        report.max_pieces.max(2),
         dir.display()
     );
-    let result = if !mismatching.is_empty() || !damaged.is_empty() {
-        let bad: Vec<String> = mismatching.iter().chain(&damaged).cloned().collect();
+    let result = if !report.mismatching.is_empty() || !report.damaged.is_empty() {
+        let bad: Vec<String> = report
+            .mismatching
+            .iter()
+            .chain(&report.damaged)
+            .cloned()
+            .collect();
         Err(Failure::other(anyhow!(
             "{board} under {}: {} damaged or not as {} says: delete them and rebuild them with {rebuild}, or fetch them again",
             dir.display(),
             named(&bad),
             manifest::NAME
         )))
-    } else if !absent.is_empty() || !missing.is_empty() {
-        let gone: Vec<String> = absent.iter().chain(&missing).cloned().collect();
+    } else if !report.absent.is_empty() || !report.missing.is_empty() {
+        let gone: Vec<String> = report
+            .absent
+            .iter()
+            .chain(&report.missing)
+            .cloned()
+            .collect();
         Err(Failure::input(anyhow!(
             "{board} under {}: {} missing: build them with {rebuild}",
             dir.display(),
@@ -963,12 +862,10 @@ pub fn verify_quick(
         Ok(())
     };
     if json {
-        let report = json!({"board": board.to_string(), "manifest": manifest_path,
-                            "manifest_found": listed.is_some(), "files": rows,
-                            "whole": whole.len(), "unlisted": unlisted,
-                            "mismatching": mismatching, "damaged": damaged,
-                            "absent": absent, "missing": missing});
-        return report_json(report, result);
+        return report_json(
+            serde_json::to_value(&report).map_err(Failure::other)?,
+            result,
+        );
     }
     result
 }

@@ -1,6 +1,7 @@
 //! Endgame databases: every position of a material slice solved by retrograde analysis,
 //! stored as 2 bits per position (win, draw or loss for the side to move).
 
+pub mod audit;
 pub mod build;
 pub mod build_symmetric;
 pub mod capture_values;
