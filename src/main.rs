@@ -10,6 +10,8 @@ use clap::{CommandFactory, FromArgMatches};
 use cli::output::Failure;
 
 fn main() -> ExitCode {
+    // Certificates and stores name the commit; only the binary's build script knows it.
+    fanorona::version::set_commit(env!("FANORONA_COMMIT"));
     // With --json anywhere, a failure is a JSON object on stdout too.
     let json = std::env::args_os().any(|a| a == "--json");
     let parsed = match parse() {

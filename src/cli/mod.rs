@@ -35,7 +35,7 @@ fn version_text() -> &'static str {
         format!(
             "{} (commit {}); session store format {}, table file format {}, certificate format {}",
             fanorona::version::VERSION,
-            fanorona::version::COMMIT,
+            env!("FANORONA_COMMIT"),
             fanorona::session::format::FORMAT,
             fanorona::egdb::file::FORMAT_VERSION,
             fanorona::certificate::format::VERSION,
@@ -478,13 +478,14 @@ pub enum DbCommand {
         /// One byte a position; paper index only.
         #[arg(long)]
         distances: bool,
-        /// The index of the new slices: paper or symmetric.
+        /// The index of the new slices: symmetric (the default) or paper.
         ///
-        /// `paper`: every position (Eq. 4.1). `symmetric`: one entry per class under the
-        /// board's mirrors, a quarter of the memory and disk, resumable inside a pair.
-        /// Slices already built, in either index, are kept and read.
-        #[arg(long, default_value = "paper")]
-        index: fanorona::egdb::scheme::Scheme,
+        /// `symmetric`: one entry per class under the board's mirrors, a quarter of the
+        /// memory and disk of `paper`, resumable inside a pair. `paper`: every position
+        /// (Eq. 4.1); the default with --distances, which only it keeps. Slices already
+        /// built, in either index, are kept and read.
+        #[arg(long)]
+        index: Option<fanorona::egdb::scheme::Scheme>,
         /// With --index symmetric: how often to save how far the first pass is (30s, 5m).
         ///
         /// A kill loses at most this much of it, or the round under way. Default: every
@@ -626,7 +627,11 @@ fn run_db(command: DbCommand, config: &Config) -> CliResult {
                 None => db::BuildGoal::UpTo(pieces.unwrap_or(2) as usize),
             },
             threads(t),
-            (distances, index, checkpoint_every),
+            (
+                distances,
+                index.unwrap_or(fanorona::egdb::scheme::Scheme::for_new_slices(distances)),
+                checkpoint_every,
+            ),
             out.json,
         ),
         DbCommand::Stats(a) => db::stats(&dir(a.dir), &a.board, threads(a.threads), a.out.json),

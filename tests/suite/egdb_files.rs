@@ -962,3 +962,59 @@ fn a_pair_builds_alone_with_what_it_reads() {
     assert_eq!(new, ["4-1", "1-4"]);
     assert_same_tables(whole.path(), alone.path(), board, 5);
 }
+
+/// `db build` writes new slices in the symmetric index unless asked for the paper's, or for
+/// distances, which only the paper's index keeps.
+#[test]
+fn db_build_writes_the_symmetric_index_unless_told_otherwise() {
+    let board: Board = "3x3".parse().unwrap();
+    for (flags, want) in [
+        (&[][..], Scheme::Symmetric),
+        (&["--index", "paper"][..], Scheme::Paper),
+        (&["--distances"][..], Scheme::Paper),
+        (&["--index", "symmetric"][..], Scheme::Symmetric),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
+            .args([
+                "db",
+                "build",
+                "--board",
+                "3x3",
+                "--pieces",
+                "3",
+                "--threads",
+                "1",
+            ])
+            .args(flags)
+            .arg("--db")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{flags:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for m in Material::with_pieces(3) {
+            let file = SliceFile::open(dir.path(), board, m, Kind::Wdl)
+                .unwrap()
+                .expect("built");
+            assert_eq!(file.slice.scheme(), want, "{flags:?}, slice {m}");
+        }
+    }
+    // Distances are the paper's index's alone.
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
+        .args(["db", "build", "--board", "3x3", "--pieces", "3"])
+        .args(["--index", "symmetric", "--distances", "--db"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -26,6 +26,17 @@ impl Scheme {
         }
     }
 
+    /// The index new slices are built in when none is asked for: the symmetric one (a
+    /// quarter of the memory and disk), or the paper's where distances are kept, since only
+    /// it has them.
+    pub fn for_new_slices(distances: bool) -> Scheme {
+        if distances {
+            Scheme::Paper
+        } else {
+            Scheme::Symmetric
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Scheme::Paper => "paper",
