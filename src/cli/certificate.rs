@@ -10,6 +10,7 @@ use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
+use crate::cli::output::human_bytes;
 use crate::cli::output::{CliResult, Failure, counted};
 use crate::out;
 use std::io::Write;
@@ -85,16 +86,6 @@ pub fn copy_certificate(
     };
     copy(from, &to)?;
     Ok(to)
-}
-
-pub fn human_bytes(b: u64) -> String {
-    // Decimal units, as `ls --si` and the 5x9 job's table count them.
-    match b {
-        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
-        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        b if b >= 1_000 => format!("{:.1} kB", b as f64 / 1e3),
-        b => format!("{b} bytes"),
-    }
 }
 
 /// Writes the certificate of `solved` under `prefix` and verifies it with the checker.

@@ -47,7 +47,7 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Jobs run at once, one a thread.
-    #[arg(long, default_value = "1", value_parser = crate::cli::threads)]
+    #[arg(long, default_value = "1", value_parser = crate::cli::args::threads)]
     pub threads: usize,
     /// The worker's name in answers and logs (default: HOST-PID).
     #[arg(long)]
@@ -63,7 +63,7 @@ pub enum ClusterCommand {
     #[command(after_long_help = help::CLUSTER_SOLVE)]
     Solve {
         #[command(flatten)]
-        target: crate::cli::Target,
+        target: crate::cli::args::Target,
         #[command(flatten)]
         nats: Nats,
         /// The endgame tables its leaves read (the workers need the same).
@@ -81,7 +81,7 @@ pub enum ClusterCommand {
         #[arg(long, value_name = "BOUND")]
         second_level: Option<fanorona::search::SecondLevel>,
         #[command(flatten)]
-        out: crate::cli::JsonFlag,
+        out: crate::cli::args::JsonFlag,
     },
     /// Decide one question in virtual time with 1 to 1024 simulated workers: the master's
     /// real code, each job replayed from a trace (or run here once and added to it).
@@ -94,12 +94,12 @@ pub enum ClusterCommand {
     #[command(after_long_help = help::CLUSTER_SIMULATE)]
     Simulate {
         #[command(flatten)]
-        target: crate::cli::Target,
+        target: crate::cli::args::Target,
         /// The endgame tables its leaves read.
         #[arg(long, value_name = "DIR")]
         db: Option<PathBuf>,
         /// The question: does this side win ("white" or "black"; default the side to move).
-        #[arg(long, value_parser = crate::cli::session::color_parser())]
+        #[arg(long, value_parser = crate::cli::args::color_parser())]
         goal: Option<fanorona::Color>,
         /// Worker counts to simulate, the first the one speedups are measured against.
         #[arg(
@@ -135,7 +135,7 @@ pub enum ClusterCommand {
         #[arg(long, value_name = "FILE", requires = "png")]
         also: Vec<PathBuf>,
         #[command(flatten)]
-        out: crate::cli::JsonFlag,
+        out: crate::cli::args::JsonFlag,
     },
     /// What the server holds: jobs queued and under way, worker threads asking for one,
     /// redeliveries, answers not yet read. The workers by name, and each session's jobs,
@@ -145,7 +145,7 @@ pub enum ClusterCommand {
         #[command(flatten)]
         nats: MaybeNats,
         #[command(flatten)]
-        out: crate::cli::JsonFlag,
+        out: crate::cli::args::JsonFlag,
     },
 }
 
@@ -391,7 +391,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
 }
 
 /// How a plot's title names the position: the board's start, else the position itself.
-fn target_name(target: &crate::cli::Target, root: &fanorona::Position) -> String {
+fn target_name(target: &crate::cli::args::Target, root: &fanorona::Position) -> String {
     let start = fanorona::Position::initial(root.board());
     let from_start = target.record.is_none()
         && target
@@ -553,12 +553,12 @@ fn print_summaries(summaries: &[simulate::Summary], repeat: u32) {
 /// The position a command's target names, and the tables under `db` for its board (none
 /// without `db`).
 fn root_and_tables(
-    target: &crate::cli::Target,
+    target: &crate::cli::args::Target,
     db: Option<&std::path::Path>,
 ) -> Result<(fanorona::Position, Option<fanorona::egdb::Database>), Failure> {
-    let root = crate::cli::rules::resolve_target(target)?;
+    let root = crate::cli::args::resolve_target(target)?;
     let tables = db
-        .map(|d| crate::cli::solve::open_tables(d, root.board()))
+        .map(|d| crate::cli::args::open_tables(d, root.board()))
         .transpose()?;
     Ok((root, tables))
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use anyhow::anyhow;
 use serde_json::json;
 
+use crate::cli::args::resolve_position;
 use crate::cli::output::{CliResult, Failure, counted, input, report_json};
-use crate::cli::rules::resolve_position;
 use crate::out;
 use fanorona::Board;
 use fanorona::egdb::audit::{self, AuditError, FileRow, FileState};
@@ -694,7 +694,7 @@ pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> Cl
         let mut line = format!(
             "{board}: {} ({}) hashed in {:.1} s -> {}",
             counted(report.files, "slice file", "slice files"),
-            crate::cli::certificate::human_bytes(report.bytes),
+            crate::cli::output::human_bytes(report.bytes),
             report.seconds,
             report.manifest.display()
         );

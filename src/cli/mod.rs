@@ -1,10 +1,7 @@
 //! The command-line interface: arguments, dispatch and output.
 
+pub mod args;
 pub mod bench;
-pub mod bench_agents;
-pub mod bench_certificates;
-pub mod bench_store;
-pub mod bench_tables;
 pub mod certificate;
 pub mod cluster;
 pub mod db;
@@ -15,16 +12,14 @@ pub mod output;
 pub mod play;
 pub mod rules;
 pub mod session;
-pub mod session_solve;
-pub mod session_tail;
 pub mod solve;
-pub mod solve_report;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
+use args::{JsonFlag, Target, material, threads};
 use fanorona::config::Config;
 use output::{CliResult, Failure, input};
 
@@ -106,51 +101,6 @@ fn load_config(path: Option<&Path>, data_dir: Option<&Path>) -> Result<Config, o
         c.data_dir = d;
     }
     Ok(c)
-}
-
-/// A slice's material, A-B (the side to move has A pieces, its opponent B).
-fn material(s: &str) -> Result<fanorona::egdb::Material, String> {
-    s.parse()
-        .map_err(|e| format!("'{s}' is not a material A-B with A, B at least 1: {e}"))
-}
-
-/// Worker threads: at least 1, at most 256.
-pub fn threads(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=256).contains(&n) => Ok(n),
-        _ => Err(format!("'{s}' is not a thread count from 1 to 256")),
-    }
-}
-
-/// A position to work on: a position's text, or a board's start, then moves played.
-#[derive(clap::Args)]
-pub struct Target {
-    /// A position such as 'BBB/B.W/WWW w', or a board (RxC) for its start.
-    ///
-    /// A position is its rows from the top, separated by '/', with W, B and '.' for the
-    /// points, then a space and w or b for the side to move.
-    pub position: Option<String>,
-    /// The start of this board (RxC) instead of a position; 5x9 by default.
-    #[arg(long, conflicts_with = "position")]
-    pub board: Option<String>,
-    /// Start from the end of this game record (as `play --save` writes it).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "board"])]
-    pub record: Option<PathBuf>,
-    /// Play these moves first, in the paper's notation.
-    ///
-    /// Repeat the flag, or separate moves by spaces: --play d3-e3A --play "d4-d3A ...".
-    #[arg(long, value_name = "MOVES")]
-    pub play: Vec<String>,
-}
-
-/// The output form every command offers.
-#[derive(clap::Args)]
-pub struct JsonFlag {
-    /// Print one JSON object (an error too).
-    ///
-    /// An error is then {"error": ..., "exit_code": ...} on stdout.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Subcommand)]

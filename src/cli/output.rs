@@ -166,3 +166,13 @@ pub fn emit(args: fmt::Arguments<'_>) {
 macro_rules! out {
     ($($arg:tt)*) => { $crate::cli::output::emit(format_args!($($arg)*)) };
 }
+
+/// Bytes in decimal units, as `ls --si` counts them.
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b => format!("{b} bytes"),
+    }
+}

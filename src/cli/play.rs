@@ -48,7 +48,7 @@ fn tables(
         None if wants && board_dir(default, board).is_dir() => default,
         None => return Ok(None),
     };
-    crate::cli::solve::open_tables(dir, board).map(|d| Some(Arc::new(d)))
+    crate::cli::args::open_tables(dir, board).map(|d| Some(Arc::new(d)))
 }
 
 /// Perfect play on a board whose start no search within its budget can value wins nothing:
@@ -180,7 +180,7 @@ fn duration(seconds: Option<f64>) -> Result<Option<Duration>, Failure> {
 fn start(target: Option<&str>) -> Result<Position, Failure> {
     match target {
         None => Ok(Position::initial(Board::STANDARD)),
-        Some(t) => crate::cli::rules::target_position(t),
+        Some(t) => crate::cli::args::target_position(t),
     }
 }
 
@@ -482,7 +482,7 @@ pub struct MatchArgs {
     /// Games to play; A is White in the even-numbered ones.
     pub games: usize,
     /// Games played at once (default: threads of the config).
-    #[arg(long, value_parser = crate::cli::threads)]
+    #[arg(long, value_parser = crate::cli::args::threads)]
     pub threads: Option<usize>,
     /// Seed of the match.
     ///

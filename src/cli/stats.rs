@@ -31,7 +31,7 @@ pub struct StatsArgs {
     #[arg(long, default_value_t = 0.2)]
     pub noise: f64,
     /// Games played at once (default: threads of the config).
-    #[arg(long, value_parser = crate::cli::threads)]
+    #[arg(long, value_parser = crate::cli::args::threads)]
     pub threads: Option<usize>,
     #[arg(long, default_value_t = 1)]
     /// Seed of the players' random factors.

@@ -130,7 +130,7 @@ pub(super) fn session_certificate(
             out!(
                 "{g}: {} ({}), {note}",
                 p.display(),
-                crate::cli::certificate::human_bytes(*b)
+                crate::cli::output::human_bytes(*b)
             );
         }
     }

@@ -13,13 +13,14 @@ mod daemon_run;
 mod print;
 mod rote;
 mod store;
+pub mod tail;
 
 pub use ask::{Ask, ask};
 use ask::{json_of, refused};
 use certificates::{Chosen, chosen_certificate, proof_note, session_certificate};
 pub use daemon_run::{daemon, daemon_failure, init_tracing};
+pub use print::progress_line;
 use print::{print_moves, print_status};
-pub use print::{progress_line, state_words};
 pub use rote::{RoteCommand, rote};
 pub use store::{StoreCommand, store};
 
@@ -29,10 +30,11 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 
-use crate::cli::JsonFlag;
+use crate::cli::args::JsonFlag;
+use crate::cli::args::algorithm_parser;
+use crate::cli::args::color_parser;
 use crate::cli::help;
 use crate::cli::output::{CliResult, Failure, check_output};
-use crate::cli::solve::algorithm_parser;
 use crate::out;
 use fanorona::Color;
 use fanorona::config::Config;
@@ -160,7 +162,7 @@ pub enum SessionCommand {
         /// The session's id (see `session list`).
         id: u64,
         /// How many of the last lines to print, or 'all'.
-        #[arg(short = 'n', long = "lines", value_name = "N|all", default_value = "20", value_parser = crate::cli::session_tail::line_count)]
+        #[arg(short = 'n', long = "lines", value_name = "N|all", default_value = "20", value_parser = crate::cli::session::tail::line_count)]
         lines: usize,
         /// Keep printing new lines until the session is solved, fails or is stopped.
         ///
@@ -293,13 +295,6 @@ pub struct MovesArgs {
     pub out: JsonFlag,
 }
 
-/// `--goal`'s parser: "white" or "black".
-pub(crate) fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(["white", "black"])
-        .map(|name| Color::from_name(&name).expect("a listed name"))
-}
-
 pub fn session(command: SessionCommand, config: &Config) -> CliResult {
     match command {
         SessionCommand::Start {
@@ -312,7 +307,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
         } => {
             // The daemon runs elsewhere: give it the tables' path as seen from here.
             let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
-            let target = crate::cli::rules::target_position(&target)?;
+            let target = crate::cli::args::target_position(&target)?;
             let (v, daemon) = ask(
                 config,
                 protocol::Start {
@@ -431,9 +426,9 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             lines,
             follow,
             json,
-        } => crate::cli::session_tail::tail(
+        } => crate::cli::session::tail::tail(
             config,
-            crate::cli::session_tail::TailArgs {
+            crate::cli::session::tail::TailArgs {
                 id,
                 lines,
                 follow,

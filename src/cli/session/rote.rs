@@ -2,7 +2,7 @@
 
 use super::*;
 
-use crate::cli::JsonFlag;
+use crate::cli::args::JsonFlag;
 use crate::cli::help;
 use crate::cli::output::{CliResult, check_output};
 use crate::out;

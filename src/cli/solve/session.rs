@@ -9,8 +9,8 @@ use anyhow::anyhow;
 
 use crate::cli::output::Failure;
 use crate::cli::session::{init_tracing, progress_line, unfinished};
-use crate::cli::solve::SolveArgs;
-use crate::cli::solve_report::{Question, Report};
+use crate::cli::solve::args::SolveArgs;
+use crate::cli::solve::report::{Question, Report};
 use fanorona::Position;
 use fanorona::config::Config;
 use fanorona::daemon::{self, DaemonError, DataDir, Service};

@@ -1,16 +1,21 @@
 //! `fanorona solve`: the game-theoretic value of a board's start or of a position.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::bench;
+pub mod args;
+pub mod report;
+pub mod session;
+
+use crate::cli::args::open_tables;
 use crate::cli::certificate::{check_prefix, make};
 use crate::cli::output::{CliResult, Failure, check_output, input};
-use crate::cli::solve_report::{Question, Report};
+use crate::cli::solve::report::{Question, Report};
+pub use args::{RepetitionRule, SolveArgs};
 use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
 use fanorona::egdb::Database;
@@ -20,151 +25,18 @@ use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::{self, PnTree};
 use fanorona::search::proof::{check, extract};
 use fanorona::search::{
-    Algorithm, CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution,
-    game_value,
+    Algorithm, CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
-use fanorona::session::SecondLevel;
 use fanorona::{Board, Color, Position, legal_moves};
-
-/// `--algo`'s parser: one of `choices` by name, each listed with what it is.
-pub fn algorithm_parser(
-    choices: &'static [Algorithm],
-) -> impl clap::builder::TypedValueParser<Value = Algorithm> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let names = choices
-        .iter()
-        .map(|a| PossibleValue::new(a.name()).help(a.about()));
-    PossibleValuesParser::new(names).map(|name| name.parse::<Algorithm>().expect("a listed name"))
-}
-
-/// How a repetition of the path is scored.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum RepetitionRule {
-    /// A draw, as the rules say.
-    Draw,
-    /// A win for the attacker (df-pn only; a stress test of disproofs).
-    Attacker,
-}
 
 /// Entries the df-pn table keeps at most (the cheapest go when it is full).
 const DFPN_TABLE: usize = 20_000_000;
-
-#[derive(clap::Args)]
-pub struct SolveArgs {
-    /// A board (RxC, its initial position) or a position; 7x3 by default.
-    pub target: Option<String>,
-    /// The start of this board (RxC), instead of a position.
-    ///
-    /// The form show, moves and match take; the same as giving the board as the target.
-    #[arg(long, value_name = "RxC", conflicts_with = "target")]
-    pub board: Option<String>,
-    /// Endgame tables for the leaves (default: db_dir of the config, if it has this board).
-    #[arg(long, value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// The search algorithm.
-    ///
-    /// pn (Allis), pn2 (PN², as the paper), pn2-dfpn (PN² with df-pn at the second level)
-    /// or dfpn (df-pn with a transposition table).
-    #[arg(long, value_parser = algorithm_parser(&Algorithm::ALL), default_value = "pn2")]
-    pub algo: Algorithm,
-    /// Also solve the position after every legal move.
-    #[arg(long)]
-    pub moves: bool,
-    /// Write the root's proof and disproof numbers after every iteration to this CSV.
-    #[arg(long, value_name = "FILE")]
-    pub curve: Option<PathBuf>,
-    /// Stop after creating this many nodes (per goal).
-    ///
-    /// Runs without the session store.
-    #[arg(long)]
-    pub nodes: Option<u64>,
-    /// Stop when the search's tree or table takes this much memory ("2GiB", "512MiB").
-    ///
-    /// Runs without the session store.
-    #[arg(long, value_parser = memory_size)]
-    pub memory: Option<u64>,
-    /// Entries of the second-level df-pn table (from the config's `second_level_table`).
-    #[arg(skip)]
-    pub second_level_table: usize,
-    /// Solve in memory only: no session in the store, no rote learning, nothing kept.
-    #[arg(long)]
-    pub no_store: bool,
-    /// Also print where the nodes went, by the pieces on the board. Runs in memory.
-    ///
-    /// The positions created, by the number of pieces on the board of the position
-    /// expanded: the count at one above the tables' largest is what tables of one more piece
-    /// would spare.
-    #[arg(long)]
-    pub census: bool,
-    /// Ask one question only: "does this side win?".
-    ///
-    /// Without it, the side to move is asked first and the other side if needed.
-    #[arg(long, value_parser = ["white", "black"])]
-    pub goal: Option<String>,
-    /// How df-pn scores a repetition.
-    ///
-    /// As the rules say, a draw ("draw"), or as a win for the side whose win is asked
-    /// ("attacker": not the rules, a stress test; a disproof that holds this way does not
-    /// rely on repetitions).
-    #[arg(long, value_enum, default_value = "draw")]
-    pub repetition: RepetitionRule,
-    /// Write a certificate for each decided goal, and verify it.
-    ///
-    /// PREFIX.white-wins.cert.gz and PREFIX.black-wins.cert.gz; `fanorona verify` reads
-    /// them back.
-    #[arg(long, value_name = "PREFIX")]
-    pub certificate: Option<PathBuf>,
-    /// PN²'s second-level bound (default: second_level of the config).
-    ///
-    /// "tree-size" (the paper's: the first-level tree's size), a node count, "tree/D" (the
-    /// tree's size over D) or "max(N,tree/D)" (that, at least N).
-    #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)")]
-    pub second_level: Option<SecondLevel>,
-    /// How a new leaf's first numbers are set (default: init of the config).
-    ///
-    /// "mobility" (Allis) or "material" (mobility weighted by the material lead, after
-    /// EF-PN).
-    #[arg(long, value_name = "mobility|material")]
-    pub init: Option<Init>,
-    /// Threads of a solve run as a session (default: threads of the config).
-    ///
-    /// 2 searches both questions at once. A run in memory asks one question at a time.
-    #[arg(long, value_parser = crate::cli::threads)]
-    pub threads: Option<usize>,
-    /// Print one JSON object (an error too).
-    ///
-    /// An error is then {"error": ..., "exit_code": ...} on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn memory_size(s: &str) -> Result<u64, String> {
-    match fanorona::config::parse_bytes(s) {
-        None => Err(format!("'{s}' is not a size such as 512MiB or 2GiB")),
-        Some(b) if b < fanorona::config::MIN_SIZE => {
-            Err(format!("'{s}' is below the smallest limit, 1MiB"))
-        }
-        Some(b) => Ok(b),
-    }
-}
 
 /// With no target: a board whose proof takes about a second.
 const DEFAULT_BOARD: &str = "7x3";
 
 fn target(text: Option<&str>) -> Result<Position, Failure> {
-    crate::cli::rules::target_position(text.unwrap_or(DEFAULT_BOARD))
-}
-
-/// The whole tables of `board` under `dir`, or the refusal that names what is missing (exit
-/// 2: build it) or damaged (exit 1).
-pub fn open_tables(dir: &Path, board: Board) -> Result<Database, Failure> {
-    Database::open_whole(dir, board).map_err(|e| {
-        if e.is_missing() {
-            Failure::input(e)
-        } else {
-            Failure::other(e)
-        }
-    })
+    crate::cli::args::target_position(text.unwrap_or(DEFAULT_BOARD))
 }
 
 /// One goal searched, its proof extracted and re-checked; `verified` says whether it held.
@@ -333,7 +205,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         && !args.census
         && args.goal.is_none()
     {
-        match crate::cli::session_solve::solve(&pos, &args, config)? {
+        match crate::cli::solve::session::solve(&pos, &args, config)? {
             None => {}
             Some(()) => return Ok(()),
         }
@@ -564,105 +436,4 @@ fn one_or_both(
             .then_some(fanorona::search::Value::Win(goal.attacker)),
         searches: vec![result],
     }
-}
-
-/// The fixed workload of `fanorona bench solvers`: starts solved without tables.
-const SOLVER_BENCH: [(&str, Algorithm); 4] = [
-    ("3x7", Algorithm::Pn),
-    ("7x3", Algorithm::Pn),
-    ("3x7", Algorithm::Pn2),
-    ("7x3", Algorithm::Pn2),
-];
-
-/// Runs the solver workload `repeat` times: nodes (a signature) and the median speed.
-pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
-    if let Some(dir) = db {
-        return bench_with_tables(dir, repeat, json);
-    }
-    let cases = SOLVER_BENCH
-        .iter()
-        .map(|&(board, algorithm)| {
-            let pos = Position::initial(board.parse().expect("bench boards are supported"));
-            let name = algorithm.name();
-            bench::Case {
-                label: format!("{board} {name:<4}"),
-                fields: json!({"board": board, "algorithm": name}),
-                run: Box::new(move || {
-                    game_value(&pos, |goal| {
-                        pn::solve(
-                            &pos,
-                            goal,
-                            LeafEval::rules_only(),
-                            algorithm,
-                            Limits::none(),
-                            |_| {},
-                        )
-                    })
-                    .nodes()
-                }),
-            }
-        })
-        .collect();
-    bench::run(cases, repeat, 1, "nodes", json);
-    Ok(())
-}
-
-/// Nodes per goal of the workload over tables.
-const TABLE_BENCH_NODES: u64 = 10_000_000;
-
-/// The second-level bound `scripts/solve-5x9.sh` gives its sessions while their trees hold
-/// under 3 million nodes (`max(30000,tree/100)`; docs/journal/5x9.md, "The second level's bound"):
-/// the bench's trees stay far below that.
-const SESSION_BOUND_5X9: u64 = 30_000;
-
-/// The solvers over endgame tables on both cores: from the 5x9 start, "White wins?" and
-/// "Black wins?" searched at once (as a two-thread session does), each for a fixed number of
-/// nodes, by PN² and by PN² with df-pn at the second level, bounded by the first-level
-/// tree's size (the paper's) and by the 5x9 sessions' fixed bound, first numbers from
-/// mobility and, last, from material.
-fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
-    let pos = Position::initial("5x9".parse().expect("5x9 is supported"));
-    let db = open_tables(dir, pos.board())?;
-    let db = &db;
-    let cases = [
-        (Algorithm::Pn2, SecondLevel::TreeSize, Init::Mobility),
-        (Algorithm::Pn2DfPn, SecondLevel::TreeSize, Init::Mobility),
-        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Mobility),
-        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Material),
-    ]
-    .into_iter()
-    .map(|(algorithm, bound, init)| {
-            let name = algorithm.name();
-            bench::Case {
-                label: format!(
-                    "5x9 {name:<7} second level {bound:<9} {:<8} tables, both goals",
-                    init.name()
-                ),
-                fields: json!({"board": "5x9", "algorithm": name, "second_level": bound.to_string(), "init": init.name(), "tables": true, "goals": 2}),
-                run: Box::new(move || {
-                    let limits = Limits {
-                        nodes: Some(TABLE_BENCH_NODES),
-                        ..Limits::none()
-                    };
-                    std::thread::scope(|s| {
-                        let goals = [Color::White, Color::Black].map(|attacker| {
-                            s.spawn(move || {
-                                let leaf = LeafEval::new(Some(db)).with_init(init);
-                                let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
-                                tree.second_level = bound;
-                                pn::run(&mut tree, algorithm, limits, |_| {});
-                                tree.stats.nodes
-                            })
-                        });
-                        goals
-                            .into_iter()
-                            .map(|h| h.join().expect("a bench search does not panic"))
-                            .sum()
-                    })
-                }),
-            }
-        })
-        .collect();
-    bench::run(cases, repeat, 2, "nodes", json);
-    Ok(())
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::anyhow;
 
 use crate::cli::output::{CliResult, Failure};
-use crate::cli::session::{ask, progress_line, state_words};
+use crate::cli::session::ask;
+use crate::cli::session::print::{progress_line, state_words};
 use crate::out;
 use fanorona::config::Config;
 use fanorona::daemon::DataDir;

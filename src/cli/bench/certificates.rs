@@ -31,7 +31,7 @@ struct Run {
 fn run_board(board: Board, db_dir: Option<&Path>, out_dir: &Path) -> Result<Run, Failure> {
     let root = Position::initial(board);
     let db = db_dir
-        .map(|d| crate::cli::solve::open_tables(d, board))
+        .map(|d| crate::cli::args::open_tables(d, board))
         .transpose()?;
     let leaf = LeafEval::new(db.as_ref());
     let mut run = Run::default();

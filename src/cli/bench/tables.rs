@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::cli::bench;
+use crate::cli::bench::harness as bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
 use fanorona::egdb::build_symmetric::{PassOrder, first_pass_sample};

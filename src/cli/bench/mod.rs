@@ -3,14 +3,22 @@
 //! as a signature).
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::cli::output::{CliResult, counted};
-use crate::cli::{JsonFlag, bench_agents, bench_certificates, bench_store, bench_tables};
-use crate::cli::{help, rules, solve};
-use crate::out;
+pub mod agents;
+pub mod certificates;
+pub mod harness;
+pub mod solvers;
+pub mod store;
+pub mod tables;
+
+use crate::cli::args::JsonFlag;
+use crate::cli::help;
+use crate::cli::output::CliResult;
+use fanorona::Position;
+use fanorona::perft::perft_parallel;
+use harness::{Case, run};
 
 /// `fanorona bench [WORKLOAD]`: the perft workload without a subcommand.
 #[derive(clap::Args)]
@@ -19,7 +27,7 @@ pub struct BenchArgs {
     #[command(subcommand)]
     pub workload: Option<Workload>,
     /// Worker threads of the perft workload.
-    #[arg(long, default_value = "1", value_parser = super::threads)]
+    #[arg(long, default_value = "1", value_parser = crate::cli::args::threads)]
     pub threads: usize,
     /// Runs per board; the median time is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -196,7 +204,7 @@ pub fn command(args: BenchArgs) -> CliResult {
         Some(w) => w,
         None => match old.workload(repeat, out) {
             Some(w) => w,
-            None => return rules::bench(threads, repeat as usize, json),
+            None => return perft_bench(threads, repeat as usize, json),
         },
     };
     let times = |r: Repeat| r.repeat as usize;
@@ -206,82 +214,59 @@ pub fn command(args: BenchArgs) -> CliResult {
             repeat,
             out,
             ..
-        } => bench_store::resume_from(&dir, times(repeat), out.json),
+        } => store::resume_from(&dir, times(repeat), out.json),
         Workload::Store {
             from: None,
             tree_nodes,
             seconds,
             repeat,
             out,
-        } => bench_store::bench(
+        } => store::bench(
             tree_nodes.max(1),
             times(repeat),
             seconds.clamp(0.1, 3600.0),
             out.json,
         ),
         Workload::Agents { db, repeat, out } => {
-            bench_agents::bench(times(repeat), db.as_deref(), out.json)
+            agents::bench(times(repeat), db.as_deref(), out.json)
         }
         Workload::Certificates { db, repeat, out } => {
-            bench_certificates::bench(times(repeat), db.as_deref(), out.json)
+            certificates::bench(times(repeat), db.as_deref(), out.json)
         }
         Workload::Tables { db, repeat, out } => {
-            bench_tables::bench(times(repeat), db.as_deref(), out.json)
+            tables::bench(times(repeat), db.as_deref(), out.json)
         }
         Workload::Solvers { db, repeat, out } => {
-            solve::bench(times(repeat), db.as_deref(), out.json)
+            solvers::bench(times(repeat), db.as_deref(), out.json)
         }
     }
 }
 
-/// One case of a workload: a label for the text output, its fields for the JSON output, and
-/// the work, which returns the nodes it counted.
-pub struct Case<'a> {
-    pub label: String,
-    pub fields: Value,
-    pub run: Box<dyn Fn() -> u64 + 'a>,
-}
+/// The fixed workload of `fanorona bench`: starts of several boards to fixed depths.
+const BENCH: [(&str, u32); 8] = [
+    ("5x9", 7),
+    ("9x5", 7),
+    ("5x5", 8),
+    ("7x5", 7),
+    ("5x7", 6),
+    ("3x9", 9),
+    ("9x3", 10),
+    ("3x3", 25),
+];
 
-/// Runs `cases`; `unit` names what is counted ("leaves", "nodes"); `threads` is reported.
-pub fn run(cases: Vec<Case<'_>>, repeat: usize, threads: usize, unit: &str, json: bool) {
-    let mut rows = Vec::new();
-    let (mut total, mut total_seconds) = (0u64, 0f64);
-    for case in cases {
-        let mut times = Vec::new();
-        let mut nodes = 0;
-        for _ in 0..repeat.max(1) {
-            let t = Instant::now();
-            nodes = (case.run)();
-            times.push(t.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
-        if !json {
-            out!(
-                "{}: {nodes:>11} {unit} {median:>7.3} s {:>7.2} M {unit}/s",
-                case.label,
-                nodes as f64 / median / 1e6
-            );
-        }
-        let mut row = case.fields;
-        row["nodes"] = json!(nodes);
-        row["seconds"] = json!(median);
-        rows.push(row);
-        total += nodes;
-        total_seconds += median;
-    }
-    let rate = total as f64 / total_seconds;
-    if json {
-        out!(
-            "{}",
-            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": rate.round() as u64,
-                   "threads": threads, "repeat": repeat, "runs": rows})
-        );
-    } else {
-        out!(
-            "signature {total} {unit}; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M {unit}/s, {}",
-            rate / 1e6,
-            counted(threads, "thread", "threads")
-        );
-    }
+/// Runs the workload `repeat` times; reports each board's median time and the total.
+fn perft_bench(threads: usize, repeat: usize, json: bool) -> CliResult {
+    let cases = BENCH
+        .iter()
+        .map(|&(board, depth)| {
+            let pos = Position::initial(board.parse().expect("bench boards are supported"));
+            Case {
+                label: format!("{board} depth {depth:>2}"),
+                fields: json!({"board": board, "depth": depth}),
+                run: Box::new(move || perft_parallel(&pos, depth, threads)),
+            }
+        })
+        .collect();
+    run(cases, repeat, threads, "leaves", json);
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::cli::bench;
+use crate::cli::bench::harness as bench;
 use crate::cli::output::CliResult;
 use fanorona::play::alphabeta::{AlphaBeta, Settings};
 use fanorona::play::mcts::{self, Mcts};
@@ -81,7 +81,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     };
     bench::run(vec![mcts], repeat, 1, "playouts", json);
     if let Some(dir) = db {
-        let tables = std::sync::Arc::new(crate::cli::solve::open_tables(dir, Board::STANDARD)?);
+        let tables = std::sync::Arc::new(crate::cli::args::open_tables(dir, Board::STANDARD)?);
         let tools = Tools {
             db: Some(tables),
             ..Tools::default()
