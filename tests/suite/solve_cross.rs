@@ -6,7 +6,8 @@ use fanorona::search::Algorithm;
 use fanorona::search::alphabeta::AlphaBeta;
 use fanorona::search::dfpn::{self, DfPn};
 use fanorona::search::pn;
-use fanorona::search::proof::{check, extract};
+use fanorona::search::proof::check;
+use fanorona::search::solution::extract;
 use fanorona::search::{Goal, Init, LeafEval, Limits, game_value};
 use fanorona::{Board, Color, Position};
 

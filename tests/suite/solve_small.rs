@@ -4,7 +4,7 @@
 use fanorona::search::Algorithm;
 use fanorona::search::dfpn::DfPn;
 use fanorona::search::proof::check;
-use fanorona::search::proof::solve_and_check;
+use fanorona::search::solution::solve_and_check;
 use fanorona::search::{Goal, LeafEval, Limits, Outcome, Value, game_value, pn};
 use fanorona::{Board, Color, Position};
 
@@ -103,7 +103,8 @@ fn the_small_boards_are_white_wins_with_checked_proofs() {
 
 #[test]
 fn the_checker_rejects_tampered_solution_trees() {
-    use fanorona::search::proof::{SolutionTree, extract};
+    use fanorona::search::proof::SolutionTree;
+    use fanorona::search::solution::extract;
     let pos = Position::initial("3x5".parse().unwrap());
     let goal = Goal {
         attacker: Color::White,

@@ -249,31 +249,46 @@ pub struct Tools {
     /// MCTS's exploration constant (sqrt 2 by default).
     pub mcts_c: Option<f64>,
     /// MCTS's rollouts (by level by default).
-    pub mcts_rollout: Option<crate::mcts::Rollout>,
+    pub mcts_rollout: Option<Rollout>,
     /// Positions solved by earlier searches (the sessions' rote store), for perfect play.
     pub rote: Option<Arc<fanorona_search::rote::RoteTable>>,
 }
 
-/// A player of the given kind and level.
-pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
-    use crate::{alphabeta, mcts, perfect, random, winimax};
-    // The perfect level of a searcher is the perfect player (docs/guide/players.md: `alphabeta:perfect`).
-    if spec.level == Level::Perfect && spec.kind.has_levels() {
-        return Box::new(perfect::Perfect::new(tools));
+/// How rollouts choose their moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rollout {
+    Random,
+    /// A capture 9 times in 10 where there is one, the largest.
+    Captures,
+    /// The move after which the evaluation is best for the mover, 8 times in 10.
+    Evaluation,
+}
+
+impl Rollout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rollout::Random => "random",
+            Rollout::Captures => "captures",
+            Rollout::Evaluation => "evaluation",
+        }
     }
-    match spec.kind {
-        Kind::Random => Box::new(random::Random::new(tools.seed)),
-        Kind::Minimax => Box::new(alphabeta::AlphaBeta::minimax(spec.level, tools)),
-        Kind::AlphaBeta => Box::new(alphabeta::AlphaBeta::for_level(spec.level, tools)),
-        Kind::Mcts => Box::new(mcts::Mcts::for_level(spec.level, tools)),
-        Kind::Perfect => Box::new(perfect::Perfect::new(tools)),
-        Kind::Winimax => Box::new(winimax::Winimax::new(tools)),
+}
+
+impl std::str::FromStr for Rollout {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Rollout, String> {
+        [Rollout::Random, Rollout::Captures, Rollout::Evaluation]
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a rollout: use random, captures or evaluation"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::roster::make;
 
     #[test]
     fn players_are_named_kind_and_level() {

@@ -6,8 +6,9 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use crate::agent::{Agent, Spec, Tools, make};
+use crate::agent::{Agent, Spec, Tools};
 use crate::game::{End, Game};
+use crate::roster::make;
 use fanorona_rules::position::{Color, Position};
 
 /// A finished game and the time each side spent thinking.

@@ -14,8 +14,10 @@ pub mod pool;
 pub mod random;
 pub mod record;
 pub mod rng;
+pub mod roster;
 pub mod stats;
 pub mod winimax;
 
-pub use agent::{Agent, Choice, Kind, Level, MoveInfo, Source, Spec, Tools, Verdict, make};
+pub use agent::{Agent, Choice, Kind, Level, MoveInfo, Source, Spec, Tools, Verdict};
 pub use game::{End, Game, GameError};
+pub use roster::make;

@@ -35,36 +35,7 @@ struct Node {
     repeated: bool,
 }
 
-/// How rollouts choose their moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rollout {
-    Random,
-    /// A capture 9 times in 10 where there is one, the largest.
-    Captures,
-    /// The move after which the evaluation is best for the mover, 8 times in 10.
-    Evaluation,
-}
-
-impl Rollout {
-    pub fn name(self) -> &'static str {
-        match self {
-            Rollout::Random => "random",
-            Rollout::Captures => "captures",
-            Rollout::Evaluation => "evaluation",
-        }
-    }
-}
-
-impl std::str::FromStr for Rollout {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Rollout, String> {
-        [Rollout::Random, Rollout::Captures, Rollout::Evaluation]
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| format!("'{s}' is not a rollout: use random, captures or evaluation"))
-    }
-}
+pub use crate::agent::Rollout;
 
 pub struct Settings {
     pub playouts: u64,

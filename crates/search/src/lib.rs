@@ -15,6 +15,7 @@ pub mod pn;
 pub mod proof;
 pub mod rote;
 pub mod second_level;
+pub mod solution;
 pub mod table_check;
 
 use std::fmt;

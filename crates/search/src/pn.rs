@@ -931,7 +931,7 @@ mod tests {
             tree.update_ancestors(m);
         }
         assert!(tree.root().proven());
-        let proof = crate::proof::extract(&tree, leaf).expect("a solution tree");
+        let proof = crate::solution::extract(&tree, leaf).expect("a solution tree");
         assert!(crate::proof::check(&proof, Some(&db)).is_ok());
     }
 
@@ -957,7 +957,7 @@ mod tests {
                 }
                 assert_eq!(tree.outcome(), single.outcome, "{board} {goal}");
                 assert!(pairs > 0 || tree.stats.iterations < 3, "{board} {goal}");
-                let proof = crate::proof::extract(&tree, leaf).expect("a solution tree");
+                let proof = crate::solution::extract(&tree, leaf).expect("a solution tree");
                 assert!(crate::proof::check(&proof, None).is_ok(), "{board} {goal}");
             }
         }

@@ -121,7 +121,7 @@ impl<B: DrawingBackend> DrawingBackend for BitmapText<B> {
         style: &S,
         pos: BackendCoord,
     ) -> Result<(), DrawingErrorKind<B::ErrorType>> {
-        let Some(font) = crate::curve::label_font_face() else {
+        let Some(font) = label_font_face() else {
             return self.0.draw_text(text, style, pos);
         };
         let color = style.color();
@@ -158,6 +158,39 @@ impl<B: DrawingBackend> DrawingBackend for BitmapText<B> {
         });
         result
     }
+}
+
+/// A TrueType font for the labels, registered as "sans-serif" if the system has one (labels
+/// are left out otherwise); other plots call it too.
+pub fn label_font() -> bool {
+    label_font_face().is_some()
+}
+
+/// The labels' font (see `label_font`), for `bitmap_text` to lay glyphs out with.
+pub fn label_font_face() -> Option<&'static ab_glyph::FontRef<'static>> {
+    static FOUND: std::sync::OnceLock<Option<ab_glyph::FontRef<'static>>> =
+        std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            const CANDIDATES: [&str; 4] = [
+                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/TTF/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+            ];
+            CANDIDATES.iter().find_map(|p| {
+                let bytes: &'static [u8] = Box::leak(std::fs::read(p).ok()?.into_boxed_slice());
+                let face = ab_glyph::FontRef::try_from_slice(bytes).ok()?;
+                plotters::style::register_font(
+                    "sans-serif",
+                    plotters::style::FontStyle::Normal,
+                    bytes,
+                )
+                .ok()
+                .map(|()| face)
+            })
+        })
+        .as_ref()
 }
 
 #[cfg(test)]
@@ -198,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_one_among_digits_keeps_its_even_spacing() {
-        if crate::curve::label_font_face().is_none() {
+        if label_font_face().is_none() {
             eprintln!("no label font on this system: nothing to lay out");
             return;
         }

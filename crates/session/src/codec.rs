@@ -748,9 +748,9 @@ mod tests {
         assert!(tree.root().proven());
         assert!(tree.nodes.len() >= before);
         // The kept tree takes the adopted leaves as given; the whole proof re-solves them.
-        let kept = fanorona_search::proof::extract_kept(&tree, leaf).expect("a kept tree");
+        let kept = fanorona_search::solution::extract_kept(&tree, leaf).expect("a kept tree");
         assert!(fanorona_search::proof::check(&kept, None).is_ok());
-        let proof = fanorona_search::proof::extract(&tree, leaf).expect("a solution tree");
+        let proof = fanorona_search::solution::extract(&tree, leaf).expect("a solution tree");
         assert!(fanorona_search::proof::check(&proof, None).is_ok());
     }
 }

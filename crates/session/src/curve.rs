@@ -8,6 +8,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::bitmap_text::BitmapText;
+pub use crate::bitmap_text::{label_font, label_font_face};
 use fanorona_search::CurvePoint;
 
 /// One row of a curve: the goal's attacker ("white"/"black") and the point.
@@ -90,35 +91,6 @@ pub fn csv_text(rows: &[Row]) -> String {
         ));
     }
     text
-}
-
-/// A TrueType font for the labels, registered as "sans-serif" if the system has one (labels
-/// are left out otherwise); other plots call it too.
-pub fn label_font() -> bool {
-    label_font_face().is_some()
-}
-
-/// The labels' font (see `label_font`), for `bitmap_text` to lay glyphs out with.
-pub fn label_font_face() -> Option<&'static ab_glyph::FontRef<'static>> {
-    static FOUND: std::sync::OnceLock<Option<ab_glyph::FontRef<'static>>> =
-        std::sync::OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            const CANDIDATES: [&str; 4] = [
-                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-                "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-            ];
-            CANDIDATES.iter().find_map(|p| {
-                let bytes: &'static [u8] = Box::leak(std::fs::read(p).ok()?.into_boxed_slice());
-                let face = ab_glyph::FontRef::try_from_slice(bytes).ok()?;
-                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                    .ok()
-                    .map(|()| face)
-            })
-        })
-        .as_ref()
 }
 
 /// How a question's curve ends: its last point's outcome, in words.

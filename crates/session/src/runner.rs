@@ -19,8 +19,9 @@ use crate::store::{Table, Write};
 use crate::{GoalRecord, SessionError, SessionRecord, Sessions, State};
 use fanorona_rules::position::Position;
 use fanorona_search::pn::{PnTree, iterate, iterate_pair};
-use fanorona_search::proof::{check, extract_kept};
+use fanorona_search::proof::check;
 use fanorona_search::rote::{RoteEntry, RoteTable};
+use fanorona_search::solution::extract_kept;
 use fanorona_search::{Algorithm, CurvePoint, Leaf, LeafEval, Outcome, Stats, Value};
 use fanorona_tables::Database;
 

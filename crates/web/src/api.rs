@@ -14,10 +14,11 @@ use serde_json::{Value, json};
 
 use super::certificates::Bounds;
 use super::{ApiError, AppState, blocking, view};
-use fanorona_play::agent::{Kind, Level, Source, Spec, Tools, Verdict, make};
+use fanorona_play::agent::{Kind, Level, Source, Spec, Tools, Verdict};
 use fanorona_play::game::Game;
 use fanorona_play::perfect::{Sources, move_values, rank};
 use fanorona_play::record;
+use fanorona_play::roster::make;
 use fanorona_rules::geometry::Board;
 use fanorona_rules::position::Position;
 

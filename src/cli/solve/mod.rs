@@ -23,7 +23,8 @@ use fanorona::egdb::file::board_dir;
 use fanorona::search::census;
 use fanorona::search::dfpn::DfPn;
 use fanorona::search::pn::{self, PnTree};
-use fanorona::search::proof::{check, extract};
+use fanorona::search::proof::check;
+use fanorona::search::solution::extract;
 use fanorona::search::{
     Algorithm, CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
