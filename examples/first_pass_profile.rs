@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use fanorona::Board;
-use fanorona::egdb::build_symmetric::{PassOrder, first_pass_sample};
+use fanorona::egdb::build::symmetric::{PassOrder, first_pass_sample};
 use fanorona::egdb::capture_values::{CaptureValues, Reads};
 use fanorona::egdb::symmetric::SymSlice;
 use fanorona::egdb::{Database, Material};

@@ -158,7 +158,7 @@ pub fn convert(
             continue;
         }
         let start = Instant::now();
-        let converted = fanorona::egdb::build_symmetric::convert_slice(dir, board, *m, threads)
+        let converted = fanorona::egdb::build::symmetric::convert_slice(dir, board, *m, threads)
             .map_err(|e| match e {
                 BuildError::File(_) => Failure::other(e),
                 _ => Failure::input(e),

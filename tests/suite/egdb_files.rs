@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
-use fanorona::egdb::build_symmetric::convert_slice;
+use fanorona::egdb::build::symmetric::convert_slice;
 use fanorona::egdb::file::{FileError, Kind, SliceFile, build_state_path, slice_path};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::verify::{verify_sample, verify_slice};
@@ -571,7 +571,7 @@ fn a_search_one_layer_down_checks_a_layer_of_tables() {
             .iter()
             .map(|&b| ((b & 0x55) << 1) | ((b & 0xAA) >> 1))
             .collect();
-        fanorona::egdb::file::write_slice(dir.path(), &file.slice, Kind::Wdl, &swapped).unwrap();
+        fanorona::egdb::writer::write_slice(dir.path(), &file.slice, Kind::Wdl, &swapped).unwrap();
     }
     let tables = Database::new(dir.path(), board);
     let bad = forward_check(&tables, &below, 5, 60, 20_000, 2);
@@ -897,7 +897,7 @@ fn verify_quick_compares_the_files_with_the_manifest() {
         .slice;
     let mut payload = good[64..].to_vec();
     payload[3] ^= 0b01;
-    fanorona::egdb::file::write_slice(root.path(), &slice, Kind::Wdl, &payload).unwrap();
+    fanorona::egdb::writer::write_slice(root.path(), &slice, Kind::Wdl, &payload).unwrap();
     assert_ne!(fs::read_to_string(&manifest).unwrap(), built);
     fs::write(&manifest, &built).unwrap();
     let o = quick();

@@ -14,15 +14,11 @@ use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use super::compact;
-use fanorona_search::config::Config;
-use fanorona_session::store::SledStore;
-use fanorona_session::{SessionError, Sessions};
+use fanorona_session::SessionError;
 
 #[derive(Debug, Error)]
 pub enum DaemonError {
@@ -251,40 +247,6 @@ pub fn make_private(root: &Path) -> Result<Privacy, DaemonError> {
 /// Taking the data directory's lock calls it, before anything is created there.
 pub fn owner_only_files() {
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
-}
-
-/// Opens the store of a locked data directory.
-///
-/// A marker file beside the store records that it was created, so a store whose files were
-/// damaged or deleted is reported instead of being taken for a new, empty one.
-pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
-    if let Some(what) = compact::recover(dir)? {
-        tracing::info!("{}: {what}", dir.root.display());
-    }
-    let marker = dir.created();
-    let created = marker.exists();
-    if created && !dir.store().is_dir() {
-        return Err(SessionError::Damaged(format!(
-            "{} is missing although {} says it was created",
-            dir.store().display(),
-            marker.display()
-        ))
-        .into());
-    }
-    let store = SledStore::open(&dir.store(), config.store_cache).map_err(SessionError::from)?;
-    let sessions = Sessions::open(Arc::new(store), created)?;
-    if !created {
-        std::fs::write(
-            &marker,
-            format!("format {}\n", fanorona_session::format::FORMAT),
-        )
-        .map_err(|source| DaemonError::Io {
-            what: "cannot write",
-            path: marker.clone(),
-            source,
-        })?;
-    }
-    Ok(sessions)
 }
 
 /// Removes, below `dir`, the files certificate writers leave when killed: `*.tmp` (a file

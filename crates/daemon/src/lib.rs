@@ -2,7 +2,8 @@
 //! out), runs the running sessions on its workers, and answers commands on a Unix socket.
 //!
 //! Its rooms, after tokio-rs/mini-redis's layout:
-//! - `datadir`: the data directory's paths, its lock, opening the store;
+//! - `datadir`: the data directory's paths, its lock, its owner-only mode;
+//! - `open`: its store opened, a stopped compaction finished or undone first;
 //! - `server`: the socket, a thread a connection, the daemon's life until shutdown (`serve`);
 //! - `shutdown`: the signal every thread waits on beside its work;
 //! - `protocol`: the commands a client sends, each a struct with its answer's type;
@@ -26,13 +27,15 @@ pub mod datadir;
 pub mod jobs;
 pub mod logfile;
 pub mod notify;
+pub mod open;
 pub mod protocol;
 pub mod server;
 pub mod service;
 pub mod shutdown;
 pub mod workers;
 
-pub use datadir::{DaemonError, DataDir, DataLock, lock, open_sessions};
+pub use datadir::{DaemonError, DataDir, DataLock, lock};
+pub use open::open_sessions;
 pub use server::{answer, bind, serve};
 pub use service::{Apply, Refusal, Service};
 pub use shutdown::Shutdown;

@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Service;
-use super::datadir::{self, DaemonError, DataDir, open_sessions};
+use super::datadir::{self, DaemonError, DataDir};
+use super::open::open_sessions;
 use super::protocol::{Answer, Envelope, PROTOCOL};
 use super::shutdown::Shutdown;
 use fanorona_search::config::Config;

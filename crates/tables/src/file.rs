@@ -5,15 +5,14 @@
 //! refused by name when anything in it does not match. Each file written gets its line in
 //! the board's manifest (`manifest.rs`).
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 use thiserror::Error;
 
 use crate::index::Material;
-use crate::manifest::{self, Hasher};
 use crate::scheme::{Index, Scheme};
 use fanorona_rules::geometry::Board;
 
@@ -94,7 +93,7 @@ pub enum FileError {
     },
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> FileError + '_ {
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> FileError + '_ {
     move |source| FileError::Io {
         path: path.to_path_buf(),
         source,
@@ -141,60 +140,6 @@ pub(crate) fn header(slice: &Index, kind: Kind, payload: &[u8]) -> [u8; HEADER_L
     let check = crc32fast::hash(&h[0..36]);
     h[36..40].copy_from_slice(&check.to_le_bytes());
     h
-}
-
-/// Writes a slice file: to `NAME.tmp`, synced, then renamed to its final name; then records
-/// its SHA-256 in the board's manifest (`SHA256SUMS`).
-pub fn write_slice(
-    root: &Path,
-    slice: &Index,
-    kind: Kind,
-    payload: &[u8],
-) -> Result<PathBuf, FileError> {
-    write_slice_reporting(root, slice, kind, payload, &|_| {})
-}
-
-/// `write_slice`, telling `progress` the bytes written (and hashed) as it goes.
-pub fn write_slice_reporting(
-    root: &Path,
-    slice: &Index,
-    kind: Kind,
-    payload: &[u8],
-    progress: &dyn Fn(u64),
-) -> Result<PathBuf, FileError> {
-    assert_eq!(payload.len() as u64, kind.payload_len(slice.len()));
-    let path = slice_path(root, slice.board(), slice.material(), kind);
-    let dir = path
-        .parent()
-        .expect("slice files live in a board directory");
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let tmp = path.with_extension(format!("{}.tmp", kind.extension()));
-    let mut sha = Hasher::default();
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        let header = header(slice, kind, payload);
-        sha.update(&header, &|_| {});
-        f.write_all(&header)?;
-        // The file is hashed as it is written, a chunk at a time.
-        for chunk in payload.chunks(manifest::CHUNK) {
-            sha.update(chunk, &|_| {});
-            f.write_all(chunk)?;
-            progress(chunk.len() as u64);
-        }
-        f.sync_all()?;
-        fs::rename(&tmp, &path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(io_err(&path)(e));
-    }
-    manifest::record(
-        dir,
-        &manifest::file_name(slice.material(), kind),
-        &sha.hex(),
-    )?;
-    Ok(path)
 }
 
 /// Slices larger than this are read at random (no readahead).

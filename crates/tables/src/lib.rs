@@ -3,7 +3,6 @@
 
 pub mod audit;
 pub mod build;
-pub mod build_symmetric;
 pub mod capture_values;
 pub mod checked;
 pub mod file;
@@ -11,12 +10,14 @@ pub mod index;
 pub mod manifest;
 pub mod paper;
 pub mod parallel;
+pub mod plan;
 pub mod probe;
 pub mod scheme;
 pub mod stats;
 pub mod symmetric;
 pub mod verify;
 pub mod wdl;
+pub mod writer;
 
 pub use build::{BuildError, BuildOptions, build, build_pair_and_needs};
 pub use index::{Material, Slice};

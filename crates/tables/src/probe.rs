@@ -33,10 +33,10 @@ pub enum Unavailable {
 fn build_hint(board: Board, material: Material, root: &Path) -> String {
     let pieces = material.pieces();
     let need = Material::with_pieces(pieces)
-        .map(|m| crate::build::memory_needed(board, m, false, crate::scheme::Scheme::Symmetric))
+        .map(|m| crate::plan::memory_needed(board, m, false, crate::scheme::Scheme::Symmetric))
         .max()
         .unwrap_or(0);
-    match crate::build::memory_available() {
+    match crate::plan::memory_available() {
         Some(have) if need > have => format!(
             "a build of {pieces} pieces on {board} would need about {:.0} GiB of memory, more than the {:.0} GiB this machine has available; positions above the tables are solved by search: `fanorona solve POSITION --db {}`",
             need as f64 / (1u64 << 30) as f64,

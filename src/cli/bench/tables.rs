@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::cli::bench::harness as bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
-use fanorona::egdb::build_symmetric::{PassOrder, first_pass_sample};
+use fanorona::egdb::build::symmetric::{PassOrder, first_pass_sample};
 use fanorona::egdb::capture_values::{CaptureValues, Reads, Scratch};
 use fanorona::egdb::scheme::{Index, Scheme};
 use fanorona::egdb::symmetric::SymSlice;

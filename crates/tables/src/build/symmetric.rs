@@ -33,6 +33,7 @@ use crate::capture_values::{CaptureValues, Scratch};
 use crate::file::{FileError, HEADER_LEN, Kind, build_state_path, header, slice_path};
 use crate::index::Material;
 use crate::manifest::{self, Hasher};
+use crate::plan::{LIST_BYTES, pair_of};
 use crate::probe::Database;
 use crate::scheme::Index;
 use crate::symmetric::SymSlice;
@@ -52,38 +53,8 @@ const CHUNK: u64 = 1 << 14;
 /// 8-piece slices, some megabytes.
 const BIG_SETS: u64 = 32;
 const _: () = assert!(BIG_SETS as usize <= SymSlice::BIG_BLOCK);
-
-/// The most entries the lists of positions decided in a round may hold (8 bytes each).
-const LIST_BYTES: u64 = 1 << 30;
-
-fn pair_of(material: Material) -> Vec<Material> {
-    if material.a == material.b {
-        vec![material]
-    } else {
-        vec![material, material.swapped()]
-    }
-}
-
 fn entries(board: Board, m: Material) -> u64 {
     crate::symmetric::entries(board, m)
-}
-
-/// Bytes of memory a symmetric pair needs at the peak: its values, the decided lists, and the
-/// smaller slices its captures read at random (symmetric ones: in the paper's index they are
-/// four times that, and a build reading them from the disk crawls).
-pub fn memory_needed(board: Board, material: Material) -> u64 {
-    let pair = pair_of(material);
-    // Saturating: a slice of very many pieces counts as u64::MAX (a plan no machine holds).
-    let values = pair
-        .iter()
-        .map(|&m| entries(board, m) / 4)
-        .fold(0, u64::saturating_add);
-    let targets = pair
-        .iter()
-        .flat_map(|&m| crate::build::capture_targets(m))
-        .map(|t| entries(board, t) / 4)
-        .fold(0, u64::saturating_add);
-    values.saturating_add(targets).saturating_add(LIST_BYTES)
 }
 
 /// Bytes of disk a symmetric pair still needs under `root`: its working files, padded to 8
@@ -1212,6 +1183,6 @@ pub fn convert_slice(
     let before = old.payload().len() as u64;
     drop(old);
     let bytes = values.to_bytes();
-    crate::file::write_slice(root, &Index::Symmetric(slice), Kind::Wdl, &bytes)?;
+    crate::writer::write_slice(root, &Index::Symmetric(slice), Kind::Wdl, &bytes)?;
     Ok(Some((before, bytes.len() as u64)))
 }

@@ -24,13 +24,17 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thiserror::Error;
 
+pub mod symmetric;
+
 use crate::capture_values::{CaptureValues, Scratch};
-use crate::file::{FileError, Kind, SliceFile, canonical_board, slice_path, write_slice_reporting};
+use crate::file::{FileError, Kind, SliceFile, canonical_board, slice_path};
 use crate::index::{Material, Slice};
 use crate::parallel::{self, for_chunks};
+use crate::plan::{capture_targets, memory_available, memory_needed};
 use crate::probe::Database;
 use crate::scheme::{Index, Scheme};
 use crate::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN};
+use crate::writer::write_slice_reporting;
 use fanorona_rules::geometry::{Board, NONE, points};
 use fanorona_rules::position::{Color, Position};
 
@@ -101,29 +105,6 @@ pub struct BuildOptions {
     /// How often a symmetric build saves its first pass's progress (a kill loses at most
     /// this much of it, or the round under way); None: every minute, or as `report_every`.
     pub checkpoint_every: Option<Duration>,
-}
-
-/// Bytes of memory a pair of slices needs while building, at the peak. Under the paper's
-/// index: values (2 bits), the paika mark, the last and next rounds' bitmaps and the loss
-/// candidates (1 bit each) per position; under the symmetric one, see `build_symmetric`.
-pub fn memory_needed(board: Board, material: Material, distances: bool, index: Scheme) -> u64 {
-    let board = canonical_board(board);
-    if index == Scheme::Symmetric {
-        return crate::build_symmetric::memory_needed(board, material);
-    }
-    let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
-    let n = if material.a == material.b {
-        positions(material)
-    } else {
-        positions(material).saturating_add(positions(material.swapped()))
-    };
-    // One more byte a position for the distances.
-    n.saturating_mul(if distances { 14 } else { 6 }) / 8
-}
-
-/// Memory available to a new build (None where it cannot be read).
-pub(crate) fn memory_available() -> Option<u64> {
-    fanorona_rules::machine::meminfo("MemAvailable")
 }
 
 /// Builds every slice of `board` with 2 to `pieces` pieces under `root` that is not built yet.
@@ -270,7 +251,7 @@ fn build_where(
 /// Bytes of disk the files of a pair take.
 fn disk_needed(root: &Path, board: Board, material: Material, options: &BuildOptions) -> u64 {
     if options.index == Scheme::Symmetric {
-        return crate::build_symmetric::disk_needed(root, board, material);
+        return symmetric::disk_needed(root, board, material);
     }
     let len = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
     let per = |m: Material| {
@@ -338,14 +319,6 @@ pub(crate) fn record_if_missing(
     crate::manifest::record(&dir, &name, &hash)
 }
 
-/// The slices a capture from `material` leads to: (b-k)-a for k = 1 .. b-1 (k = b ends the game).
-pub(crate) fn capture_targets(material: Material) -> impl Iterator<Item = Material> {
-    (1..material.b).map(move |left| Material {
-        a: left,
-        b: material.a,
-    })
-}
-
 fn build_pair(
     db: &Database,
     board: Board,
@@ -371,7 +344,7 @@ fn build_pair(
                 record_if_missing(root, board, s.material, Kind::Distance)?;
             }
         }
-        crate::build_symmetric::tidy_finished(root, board, material);
+        symmetric::tidy_finished(root, board, material);
         return Ok(slices
             .iter()
             .map(|s| SliceReport {
@@ -399,7 +372,7 @@ fn build_pair(
     }
 
     if options.index == Scheme::Symmetric {
-        return crate::build_symmetric::build_pair(db, board, material, options, log);
+        return symmetric::build_pair(db, board, material, options, log);
     }
     let start = Instant::now();
     let names: Vec<String> = slices.iter().map(|s| s.material.to_string()).collect();
