@@ -3,6 +3,24 @@
 //! (`movegen`), owned moves and their notation (`moves`), repetitions, perft, what a command
 //! starts from (`target`) and diagrams; with `version` (what this build is) and `machine` (its
 //! memory and disk) beside them. The first layer: it uses no other crate of the project.
+//!
+//! ```
+//! use fanorona_rules::perft::perft;
+//! use fanorona_rules::{Board, Position, legal_moves};
+//!
+//! // The 5x5 start and its moves, in the paper's notation (A: approach, W: withdrawal).
+//! let start = Position::initial("5x5".parse::<Board>().unwrap());
+//! let moves: Vec<String> = legal_moves(&start)
+//!     .iter()
+//!     .map(|m| m.notation(start.board()))
+//!     .collect();
+//! assert_eq!(moves, ["b2-c3A", "c2-c3A", "d2-c3A", "b3-c3A", "b3-c3W"]);
+//!
+//! // A count that independent implementations of the rules agree on
+//! // (tests/data/perft-reference.tsv): the 3x5 start to depth 3.
+//! let pos: Position = "BBBBB/BW.BW/WWWWW w".parse().unwrap();
+//! assert_eq!(perft(&pos, 3), 89);
+//! ```
 #![deny(unsafe_code)]
 
 pub mod diagram;

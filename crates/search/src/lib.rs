@@ -3,6 +3,24 @@
 //!
 //! A solver answers one question: can the *attacker* force a win from this position? A draw
 //! is two answers: White cannot force a win and Black cannot. `game_value` asks both.
+//!
+//! ```
+//! use fanorona_rules::{Color, Position};
+//! use fanorona_search::{Algorithm, Goal, LeafEval, Limits, Outcome, Value, game_value, pn};
+//!
+//! // The 3x5 start: White wins (the paper's Table 4).
+//! let start = Position::initial("3x5".parse().unwrap());
+//! let white = Goal { attacker: Color::White };
+//! let rules = LeafEval::rules_only();
+//! let result = pn::solve(&start, white, rules, Algorithm::Pn2, Limits::none(), |_| {});
+//! assert_eq!(result.outcome, Outcome::Proven);
+//!
+//! // Both questions at once: a proof of one decides the value.
+//! let solution = game_value(&start, |goal| {
+//!     pn::solve(&start, goal, rules, Algorithm::Pn, Limits::none(), |_| {})
+//! });
+//! assert_eq!(solution.value, Some(Value::Win(Color::White)));
+//! ```
 
 pub mod algorithm;
 pub mod alphabeta;
