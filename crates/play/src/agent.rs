@@ -11,38 +11,9 @@ use crate::game::Game;
 use fanorona_rules::moves::Move;
 use fanorona_tables::Database;
 
-/// A move's value for the side that plays it, where it is known.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verdict {
-    Loss,
-    Draw,
-    Win,
-}
-
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Win => "win",
-            Verdict::Draw => "draw",
-            Verdict::Loss => "loss",
-        }
-    }
-
-    /// The same outcome seen by the other side.
-    pub fn flipped(self) -> Verdict {
-        match self {
-            Verdict::Win => Verdict::Loss,
-            Verdict::Draw => Verdict::Draw,
-            Verdict::Loss => Verdict::Win,
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// A move's value for the side that plays it, where it is known: the tables' word for a
+/// side-to-move result, ordered from loss to win.
+pub use fanorona_tables::Wdl as Verdict;
 
 /// Where a known value came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

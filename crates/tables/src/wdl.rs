@@ -3,12 +3,14 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The value of a position for the side to move.
+/// The value of a position for the side to move: the one word for a side-to-move result,
+/// which the players also use for a move's value (`play::Verdict`). Ordered from worst to
+/// best for that side, so that the best of several is their `max`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Wdl {
-    Win,
-    Draw,
     Loss,
+    Draw,
+    Win,
 }
 
 /// 2-bit codes: 0 is a draw (and, while building, not yet decided).
@@ -190,6 +192,23 @@ impl SharedBits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_ordered_for_the_side_to_move_and_flips_for_the_other() {
+        let all = [Wdl::Loss, Wdl::Draw, Wdl::Win];
+        assert_eq!(all.iter().max(), Some(&Wdl::Win));
+        assert!(Wdl::Loss < Wdl::Draw && Wdl::Draw < Wdl::Win);
+        for v in all {
+            assert_eq!(v.flipped().flipped(), v);
+            assert_eq!(Wdl::from_code(v.code()), Some(v));
+            // The better a value for one side, the worse for the other.
+            for w in all {
+                assert_eq!(v < w, v.flipped() > w.flipped());
+            }
+        }
+        assert_eq!(Wdl::Win.flipped(), Wdl::Loss);
+        assert_eq!(Wdl::Draw.name(), "draw");
+    }
 
     #[test]
     fn codes_pack_four_to_a_byte() {
