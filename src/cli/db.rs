@@ -12,7 +12,7 @@ use crate::cli::args::resolve_position;
 use crate::cli::output::{CliResult, Failure, counted, input, report_json};
 use crate::out;
 use fanorona::Board;
-use fanorona::egdb::audit::{self, AuditError, FileRow, FileState};
+use fanorona::egdb::audit::{self, AuditError, FileRow, FileState, SliceFiles};
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::manifest;
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
@@ -670,20 +670,14 @@ fn audit_failure(e: AuditError) -> Failure {
     }
 }
 
-/// The slice files `audit` would read and their bytes, for the progress bar.
-fn bytes_to_hash(dir: &Path, board: Board, pieces: Option<usize>) -> Result<u64, Failure> {
-    let (files, _) = audit::files_of(dir, board, pieces).map_err(audit_failure)?;
-    Ok(audit::total_bytes(dir, board, &files))
-}
-
 /// `db checksums`: every slice file of a board opened (header and checksum checked) and
 /// hashed, and the manifest written anew from them.
 pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliResult {
     let board = canonical_board(board(board_text)?);
-    let total = bytes_to_hash(dir, board, None)?;
+    let files = SliceFiles::list(dir, board, None).map_err(audit_failure)?;
     let label = format!("{board} sha256");
-    let report = with_byte_progress(&label, total, |tick| {
-        audit::write_checksums(dir, board, threads, tick)
+    let report = with_byte_progress(&label, files.total_bytes(), |tick| {
+        audit::write_checksums(dir, &files, threads, tick)
     })
     .map_err(audit_failure)?;
     let keep: Vec<String> = report.damaged.iter().map(|d| d.file.clone()).collect();
@@ -746,10 +740,10 @@ pub fn verify_quick(
     json: bool,
 ) -> CliResult {
     let board = canonical_board(board(board_text)?);
-    let total = bytes_to_hash(dir, board, pieces)?;
+    let files = SliceFiles::list(dir, board, pieces).map_err(audit_failure)?;
     let label = format!("{board} sha256");
-    let report = with_byte_progress(&label, total, |tick| {
-        audit::verify_quick(dir, board, pieces, threads, tick)
+    let report = with_byte_progress(&label, files.total_bytes(), |tick| {
+        audit::verify_quick(dir, &files, threads, tick)
     })
     .map_err(audit_failure)?;
     let manifest_path = &report.manifest;

@@ -30,7 +30,7 @@ fn version_text() -> &'static str {
         format!(
             "{} (commit {}); session store format {}, table file format {}, certificate format {}",
             fanorona::version::VERSION,
-            env!("FANORONA_COMMIT"),
+            fanorona::version::commit(),
             fanorona::session::format::FORMAT,
             fanorona::egdb::file::FORMAT_VERSION,
             fanorona::certificate::format::VERSION,

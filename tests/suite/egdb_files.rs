@@ -968,14 +968,8 @@ fn a_pair_builds_alone_with_what_it_reads() {
 #[test]
 fn db_build_writes_the_symmetric_index_unless_told_otherwise() {
     let board: Board = "3x3".parse().unwrap();
-    for (flags, want) in [
-        (&[][..], Scheme::Symmetric),
-        (&["--index", "paper"][..], Scheme::Paper),
-        (&["--distances"][..], Scheme::Paper),
-        (&["--index", "symmetric"][..], Scheme::Symmetric),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
+    let build = |flags: &[&str], dir: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
             .args([
                 "db",
                 "build",
@@ -988,9 +982,18 @@ fn db_build_writes_the_symmetric_index_unless_told_otherwise() {
             ])
             .args(flags)
             .arg("--db")
-            .arg(dir.path())
+            .arg(dir)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for (flags, want) in [
+        (&[][..], Scheme::Symmetric),
+        (&["--index", "paper"][..], Scheme::Paper),
+        (&["--distances"][..], Scheme::Paper),
+        (&["--index", "symmetric"][..], Scheme::Symmetric),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = build(flags, dir.path());
         assert!(
             o.status.success(),
             "{flags:?}: {}",
@@ -1005,12 +1008,7 @@ fn db_build_writes_the_symmetric_index_unless_told_otherwise() {
     }
     // Distances are the paper's index's alone.
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fanorona"))
-        .args(["db", "build", "--board", "3x3", "--pieces", "3"])
-        .args(["--index", "symmetric", "--distances", "--db"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let o = build(&["--index", "symmetric", "--distances"], dir.path());
     assert_eq!(
         o.status.code(),
         Some(2),

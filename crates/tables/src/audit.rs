@@ -34,48 +34,59 @@ pub struct Hashed {
     pub sha256: Result<String, String>,
 }
 
-/// The slice files of `board` under `dir` (with `pieces`, only those), and the manifest's
-/// directory; no file and no manifest is `AuditError::NoTables`.
-pub fn files_of(
-    dir: &Path,
-    board: Board,
-    pieces: Option<usize>,
-) -> Result<(Vec<(Material, Kind)>, PathBuf), AuditError> {
-    let files = manifest::slice_files(dir, board)?.unwrap_or_default();
-    let board_dir = board_dir(dir, board);
-    if files.is_empty() && !manifest::path(&board_dir).exists() {
-        let db = Database::new(dir, board);
-        return Err(db.census().whole(&db).expect_err("no slice").into());
+/// A board's slice files as listed once, with their sizes: what an audit reads, and the
+/// bytes its progress will count.
+pub struct SliceFiles {
+    pub board: Board,
+    /// Where the files and their manifest are.
+    pub board_dir: PathBuf,
+    /// With `Some(p)`, only the slices of `p` pieces were listed.
+    pub pieces: Option<usize>,
+    /// Each file and its bytes (0 for one that cannot be read).
+    files: Vec<(Material, Kind, u64)>,
+}
+
+impl SliceFiles {
+    /// The slice files of `board` under `dir` (with `pieces`, only those); no file and no
+    /// manifest is `AuditError::NoTables`.
+    pub fn list(dir: &Path, board: Board, pieces: Option<usize>) -> Result<Self, AuditError> {
+        let listed = manifest::slice_files(dir, board)?.unwrap_or_default();
+        let board_dir = board_dir(dir, board);
+        if listed.is_empty() && !manifest::path(&board_dir).exists() {
+            let db = Database::new(dir, board);
+            return Err(db.census().whole(&db).expect_err("no slice").into());
+        }
+        let files = listed
+            .into_iter()
+            .filter(|(m, _)| pieces.is_none_or(|p| m.pieces() == p))
+            .map(|(m, k)| {
+                let path = board_dir.join(manifest::file_name(m, k));
+                (m, k, std::fs::metadata(path).map_or(0, |f| f.len()))
+            })
+            .collect();
+        Ok(SliceFiles {
+            board,
+            board_dir,
+            pieces,
+            files,
+        })
     }
-    let files = files
-        .into_iter()
-        .filter(|(m, _)| pieces.is_none_or(|p| m.pieces() == p))
-        .collect();
-    Ok((files, board_dir))
+
+    /// The bytes `hash_files` will report through its progress.
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|&(_, _, bytes)| bytes).sum()
+    }
 }
 
-/// The bytes of `files` of `board` under `dir` (0 for one that cannot be read): what
-/// `hash_files` will report through its progress.
-pub fn total_bytes(dir: &Path, board: Board, files: &[(Material, Kind)]) -> u64 {
-    files
-        .iter()
-        .map(|&(m, k)| file_bytes(dir, board, m, k))
-        .sum()
-}
-
-fn file_bytes(dir: &Path, board: Board, m: Material, k: Kind) -> u64 {
-    std::fs::metadata(board_dir(dir, board).join(manifest::file_name(m, k))).map_or(0, |f| f.len())
-}
-
-/// Opens and hashes `files` of `board` under `dir` on `threads` threads, in their order;
+/// Opens and hashes `files` (listed under `dir`) on `threads` threads, in their order;
 /// `progress` is told of every byte read (a file that cannot be opened counts whole).
 pub fn hash_files(
     dir: &Path,
-    board: Board,
-    files: &[(Material, Kind)],
+    files: &SliceFiles,
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Hashed> {
+    let (board, files) = (files.board, &files.files);
     let next = AtomicUsize::new(0);
     let results: Vec<Mutex<Option<Hashed>>> = files.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
@@ -84,10 +95,9 @@ pub fn hash_files(
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(m, kind)) = files.get(i) else {
+                    let Some(&(m, kind, bytes)) = files.get(i) else {
                         break;
                     };
-                    let bytes = file_bytes(dir, board, m, kind);
                     let sha256 = match SliceFile::open(dir, board, m, kind) {
                         Ok(Some(f)) => Ok(manifest::sha256(f.bytes(), progress)),
                         Ok(None) => Err("vanished while it was checked".to_string()),
@@ -122,6 +132,10 @@ pub struct Damaged {
     pub error: String,
 }
 
+fn is_some<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(v.is_some())
+}
+
 /// What `write_checksums` did.
 #[derive(Debug, Serialize)]
 pub struct ChecksumsReport {
@@ -138,25 +152,25 @@ pub struct ChecksumsReport {
     pub changed: Vec<String>,
     /// Files listed before and no longer there.
     pub dropped: Vec<String>,
-    /// The old manifest could not be read, and was replaced whole.
-    pub replaced_unreadable: bool,
-    /// Why, when it could not be read.
-    #[serde(skip)]
+    /// Why the old manifest could not be read, when it could not (it was replaced whole);
+    /// the JSON says only whether (`replaced_unreadable`).
+    #[serde(rename = "replaced_unreadable", serialize_with = "is_some")]
     pub unreadable: Option<String>,
 }
 
-/// Every slice file of `board` under `dir` opened and hashed, and the manifest written anew
-/// from them; the damaged ones keep their old lines.
+/// Every slice file of a board under `dir` (`files`, listed with no piece count) opened and
+/// hashed, and the manifest written anew from them; the damaged ones keep their old lines.
 pub fn write_checksums(
     dir: &Path,
-    board: Board,
+    files: &SliceFiles,
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ChecksumsReport, AuditError> {
-    let (files, board_dir) = files_of(dir, board, None)?;
-    let unreadable = manifest::read(&board_dir).err().map(|e| e.to_string());
+    assert!(files.pieces.is_none(), "a manifest lists every slice file");
+    let (board, board_dir) = (files.board, &files.board_dir);
+    let unreadable = manifest::read(board_dir).err().map(|e| e.to_string());
     let start = Instant::now();
-    let hashed = hash_files(dir, board, &files, threads, progress);
+    let hashed = hash_files(dir, files, threads, progress);
     let mut fresh = manifest::Entries::new();
     let mut damaged = Vec::new();
     let mut bytes = 0;
@@ -173,7 +187,7 @@ pub fn write_checksums(
         }
     }
     let keep: Vec<String> = damaged.iter().map(|d| d.file.clone()).collect();
-    let old = manifest::replace(&board_dir, &fresh, &keep)?.unwrap_or_default();
+    let old = manifest::replace(board_dir, &fresh, &keep)?.unwrap_or_default();
     let seconds = start.elapsed().as_secs_f64();
     // Lines that said otherwise before, and lines of files no longer there.
     let changed = fresh
@@ -188,14 +202,13 @@ pub fn write_checksums(
         .collect();
     Ok(ChecksumsReport {
         board: board.to_string(),
-        manifest: manifest::path(&board_dir),
+        manifest: manifest::path(board_dir),
         files: fresh.len(),
         bytes,
         seconds,
         damaged,
         changed,
         dropped,
-        replaced_unreadable: unreadable.is_some(),
         unreadable,
     })
 }
@@ -270,19 +283,18 @@ pub struct QuickReport {
     pub max_pieces: usize,
 }
 
-/// Every slice file of `board` under `dir` (with `pieces`, of that many pieces) opened and
-/// its SHA-256 compared with the board's manifest; the files the manifest lists that are
-/// not there, and the slices missing among those built, named.
+/// Every slice file of a board under `dir` (`files`: with a piece count, of that many
+/// pieces) opened and its SHA-256 compared with the board's manifest; the files the manifest
+/// lists that are not there, and the slices missing among those built, named.
 pub fn verify_quick(
     dir: &Path,
-    board: Board,
-    pieces: Option<usize>,
+    files: &SliceFiles,
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<QuickReport, AuditError> {
-    let (files, board_dir) = files_of(dir, board, pieces)?;
-    let listed = manifest::read(&board_dir)?;
-    let hashed = hash_files(dir, board, &files, threads, progress);
+    let (board, board_dir, pieces) = (files.board, &files.board_dir, files.pieces);
+    let listed = manifest::read(board_dir)?;
+    let hashed = hash_files(dir, files, threads, progress);
     let in_scope = |name: &str| {
         pieces.is_none_or(|p| manifest::parse_file_name(name).is_some_and(|(m, _)| m.pieces() == p))
     };
@@ -345,7 +357,7 @@ pub fn verify_quick(
     }
     Ok(QuickReport {
         board: board.to_string(),
-        manifest: manifest::path(&board_dir),
+        manifest: manifest::path(board_dir),
         manifest_found: listed.is_some(),
         files: rows,
         whole,
