@@ -35,11 +35,10 @@ pub fn memory_needed(board: Board, material: Material, distances: bool, index: S
         return symmetric_memory_needed(board, material);
     }
     let positions = |m: Material| Slice::new(board, m).map(|s| s.len()).unwrap_or(u64::MAX);
-    let n = if material.a == material.b {
-        positions(material)
-    } else {
-        positions(material).saturating_add(positions(material.swapped()))
-    };
+    let n = pair_of(material)
+        .into_iter()
+        .map(positions)
+        .fold(0, u64::saturating_add);
     // One more byte a position for the distances.
     n.saturating_mul(if distances { 14 } else { 6 }) / 8
 }

@@ -30,7 +30,7 @@ use crate::capture_values::{CaptureValues, Scratch};
 use crate::file::{FileError, Kind, SliceFile, canonical_board, slice_path};
 use crate::index::{Material, Slice};
 use crate::parallel::{self, for_chunks};
-use crate::plan::{capture_targets, memory_available, memory_needed};
+use crate::plan::{capture_targets, memory_available, memory_needed, pair_of};
 use crate::probe::Database;
 use crate::scheme::{Index, Scheme};
 use crate::wdl::{DRAW, LOSS, SharedBits, SharedBytes, SharedCodes, WIN};
@@ -327,14 +327,10 @@ fn build_pair(
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<SliceReport>, BuildError> {
     let root = db.root();
-    let mut slices =
-        vec![Slice::new(board, material).map_err(|e| BuildError::Invalid(e.to_string()))?];
-    if material.a != material.b {
-        slices.push(
-            Slice::new(board, material.swapped())
-                .map_err(|e| BuildError::Invalid(e.to_string()))?,
-        );
-    }
+    let slices: Vec<Slice> = pair_of(material)
+        .into_iter()
+        .map(|m| Slice::new(board, m).map_err(|e| BuildError::Invalid(e.to_string())))
+        .collect::<Result<_, _>>()?;
     // A finished pair is kept, and what a build killed after its last rename left beside it
     // goes.
     if pair_built(root, board, material, options.distances)? {
