@@ -221,7 +221,7 @@ fn plot(
 ) -> Result<(), Failure> {
     let fail =
         |e: &dyn std::fmt::Display| Failure::other(anyhow!("cannot draw {}: {e}", path.display()));
-    fanorona::session::curve::label_font();
+    fanorona::session::bitmap_text::label_font();
     let max_x = series
         .iter()
         .flat_map(|(_, p, _)| p.iter().map(|&(x, _)| x))

@@ -419,7 +419,7 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
     }
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
-    let labels = fanorona_session::curve::label_font();
+    let labels = fanorona_session::bitmap_text::label_font();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
         let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
         root.fill(&WHITE)?;

@@ -8,7 +8,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::bitmap_text::BitmapText;
-pub use crate::bitmap_text::{label_font, label_font_face};
+use crate::bitmap_text::label_font;
 use fanorona_search::CurvePoint;
 
 /// One row of a curve: the goal's attacker ("white"/"black") and the point.

@@ -255,12 +255,6 @@ impl FileRow {
             FileRow::Read { file, .. } | FileRow::Gone { file, .. } => file,
         }
     }
-
-    pub fn state(&self) -> FileState {
-        match self {
-            FileRow::Read { state, .. } | FileRow::Gone { state, .. } => *state,
-        }
-    }
 }
 
 /// What `verify_quick` found, file by file and by state.
