@@ -55,6 +55,14 @@ struct Run {
 /// there, with the same goal and claim.
 pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
     let tree = Tree::open(cert)?;
+    let (pos, node) = locate(&tree, cert, moves)?;
+    let (body, made) = copy_subtree(&tree, cert, pos, node)?;
+    write_cut(tree.header.clone(), cert, moves, out, &body, made)
+}
+
+/// The position after `moves` from the root of `tree` (read from `cert`), and the node that
+/// stands for it (through shared and repetition leaves).
+fn locate(tree: &Tree, cert: &Path, moves: &[String]) -> Result<(Position, u32), CutError> {
     let played = play_line(&tree.root, moves);
     let pos = *played.positions.last().expect("the root at least");
     if let Some(e) = played.error {
@@ -87,10 +95,19 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
             ),
         });
     }
-    let start = u64::from(at.node);
-    let header = tree.header.clone();
+    Ok((pos, at.node))
+}
 
-    let disproof = header.claim == "disproven";
+/// The subtree of node `node` (position `pos`) renumbered from 0, with the subtrees its
+/// shared leaves stand for copied in where they fall outside it; its lines and counts.
+fn copy_subtree(
+    tree: &Tree,
+    cert: &Path,
+    pos: Position,
+    node: u32,
+) -> Result<(Vec<u8>, Cut), CutError> {
+    let start = u64::from(node);
+    let disproof = tree.header.claim == "disproven";
     let mut body: Vec<u8> = Vec::new();
     let mut made = Cut {
         position: pos.to_string(),
@@ -104,8 +121,8 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
     let mut path: Vec<(Position, u64)> = Vec::new();
     let mut runs = vec![Run {
         next: start,
-        end: u64::from(tree.end(at.node)),
-        shift: -i64::from(tree.depth(at.node)),
+        end: u64::from(tree.end(node)),
+        shift: -i64::from(tree.depth(node)),
         first: start,
         first_mv: "-".to_string(),
     }];
@@ -166,8 +183,18 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
         writeln!(body, "{depth} {mv} {tag}").expect("writing to memory");
         made.nodes += 1;
     }
+    Ok((body, made))
+}
 
-    let mut header = header;
+/// Writes the cut certificate to `out` under a header saying where it was cut from.
+fn write_cut(
+    mut header: format::Header,
+    cert: &Path,
+    moves: &[String],
+    out: &Path,
+    body: &[u8],
+    mut made: Cut,
+) -> Result<Cut, CutError> {
     let root = std::mem::replace(&mut header.position, made.position.clone());
     header.partial = made.open > 0;
     header.extra = serde_json::Map::new();
@@ -192,7 +219,7 @@ pub fn cut(cert: &Path, moves: &[String], out: &Path) -> Result<Cut, CutError> {
         let w = file.writer();
         let json = serde_json::to_string(&header).map_err(io::Error::other)?;
         writeln!(w, "{json}")?;
-        w.write_all(&body)
+        w.write_all(body)
     })();
     match written {
         Ok(()) => {

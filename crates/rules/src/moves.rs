@@ -170,10 +170,33 @@ pub enum MoveError {
     Revisit { step: usize, point: String },
 }
 
+/// A marked step of a typed move: the point it reaches and its capture mark (`A` or `W`).
+type Step = (u8, Option<Capture>);
+
 fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
     let board = pos.board();
-    let g = board.geometry();
-    let name = |p: u8| board.point_name(p);
+    let (from, steps) = read_steps(board, text)?;
+    let fb = 1u64 << from;
+    if pos.us() & fb == 0 {
+        let name = board.point_name(from);
+        return Err(if pos.them() & fb != 0 {
+            MoveError::NotYourPiece {
+                point: name,
+                owner: pos.side_to_move().opponent(),
+            }
+        } else {
+            MoveError::NoPiece { point: name }
+        });
+    }
+    match steps[0] {
+        (to, None) => paika_move(pos, from, to, steps.len()),
+        _ => capturing_move(pos, from, &steps),
+    }
+}
+
+/// The text of a move read as its starting point and its steps, nothing about the position
+/// checked yet.
+fn read_steps(board: Board, text: &str) -> Result<(u8, Vec<Step>), MoveError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(MoveError::Empty);
@@ -195,7 +218,6 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
         })
     };
     let from = point(tokens[0])?;
-    // Each step: the point and its mark.
     let mut steps = Vec::with_capacity(tokens.len() - 1);
     for (i, t) in tokens[1..].iter().enumerate() {
         let (p, mark) = match t.strip_suffix('A') {
@@ -217,73 +239,83 @@ fn parse_move(pos: &Position, text: &str) -> Result<Move, MoveError> {
         }
         steps.push((point(p)?, mark));
     }
+    Ok((from, steps))
+}
 
-    let fb = 1u64 << from;
-    if pos.us() & fb == 0 {
-        return Err(if pos.them() & fb != 0 {
-            MoveError::NotYourPiece {
-                point: name(from),
-                owner: pos.side_to_move().opponent(),
-            }
-        } else {
-            MoveError::NoPiece { point: name(from) }
+/// The direction of step `step` from `cur` to `to`, which must be a line of the board.
+fn step_direction(board: Board, cur: u8, to: u8, step: usize) -> Result<usize, MoveError> {
+    let name = |p: u8| board.point_name(p);
+    if let Some(d) = (0..8).find(|&d| board.geometry().neighbour(cur, d) == to) {
+        return Ok(d);
+    }
+    let diagonal_exists = board.row_of(cur).abs_diff(board.row_of(to)) == 1
+        && board.col_of(cur).abs_diff(board.col_of(to)) == 1;
+    Err(if diagonal_exists && !board.is_strong(cur) {
+        MoveError::DiagonalFromWeak {
+            step,
+            from: name(cur),
+            to: name(to),
+        }
+    } else {
+        MoveError::NotAdjacent {
+            step,
+            from: name(cur),
+            to: name(to),
+        }
+    })
+}
+
+/// An unmarked first step: a paika move, one step to an empty point, when no capture is
+/// possible.
+fn paika_move(pos: &Position, from: u8, to: u8, steps: usize) -> Result<Move, MoveError> {
+    let board = pos.board();
+    step_direction(board, from, to, 1)?;
+    if steps > 1 {
+        return Err(MoveError::ChainedPaika { step: 2 });
+    }
+    if pos.empty() & (1 << to) == 0 {
+        return Err(MoveError::Occupied {
+            step: 1,
+            to: board.point_name(to),
         });
     }
+    if movegen::has_capture(pos) {
+        let example = legal_moves(pos)
+            .first()
+            .map(|m| m.notation(board))
+            .unwrap_or_default();
+        return Err(MoveError::CaptureCompulsory { example });
+    }
+    let mut path = [0u8; MAX_STEPS];
+    path[0] = to;
+    Ok(Move {
+        from,
+        len: 1,
+        path,
+        withdrawals: 0,
+        captured: 0,
+    })
+}
 
-    let must_capture = movegen::has_capture(pos);
+/// A capturing move: every step marked, each capturing the line of enemy pieces its mark
+/// names, never in the direction of the step before nor back to a point the move visited.
+fn capturing_move(pos: &Position, from: u8, steps: &[Step]) -> Result<Move, MoveError> {
+    let board = pos.board();
+    let g = board.geometry();
+    let name = |p: u8| board.point_name(p);
     let mut empty = pos.empty();
     let mut enemy = pos.them();
     let mut captured = 0u64;
-    let mut visited = fb;
+    let mut visited = 1u64 << from;
     let mut withdrawals = 0u64;
     let mut path = [0u8; MAX_STEPS];
     let mut cur = from;
     let mut last_dir = None;
     for (i, &(to, mark)) in steps.iter().enumerate() {
         let step = i + 1;
-        let d = (0..8).find(|&d| g.neighbour(cur, d) == to);
-        let Some(d) = d else {
-            let diagonal_exists = board.row_of(cur).abs_diff(board.row_of(to)) == 1
-                && board.col_of(cur).abs_diff(board.col_of(to)) == 1;
-            return Err(if diagonal_exists && !board.is_strong(cur) {
-                MoveError::DiagonalFromWeak {
-                    step,
-                    from: name(cur),
-                    to: name(to),
-                }
-            } else {
-                MoveError::NotAdjacent {
-                    step,
-                    from: name(cur),
-                    to: name(to),
-                }
-            });
-        };
+        let d = step_direction(board, cur, to, step)?;
         let Some(kind) = mark else {
-            if i > 0 {
-                return Err(MoveError::UnmarkedContinuation { step });
-            }
-            if steps.len() > 1 {
-                return Err(MoveError::ChainedPaika { step: 2 });
-            }
-            if empty & (1 << to) == 0 {
-                return Err(MoveError::Occupied { step, to: name(to) });
-            }
-            if must_capture {
-                let example = legal_moves(pos)
-                    .first()
-                    .map(|m| m.notation(board))
-                    .unwrap_or_default();
-                return Err(MoveError::CaptureCompulsory { example });
-            }
-            path[0] = to;
-            return Ok(Move {
-                from,
-                len: 1,
-                path,
-                withdrawals: 0,
-                captured: 0,
-            });
+            return Err(MoveError::UnmarkedContinuation { step });
         };
         if last_dir == Some(d) {
             return Err(MoveError::SameDirection { step });

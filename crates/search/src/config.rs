@@ -169,60 +169,23 @@ impl Config {
             path: path.to_path_buf(),
             message: toml_message(text, &e),
         })?;
-        // A bad value: name the key, the line and what was expected.
-        let bad = |key: &str, span: std::ops::Range<usize>, shown: String, expected: &str| {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-            ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: format!("line {line}: {key} = {shown}: expected {expected}"),
-            }
-        };
-        // A size of at least `MIN_SIZE` for `key` (`example` shown when it is not one), with
-        // its span and text for a later refusal.
-        let size = |key: &str, s: Spanned<String>, example: &str| {
-            let (span, s) = (s.span(), s.into_inner());
-            match parse_bytes(&s).filter(|&b| b >= MIN_SIZE) {
-                Some(b) => Ok((b, span, format!("{s:?}"))),
-                None => Err(bad(
-                    key,
-                    span,
-                    format!("{s:?}"),
-                    &format!("a size of at least 1MiB, such as {example}"),
-                )),
-            }
-        };
-        // A duration of at least `least` for `key`, or a refusal that says what it takes.
-        let duration = |key: &str, s: Spanned<String>, least: Duration, expected: &str| {
-            let (span, s) = (s.span(), s.into_inner());
-            humantime::parse_duration(&s)
-                .ok()
-                .filter(|d| !d.is_zero() && *d >= least)
-                .ok_or_else(|| bad(key, span, format!("{s:?}"), expected))
-        };
-        let base = path.parent().unwrap_or(Path::new("."));
-        let resolve = |dir: PathBuf| {
-            if dir.is_absolute() {
-                dir
-            } else {
-                base.join(dir)
-            }
-        };
+        let r = Reader { text, path };
         let mut c = Config::defaults();
         if let Some(dir) = raw.db_dir {
-            c.db_dir = resolve(dir);
+            c.db_dir = r.resolve(dir);
         }
         if let Some(dir) = raw.data_dir {
-            c.data_dir = resolve(dir);
+            c.data_dir = r.resolve(dir);
         }
         if let Some(t) = raw.threads {
             let (span, t) = (t.span(), t.into_inner());
             if !(1..=256).contains(&t) {
-                return Err(bad("threads", span, t.to_string(), "1 to 256"));
+                return Err(r.bad("threads", span, t.to_string(), "1 to 256"));
             }
             c.threads = t;
         }
         if let Some(s) = raw.checkpoint_interval {
-            c.checkpoint_interval = duration(
+            c.checkpoint_interval = r.duration(
                 "checkpoint_interval",
                 s,
                 Duration::ZERO,
@@ -232,7 +195,7 @@ impl Config {
         if let Some(s) = raw.log_level {
             let (span, s) = (s.span(), s.into_inner());
             if !["error", "warn", "info", "debug", "trace"].contains(&s.as_str()) {
-                return Err(bad(
+                return Err(r.bad(
                     "log_level",
                     span,
                     format!("{s:?}"),
@@ -247,7 +210,7 @@ impl Config {
                 "text" => LogFormat::Text,
                 "json" => LogFormat::Json,
                 _ => {
-                    return Err(bad(
+                    return Err(r.bad(
                         "log_format",
                         span,
                         format!("{s:?}"),
@@ -259,7 +222,7 @@ impl Config {
         if let Some(s) = raw.second_level {
             let (span, s) = (s.span(), s.into_inner());
             c.second_level = s.parse().map_err(|_| {
-                bad(
+                r.bad(
                     "second_level",
                     span,
                     format!("{s:?}"),
@@ -270,7 +233,7 @@ impl Config {
         if let Some(s) = raw.init {
             let (span, s) = (s.span(), s.into_inner());
             c.init = s.parse::<Init>().map_err(|_| {
-                bad(
+                r.bad(
                     "init",
                     span,
                     format!("{s:?}"),
@@ -278,44 +241,12 @@ impl Config {
                 )
             })?;
         }
-        if let Some(s) = raw.store_cache {
-            c.store_cache = size("store_cache", s, "\"256MiB\" or \"1GiB\"")?.0;
-        }
-        if let Some(s) = raw.second_level_table {
-            let (bytes, span, shown) = size("second_level_table", s, "\"512MiB\" or \"4GiB\"")?;
-            // Two questions search at once, each with its table: both must fit beside the
-            // rest, or the machine swaps (or kills the daemon) days into a run.
-            if let Some(total) = fanorona_rules::machine::meminfo("MemTotal")
-                && bytes.saturating_mul(2) > total / 4 * 3
-            {
-                return Err(bad(
-                    "second_level_table",
-                    span,
-                    shown,
-                    &format!(
-                        "at most {} MiB on this machine (two tables, one a question, in \
-                         three quarters of its {} MiB)",
-                        (total / 8 * 3) >> 20,
-                        total >> 20
-                    ),
-                ));
-            }
-            c.second_level_table = bytes;
-        }
-        if let Some(s) = raw.memory_bound {
-            let (bytes, span, shown) = size("memory_bound", s, "\"20GiB\"")?;
-            if let Some(total) = fanorona_rules::machine::meminfo("MemTotal")
-                && bytes > total
-            {
-                return Err(bad(
-                    "memory_bound",
-                    span,
-                    shown,
-                    &format!("at most the machine's {} MiB", total >> 20),
-                ));
-            }
-            c.memory_bound = bytes;
-        }
+        r.memory(
+            raw.store_cache,
+            raw.second_level_table,
+            raw.memory_bound,
+            &mut c,
+        )?;
         if let Some(v) = raw.verify {
             c.verify = v;
         }
@@ -337,55 +268,181 @@ impl Config {
             if let Some(v) = value {
                 let (span, v) = (v.span(), v.into_inner());
                 if v == 0 {
-                    return Err(bad(key, span, v.to_string(), "a node count of at least 1"));
+                    return Err(r.bad(key, span, v.to_string(), "a node count of at least 1"));
                 }
                 *field = v;
             }
         }
         if let Some(raw) = raw.cluster {
-            let (span, nats) = (raw.nats.span(), raw.nats.into_inner());
-            if !["nats://", "tls://"].iter().any(|p| nats.starts_with(p)) {
-                return Err(bad(
-                    "nats",
-                    span,
-                    format!("{nats:?}"),
-                    "an address such as \"nats://10.0.0.5:4222\"",
-                ));
-            }
-            let mut cluster = ClusterConfig {
-                nats,
-                token_file: raw.token_file.map(resolve),
-                jobs: ClusterConfig::JOBS,
-                ack_wait: Duration::from_secs(30),
-                retry: Duration::from_secs(30),
-                trace: raw.trace.map(Spanned::into_inner).unwrap_or(false),
-            };
-            if let Some(j) = raw.jobs {
-                let (span, j) = (j.span(), j.into_inner());
-                if !(1..=65536).contains(&j) {
-                    return Err(bad("jobs", span, j.to_string(), "1 to 65536"));
-                }
-                cluster.jobs = j;
-            }
-            if let Some(w) = raw.ack_wait {
-                cluster.ack_wait = duration(
-                    "ack_wait",
-                    w,
-                    Duration::from_secs(3),
-                    "a duration of at least 3s, such as \"30s\"",
-                )?;
-            }
-            if let Some(r) = raw.retry {
-                cluster.retry = duration(
-                    "retry",
-                    r,
-                    Duration::from_secs(1),
-                    "a duration of at least 1s, such as \"30s\"",
-                )?;
-            }
-            c.cluster = Some(cluster);
+            c.cluster = Some(r.cluster(raw)?);
         }
         Ok(c)
+    }
+}
+
+/// A config file's text being read: refusals name the key, its line and what it takes.
+struct Reader<'t> {
+    text: &'t str,
+    path: &'t Path,
+}
+
+impl Reader<'_> {
+    /// A bad value: the key, the line and what was expected.
+    fn bad(
+        &self,
+        key: &str,
+        span: std::ops::Range<usize>,
+        shown: String,
+        expected: &str,
+    ) -> ConfigError {
+        let line = self.text[..span.start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        ConfigError::Parse {
+            path: self.path.to_path_buf(),
+            message: format!("line {line}: {key} = {shown}: expected {expected}"),
+        }
+    }
+
+    /// A path as written, relative ones taken from the config file's folder.
+    fn resolve(&self, dir: PathBuf) -> PathBuf {
+        if dir.is_absolute() {
+            dir
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(dir)
+        }
+    }
+
+    /// A size of at least `MIN_SIZE` for `key` (`example` shown when it is not one), with
+    /// its span and text for a later refusal.
+    fn size(
+        &self,
+        key: &str,
+        s: Spanned<String>,
+        example: &str,
+    ) -> Result<(u64, std::ops::Range<usize>, String), ConfigError> {
+        let (span, s) = (s.span(), s.into_inner());
+        match parse_bytes(&s).filter(|&b| b >= MIN_SIZE) {
+            Some(b) => Ok((b, span, format!("{s:?}"))),
+            None => Err(self.bad(
+                key,
+                span,
+                format!("{s:?}"),
+                &format!("a size of at least 1MiB, such as {example}"),
+            )),
+        }
+    }
+
+    /// A duration of at least `least` for `key`, or a refusal that says what it takes.
+    fn duration(
+        &self,
+        key: &str,
+        s: Spanned<String>,
+        least: Duration,
+        expected: &str,
+    ) -> Result<Duration, ConfigError> {
+        let (span, s) = (s.span(), s.into_inner());
+        humantime::parse_duration(&s)
+            .ok()
+            .filter(|d| !d.is_zero() && *d >= least)
+            .ok_or_else(|| self.bad(key, span, format!("{s:?}"), expected))
+    }
+
+    /// `store_cache`, `second_level_table` and `memory_bound`, each checked against the
+    /// machine's memory where a wrong one would swap days into a run.
+    fn memory(
+        &self,
+        store_cache: Option<Spanned<String>>,
+        second_level_table: Option<Spanned<String>>,
+        memory_bound: Option<Spanned<String>>,
+        c: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(s) = store_cache {
+            c.store_cache = self.size("store_cache", s, "\"256MiB\" or \"1GiB\"")?.0;
+        }
+        if let Some(s) = second_level_table {
+            let (bytes, span, shown) =
+                self.size("second_level_table", s, "\"512MiB\" or \"4GiB\"")?;
+            // Two questions search at once, each with its table: both must fit beside the
+            // rest, or the machine swaps (or kills the daemon) days into a run.
+            if let Some(total) = fanorona_rules::machine::meminfo("MemTotal")
+                && bytes.saturating_mul(2) > total / 4 * 3
+            {
+                return Err(self.bad(
+                    "second_level_table",
+                    span,
+                    shown,
+                    &format!(
+                        "at most {} MiB on this machine (two tables, one a question, in \
+                         three quarters of its {} MiB)",
+                        (total / 8 * 3) >> 20,
+                        total >> 20
+                    ),
+                ));
+            }
+            c.second_level_table = bytes;
+        }
+        if let Some(s) = memory_bound {
+            let (bytes, span, shown) = self.size("memory_bound", s, "\"20GiB\"")?;
+            if let Some(total) = fanorona_rules::machine::meminfo("MemTotal")
+                && bytes > total
+            {
+                return Err(self.bad(
+                    "memory_bound",
+                    span,
+                    shown,
+                    &format!("at most the machine's {} MiB", total >> 20),
+                ));
+            }
+            c.memory_bound = bytes;
+        }
+        Ok(())
+    }
+
+    /// `[cluster]`.
+    fn cluster(&self, raw: RawCluster) -> Result<ClusterConfig, ConfigError> {
+        let (span, nats) = (raw.nats.span(), raw.nats.into_inner());
+        if !["nats://", "tls://"].iter().any(|p| nats.starts_with(p)) {
+            return Err(self.bad(
+                "nats",
+                span,
+                format!("{nats:?}"),
+                "an address such as \"nats://10.0.0.5:4222\"",
+            ));
+        }
+        let mut cluster = ClusterConfig {
+            nats,
+            token_file: raw.token_file.map(|f| self.resolve(f)),
+            jobs: ClusterConfig::JOBS,
+            ack_wait: Duration::from_secs(30),
+            retry: Duration::from_secs(30),
+            trace: raw.trace.map(Spanned::into_inner).unwrap_or(false),
+        };
+        if let Some(j) = raw.jobs {
+            let (span, j) = (j.span(), j.into_inner());
+            if !(1..=65536).contains(&j) {
+                return Err(self.bad("jobs", span, j.to_string(), "1 to 65536"));
+            }
+            cluster.jobs = j;
+        }
+        if let Some(w) = raw.ack_wait {
+            cluster.ack_wait = self.duration(
+                "ack_wait",
+                w,
+                Duration::from_secs(3),
+                "a duration of at least 3s, such as \"30s\"",
+            )?;
+        }
+        if let Some(r) = raw.retry {
+            cluster.retry = self.duration(
+                "retry",
+                r,
+                Duration::from_secs(1),
+                "a duration of at least 1s, such as \"30s\"",
+            )?;
+        }
+        Ok(cluster)
     }
 }
 

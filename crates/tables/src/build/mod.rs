@@ -319,6 +319,8 @@ pub(crate) fn record_if_missing(
     crate::manifest::record(&dir, &name, &hash)
 }
 
+/// Builds slice `material` and its pair (or finds them built) in the index `options` asks
+/// for; the smaller slices a capture leads to must be there.
 fn build_pair(
     db: &Database,
     board: Board,
@@ -366,118 +368,44 @@ fn build_pair(
             }
         }
     }
-
     if options.index == Scheme::Symmetric {
         return symmetric::build_pair(db, board, material, options, log);
     }
+    build_paper_pair(db, &slices, options, log)
+}
+
+/// The pair `slices` under the paper's index, built in memory: a first pass, rounds to the
+/// fixpoint, then the files.
+fn build_paper_pair(
+    db: &Database,
+    slices: &[Slice],
+    options: &BuildOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SliceReport>, BuildError> {
+    let (root, board) = (db.root(), slices[0].board);
     let start = Instant::now();
     let names: Vec<String> = slices.iter().map(|s| s.material.to_string()).collect();
     let values: Vec<SharedCodes> = slices.iter().map(|s| SharedCodes::new(s.len())).collect();
     let paika: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
-    let mut frontier: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+    let frontier: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
     let ages: Option<Vec<SharedBytes>> = options
         .distances
         .then(|| slices.iter().map(|s| SharedBytes::new(s.len())).collect());
-
-    // Pass 1: captures (from smaller tables), stalemates, and the paika mark.
-    let g = board.geometry();
-    for (x, s) in slices.iter().enumerate() {
-        let label = format!("{board} {} first pass", names[x]);
-        let bar = progress_bar(options, s.len(), &label);
-        let report = options.report_every.map(|every| (every, label.as_str()));
-        let captures = capture_values(db, s.material)?;
-        parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
-            let mut reads = Scratch::new();
-            for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
-                let pos = Position::from_parts(board, us, them, Color::White);
-                let code = if let Some(code) = captures.value(&pos, &mut reads) {
-                    code
-                } else {
-                    paika[x].set(i);
-                    let empty = g.all & !(us | them);
-                    if (0..8).all(|d| g.step(us, d) & empty == 0) {
-                        LOSS
-                    } else {
-                        DRAW
-                    }
-                };
-                if code != DRAW {
-                    values[x].set(i, code);
-                    frontier[x].set(i);
-                    if let Some(ages) = &ages {
-                        ages[x].set(i, 1);
-                    }
-                }
-            }
-        });
-        bar.finish_and_clear();
-    }
-    log(&format!(
-        "{board} {}: first pass {:.2} s",
-        names.join(" + "),
-        start.elapsed().as_secs_f64()
-    ));
-
-    // Rounds until nothing changes. A round either walks back from the positions decided in
-    // the last one (cheap when they are few) or, when they outnumber the undecided paika
-    // positions (typically after the first pass), looks forward from each undecided one.
     let pair = Pair {
         board,
-        slices: &slices,
+        slices,
         values: &values,
         paika: &paika,
         ages: ages.as_deref(),
         threads: options.threads,
     };
-    let mut undecided: u64 = (0..slices.len())
-        .map(|x| pair.count_undecided_paika(x))
-        .sum();
-    let mut decided_last: u64 = frontier.iter().map(SharedBits::count).sum();
-    let (mut rounds, mut forwards) = (0, 0);
-    let rounds_start = Instant::now();
-    let mut last_report = rounds_start;
-    let status = status_line(options);
-    while decided_last > 0 {
-        rounds += 1;
-        let round_start = Instant::now();
-        let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
-        let forward = decided_last > undecided;
-        if forward {
-            forwards += 1;
-            pair.forward_round(rounds, &next);
-        } else {
-            pair.backward_round(rounds, &frontier, &next);
-        }
-        decided_last = next.iter().map(SharedBits::count).sum();
-        undecided -= decided_last;
-        frontier = next;
-        let line = || {
-            format!(
-                "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
-                names.join(" + "),
-                if forward { "forward" } else { "backward" },
-                round_start.elapsed().as_secs_f64()
-            )
-        };
-        // To a log, at most a line per `report_every` (the small pairs run dozens of rounds a
-        // second); on a terminal, over the last.
-        if let Some(every) = options.report_every
-            && last_report.elapsed() >= every
-        {
-            last_report = Instant::now();
-            log(&line());
-        }
-        if options.progress {
-            status.set_message(line());
-        }
-    }
-    status.finish_and_clear();
+    pair.first_pass(db, &frontier, options, log)?;
     log(&format!(
-        "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s; {undecided} paika positions drawn",
+        "{board} {}: first pass {:.2} s",
         names.join(" + "),
-        rounds - forwards,
-        rounds_start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64()
     ));
+    let rounds = pair.rounds(frontier, &names, options, log);
 
     let mut reports = Vec::new();
     for (x, s) in slices.iter().enumerate() {
@@ -517,6 +445,118 @@ fn build_pair(
             .all(|s| slice_path(root, board, s.material, Kind::Wdl).exists())
     );
     Ok(reports)
+}
+
+impl Pair<'_> {
+    /// Pass 1: captures (from smaller tables), positions without a move, and the paika mark;
+    /// what it decides goes to `frontier`.
+    fn first_pass(
+        &self,
+        db: &Database,
+        frontier: &[SharedBits],
+        options: &BuildOptions,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(), BuildError> {
+        let board = self.board;
+        let (values, paika, ages) = (self.values, self.paika, self.ages);
+        let g = board.geometry();
+        for (x, s) in self.slices.iter().enumerate() {
+            let label = format!("{board} {} first pass", s.material);
+            let bar = progress_bar(options, s.len(), &label);
+            let report = options.report_every.map(|every| (every, label.as_str()));
+            let captures = capture_values(db, s.material)?;
+            parallel_chunks_reported(s.len(), options.threads, &bar, report, log, |range| {
+                let mut reads = Scratch::new();
+                for (i, (us, them)) in range.clone().zip(s.positions(range.start, range.end)) {
+                    let pos = Position::from_parts(board, us, them, Color::White);
+                    let code = if let Some(code) = captures.value(&pos, &mut reads) {
+                        code
+                    } else {
+                        paika[x].set(i);
+                        let empty = g.all & !(us | them);
+                        if (0..8).all(|d| g.step(us, d) & empty == 0) {
+                            LOSS
+                        } else {
+                            DRAW
+                        }
+                    };
+                    if code != DRAW {
+                        values[x].set(i, code);
+                        frontier[x].set(i);
+                        if let Some(ages) = ages {
+                            ages[x].set(i, 1);
+                        }
+                    }
+                }
+            });
+            bar.finish_and_clear();
+        }
+        Ok(())
+    }
+
+    /// Rounds until nothing changes. A round either walks back from the positions decided in
+    /// the last one (cheap when they are few) or, when they outnumber the undecided paika
+    /// positions (typically after the first pass), looks forward from each undecided one.
+    /// Returns the rounds run.
+    fn rounds(
+        &self,
+        mut frontier: Vec<SharedBits>,
+        names: &[String],
+        options: &BuildOptions,
+        log: &mut dyn FnMut(&str),
+    ) -> u32 {
+        let (board, slices) = (self.board, self.slices);
+        let mut undecided: u64 = (0..slices.len())
+            .map(|x| self.count_undecided_paika(x))
+            .sum();
+        let mut decided_last: u64 = frontier.iter().map(SharedBits::count).sum();
+        let (mut rounds, mut forwards) = (0, 0);
+        let rounds_start = Instant::now();
+        let mut last_report = rounds_start;
+        let status = status_line(options);
+        while decided_last > 0 {
+            rounds += 1;
+            let round_start = Instant::now();
+            let next: Vec<SharedBits> = slices.iter().map(|s| SharedBits::new(s.len())).collect();
+            let forward = decided_last > undecided;
+            if forward {
+                forwards += 1;
+                self.forward_round(rounds, &next);
+            } else {
+                self.backward_round(rounds, &frontier, &next);
+            }
+            decided_last = next.iter().map(SharedBits::count).sum();
+            undecided -= decided_last;
+            frontier = next;
+            let line = || {
+                format!(
+                    "{board} {}: round {rounds} ({}): {decided_last} decided in {:.2} s",
+                    names.join(" + "),
+                    if forward { "forward" } else { "backward" },
+                    round_start.elapsed().as_secs_f64()
+                )
+            };
+            // To a log, at most a line per `report_every` (the small pairs run dozens of
+            // rounds a second); on a terminal, over the last.
+            if let Some(every) = options.report_every
+                && last_report.elapsed() >= every
+            {
+                last_report = Instant::now();
+                log(&line());
+            }
+            if options.progress {
+                status.set_message(line());
+            }
+        }
+        status.finish_and_clear();
+        log(&format!(
+            "{board} {}: {rounds} rounds ({forwards} forward, {} backward) {:.2} s; {undecided} paika positions drawn",
+            names.join(" + "),
+            rounds - forwards,
+            rounds_start.elapsed().as_secs_f64()
+        ));
+        rounds
+    }
 }
 
 /// A slice pair being solved (one slice when both sides have as many pieces).
