@@ -808,9 +808,23 @@ fn the_running_daemon_writes_certificates_on_request() {
         std::fs::metadata(own("white")).unwrap().modified().unwrap(),
         kept
     );
-    // A second session on the same root is decided by the rote store at its root: the
-    // first session's certificate holds it, so it is not re-solved from nothing, neither
-    // when the session is solved nor on request (unless a leaf budget asks for it).
+    a_second_session_is_decided_by_the_first_ones_certificate(&data, id);
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        prefix.to_str().unwrap(),
+        "--move",
+        "a1-a3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
+}
+
+/// A second session on the same root is decided by the rote store at its root: the first
+/// session's (`id`) certificate holds it, so it is not re-solved from nothing, neither when
+/// the session is solved nor on request (unless a leaf budget asks for it).
+fn a_second_session_is_decided_by_the_first_ones_certificate(data: &Data, id: u64) {
     let again = data.json(&["session", "start", "3x5", "--json"])["id"]
         .as_u64()
         .unwrap();
@@ -853,16 +867,6 @@ fn the_running_daemon_writes_certificates_on_request() {
             .all(|c| c["verified"] == true),
         "{v}"
     );
-    let o = data.cmd(&[
-        "session",
-        "certificate",
-        &id.to_string(),
-        prefix.to_str().unwrap(),
-        "--move",
-        "a1-a3",
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
 }
 
 /// A name that does not print is refused, without a daemon and through one, and the refusal
