@@ -20,8 +20,8 @@ use fanorona_rules::position::Position;
 use fanorona_rules::repetition::since_capture_of;
 use fanorona_search::dfpn::DfPn;
 use fanorona_search::rote::{Rote, RoteKey, RoteTable};
-use fanorona_search::{LeafEval, Limits, Value, game_value};
-use fanorona_tables::{Database, Wdl};
+use fanorona_search::{LeafEval, Limits, game_value};
+use fanorona_tables::Database;
 
 /// Nodes each df-pn question may create per move considered, by default.
 pub const DEFAULT_BUDGET: u64 = 300_000;
@@ -135,13 +135,9 @@ pub fn child_value(
     if let Some(db) = db
         && let Ok(v) = db.lookup(child)
     {
-        let verdict = match v {
-            Wdl::Win => Verdict::Loss,
-            Wdl::Draw => Verdict::Draw,
-            Wdl::Loss => Verdict::Win,
-        };
+        // The child's side to move is the mover's opponent.
         return (
-            Some(in_play(verdict, Source::Tables)),
+            Some(in_play(v.flipped(), Source::Tables)),
             db.distance(child),
             0,
         );
@@ -161,11 +157,7 @@ pub fn child_value(
         DfPn::new(goal, leaf, limits, TABLE).result(child, |_| {})
     });
     let mover = child.side_to_move().opponent();
-    let verdict = solution.value.map(|v| match v {
-        Value::Win(c) if c == mover => Verdict::Win,
-        Value::Win(_) => Verdict::Loss,
-        Value::Draw => Verdict::Draw,
-    });
+    let verdict = solution.value.map(|v| v.for_side(mover));
     (
         verdict.map(|v| in_play(v, Source::Search)),
         None,

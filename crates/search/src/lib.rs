@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use fanorona_rules::moves::Move;
 use fanorona_rules::position::{Color, Position};
+use fanorona_tables::Wdl;
 
 pub use algorithm::Algorithm;
 pub use leaf::{Init, Leaf, LeafEval};
@@ -154,6 +155,26 @@ impl Value {
         match name {
             "draw" => Some(Value::Draw),
             c => Color::from_name(c).map(Value::Win),
+        }
+    }
+
+    /// This value as `side` sees it: a win, a draw or a loss. With `Value::of`, the one
+    /// place an absolute value and a side-to-move result (`Wdl`, the tables' and the
+    /// players' word) turn into each other.
+    pub fn for_side(self, side: Color) -> Wdl {
+        match self {
+            Value::Win(c) if c == side => Wdl::Win,
+            Value::Win(_) => Wdl::Loss,
+            Value::Draw => Wdl::Draw,
+        }
+    }
+
+    /// The value of a position where `side` has result `wdl`.
+    pub fn of(wdl: Wdl, side: Color) -> Value {
+        match wdl {
+            Wdl::Win => Value::Win(side),
+            Wdl::Draw => Value::Draw,
+            Wdl::Loss => Value::Win(side.opponent()),
         }
     }
 }
@@ -330,5 +351,25 @@ where
         position: *pos,
         value,
         searches,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_and_a_sides_result_turn_into_each_other() {
+        let (w, b) = (Color::White, Color::Black);
+        assert_eq!(Value::Win(w).for_side(w), Wdl::Win);
+        assert_eq!(Value::Win(w).for_side(b), Wdl::Loss);
+        assert_eq!(Value::Draw.for_side(b), Wdl::Draw);
+        assert_eq!(Value::of(Wdl::Loss, b), Value::Win(w));
+        for v in [Value::Win(w), Value::Win(b), Value::Draw] {
+            for side in [w, b] {
+                assert_eq!(Value::of(v.for_side(side), side), v);
+                assert_eq!(v.for_side(side.opponent()), v.for_side(side).flipped());
+            }
+        }
     }
 }

@@ -283,10 +283,9 @@ fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> Valu
     let (why, shared) = match tree.ending(child) {
         Ending::Inner { .. } => ("the proof goes on below".to_string(), None),
         Ending::Table(v) => {
-            let said = match v {
-                fanorona_tables::Wdl::Draw => "draw".to_string(),
-                fanorona_tables::Wdl::Win => format!("{} wins", to_move.name()),
-                fanorona_tables::Wdl::Loss => format!("{} wins", to_move.opponent().name()),
+            let said = match fanorona_search::Value::of(v, to_move) {
+                fanorona_search::Value::Draw => "draw".to_string(),
+                fanorona_search::Value::Win(c) => format!("{} wins", c.name()),
             };
             (format!("{pieces} pieces: {said} (tables)"), None)
         }
