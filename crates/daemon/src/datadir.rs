@@ -47,6 +47,9 @@ pub enum DaemonError {
     /// reopens it.
     #[error("the store failed writing ({0}); restarting to reopen it")]
     Restart(String),
+    /// A backup or a restore refused, with what to do.
+    #[error("{0}")]
+    Backup(String),
 }
 
 impl DaemonError {

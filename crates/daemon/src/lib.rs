@@ -21,6 +21,7 @@
 //! and below the web app and the command line, which talk to it through `client`.
 
 pub mod answers;
+pub mod backup;
 pub mod client;
 pub mod compact;
 pub mod datadir;

@@ -428,6 +428,18 @@ impl Sessions {
         })
     }
 
+    /// Runs `f` on the store, and the session records it holds, with every record update
+    /// held back (checkpoints wait; the searches go on): what `f` reads is each session as
+    /// one of its checkpoints left it.
+    pub fn quiesced<R>(
+        &self,
+        f: impl FnOnce(&dyn Store, Vec<SessionRecord>) -> R,
+    ) -> Result<R, SessionError> {
+        let _g = self.lock.lock().expect("sessions lock");
+        let (records, _) = self.readable()?;
+        Ok(f(self.store.as_ref(), records))
+    }
+
     /// Commits `writes` under the record lock (a reader of a whole tree, under that lock,
     /// sees them all or none); durable after the store's next sync.
     pub fn commit_locked(&self, writes: &[Write]) -> Result<(), SessionError> {

@@ -216,6 +216,30 @@ fn damaged(path: &Path, message: String) -> StoreError {
 }
 
 /// What a caught panic said.
+/// Runs `f`, catching a panic without the default hook's text on stderr: sled panics on some
+/// damaged files, and the store answers those with one line of its own. A panic elsewhere,
+/// or on another thread, is printed as before.
+fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    use std::cell::Cell;
+    use std::sync::Once;
+    thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                before(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    result
+}
+
 fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
     panic
         .downcast_ref::<String>()
@@ -276,7 +300,7 @@ impl SledStore {
         remove_unfinished_snapshots(path);
         // sled panics on some damaged files (an index out of bounds in its segment reader on a
         // truncated log): caught here, at the store's door, and named like any other damage.
-        let opened = std::panic::catch_unwind(|| {
+        let opened = quietly(|| {
             // A handle of this process dropped just before keeps the file lock until the last
             // of its background threads ends: its lock is waited for a little.
             let mut tries = 0;
@@ -315,7 +339,7 @@ impl SledStore {
         match open.as_ref() {
             // sled panics on some damaged pages (an assertion in its node search, seen on a
             // tree whose blob file was deleted): caught, and named as damage.
-            Some(s) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s)))
+            Some(s) => quietly(|| f(s))
                 .unwrap_or_else(|panic| {
                     Err(damaged(
                         &self.path,
