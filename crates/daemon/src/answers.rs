@@ -118,6 +118,9 @@ pub struct Status {
     /// Each question's jobs, while they go to workers elsewhere (`[cluster]`).
     #[serde(default)]
     pub jobs: Vec<fanorona_search::jobs::JobsView>,
+    /// The store's backups the daemon keeps (the same for every session).
+    #[serde(default)]
+    pub backups: Option<crate::backup::BackupsView>,
 }
 
 impl Status {

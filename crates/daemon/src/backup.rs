@@ -2,9 +2,9 @@
 //!
 //! A backup is a directory holding a copy of the store (`store/`, a sled store like the
 //! original) and `backup.json`, written last: a backup without it is not whole. The copy is
-//! taken under the sessions' record lock, which every checkpoint takes to write its batch, so
-//! it holds each session exactly as one of its checkpoints left it; searching goes on
-//! meanwhile, only the checkpoints wait (the work they would write stays in memory).
+//! taken with every write to the store held back (`Sessions::quiesced`), so it holds each
+//! session exactly as one of its checkpoints left it; the searches go on meanwhile, their
+//! checkpoints waiting for the copy to end (the work stays in memory), and so do readers.
 //!
 //! A restore needs the data directory to itself (the daemon stopped): the backup is checked
 //! (its record count against its `backup.json`), copied to `store.restoring/`, the store in
@@ -17,6 +17,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::datadir::{DaemonError, DataDir};
+use fanorona_search::config::Config;
 use fanorona_session::store::{self, Contents, SledStore, Store, Table};
 use fanorona_session::{SessionError, Sessions};
 
@@ -332,6 +333,153 @@ fn dir_bytes(dir: &Path) -> u64 {
             _ => e.metadata().map_or(0, |m| m.len()),
         })
         .sum()
+}
+
+/// Where the daemon's own backups go.
+pub fn rolling_dir(config: &Config, dir: &DataDir) -> PathBuf {
+    config
+        .backup_dir
+        .clone()
+        .unwrap_or_else(|| dir.root.join("backups"))
+}
+
+/// The whole backups under `root` (those with their manifest), newest first.
+pub fn whole_backups(root: &Path) -> Vec<(PathBuf, BackupManifest)> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(PathBuf, BackupManifest)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| read_manifest(&p).ok().map(|m| (p, m)))
+        .collect();
+    found.sort_by(|a, b| b.1.taken.cmp(&a.1.taken).then_with(|| b.0.cmp(&a.0)));
+    found
+}
+
+/// The daemon's backups as `session status` shows them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackupsView {
+    pub dir: PathBuf,
+    /// Whole backups kept, and the bytes they take.
+    pub count: usize,
+    pub bytes: u64,
+    /// When the newest was taken (seconds since 1970).
+    pub newest: Option<u64>,
+    /// How often one is taken (`None`: never).
+    pub every_seconds: Option<u64>,
+    /// Why the last try failed, until one succeeds.
+    pub problem: Option<String>,
+}
+
+impl BackupsView {
+    /// The backups under `dir` now.
+    pub fn of(dir: &Path, every: Option<std::time::Duration>) -> BackupsView {
+        let whole = whole_backups(dir);
+        BackupsView {
+            dir: dir.to_path_buf(),
+            count: whole.len(),
+            bytes: whole.iter().map(|(p, _)| dir_bytes(p)).sum(),
+            newest: whole.first().map(|(_, m)| m.taken),
+            every_seconds: every.map(|d| d.as_secs()),
+            problem: None,
+        }
+    }
+}
+
+/// Takes the daemon's next backup into `root` if `every` has passed since the newest whole
+/// one (or since `since`, the daemon's start, when there is none), then keeps the newest
+/// `keep`. A backup that failed half way is removed (by `take`).
+pub fn take_if_due(
+    sessions: &Sessions,
+    root: &Path,
+    every: std::time::Duration,
+    keep: usize,
+    since: SystemTime,
+) -> Result<Option<BackupTaken>, DaemonError> {
+    let now = SystemTime::now();
+    let last = whole_backups(root)
+        .first()
+        .map(|(_, m)| UNIX_EPOCH + std::time::Duration::from_secs(m.taken))
+        .unwrap_or(since);
+    if now.duration_since(last).unwrap_or_default() < every {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(root).map_err(io("cannot make the backup directory", root))?;
+    let name = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let taken = take(
+        sessions,
+        &root.join(format!("backup-{name}")),
+        &mut |_, _| {},
+    )?;
+    prune(root, keep);
+    Ok(Some(taken))
+}
+
+/// Removes the whole backups under `root` past the newest `keep`, and what unfinished ones
+/// left (a directory without a manifest, older than the newest whole one).
+fn prune(root: &Path, keep: usize) {
+    let whole = whole_backups(root);
+    for (path, _) in whole.iter().skip(keep) {
+        if let Err(e) = std::fs::remove_dir_all(path) {
+            tracing::warn!("backups: cannot remove {}: {e}", path.display());
+        }
+    }
+    let Some((newest, _)) = whole.first() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.join(MANIFEST).exists() && p.file_name() < newest.file_name() {
+            let _ = std::fs::remove_dir_all(&p);
+        }
+    }
+}
+
+/// At the daemon's start, a store that will not open: restored from the newest whole backup
+/// under `root` that reads back whole, the older ones tried in turn. Returns what it did, or
+/// `None` when no backup could serve.
+pub fn restore_newest(dir: &DataDir, root: &Path, cache_bytes: u64) -> Option<Restored> {
+    for (path, _) in whole_backups(root) {
+        match restore(dir, &path, cache_bytes) {
+            Ok(r) => return Some(r),
+            Err(e) => tracing::error!("backups: {}: {e}; trying an older one", path.display()),
+        }
+    }
+    None
+}
+
+/// How long ago `taken` (seconds since 1970) was, in words.
+pub fn age(taken: u64) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let s = now.saturating_sub(taken);
+    match s {
+        0..120 => format!("taken {s} s ago"),
+        120..7200 => format!("taken {} min ago", s / 60),
+        _ => format!("taken {:.1} h ago", s as f64 / 3600.0),
+    }
+}
+
+/// What a restore went back on, in words.
+pub fn lost_words(r: &Restored) -> String {
+    if r.lost.is_empty() {
+        return "no checkpoint lost that the store set aside could still tell".into();
+    }
+    r.lost
+        .iter()
+        .map(|l| {
+            format!(
+                "session {} back {} checkpoints ({} nodes, {:.0} s of solving)",
+                l.id, l.checkpoints, l.nodes, l.seconds
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub enum Request {
     Certificate(Certificate),
     Delete(Delete),
     Rename(Rename),
+    Backup(Backup),
 }
 
 /// Declares each command's answer and how it goes into a `Request`.
@@ -77,6 +78,7 @@ commands! {
     Certificate => Certificate: Certificates,
     Delete => Delete: Deleted,
     Rename => Rename: Status,
+    Backup => Backup: crate::backup::BackupTaken,
 }
 
 /// A new session on a board's start or a position.
@@ -284,4 +286,11 @@ mod tests {
         let e = start("BBB/.../... b").unwrap_err().to_string();
         assert!(e.contains("the game ended"), "{e}");
     }
+}
+
+/// A backup of the store into `into` (an absolute path to a new or empty directory), taken
+/// while the sessions run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Backup {
+    pub into: PathBuf,
 }

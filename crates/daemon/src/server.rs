@@ -103,6 +103,7 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
             s.spawn(|| service.work_spare(&shutdown));
         }
         s.spawn(|| answer(&service, &listener, &shutdown));
+        s.spawn(|| service.keep_backups(&shutdown));
         shutdown.wait();
         // The manager then waits for the final checkpoints (the unit's TimeoutStopSec).
         super::notify::tell("STOPPING=1\nSTATUS=checkpointing the running sessions");

@@ -41,6 +41,9 @@ struct RawConfig {
     pairs: Option<bool>,
     certificate_leaf_budget: Option<Spanned<u64>>,
     certificate_close_nodes: Option<Spanned<u64>>,
+    backup_every: Option<Spanned<String>>,
+    backup_keep: Option<Spanned<usize>>,
+    backup_dir: Option<PathBuf>,
     cluster: Option<RawCluster>,
 }
 
@@ -125,6 +128,11 @@ pub struct Config {
     pub certificate_close_nodes: u64,
     /// Where second-level searches go, if not to this process's threads.
     pub cluster: Option<ClusterConfig>,
+    /// Backups the daemon takes of the store by itself: how often (`None`: never), how many
+    /// it keeps, and where (`None`: `DATA_DIR/backups`).
+    pub backup_every: Option<Duration>,
+    pub backup_keep: usize,
+    pub backup_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -151,14 +159,39 @@ impl Config {
             certificate_leaf_budget: 100_000_000,
             certificate_close_nodes: 4_000_000_000,
             cluster: None,
+            // A damaged store costs at most an hour of every session, for two copies of the
+            // store's live records on its disk.
+            backup_every: Some(Duration::from_secs(3600)),
+            backup_keep: 2,
+            backup_dir: None,
         }
     }
 
-    /// Reads `path`; relative paths in it are taken from the file's directory.
+    /// Reads `path`; relative paths in it are taken from the file's directory. A file over
+    /// `MAX_CONFIG_BYTES` is refused with its size, unread (`/dev/zero` grew the process
+    /// without end).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        use std::io::Read;
+        let read = |source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read)?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "over {} KiB: a config file is a few lines (is this the file meant?)",
+                    MAX_CONFIG_BYTES >> 10
+                ),
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: "not UTF-8 text".into(),
         })?;
         Config::parse(&text, path)
     }
@@ -272,6 +305,28 @@ impl Config {
                 }
                 *field = v;
             }
+        }
+        if let Some(s) = raw.backup_every {
+            c.backup_every = if s.get_ref() == "off" {
+                None
+            } else {
+                Some(r.duration(
+                    "backup_every",
+                    s,
+                    Duration::from_secs(60),
+                    "a duration of at least 1m, such as \"1h\", or \"off\"",
+                )?)
+            };
+        }
+        if let Some(k) = raw.backup_keep {
+            let (span, k) = (k.span(), k.into_inner());
+            if !(1..=100).contains(&k) {
+                return Err(r.bad("backup_keep", span, k.to_string(), "1 to 100"));
+            }
+            c.backup_keep = k;
+        }
+        if let Some(dir) = raw.backup_dir {
+            c.backup_dir = Some(r.resolve(dir));
         }
         if let Some(raw) = raw.cluster {
             c.cluster = Some(r.cluster(raw)?);
@@ -445,6 +500,9 @@ impl Reader<'_> {
         Ok(cluster)
     }
 }
+
+/// The largest config file read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// "256MiB", "1GiB", "64KiB" or a plain byte count, at least 1 MiB.
 pub fn parse_bytes(s: &str) -> Option<u64> {
@@ -625,6 +683,56 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1") && e.contains("second_level"), "{e}");
+    }
+
+    #[test]
+    fn backups_are_read_and_the_checked_in_config_gives_the_defaults() {
+        let c = Config::parse(
+            "backup_every = \"30m\"\nbackup_keep = 5\nbackup_dir = \"b\"\n",
+            Path::new("/x/config.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.backup_every, Some(Duration::from_secs(1800)));
+        assert_eq!(
+            (c.backup_keep, c.backup_dir),
+            (5, Some(PathBuf::from("/x/b")))
+        );
+        let off = Config::parse("backup_every = \"off\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(off.backup_every, None);
+        for (bad, says) in [
+            ("backup_every = \"10s\"", "at least 1m"),
+            ("backup_keep = 0", "1 to 100"),
+        ] {
+            let e = Config::parse(&format!("{bad}\n"), Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("line 1") && e.contains(says), "{e}");
+        }
+        // The repository's config.toml lists the defaults.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config.toml");
+        let checked_in = Config::load(&path).unwrap();
+        let d = Config::defaults();
+        assert_eq!(
+            (
+                checked_in.backup_every,
+                checked_in.backup_keep,
+                checked_in.backup_dir
+            ),
+            (d.backup_every, d.backup_keep, d.backup_dir)
+        );
+    }
+
+    #[test]
+    fn a_config_file_past_its_cap_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
+        let e = Config::load(&big).unwrap_err().to_string();
+        assert!(e.contains("over 1024 KiB"), "{e}");
+        let e = Config::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("over 1024 KiB"), "{e}");
     }
 
     #[test]

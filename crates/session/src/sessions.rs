@@ -54,6 +54,11 @@ pub const DISK_MARGIN: u64 = 64 << 20;
 pub struct Sessions {
     store: Arc<dyn Store>,
     lock: Mutex<()>,
+    /// Held to read by every writer (before `lock`), and to write by a backup
+    /// (`quiesced`): a backup holds back the writes, not the readers.
+    writes: std::sync::RwLock<()>,
+    /// A backup holds the writes back now.
+    backing_up: std::sync::atomic::AtomicBool,
     /// Records committed but not synced yet (`update` syncs outside the lock), by session:
     /// the number of the latest such commit and the record on disk meanwhile, which `get`
     /// and `list` answer (a crash would undo the newer one).
@@ -70,6 +75,8 @@ impl Sessions {
         Ok(Sessions {
             store,
             lock: Mutex::new(()),
+            writes: std::sync::RwLock::new(()),
+            backing_up: Default::default(),
             unsynced: Mutex::default(),
             commits: AtomicU64::new(0),
         })
@@ -92,6 +99,7 @@ impl Sessions {
         if let Some(n) = &name {
             name::check_name(n)?;
         }
+        let _w = self.writes.read().expect("writes lock");
         let _g = self.lock.lock().expect("sessions lock");
         if let Some(name) = &name {
             self.check_free(name, None)?;
@@ -179,6 +187,7 @@ impl Sessions {
     /// A running session is refused: stop it first. The caller makes sure no worker holds
     /// it (a pausing one may still be writing its checkpoint).
     pub fn delete(&self, id: u64) -> Result<SessionRecord, SessionError> {
+        let _w = self.writes.read().expect("writes lock");
         let _g = self.lock.lock().expect("sessions lock");
         let rec = match self.on_disk(id) {
             Some(r) => r,
@@ -306,6 +315,7 @@ impl Sessions {
         change: impl FnOnce(&mut SessionRecord) -> Result<(), SessionError>,
     ) -> Result<SessionRecord, SessionError> {
         let (rec, commit) = {
+            let _w = self.writes.read().expect("writes lock");
             let _g = self.lock.lock().expect("sessions lock");
             let before = self.read(id)?;
             let mut rec = before.clone();
@@ -428,21 +438,33 @@ impl Sessions {
         })
     }
 
-    /// Runs `f` on the store, and the session records it holds, with every record update
-    /// held back (checkpoints wait; the searches go on): what `f` reads is each session as
-    /// one of its checkpoints left it.
+    /// Runs `f` on the store, and the session records it holds, with every write held back
+    /// (a periodic checkpoint waits for `backing_up` to end, its search going on; readers
+    /// such as `get` and `list` go on too): what `f` reads is each session as one of its
+    /// checkpoints left it.
     pub fn quiesced<R>(
         &self,
         f: impl FnOnce(&dyn Store, Vec<SessionRecord>) -> R,
     ) -> Result<R, SessionError> {
-        let _g = self.lock.lock().expect("sessions lock");
-        let (records, _) = self.readable()?;
+        self.backing_up.store(true, Ordering::SeqCst);
+        let _w = self.writes.write().expect("writes lock");
+        let _done = BackupDone(&self.backing_up);
+        let (records, _) = {
+            let _g = self.lock.lock().expect("sessions lock");
+            self.readable()?
+        };
         Ok(f(self.store.as_ref(), records))
+    }
+
+    /// Whether a backup holds the writes back now (a periodic checkpoint waits).
+    pub fn backing_up(&self) -> bool {
+        self.backing_up.load(Ordering::SeqCst)
     }
 
     /// Commits `writes` under the record lock (a reader of a whole tree, under that lock,
     /// sees them all or none); durable after the store's next sync.
     pub fn commit_locked(&self, writes: &[Write]) -> Result<(), SessionError> {
+        let _w = self.writes.read().expect("writes lock");
         let _g = self.lock.lock().expect("sessions lock");
         Ok(self.store.commit(writes)?)
     }
@@ -640,5 +662,14 @@ impl Sessions {
             tracing::warn!("{damaged} damaged rote entries of {board} left out");
         }
         Ok(t)
+    }
+}
+
+/// Clears the backup's flag when it ends, a panic included.
+struct BackupDone<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for BackupDone<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }

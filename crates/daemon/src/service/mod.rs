@@ -8,8 +8,10 @@
 //! - `control.rs`: pause, resume, stop, tune;
 //! - `manage.rs`: delete, rename;
 //! - `inspect.rs`: a session's moves and curve, the rote store;
-//! - `certificate.rs`: certificates, on request and when a session is solved.
+//! - `certificate.rs`: certificates, on request and when a session is solved;
+//! - `backup.rs`: a backup on request, and the daemon's own every `backup_every`.
 
+mod backup;
 mod certificate;
 mod control;
 mod inspect;
@@ -103,12 +105,19 @@ pub struct Service {
     pub unwritten: Mutex<Vec<String>>,
     /// The store failed a write: the daemon shuts down to start again in a new process.
     pub restart: std::sync::atomic::AtomicBool,
+    /// The daemon's own backups as they stand (`backup.rs` keeps it up to date).
+    pub backups: Mutex<crate::backup::BackupsView>,
 }
 
 impl Service {
     pub fn new(sessions: Sessions, config: Config, dir: DataDir, has_worker: bool) -> Service {
+        let backups = crate::backup::BackupsView::of(
+            &crate::backup::rolling_dir(&config, &dir),
+            config.backup_every,
+        );
         Service {
             sessions,
+            backups: Mutex::new(backups),
             workers: Workers::new(&config),
             config,
             dir,
@@ -158,6 +167,7 @@ impl Service {
             Request::Certificate(c) => self.answer(c),
             Request::Delete(c) => self.answer(c),
             Request::Rename(c) => self.answer(c),
+            Request::Backup(c) => self.answer(c),
         }
     }
 

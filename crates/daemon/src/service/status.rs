@@ -96,6 +96,7 @@ impl Service {
             checkpoint_trouble: checkpoint_failure.as_ref().map(|f| f.describe()),
             checkpoint_failure,
             jobs,
+            backups: Some(self.backups.lock().expect("backups lock").clone()),
         }
     }
 }

@@ -329,7 +329,8 @@ impl<'a> QuestionRun<'a> {
         } else {
             every
         };
-        if self.clock.last_checkpoint.elapsed() < due {
+        // During a backup the store takes no write: the checkpoint waits, the search goes on.
+        if self.clock.last_checkpoint.elapsed() < due || self.sessions.backing_up() {
             return Ok(());
         }
         let control = self.stop.control;

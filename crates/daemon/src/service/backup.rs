@@ -1,0 +1,85 @@
+//! `Backup`: a backup of the store on request, taken while the sessions run; and the daemon's
+//! own, every `backup_every`, the newest `backup_keep` kept.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use super::{Apply, Refusal, Service, bad_input};
+use crate::backup::{self, BackupTaken, BackupsView};
+use crate::datadir::DaemonError;
+use crate::protocol::Backup;
+use crate::shutdown::Shutdown;
+
+/// How often the daemon looks whether a backup is due.
+const LOOK_EVERY: Duration = Duration::from_secs(20);
+
+impl Apply for Backup {
+    fn apply(self, service: &Service) -> Result<BackupTaken, Refusal> {
+        if !self.into.is_absolute() {
+            return Err(bad_input(format!(
+                "{}: the daemon needs an absolute path",
+                self.into.display()
+            )));
+        }
+        tracing::info!("backup: taking one into {}", self.into.display());
+        let taken =
+            backup::take(&service.sessions, &self.into, &mut |_, _| {}).map_err(|e| match e {
+                DaemonError::Backup(message) => bad_input(message),
+                e => Refusal {
+                    message: e.to_string(),
+                    bad_input: false,
+                },
+            })?;
+        tracing::info!(
+            "backup: {} records ({} MB) into {} in {:.1} s",
+            taken.manifest.records,
+            taken.bytes >> 20,
+            taken.dir.display(),
+            taken.seconds
+        );
+        Ok(taken)
+    }
+}
+
+impl Service {
+    /// Takes the daemon's own backups until `shutdown`: every `backup_every`, into the backup
+    /// directory, the newest `backup_keep` kept; a failure is logged and shown in `session
+    /// status` until the next backup succeeds.
+    pub fn keep_backups(&self, shutdown: &Shutdown) {
+        let Some(every) = self.config.backup_every else {
+            return;
+        };
+        let root = backup::rolling_dir(&self.config, &self.dir);
+        let since = SystemTime::now();
+        // After a failure (a full disk), the next try waits a quarter of the interval.
+        let mut retry_at = None;
+        while !shutdown.wait_timeout(LOOK_EVERY) {
+            if retry_at.is_some_and(|t: Instant| Instant::now() < t) {
+                continue;
+            }
+            let result =
+                backup::take_if_due(&self.sessions, &root, every, self.config.backup_keep, since);
+            let problem = match result {
+                Ok(None) => continue,
+                Ok(Some(t)) => {
+                    retry_at = None;
+                    tracing::info!(
+                        "backup: {} records ({} MB) into {} in {:.1} s",
+                        t.manifest.records,
+                        t.bytes >> 20,
+                        t.dir.display(),
+                        t.seconds
+                    );
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!("backup: {e}; trying again in {} s", (every / 4).as_secs());
+                    retry_at = Some(Instant::now() + every / 4);
+                    Some(e.to_string())
+                }
+            };
+            let mut view = BackupsView::of(&root, Some(every));
+            view.problem = problem;
+            *self.backups.lock().expect("backups lock") = view;
+        }
+    }
+}
