@@ -24,6 +24,7 @@ mod play_cli;
 mod players;
 mod rules;
 mod service;
+mod service_unit;
 mod session_faults;
 mod solve_cross;
 mod solve_small;
