@@ -1,10 +1,10 @@
-//! What the session commands answer with `--json` where the daemon's answer is not printed
-//! as it is (`session start`, `session certificate`, `session curve`): typed, so that the
-//! command line only fills and prints them.
+//! What the session commands answer with `--json` where no daemon answer says it
+//! (`session start`, `session certificate`, `session curve`): typed, so that the command line
+//! only fills and prints them. (`session certificate --move` answers with the daemon's
+//! `answers::Certificates`, whichever side wrote them.)
 
 use std::path::PathBuf;
 
-use fanorona_certificate::Summary;
 use serde::{Deserialize, Serialize};
 
 /// `session start --json`: the new session's number (all the command has ever printed of
@@ -30,17 +30,6 @@ pub struct CertificateCopied {
     pub path: PathBuf,
     pub bytes: u64,
     pub verified: bool,
-}
-
-/// `session certificate ID PREFIX --move/--goal/--leaf-budget --json`: the certificates
-/// written now from the store's first-level trees.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChosenCertificates {
-    pub session: u64,
-    /// The decided capture of the root they start after (null: the root itself).
-    #[serde(rename = "move")]
-    pub mv: Option<String>,
-    pub certificates: Vec<Summary>,
 }
 
 /// `session curve --json`: the points written, and the files (null where not asked for).

@@ -9,12 +9,12 @@ use crate::out;
 use fanorona::Color;
 use fanorona::certificate::Summary;
 use fanorona::config::Config;
-use fanorona::daemon::answers::Shown;
+use fanorona::daemon::answers::{self, Shown};
 use fanorona::daemon::client::{ClientError, call_within};
 use fanorona::daemon::protocol::{self, StatusOf};
 use fanorona::daemon::{self, DataDir};
 use fanorona::session::GoalRecord;
-use fanorona::session::report::{CertificateCopied, ChosenCertificates, SessionCertificates};
+use fanorona::session::report::{CertificateCopied, SessionCertificates};
 
 /// `session certificate ID PREFIX`: the certificates the daemon wrote when the session was
 /// solved, copied to PREFIX; written now (from the store) where there are none yet.
@@ -169,7 +169,7 @@ pub(super) fn chosen_certificate(
     let made = write_certificates(config, id, prefix, chosen)?;
     let verified = made.iter().all(|m| m.verified);
     if json {
-        print_json(&ChosenCertificates {
+        print_json(&answers::Certificates {
             session: id,
             mv: chosen.mv.clone(),
             certificates: made,
