@@ -142,10 +142,11 @@ fn clap_line(e: &clap::Error) -> String {
 /// Reports a failure: one line on stderr, or with --json one object on stdout.
 fn fail(message: &str, code: u8, json: bool) -> ExitCode {
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"error": message, "exit_code": code})
-        );
+        let failure = cli::output::FailureReport {
+            error: message.to_string(),
+            exit_code: code,
+        };
+        println!("{}", failure.line());
     } else {
         eprintln!("error: {message}");
     }

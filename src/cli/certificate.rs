@@ -11,10 +11,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use crate::cli::output::human_bytes;
-use crate::cli::output::{CliResult, Failure, counted};
+use crate::cli::output::{CliResult, Failure, counted, print_json};
 use crate::out;
 use std::io::Write;
 
+use fanorona::certificate::report::{
+    CertificateChecked, CertificateCut, CertificateRefused, CertificateStitched,
+};
 use fanorona::certificate::{self, Made, Solved, Summary, VerifyError, format};
 use fanorona::config::Config;
 use fanorona::session::SecondLevel;
@@ -176,17 +179,7 @@ pub fn verify_cmd(
     match result {
         Ok(r) => {
             if json {
-                out!(
-                    "{}",
-                    json!({
-                        "certificate": name.to_string(), "ok": r.open_leaves == 0, "position": r.position,
-                        "goal": r.goal, "claim": r.claim, "nodes": r.nodes, "inner": r.inner,
-                        "table_leaves": r.table_leaves, "terminal_leaves": r.terminal_leaves,
-                        "repetition_leaves": r.repetition_leaves, "shared_leaves": r.shared_leaves,
-                        "open_leaves": r.open_leaves, "partial": r.partial,
-                        "max_depth": r.max_depth, "bytes": size, "seconds": r.seconds,
-                    })
-                );
+                print_json(&CertificateChecked::new(name.to_string(), size, r.clone()))?;
             } else {
                 let verdict = if r.open_leaves > 0 {
                     format!(
@@ -229,12 +222,7 @@ pub fn verify_cmd(
             };
             let kind = if code == 1 { "WRONG" } else { "UNREADABLE" };
             if json {
-                out!(
-                    "{}",
-                    json!({"certificate": name.to_string(), "ok": false,
-                           "error": if code == 1 { "wrong" } else { "unreadable" },
-                           "line": e.line(), "reason": e.reason()})
-                );
+                print_json(&CertificateRefused::new(name.to_string(), &e))?;
             } else if e.line() == 0 {
                 out!("{name}: {kind}: {}", e.reason());
             } else {
@@ -367,13 +355,16 @@ pub fn stitch_cmd(
         Err(e) => format!("FAILED verification: {e}"),
     };
     if json {
-        out!(
-            "{}",
-            json!({"certificate": out.display().to_string(), "closed": done.closed,
-                   "open": done.open, "nodes": done.nodes, "bytes": done.bytes,
-                   "verified": check.is_ok(), "partial": done.open > 0,
-                   "verify_error": check.as_ref().err().map(|e| e.to_string())})
-        );
+        print_json(&CertificateStitched {
+            certificate: out.display().to_string(),
+            closed: done.closed,
+            open: done.open,
+            nodes: done.nodes,
+            bytes: done.bytes,
+            verified: check.is_ok(),
+            partial: done.open > 0,
+            verify_error: check.as_ref().err().map(|e| e.to_string()),
+        })?;
     } else {
         out!(
             "{}: {} open leaves closed, {} left; {} nodes, {size}; {verdict}",
@@ -411,13 +402,16 @@ pub fn cut_cmd(
     let db_dir = db.unwrap_or_else(|| config.db_dir.clone());
     let check = verify_against(out, &db_dir);
     if json {
-        out!(
-            "{}",
-            json!({"certificate": out.display().to_string(), "position": done.position,
-                   "nodes": done.nodes, "copied_subtrees": done.copied, "bytes": done.bytes,
-                   "open_leaves": done.open, "verified": check.is_ok(),
-                   "verify_error": check.as_ref().err().map(|e| e.to_string())})
-        );
+        print_json(&CertificateCut {
+            certificate: out.display().to_string(),
+            position: done.position.clone(),
+            nodes: done.nodes,
+            copied_subtrees: done.copied,
+            bytes: done.bytes,
+            open_leaves: done.open,
+            verified: check.is_ok(),
+            verify_error: check.as_ref().err().map(|e| e.to_string()),
+        })?;
     } else {
         let verdict = match &check {
             Ok(r) if r.open_leaves == 0 => {

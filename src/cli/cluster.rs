@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
-use serde_json::json;
 
 use crate::cli::help;
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::output::{CliResult, Failure, print_json};
 use crate::out;
+use fanorona::cluster::master::{QuestionOnWorkers, SolvedOnWorkers};
 use fanorona::cluster::{self, dispatch, master, simulate, wire};
 use fanorona::config::Config;
 use fanorona::search::pn::PnTree;
@@ -252,7 +252,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                     .map_err(|e| Failure::other(anyhow!(e)))?;
             }
             if out.json {
-                out!("{}", json!(runs));
+                print_json(&runs)?;
             }
             Ok(())
         }
@@ -262,8 +262,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             let s =
                 cluster::status::status(&nats.nats, token.as_deref()).map_err(Failure::other)?;
             if out.json {
-                out!("{}", json!(s));
-                return Ok(());
+                return print_json(&s);
             }
             out!("server {} (nats-server {})", s.url, s.server_version);
             for (stream, wire, n) in &s.older_jobs {
@@ -340,28 +339,24 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 })
                 .map_err(Failure::other)?;
                 let outcome = tree.outcome();
-                answers.push(json!({
-                    "goal": goal.to_string(),
-                    "outcome": outcome.name(),
-                    "nodes": tree.stats.nodes,
-                    "iterations": tree.stats.iterations,
-                    "jobs": tally.jobs,
-                    "stale": tally.stale,
-                    "garbled": tally.garbled,
-                    "abandoned": tally.abandoned,
-                    "redelivered": tally.redelivered,
-                    "by_worker": tally.by_worker,
-                }));
+                answers.push(QuestionOnWorkers {
+                    goal: goal.to_string(),
+                    outcome,
+                    nodes: tree.stats.nodes,
+                    iterations: tree.stats.iterations,
+                    tally,
+                });
                 if outcome == Outcome::Proven {
                     value = attacker.name().to_string();
                     break;
                 }
             }
             if out.json {
-                out!(
-                    "{}",
-                    json!({"position": root.to_string(), "value": value, "searches": answers})
-                );
+                print_json(&SolvedOnWorkers {
+                    position: root,
+                    value,
+                    searches: answers,
+                })?;
             } else {
                 out!(
                     "{}: {}",
@@ -373,15 +368,17 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                     }
                 );
                 for a in &answers {
+                    // The workers as a JSON object, as this line has always shown them.
+                    let by_worker = serde_json::to_string(&a.tally.by_worker)
+                        .map_err(|e| Failure::other(anyhow!(e)))?;
                     out!(
-                        "  {}: {}, {} nodes, {} jobs ({} answered twice, {} not needed), by worker {}",
-                        a["goal"].as_str().unwrap_or(""),
-                        a["outcome"].as_str().unwrap_or(""),
-                        a["nodes"],
-                        a["jobs"],
-                        a["stale"],
-                        a["abandoned"],
-                        a["by_worker"]
+                        "  {}: {}, {} nodes, {} jobs ({} answered twice, {} not needed), by worker {by_worker}",
+                        a.goal,
+                        a.outcome.name(),
+                        a.nodes,
+                        a.tally.jobs,
+                        a.tally.stale,
+                        a.tally.abandoned,
                     );
                 }
             }

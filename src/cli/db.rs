@@ -6,22 +6,26 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::anyhow;
-use serde_json::json;
 
 use crate::cli::args::resolve_position;
-use crate::cli::output::{CliResult, Failure, counted, input, report_json};
+use crate::cli::output::{CliResult, Failure, counted, input, print_json, report_json};
 use crate::out;
 use fanorona::Board;
 use fanorona::egdb::audit::{self, AuditError, FileRow, FileState, SliceFiles};
 use fanorona::egdb::file::{Kind, SliceFile, canonical_board};
 use fanorona::egdb::manifest;
 use fanorona::egdb::probe::{Census, SliceState, best_table_move};
+use fanorona::egdb::report::{
+    CheckedRow, CountsRow, MoveProbe, PositionProbe, SliceChecked, SliceConverted, SliceCounts,
+    SlicesConverted, TableCounts, TablesBuilt, TablesChecked, UnreadableSlice,
+};
 use fanorona::egdb::scheme::Index;
 use fanorona::egdb::stats::table3_counts;
 use fanorona::egdb::verify::{verify_sample, verify_slice};
 use fanorona::egdb::{
     BuildError, BuildOptions, Database, Material, Wdl, build, build_pair_and_needs, paper,
 };
+use fanorona::search::table_check::ForwardChecked;
 
 fn board(text: &str) -> Result<Board, Failure> {
     input(text.parse::<Board>())
@@ -84,36 +88,32 @@ pub fn build_cmd(
     let built = reports.iter().filter(|r| r.built).count();
     let seconds = start.elapsed().as_secs_f64();
     if json {
-        out!(
-            "{}",
-            json!({
-                "board": canonical_board(board).to_string(),
-                "pieces": pieces,
-                "pair": match goal {
-                    BuildGoal::Pair(m) => Some(m.to_string()),
-                    BuildGoal::UpTo(_) => None,
-                },
-                "db": dir,
-                "slices": reports.len(),
-                "built": built,
-                "already_there": reports.len() - built,
-                "seconds": seconds,
-            })
-        );
-    } else {
-        let what = match goal {
-            BuildGoal::Pair(m) if m.a == m.b => format!("for {m}"),
-            BuildGoal::Pair(m) => format!("for the pair {m} + {}", m.swapped()),
-            BuildGoal::UpTo(_) => format!("with 2 to {pieces} pieces"),
-        };
-        out!(
-            "{} slices of {} {what} under {}: {built} built, {} already there; {seconds:.1} s",
-            reports.len(),
-            canonical_board(board),
-            dir.display(),
-            reports.len() - built,
-        );
+        return print_json(&TablesBuilt {
+            board: canonical_board(board),
+            pieces,
+            pair: match goal {
+                BuildGoal::Pair(m) => Some(m),
+                BuildGoal::UpTo(_) => None,
+            },
+            db: dir.to_path_buf(),
+            slices: reports.len(),
+            built,
+            already_there: reports.len() - built,
+            seconds,
+        });
     }
+    let what = match goal {
+        BuildGoal::Pair(m) if m.a == m.b => format!("for {m}"),
+        BuildGoal::Pair(m) => format!("for the pair {m} + {}", m.swapped()),
+        BuildGoal::UpTo(_) => format!("with 2 to {pieces} pieces"),
+    };
+    out!(
+        "{} slices of {} {what} under {}: {built} built, {} already there; {seconds:.1} s",
+        reports.len(),
+        canonical_board(board),
+        dir.display(),
+        reports.len() - built,
+    );
     Ok(())
 }
 
@@ -172,14 +172,20 @@ pub fn convert(
                     start.elapsed().as_secs_f64()
                 );
             }
-            rows.push(json!({"slice": m.to_string(), "bytes_before": old, "bytes_after": new}));
+            rows.push(SliceConverted {
+                slice: *m,
+                bytes_before: old,
+                bytes_after: new,
+            });
         }
     }
     if json {
-        out!(
-            "{}",
-            json!({"board": board.to_string(), "converted": rows, "bytes_before": before, "bytes_after": after})
-        );
+        print_json(&SlicesConverted {
+            board,
+            converted: rows,
+            bytes_before: before,
+            bytes_after: after,
+        })?;
     } else {
         out!(
             "{} converted under {}: {before} bytes -> {after} bytes",
@@ -214,13 +220,14 @@ pub fn forward_check(
     let seconds = start.elapsed().as_secs_f64();
     let questions = 2 * f.positions;
     if json {
-        out!(
-            "{}",
-            json!({"board": board.to_string(), "pieces": pieces, "positions": f.positions,
-                   "questions": questions, "decided": f.decided, "agreed": f.agreed,
-                   "both_decided": f.both_decided, "nodes": f.nodes, "nodes_per_question": nodes,
-                   "seconds": seconds, "disagreements": f.disagreements})
-        );
+        print_json(&ForwardChecked {
+            board,
+            pieces,
+            questions,
+            nodes_per_question: nodes,
+            seconds,
+            found: f.clone(),
+        })?;
     } else {
         out!(
             "{} quiet {pieces}-piece positions of {board}, df-pn over {} pieces with at most {} a question: {} of {questions} questions decided, {} agree with the tables; {} positions with both decided; {} in {seconds:.0} s",
@@ -287,7 +294,10 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
                 if !json {
                     out!("{:>6} {what}", material.to_string());
                 }
-                rows.push(json!({"slice": material.to_string(), "error": what}));
+                rows.push(CountsRow::Unreadable(UnreadableSlice {
+                    slice: *material,
+                    error: what.clone(),
+                }));
                 continue;
             }
         };
@@ -320,18 +330,21 @@ pub fn stats(dir: &Path, board_text: &str, threads: usize, json: bool) -> CliRes
                 c.loss
             );
         }
-        let mut row = json!({"slice": slice.material().to_string(), "win": c.win, "draw": c.draw, "loss": c.loss});
-        if let Some(p) = paper {
-            row["paper"] = json!({"win": p.win, "draw": p.draw, "loss": p.loss});
-            row["matches_paper"] = json!(p == c);
-        }
-        rows.push(row);
+        rows.push(CountsRow::Counted(SliceCounts {
+            slice: slice.material(),
+            counts: c,
+            paper,
+            matches_paper: agrees,
+        }));
     }
     let result = census_failure(&db, &census);
     if json {
-        let report =
-            json!({"board": board.to_string(), "slices": rows, "paper_mismatches": mismatches});
-        return report_json(report, result);
+        let report = TableCounts {
+            board,
+            slices: rows,
+            paper_mismatches: mismatches,
+        };
+        return report_json(&report, result);
     }
     result
 }
@@ -367,36 +380,40 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> CliResult {
         .map(|m| (m.mv.notation(pos.board()), m.value, m.plies_after))
         .collect();
     if json {
-        let moves: Vec<_> = values
-            .iter()
-            .map(|(m, v, d)| json!({"move": m, "value": v.map(|v| v.name()), "plies_after": d}))
-            .collect();
+        return print_json(&PositionProbe {
+            position: pos,
+            value,
+            side_to_move: pos.side_to_move(),
+            plies_to_conversion: distance,
+            best_move: best,
+            moves: values
+                .into_iter()
+                .map(|(mv, value, plies_after)| MoveProbe {
+                    mv,
+                    value,
+                    plies_after,
+                })
+                .collect(),
+        });
+    }
+    out!(
+        "{pos}: {value} for {} (the side to move)",
+        pos.side_to_move()
+    );
+    if let Some(d) = distance {
         out!(
-            "{}",
-            json!({"position": pos.to_string(), "value": value.name(),
-                   "side_to_move": pos.side_to_move().name(), "plies_to_conversion": distance,
-                   "best_move": best, "moves": moves})
+            "{} to a capture or the end, with best play",
+            counted(d, "ply", "plies")
         );
-    } else {
-        out!(
-            "{pos}: {value} for {} (the side to move)",
-            pos.side_to_move()
-        );
-        if let Some(d) = distance {
-            out!(
-                "{} to a capture or the end, with best play",
-                counted(d, "ply", "plies")
-            );
-        }
-        if let Some(b) = &best {
-            out!("best move: {b}");
-        }
-        for (m, v, d) in &values {
-            let plies = d
-                .map(|d| format!(", {} after", counted(d, "ply", "plies")))
-                .unwrap_or_default();
-            out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
-        }
+    }
+    if let Some(b) = &best {
+        out!("best move: {b}");
+    }
+    for (m, v, d) in &values {
+        let plies = d
+            .map(|d| format!(", {} after", counted(d, "ply", "plies")))
+            .unwrap_or_default();
+        out!("  {m}: {}{plies}", v.map_or("?", |v| v.name()));
     }
     Ok(())
 }
@@ -427,7 +444,10 @@ pub fn verify(
                 if !json {
                     out!("{board} {material}: {what}");
                 }
-                rows.push(json!({"slice": material.to_string(), "error": what}));
+                rows.push(CheckedRow::Unreadable(UnreadableSlice {
+                    slice: *material,
+                    error: what.clone(),
+                }));
                 continue;
             }
         };
@@ -444,7 +464,10 @@ pub fn verify(
             if !json {
                 out!("{board} {material}: {what}");
             }
-            rows.push(json!({"slice": material.to_string(), "error": what}));
+            rows.push(CheckedRow::Unreadable(UnreadableSlice {
+                slice: *material,
+                error: what,
+            }));
             continue;
         }
         let distances =
@@ -491,11 +514,14 @@ pub fn verify(
                 }
             }
         }
-        rows.push(
-            json!({"slice": slice.material().to_string(), "positions": check.positions,
-                   "entries": slice.len(), "index": slice.scheme().name(),
-                   "sampled": check.positions < slice.len(), "errors": check.mismatches}),
-        );
+        rows.push(CheckedRow::Checked(SliceChecked {
+            slice: slice.material(),
+            positions: check.positions,
+            entries: slice.len(),
+            index: slice.scheme(),
+            sampled: check.positions < slice.len(),
+            errors: check.mismatches,
+        }));
     }
     if !json && total == 0 && census.whole(&db).is_ok() {
         out!("no errors in {}", counted(checked, "slice", "slices"));
@@ -509,8 +535,12 @@ pub fn verify(
         Ok(())
     });
     if json {
-        let report = json!({"board": board.to_string(), "slices": rows, "errors": total});
-        return report_json(report, result);
+        let report = TablesChecked {
+            board,
+            slices: rows,
+            errors: total,
+        };
+        return report_json(&report, result);
     }
     result
 }
@@ -721,10 +751,7 @@ pub fn checksums(dir: &Path, board_text: &str, threads: usize, json: bool) -> Cl
         )))
     };
     if json {
-        return report_json(
-            serde_json::to_value(&report).map_err(Failure::other)?,
-            result,
-        );
+        return report_json(&report, result);
     }
     result
 }
@@ -856,10 +883,7 @@ pub fn verify_quick(
         Ok(())
     };
     if json {
-        return report_json(
-            serde_json::to_value(&report).map_err(Failure::other)?,
-            result,
-        );
+        return report_json(&report, result);
     }
     result
 }

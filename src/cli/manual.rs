@@ -6,10 +6,9 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use clap::CommandFactory;
-use serde_json::json;
 
 use crate::cli::Cli;
-use crate::cli::output::{CliResult, Failure, write_atomically};
+use crate::cli::output::{CliResult, Failure, print_json, write_atomically};
 use crate::out;
 
 /// Prints the completion script of `shell` for every command, subcommand and option.
@@ -19,6 +18,13 @@ pub fn completions(shell: clap_complete::Shell) -> CliResult {
     let script = String::from_utf8(script).map_err(Failure::other)?;
     out!("{}", script.trim_end());
     Ok(())
+}
+
+/// `man DIR --json`: where the pages went, and their file names.
+#[derive(serde::Serialize)]
+struct ManPagesWritten<'d> {
+    dir: &'d Path,
+    pages: Vec<String>,
 }
 
 /// Writes a man page for the command and each of its subcommands into `dir` (made if it is
@@ -39,7 +45,7 @@ pub fn man(dir: &Path, json: bool) -> CliResult {
     let mut pages = Vec::new();
     write_pages(&root, dir, &mut pages)?;
     if json {
-        out!("{}", json!({"dir": dir, "pages": pages}));
+        print_json(&ManPagesWritten { dir, pages })?;
     } else {
         out!("{} man pages in {}", pages.len(), dir.display());
     }

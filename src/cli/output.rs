@@ -4,6 +4,8 @@ use std::fmt;
 use std::io::{self, Write};
 use std::process;
 
+use serde::{Deserialize, Serialize};
+
 /// Bad input (exit status 2) or a failure of the machine (exit status 1).
 pub enum Failure {
     Input(anyhow::Error),
@@ -24,21 +26,52 @@ impl Failure {
 
 pub type CliResult = Result<(), Failure>;
 
+/// A failure as `--json` prints it: the message and the exit status. Alone when the command
+/// failed before any report, or folded into the report (`report_json`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub error: String,
+    pub exit_code: u8,
+}
+
+impl FailureReport {
+    /// Its one line of JSON.
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).expect("a string and a number serialise")
+    }
+}
+
+/// A report with the failure that ends its command, if any, as one object.
+#[derive(Serialize)]
+struct WithFailure<'r, R> {
+    #[serde(flatten)]
+    report: &'r R,
+    #[serde(flatten)]
+    failure: Option<FailureReport>,
+}
+
+/// Prints a command's `--json` answer: its one line of JSON.
+pub fn print_json(report: &impl Serialize) -> CliResult {
+    let line = serde_json::to_string(report)
+        .map_err(|e| Failure::other(anyhow::anyhow!("the report does not serialise: {e}")))?;
+    emit(format_args!("{line}"));
+    Ok(())
+}
+
 /// Prints a command's JSON report as its one object, with the failure that ends the command
 /// (`error` and `exit_code`, as a failure alone prints them) folded in.
-pub fn report_json(mut report: serde_json::Value, result: CliResult) -> CliResult {
-    let (message, code) = match &result {
+pub fn report_json(report: &impl Serialize, result: CliResult) -> CliResult {
+    let (error, exit_code) = match &result {
         Ok(()) | Err(Failure::Reported(_)) => {
-            emit(format_args!("{report}"));
+            print_json(report)?;
             return result;
         }
         Err(Failure::Input(e)) => (one_line(e), 2),
         Err(Failure::Other(e)) => (one_line(e), 1),
     };
-    report["error"] = message.into();
-    report["exit_code"] = code.into();
-    emit(format_args!("{report}"));
-    Err(Failure::Reported(code))
+    let failure = Some(FailureReport { error, exit_code });
+    print_json(&WithFailure { report, failure })?;
+    Err(Failure::Reported(exit_code))
 }
 
 /// An error and its causes on one line, each cause once: a message that already ends with
@@ -133,10 +166,11 @@ pub const INTERRUPTED: u8 = 130;
 /// prints it (on stderr, or with `json` as the error object), with exit status 130.
 pub fn interrupted(message: &str, json: bool) -> Failure {
     if json {
-        emit(format_args!(
-            "{}",
-            serde_json::json!({"error": message, "exit_code": INTERRUPTED})
-        ));
+        let failure = FailureReport {
+            error: message.to_string(),
+            exit_code: INTERRUPTED,
+        };
+        emit(format_args!("{}", failure.line()));
     } else {
         eprintln!("{message}");
     }

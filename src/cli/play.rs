@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use serde_json::json;
 
 use crate::cli::game_batch::{self, GameBatch};
-use crate::cli::output::{CliResult, Failure, check_output, counted, input, write_atomically};
+use crate::cli::output::{
+    CliResult, Failure, check_output, counted, input, print_json, write_atomically,
+};
 use crate::out;
 use fanorona::daemon::answers::RoteRow;
 use fanorona::daemon::protocol::RoteExport;
@@ -19,6 +20,7 @@ use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::mcts::Rollout;
 use fanorona::play::perfect::{Sources, move_values, rank};
+use fanorona::play::report::MatchPlayed;
 use fanorona::play::{Agent, Game, Spec, Tools, make, record};
 use fanorona::search::rote::RoteTable;
 use fanorona::{Board, Position, diagram, legal_moves};
@@ -573,19 +575,22 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         mean(|r| r.b_seconds_per_move),
     );
     if args.json {
-        out!(
-            "{}",
-            json!({
-                "a": a.to_string(), "b": b.to_string(), "board": start.board().to_string(),
-                "start": start.to_string(), "starts": spec.starts.len(), "games": s.games, "wins": s.wins, "draws": s.draws,
-                "losses": s.losses, "score": s.score, "score_low": s.score_low,
-                "score_high": s.score_high, "elo": s.elo, "elo_low": s.elo_low,
-                "elo_high": s.elo_high, "mean_plies": plies,
-                "a_seconds_per_move": a_time, "b_seconds_per_move": b_time,
-                "seconds": seconds, "threads": spec.threads, "seed": spec.seed,
-                "games_asked": spec.games, "interrupted": interrupted.is_some(),
-            })
-        );
+        print_json(&MatchPlayed {
+            a: a.to_string(),
+            b: b.to_string(),
+            board: start.board(),
+            start,
+            starts: spec.starts.len(),
+            score: s.clone(),
+            mean_plies: plies,
+            a_seconds_per_move: a_time,
+            b_seconds_per_move: b_time,
+            seconds,
+            threads: spec.threads,
+            seed: spec.seed,
+            games_asked: spec.games,
+            interrupted: interrupted.is_some(),
+        })?;
     } else {
         out!(
             "{a} vs {b} on {}, {}: {}, {}, {} for {a}",

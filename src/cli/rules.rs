@@ -2,14 +2,13 @@
 
 use std::time::Instant;
 
-use serde_json::json;
-
 use crate::cli::args::Target;
 use crate::cli::args::resolve_target;
-use crate::cli::output::CliResult;
+use crate::cli::output::{CliResult, print_json};
 use crate::out;
 use fanorona::movegen::is_lost;
-use fanorona::perft::{divide, perft_parallel};
+use fanorona::moves::{MoveList, ShownPosition};
+use fanorona::perft::{MoveCount, PerftCount, divide, perft_parallel};
 use fanorona::{Position, diagram, legal_moves};
 
 fn notations(pos: &Position) -> Vec<String> {
@@ -24,24 +23,20 @@ pub fn show(target: &Target, json: bool) -> CliResult {
     let moves = notations(&pos);
     let lost = is_lost(&pos);
     if json {
-        out!(
-            "{}",
-            json!({
-                "board": pos.board().to_string(),
-                "position": pos.to_string(),
-                "side_to_move": pos.side_to_move().name(),
-                "moves": moves,
-                "lost": lost,
-            })
-        );
+        return print_json(&ShownPosition {
+            board: pos.board(),
+            position: pos,
+            side_to_move: pos.side_to_move(),
+            moves,
+            lost,
+        });
+    }
+    out!("{}", diagram::draw(&pos).trim_end());
+    out!("{pos}");
+    if lost {
+        out!("No legal move: {} has lost.", pos.side_to_move());
     } else {
-        out!("{}", diagram::draw(&pos).trim_end());
-        out!("{pos}");
-        if lost {
-            out!("No legal move: {} has lost.", pos.side_to_move());
-        } else {
-            out!("{} legal moves: {}", moves.len(), moves.join(" "));
-        }
+        out!("{} legal moves: {}", moves.len(), moves.join(" "));
     }
     Ok(())
 }
@@ -50,14 +45,14 @@ pub fn moves(target: &Target, json: bool) -> CliResult {
     let pos = resolve_target(target)?;
     let moves = notations(&pos);
     if json {
-        out!(
-            "{}",
-            json!({ "board": pos.board().to_string(), "position": pos.to_string(), "moves": moves })
-        );
-    } else {
-        for m in moves {
-            out!("{m}");
-        }
+        return print_json(&MoveList {
+            board: pos.board(),
+            position: pos,
+            moves,
+        });
+    }
+    for m in moves {
+        out!("{m}");
     }
     Ok(())
 }
@@ -83,27 +78,29 @@ pub fn perft(args: PerftArgs<'_>) -> CliResult {
     let seconds = start.elapsed().as_secs_f64();
     let nps = (nodes as f64 / seconds.max(1e-9)).round() as u64;
     if args.json {
-        let mut out = json!({
-            "board": pos.board().to_string(),
-            "position": pos.to_string(),
-            "depth": depth,
-            "nodes": nodes,
-            "seconds": seconds,
-            "nodes_per_second": nps,
-        });
-        if args.divide {
-            out["divide"] = parts
+        let divide = args.divide.then(|| {
+            parts
                 .iter()
-                .map(|(m, n)| json!({ "move": m.notation(pos.board()), "nodes": n }))
-                .collect();
-        }
-        out!("{out}");
-    } else {
-        for (m, n) in &parts {
-            out!("{}: {n}", m.notation(pos.board()));
-        }
-        out!("perft {depth} of {pos}: {nodes}");
-        eprintln!("{seconds:.3} s, {:.1} M leaves/s", nps as f64 / 1e6);
+                .map(|(m, nodes)| MoveCount {
+                    mv: m.notation(pos.board()),
+                    nodes: *nodes,
+                })
+                .collect()
+        });
+        return print_json(&PerftCount {
+            board: pos.board(),
+            position: pos,
+            depth,
+            nodes,
+            seconds,
+            nodes_per_second: nps,
+            divide,
+        });
     }
+    for (m, n) in &parts {
+        out!("{}: {n}", m.notation(pos.board()));
+    }
+    out!("perft {depth} of {pos}: {nodes}");
+    eprintln!("{seconds:.3} s, {:.1} M leaves/s", nps as f64 / 1e6);
     Ok(())
 }

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use plotters::prelude::*;
-use serde_json::json;
 
 use crate::cli::game_batch::{self, GameBatch};
-use crate::cli::output::{CliResult, Failure, counted};
+use crate::cli::output::{CliResult, Failure, counted, print_json};
 use crate::out;
 use fanorona::Position;
+use fanorona::play::report::{GamesMeasured, PaperMeans};
 use fanorona::play::stats::{GameStats, StatsSpec, measure};
 use fanorona::session::bitmap_text::BitmapText;
 
@@ -113,21 +113,24 @@ pub fn stats(args: StatsArgs, config: &fanorona::config::Config) -> CliResult {
     write_outputs(&args.out, &s, &board.to_string())?;
     let none = s.cuts[0];
     if args.json {
-        out!(
-            "{}",
-            json!({
-                "board": board.to_string(), "games": s.games, "draws": s.draws,
-                "depth": spec.depth, "noise": spec.noise, "seed": spec.seed,
-                "mean_length": none.mean_length, "mean_branching": none.mean_branching,
-                "paper": (board == fanorona::Board::STANDARD).then(|| json!({"mean_length": PAPER_LENGTH, "mean_branching": PAPER_BRANCHING})),
-                "virtual_databases": s.cuts.iter().skip(1).map(|c| json!({
-                    "pieces": c.k, "mean_length": c.mean_length,
-                    "mean_branching": c.mean_branching, "games_cut": c.games_cut,
-                })).collect::<Vec<_>>(),
-                "seconds": seconds, "games_asked": spec.games,
-                "interrupted": interrupted.is_some(),
-            })
-        );
+        print_json(&GamesMeasured {
+            board,
+            games: s.games,
+            draws: s.draws,
+            depth: spec.depth,
+            noise: spec.noise,
+            seed: spec.seed,
+            mean_length: none.mean_length,
+            mean_branching: none.mean_branching,
+            paper: (board == fanorona::Board::STANDARD).then_some(PaperMeans {
+                mean_length: PAPER_LENGTH,
+                mean_branching: PAPER_BRANCHING,
+            }),
+            virtual_databases: s.cuts.iter().skip(1).copied().collect(),
+            seconds,
+            games_asked: spec.games,
+            interrupted: interrupted.is_some(),
+        })?;
     } else {
         // The paper measured 5x9 only.
         let paper = if board == fanorona::Board::STANDARD {

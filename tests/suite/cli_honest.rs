@@ -605,3 +605,50 @@ fn read_only_commands_do_not_make_a_mistyped_data_directory() {
         &["20000 is not in 0..=1000"],
     );
 }
+
+/// `db verify --json` over damaged tables reads back as its typed report, the failure folded
+/// in beside it: every slice up to the largest in its place, the damaged one and those whose
+/// successors it holds as unreadable (each saying why), the others checked whole.
+#[test]
+fn db_verify_json_reads_back_as_its_report() {
+    use fanorona::egdb::report::{CheckedRow, TablesChecked};
+
+    let tmp = tempfile::tempdir().unwrap();
+    build_tables(tmp.path());
+    damage(&tmp.path().join("3x5/1-2.wdl"));
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&["db", "verify", "--board", "3x5", "--db", d, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: TablesChecked = serde_json::from_slice(&o.stdout).unwrap();
+    let failure: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(failure["exit_code"], 1);
+    let error = failure["error"].as_str().unwrap();
+    assert!(error.contains("slice 1-2 damaged"), "{error}");
+    let slices: Vec<String> = report
+        .slices
+        .iter()
+        .map(|r| match r {
+            CheckedRow::Checked(c) => c.slice.to_string(),
+            CheckedRow::Unreadable(u) => u.slice.to_string(),
+        })
+        .collect();
+    assert_eq!(slices, ["1-1", "2-1", "1-2", "3-1", "2-2", "1-3"]);
+    let mut unread = Vec::new();
+    for row in &report.slices {
+        match row {
+            CheckedRow::Unreadable(u) if u.slice.to_string() == "1-2" => {
+                assert!(u.error.starts_with("DAMAGED"), "{}", u.error);
+                unread.push(u.slice.to_string());
+            }
+            CheckedRow::Unreadable(u) => {
+                assert!(u.error.contains("successors in slice 1-2"), "{}", u.error);
+                unread.push(u.slice.to_string());
+            }
+            CheckedRow::Checked(c) => {
+                assert_eq!((c.errors, c.sampled, c.positions), (0, false, c.entries))
+            }
+        }
+    }
+    assert_eq!(unread, ["2-1", "1-2", "2-2"]);
+    assert_eq!(report.errors, 0);
+}

@@ -9,7 +9,7 @@ pub mod write;
 
 // The checker and the certificate format live in `fanorona-check`, which cannot reach the
 // searches; they are named here too so that `certificate::check` reads as before.
-pub use fanorona_check::{check, cut, explore, format, stitch};
+pub use fanorona_check::{check, cut, explore, format, report, stitch};
 
 use std::path::{Path, PathBuf};
 

@@ -46,7 +46,7 @@ impl VerifyError {
 }
 
 /// What a certificate that passed holds.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub position: String,
     pub goal: String,

@@ -13,4 +13,5 @@ pub mod check;
 pub mod cut;
 pub mod explore;
 pub mod format;
+pub mod report;
 pub mod stitch;

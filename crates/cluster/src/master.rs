@@ -1,7 +1,11 @@
 //! A question's PN² run with its second-level searches on the workers, without the daemon
 //! (`fanorona cluster solve`): the tree in memory, the jobs through a `NatsDispatch`.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+
+use fanorona_rules::Position;
+use fanorona_search::Outcome;
+use serde::{Deserialize, Serialize};
 
 use super::ClusterError;
 use super::dispatch::{self, NatsDispatch};
@@ -10,7 +14,7 @@ use fanorona_search::jobs::{Dispatch, Virtual, solve_by_dispatch};
 use fanorona_search::pn::PnTree;
 
 /// What a run did besides deciding its question.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     pub jobs: u64,
     /// Answers for a leaf not in flight (a job run twice), or of another run or version.
@@ -21,7 +25,29 @@ pub struct Tally {
     pub abandoned: u64,
     /// Answers taken from a job's second delivery or later (its first worker went quiet).
     pub redelivered: u64,
-    pub by_worker: HashMap<String, u64>,
+    /// Jobs answered by each worker, by name (in name order, as they are printed).
+    pub by_worker: BTreeMap<String, u64>,
+}
+
+/// `cluster solve --json`: a position's value, and each question's run on the workers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolvedOnWorkers {
+    pub position: Position,
+    /// "white", "black" (that side wins) or "draw".
+    pub value: String,
+    pub searches: Vec<QuestionOnWorkers>,
+}
+
+/// One question of `cluster solve`: how it came out, its tree, and what the jobs did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuestionOnWorkers {
+    /// "white wins" or "black wins".
+    pub goal: String,
+    pub outcome: Outcome,
+    pub nodes: u64,
+    pub iterations: u64,
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// Decides `tree` with the jobs on the workers as run `run`; `tables` names those the

@@ -51,6 +51,33 @@ pub struct Compaction {
     pub seconds: f64,
 }
 
+/// `store compact --json`: the store compacted, the live records copied, and its bytes on
+/// disk before and after.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoreCompacted {
+    pub store: PathBuf,
+    pub records: u64,
+    /// The records' own bytes (keys and values).
+    pub record_bytes: u64,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub seconds: f64,
+}
+
+impl Compaction {
+    /// As `store compact --json` reports it, for the store at `store`.
+    pub fn report(&self, store: PathBuf) -> StoreCompacted {
+        StoreCompacted {
+            store,
+            records: self.contents.records,
+            record_bytes: self.contents.bytes,
+            bytes_before: self.bytes_before,
+            bytes_after: self.bytes_after,
+            seconds: self.seconds,
+        }
+    }
+}
+
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DaemonError + use<> {
     let path = path.to_path_buf();
     move |source| DaemonError::Io { what, path, source }

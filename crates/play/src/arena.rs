@@ -160,7 +160,7 @@ pub fn run_match(
 }
 
 /// A match's result from A's side.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub games: usize,
     pub wins: usize,

@@ -13,6 +13,7 @@ pub mod perfect;
 pub mod pool;
 pub mod random;
 pub mod record;
+pub mod report;
 pub mod rng;
 pub mod roster;
 pub mod stats;

@@ -45,8 +45,9 @@ pub struct PiecesRow {
 }
 
 /// The averages with a virtual database of `k` pieces (`k` 0: none).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CutRow {
+    #[serde(rename = "pieces")]
     pub k: u32,
     pub mean_length: f64,
     pub mean_branching: f64,

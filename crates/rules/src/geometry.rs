@@ -190,6 +190,20 @@ impl fmt::Display for Board {
     }
 }
 
+/// In answers and records, a board is its name (`5x9`).
+impl serde::Serialize for Board {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Board {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Board, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Debug for Board {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Board({self})")

@@ -375,6 +375,26 @@ fn capturing_move(pos: &Position, from: u8, steps: &[Step]) -> Result<Move, Move
     })
 }
 
+/// `show --json`: a position, its side to move and legal moves, and whether it is lost.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShownPosition {
+    pub board: Board,
+    pub position: Position,
+    pub side_to_move: Color,
+    /// In the paper's notation, in generation order.
+    pub moves: Vec<String>,
+    /// No legal move: the side to move has lost.
+    pub lost: bool,
+}
+
+/// `moves --json`: a position's legal moves.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MoveList {
+    pub board: Board,
+    pub position: Position,
+    pub moves: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

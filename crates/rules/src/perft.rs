@@ -67,6 +67,28 @@ pub fn perft_parallel(pos: &Position, depth: u32, threads: usize) -> u64 {
     })
 }
 
+/// `perft --json`: the move sequences of a depth, and how fast they were counted.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerftCount {
+    pub board: crate::geometry::Board,
+    pub position: Position,
+    pub depth: u32,
+    pub nodes: u64,
+    pub seconds: f64,
+    pub nodes_per_second: u64,
+    /// With `--divide` only (the key is absent without it): the count under each move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divide: Option<Vec<MoveCount>>,
+}
+
+/// One move's share of a perft count.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MoveCount {
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub nodes: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub mod jobs;
 pub mod leaf;
 pub mod pn;
 pub mod proof;
+pub mod report;
 pub mod rote;
 pub mod second_level;
 pub mod solution;

@@ -18,7 +18,7 @@ use fanorona_tables::{Database, Wdl};
 const CAPACITY: usize = 1 << 20;
 
 /// What the check found.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ForwardCheck {
     /// Quiet positions drawn.
     pub positions: u64,
@@ -32,6 +32,20 @@ pub struct ForwardCheck {
     pub nodes: u64,
     /// The first disagreements: position, question, search's answer, tables' value.
     pub disagreements: Vec<String>,
+}
+
+/// `db forward-check`: what the check found, with what it asked (a layer of a board, so many
+/// nodes a question) and how long it took.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ForwardChecked {
+    pub board: Board,
+    pub pieces: usize,
+    /// Two a position: "does White win?" and "does Black win?".
+    pub questions: u64,
+    pub nodes_per_question: u64,
+    pub seconds: f64,
+    #[serde(flatten)]
+    pub found: ForwardCheck,
 }
 
 /// Checks `samples` random quiet positions with `pieces` pieces (White to move), drawn from

@@ -15,6 +15,7 @@ pub mod moves;
 pub mod name;
 pub mod record;
 pub mod remote;
+pub mod report;
 pub mod runner;
 mod sessions;
 pub mod settings;

@@ -208,6 +208,20 @@ impl fmt::Display for Material {
     }
 }
 
+/// In answers, a slice is its text (`5-4`).
+impl serde::Serialize for Material {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Material {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Material, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Material {
     type Err = SliceError;
 

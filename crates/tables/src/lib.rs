@@ -36,6 +36,7 @@ pub mod paper;
 pub mod parallel;
 pub mod plan;
 pub mod probe;
+pub mod report;
 pub mod scheme;
 pub mod stats;
 pub mod symmetric;

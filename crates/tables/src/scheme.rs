@@ -9,7 +9,10 @@ use crate::symmetric::SymSlice;
 use fanorona_rules::geometry::{Bitboard, Board};
 
 /// Which index a slice's entries follow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Scheme {
     /// The paper's Eq. 4.1: every position.
     Paper = 1,

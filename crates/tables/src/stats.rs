@@ -13,7 +13,7 @@ use crate::wdl::code_at;
 use fanorona_rules::geometry::Bitboard;
 
 /// Counts of one slice: `[win, draw, loss]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     pub win: u64,
     pub draw: u64,

@@ -6,7 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The value of a position for the side to move: the one word for a side-to-move result,
 /// which the players also use for a move's value (`play::Verdict`). Ordered from worst to
 /// best for that side, so that the best of several is their `max`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+/// In answers it is its name (`win`, `draw`, `loss`).
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Wdl {
     Loss,
     Draw,

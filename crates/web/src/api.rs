@@ -5,15 +5,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::answers::{
+    AgentMove, AnalysedGame, Analysis, AppInfo, BoardInfo, GameEnd, GameState, MoveAnalysed,
+    MovePlayed, PlayerInfo, TablesRead,
+};
+use super::certificates::Bounds;
+use super::{ApiError, AppState, blocking, view};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
-
-use super::certificates::Bounds;
-use super::{ApiError, AppState, blocking, view};
 use fanorona_play::agent::{Kind, Level, Source, Spec, Tools, Verdict};
 use fanorona_play::game::Game;
 use fanorona_play::perfect::{Sources, move_values, rank};
@@ -21,6 +21,8 @@ use fanorona_play::record;
 use fanorona_play::roster::make;
 use fanorona_rules::geometry::Board;
 use fanorona_rules::position::Position;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 /// The longest game the API replays (plies), and the longest text it reads.
 const MAX_PLIES: usize = 2000;
@@ -78,40 +80,43 @@ impl GameText {
 
 /// What the page shows of a game: the board, the pieces, the legal moves step by step, the
 /// moves so far and how it ended.
-pub fn game_json(game: &Game, tags: &[(String, String)]) -> Value {
+pub fn game_state(game: &Game, tags: &[(String, String)]) -> GameState {
     let pos = game.position();
     let board = pos.board();
     let end = game.end();
     // Moves played, in notation, with the side that played each.
-    let mut history = Vec::new();
-    for (i, m) in game.moves().iter().enumerate() {
-        let before = &game.positions()[i];
-        // The points it went through and the pieces it took, so the page can draw a
-        // player's capture chain (its end point alone says little of it).
-        history.push(json!({
-            "notation": m.notation(board),
-            "side": before.side_to_move().name(),
-            "from": m.from(),
-            "path": m.path(),
-            "taken": view::point_list(m.captured()),
-        }));
+    let history = game
+        .moves()
+        .iter()
+        .zip(game.positions())
+        .map(|(m, before)| MovePlayed {
+            notation: m.notation(board),
+            side: before.side_to_move(),
+            from: m.from(),
+            path: m.path().to_vec(),
+            taken: view::point_list(m.captured()),
+        })
+        .collect();
+    GameState {
+        board: view::board(board),
+        start: *game.start(),
+        position: *pos,
+        side: pos.side_to_move(),
+        cells: view::cells(pos),
+        moves: if end.is_some() {
+            Vec::new()
+        } else {
+            view::moves(pos)
+        },
+        history,
+        end: end.map(|e| GameEnd {
+            result: e.result(),
+            winner: e.winner(),
+            termination: e.termination(),
+            text: e.to_string(),
+        }),
+        record: record::write(game, tags),
     }
-    json!({
-        "board": view::board(board),
-        "start": game.start().to_string(),
-        "position": pos.to_string(),
-        "side": pos.side_to_move().name(),
-        "cells": view::cells(pos),
-        "moves": if end.is_some() { Vec::new() } else { view::moves(pos) },
-        "history": history,
-        "end": end.map(|e| json!({
-            "result": e.result(),
-            "winner": e.winner().map(|c| c.name()),
-            "termination": e.termination(),
-            "text": e.to_string(),
-        })),
-        "record": record::write(game, tags),
-    })
 }
 
 #[derive(Deserialize)]
@@ -130,7 +135,7 @@ pub struct GameRequest {
 }
 
 /// POST /api/game: the state of a game given its start and moves.
-pub async fn game(body: Bytes) -> Result<Json<Value>, ApiError> {
+pub async fn game(body: Bytes) -> Result<Json<GameState>, ApiError> {
     let req: GameRequest = parse_body(&body)?;
     let mut game = req.game.replay()?;
     if req.resigned {
@@ -146,7 +151,7 @@ pub async fn game(body: Bytes) -> Result<Json<Value>, ApiError> {
             tags.push((tag.to_string(), n.clone()));
         }
     }
-    Ok(Json(game_json(&game, &tags)))
+    Ok(Json(game_state(&game, &tags)))
 }
 
 #[derive(Deserialize)]
@@ -158,11 +163,11 @@ pub struct RecordRequest {
 
 /// POST /api/record: a game record read back (every move checked, its tags too), as
 /// /api/game shows the game; the page continues it from there.
-pub async fn record(body: Bytes) -> Result<Json<Value>, ApiError> {
+pub async fn record(body: Bytes) -> Result<Json<GameState>, ApiError> {
     let req: RecordRequest = parse_body(&body)?;
     let (game, tags) = record::parse(&req.text).map_err(|e| ApiError::bad(e.to_string()))?;
     at_most_max_plies(game.moves().len())?;
-    Ok(Json(game_json(&game, &tags)))
+    Ok(Json(game_state(&game, &tags)))
 }
 
 /// `human` or a player's name (`KIND[:LEVEL]`), checked.
@@ -190,7 +195,7 @@ pub struct AgentRequest {
 pub async fn agent(
     State(state): State<Arc<AppState>>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AgentMove>, ApiError> {
     let req: AgentRequest = parse_body(&body)?;
     let game = req.game.replay()?;
     let spec = player_name(&req.player)?
@@ -223,14 +228,14 @@ pub async fn agent(
         let started = Instant::now();
         let choice = player.choose(&game);
         let board = game.position().board();
-        Ok(Json(json!({
-            "player": spec.to_string(),
-            "move": choice.mv.notation(board),
-            "value": choice.info.value.map(|(v, _)| v.name()),
-            "source": choice.info.value.map(|(_, s)| s.name()),
-            "work": choice.work,
-            "seconds": started.elapsed().as_secs_f64(),
-        })))
+        Ok(Json(AgentMove {
+            player: spec.to_string(),
+            mv: choice.mv.notation(board),
+            value: choice.info.value.map(|(v, _)| v),
+            source: choice.info.value.map(|(_, s)| s.name()),
+            work: choice.work,
+            seconds: started.elapsed().as_secs_f64(),
+        }))
     })
     .await
 }
@@ -249,7 +254,7 @@ pub struct AnalyseRequest {
 pub async fn analyse(
     State(state): State<Arc<AppState>>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AnalysedGame>, ApiError> {
     let req: AnalyseRequest = parse_body(&body)?;
     let game = req.game.replay()?;
     let board = game.position().board();
@@ -316,19 +321,23 @@ pub async fn analyse(
                 (Verdict::Loss, Verdict::Loss) => 4,
             }
         });
-        let moves: Vec<Value> = values
+        let moves: Vec<MoveAnalysed> = values
             .iter()
             .map(|v| {
                 let notation = v.info.mv.notation(board);
                 let bound = partial.get(&notation);
-                json!({
-                    "value": bounds_of(v).words().unwrap_or("unknown"),
-                    "source": v.info.value.map(|(_, s)| s.name()).or(bound.map(|_| "certificate")),
-                    "notation": notation,
-                    "distance": v.info.distance,
-                    "score": v.info.score,
-                    "after": v.info.mv.apply(&pos).to_string(),
-                })
+                MoveAnalysed {
+                    value: bounds_of(v).words().unwrap_or("unknown"),
+                    source: v
+                        .info
+                        .value
+                        .map(|(_, s)| s.name())
+                        .or(bound.map(|_| "certificate")),
+                    notation,
+                    distance: v.info.distance,
+                    score: v.info.score,
+                    after: v.info.mv.apply(&pos),
+                }
             })
             .collect();
         // The position's value: the best its moves can be.
@@ -347,46 +356,44 @@ pub async fn analyse(
         } else {
             Bounds { low, high }.words().unwrap_or("unknown")
         };
-        let tables = db.as_ref().map(|d| json!({"pieces": d.max_pieces()}));
-        let mut state = game_json(&game, &[]);
-        state["analysis"] = json!({
-            "value": value,
-            "moves": moves,
-            "tables": tables,
-            "rote": rote.as_ref().map(|r| r.len()),
-            "certificates": certificates.as_ref().map(|c| c.len()),
-            "certificates_refused": certificates.as_ref().map(|c| c.refused.len()),
-            "in_play": in_play,
-        });
-        Ok(Json(state))
+        let analysis = Analysis {
+            value,
+            moves,
+            tables: db.as_ref().map(|d| TablesRead {
+                pieces: d.max_pieces(),
+            }),
+            rote: rote.as_ref().map(|r| r.len()),
+            certificates: certificates.as_ref().map(|c| c.len()),
+            certificates_refused: certificates.as_ref().map(|c| c.refused.len()),
+            in_play,
+        };
+        Ok(Json(AnalysedGame {
+            game: game_state(&game, &[]),
+            analysis,
+        }))
     })
     .await
 }
 
 /// GET /api/info: the boards, the players and their levels, and where values come from.
-pub async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let boards: Vec<Value> = Board::all()
-        .map(|b| {
-            json!({
-                "name": b.to_string(),
-                "start": Position::initial(b).to_string(),
-                "tables": state.has_tables(b),
-            })
+pub async fn info(State(state): State<Arc<AppState>>) -> Json<AppInfo> {
+    let boards = Board::all()
+        .map(|b| BoardInfo {
+            name: b,
+            start: Position::initial(b),
+            tables: state.has_tables(b),
         })
         .collect();
-    let players: Vec<Value> = Kind::ALL
+    let players = Kind::ALL
         .iter()
-        .map(|k| {
-            let levels: Vec<&str> = if k.has_levels() {
+        .map(|k| PlayerInfo {
+            kind: k.name(),
+            levels: if k.has_levels() {
                 Level::ALL.iter().map(|l| l.name()).collect()
             } else {
                 Vec::new()
-            };
-            json!({"kind": k.name(), "levels": levels})
+            },
         })
         .collect();
-    Json(json!({
-        "boards": boards,
-        "players": players,
-    }))
+    Json(AppInfo { boards, players })
 }

@@ -9,6 +9,7 @@
 //! must be JSON, which a page of another origin cannot send without a preflight we never
 //! grant. No request names a file: sessions by number, tables by board.
 
+pub mod answers;
 mod api;
 pub mod certificates;
 pub mod proofs;
@@ -29,7 +30,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::json;
 use thiserror::Error;
 
 use fanorona_rules::geometry::Board;
@@ -90,7 +90,11 @@ impl IntoResponse for ApiError {
             message.truncate(cut);
             message.push('…');
         }
-        (self.status, axum::Json(json!({"error": message}))).into_response()
+        (
+            self.status,
+            axum::Json(answers::ErrorAnswer { error: message }),
+        )
+            .into_response()
     }
 }
 

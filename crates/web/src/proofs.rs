@@ -9,17 +9,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::answers::{
+    CertificateWalked, LineEnding, MoveProved, ProofFile, ProofList, ProofRefused, ProofRoot,
+    ProofWalk,
+};
+use super::certificates::{Known, Stamp, bounds_of, position_bounds, stamp};
+use super::{ApiError, AppState, blocking, view};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::{Json, http::StatusCode};
-use serde::Deserialize;
-use serde_json::{Value, json};
-
-use super::certificates::{Known, Stamp, bounds_of, position_bounds, stamp};
-use super::{ApiError, AppState, blocking, view};
 use fanorona_certificate::explore::{Ending, Tree, play_line};
 use fanorona_rules::moves::legal_moves;
 use fanorona_rules::position::Position;
+use serde::Deserialize;
 
 /// Indexed certificates kept at once; the least recently walked goes first.
 const KEPT: usize = 4;
@@ -98,9 +100,9 @@ fn mending(why: &str) -> String {
 }
 
 /// GET /api/proofs: the checked certificates by root, and those refused with the reason.
-pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<ProofList>, ApiError> {
     let index = blocking(move || Ok(state.certificates())).await?;
-    let mut roots: Vec<Value> = index
+    let mut roots: Vec<ProofRoot> = index
         .roots()
         .map(|(root, known)| {
             let mut files: Vec<&Known> = known.iter().collect();
@@ -109,27 +111,34 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, Api
                 .parse::<Position>()
                 .map(|p| p.board().to_string())
                 .unwrap_or_default();
-            json!({
-                "root": root,
-                "board": board,
-                "certificates": files.iter().map(|k| json!({
-                    "file": file_name(&k.file),
-                    "claim": claim_words(k),
-                })).collect::<Vec<_>>(),
-            })
+            ProofRoot {
+                root: root.to_string(),
+                board,
+                certificates: files
+                    .iter()
+                    .map(|k| ProofFile {
+                        file: file_name(&k.file),
+                        claim: claim_words(k),
+                    })
+                    .collect(),
+            }
         })
         .collect();
+    // By their first file's name.
     roots.sort_by(|a, b| {
-        a["certificates"][0]["file"]
-            .as_str()
-            .cmp(&b["certificates"][0]["file"].as_str())
+        let (a, b) = (a.certificates.first(), b.certificates.first());
+        a.map(|c| &c.file).cmp(&b.map(|c| &c.file))
     });
-    let refused: Vec<Value> = index
+    let refused = index
         .refused
         .iter()
-        .map(|(file, why)| json!({"file": file_name(file), "why": why, "mend": mending(why)}))
+        .map(|(file, why)| ProofRefused {
+            file: file_name(file),
+            why: why.clone(),
+            mend: mending(why),
+        })
         .collect();
-    Ok(Json(json!({"roots": roots, "refused": refused})))
+    Ok(Json(ProofList { roots, refused }))
 }
 
 #[derive(Deserialize)]
@@ -155,12 +164,12 @@ struct Walked {
 pub async fn walk(
     State(state): State<Arc<AppState>>,
     Query(q): Query<WalkQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ProofWalk>, ApiError> {
     let s = state.clone();
     blocking(move || walk_now(&s, &q)).await.map(Json)
 }
 
-fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
+fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
     let index = state.certificates();
     let root: Position = q
         .root
@@ -207,7 +216,7 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
     let end = legal
         .is_empty()
         .then(|| format!("{} has no move: {} has lost", mover.name(), mover.name()));
-    let mut moves: Vec<Value> = legal
+    let mut moves: Vec<MoveProved> = legal
         .into_iter()
         .map(|m| {
             let notation = m.notation(pos.board());
@@ -223,48 +232,41 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<Value, ApiError> {
                 }
             }
             let bounds = bounds_of(says, mover);
-            json!({
-                "move": notation,
-                "after": after.to_string(),
-                "value": bounds.and_then(|b| b.words()),
-                "rank": bounds.map_or(0, |b| b.low as i32 + b.high as i32 + 1),
-                "by": by,
-            })
+            MoveProved {
+                mv: notation,
+                after,
+                value: bounds.and_then(|b| b.words()),
+                rank: bounds.map_or(0, |b| b.low as i32 + b.high as i32 + 1),
+                by,
+            }
         })
         .collect();
     // Best first for the side to move, then in notation order.
-    moves.sort_by(|a, b| {
-        b["rank"]
-            .as_i64()
-            .cmp(&a["rank"].as_i64())
-            .then_with(|| a["move"].as_str().cmp(&b["move"].as_str()))
-    });
-    let certificates: Vec<Value> = walked
+    moves.sort_by(|a, b| b.rank.cmp(&a.rank).then_with(|| a.mv.cmp(&b.mv)));
+    let certificates = walked
         .iter()
-        .map(|w| {
-            json!({
-                "file": file_name(&w.known.file),
-                "claim": claim_words(&w.known),
-                "nodes": w.tree.len(),
-                "reached": w.node.is_some(),
-                "followed": w.followed,
-                "here": w.node.map(|n| subtree(&w.tree, n)),
-            })
+        .map(|w| CertificateWalked {
+            file: file_name(&w.known.file),
+            claim: claim_words(&w.known),
+            nodes: w.tree.len(),
+            reached: w.node.is_some(),
+            followed: w.followed,
+            here: w.node.map(|n| subtree(&w.tree, n)),
         })
         .collect();
-    Ok(json!({
-        "root": root.to_string(),
-        "line": line,
-        "error": error,
-        "position": pos.to_string(),
-        "board": view::board(pos.board()),
-        "cells": view::cells(&pos),
-        "side": mover.name(),
-        "value": here.and_then(|b| b.words()),
-        "certificates": certificates,
-        "moves": moves,
-        "end": end,
-    }))
+    Ok(ProofWalk {
+        root,
+        line,
+        error,
+        position: pos,
+        board: view::board(pos.board()),
+        cells: view::cells(&pos),
+        side: mover,
+        value: here.and_then(|b| b.words()),
+        certificates,
+        moves,
+        end,
+    })
 }
 
 /// Nodes in the subtree that stands for `node`.
@@ -277,7 +279,7 @@ fn subtree(tree: &Tree, node: u32) -> u64 {
 
 /// How one certificate goes on after a move: the subtree below it, or how it ends there and
 /// why, in a line.
-fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> Value {
+fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> LineEnding {
     let to_move = after.side_to_move();
     let pieces = after.piece_count();
     let (why, shared) = match tree.ending(child) {
@@ -313,12 +315,12 @@ fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> Valu
         }
         Ending::Open => ("left open (a partial certificate)".to_string(), None),
     };
-    json!({
-        "file": file_name(&known.file),
-        "nodes": subtree(tree, tree.standing_for(child)),
-        "why": why,
-        "shared": shared,
-    })
+    LineEnding {
+        file: file_name(&known.file),
+        nodes: subtree(tree, tree.standing_for(child)),
+        why,
+        shared,
+    }
 }
 
 #[derive(Deserialize)]

@@ -12,8 +12,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::answers::{LogLines, RootNumbers, SessionCurve, SessionMoves};
 use super::api::parse_body;
 use super::{ApiError, AppState, blocking, download};
 use fanorona_daemon::DataDir;
@@ -363,28 +364,26 @@ async fn current_curve(state: &Arc<AppState>, id: u64) -> Result<(Status, Vec<Ro
 pub async fn curve(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionCurve>, ApiError> {
     let id = session_id(&id)?;
     let (status, rows) = current_curve(&state, id).await?;
-    let points: Vec<Value> = curve::thin(&rows, CURVE_POINTS)
+    let points = curve::thin(&rows, CURVE_POINTS)
         .into_iter()
-        .map(|(g, p)| {
-            json!({
-                "goal": g,
-                "iteration": p.iteration,
-                "nodes": p.nodes,
-                "seconds": p.seconds,
-                "pn": p.pn.min(fanorona_search::INFINITE),
-                "dpn": p.dn.min(fanorona_search::INFINITE),
-            })
+        .map(|(g, p)| RootNumbers {
+            goal: g.clone(),
+            iteration: p.iteration,
+            nodes: p.nodes,
+            seconds: p.seconds,
+            pn: p.pn.min(fanorona_search::INFINITE),
+            dpn: p.dn.min(fanorona_search::INFINITE),
         })
         .collect();
-    Ok(Json(json!({
-        "status": serde_json::to_value(status).expect("answers serialise"),
-        "total": rows.len(),
-        "infinite": fanorona_search::INFINITE,
-        "points": points,
-    })))
+    Ok(Json(SessionCurve {
+        status,
+        total: rows.len(),
+        infinite: fanorona_search::INFINITE,
+        points,
+    }))
 }
 
 /// GET /api/sessions/{id}/curve.csv: the stored curve (every iteration) and the live points
@@ -463,7 +462,7 @@ pub async fn moves(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Query(q): Query<MovesQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionMoves>, ApiError> {
     let id = session_id(&id)?;
     let line = q.line.split_whitespace().map(str::to_string).collect();
     let at = ask(
@@ -479,11 +478,12 @@ pub async fn moves(
     .await?;
     // The board at the line's end, drawn as the other pages draw theirs.
     let pos = at.position;
-    let mut v = serde_json::to_value(at).expect("answers serialise");
-    v["board"] = json!(super::view::board(pos.board()));
-    v["cells"] = json!(super::view::cells(&pos));
-    v["side"] = json!(pos.side_to_move().name());
-    Ok(Json(v))
+    Ok(Json(SessionMoves {
+        at,
+        board: super::view::board(pos.board()),
+        cells: super::view::cells(&pos),
+        side: pos.side_to_move(),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -498,7 +498,7 @@ pub async fn log(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Query(q): Query<LogQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LogLines>, ApiError> {
     let id = session_id(&id)?;
     let path = log_path(&DataDir::new(&state.options.data_dir).logs(), id);
     if !path.exists() {
@@ -507,7 +507,7 @@ pub async fn log(
     }
     let from = q.from.unwrap_or(0);
     let (lines, next) = blocking(move || Ok(read_log(&path, from, true))).await?;
-    Ok(Json(json!({"lines": lines, "next": next})))
+    Ok(Json(LogLines { lines, next }))
 }
 
 #[cfg(test)]

@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::cli::bench::harness as bench;
 use crate::cli::output::CliResult;
 use fanorona::play::alphabeta::{AlphaBeta, Settings};
@@ -33,6 +31,15 @@ const TABLE_POSITIONS: [&str; 4] = [
     "...BW..../........W/.B......./...W...../B.....W.. b",
 ];
 
+/// A case of the players' workload: which player, and the work it is given.
+#[derive(serde::Serialize)]
+#[serde(tag = "player", rename_all = "lowercase")]
+enum PlayerCase {
+    Alphabeta { depth: u32 },
+    Mcts { playouts: u32 },
+    Perfect { positions: usize },
+}
+
 pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     let games: Vec<Game> = positions()
         .into_iter()
@@ -41,7 +48,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     let games = &games;
     let alphabeta = bench::Case {
         label: "alpha-beta 5x9, 6 plies, 3 positions".into(),
-        fields: json!({"player": "alphabeta", "depth": 6}),
+        fields: PlayerCase::Alphabeta { depth: 6 },
         run: Box::new(move || {
             let mut ab = AlphaBeta::new(
                 Settings {
@@ -59,10 +66,10 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             ab.nodes()
         }),
     };
-    bench::run(vec![alphabeta], repeat, 1, "nodes", json);
+    bench::run(vec![alphabeta], repeat, 1, "nodes", json)?;
     let mcts = bench::Case {
         label: "MCTS 5x9, 20000 playouts, 3 positions".into(),
-        fields: json!({"player": "mcts", "playouts": 20_000}),
+        fields: PlayerCase::Mcts { playouts: 20_000 },
         run: Box::new(move || {
             let mut m = Mcts::new(
                 mcts::Settings {
@@ -79,7 +86,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             m.playouts()
         }),
     };
-    bench::run(vec![mcts], repeat, 1, "playouts", json);
+    bench::run(vec![mcts], repeat, 1, "playouts", json)?;
     if let Some(dir) = db {
         let tables = std::sync::Arc::new(crate::cli::args::open_tables(dir, Board::STANDARD)?);
         let tools = Tools {
@@ -89,7 +96,9 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
         let tools = &tools;
         let perfect = bench::Case {
             label: "perfect play 5x9, 7-piece table positions".into(),
-            fields: json!({"player": "perfect", "positions": TABLE_POSITIONS.len()}),
+            fields: PlayerCase::Perfect {
+                positions: TABLE_POSITIONS.len(),
+            },
             run: Box::new(move || {
                 let mut p = make("perfect".parse().expect("a player"), tools);
                 for text in TABLE_POSITIONS {
@@ -99,7 +108,7 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 TABLE_POSITIONS.len() as u64
             }),
         };
-        bench::run(vec![perfect], repeat, 1, "moves", json);
+        bench::run(vec![perfect], repeat, 1, "moves", json)?;
     }
     Ok(())
 }

@@ -7,9 +7,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::anyhow;
-use serde_json::json;
 
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::output::{CliResult, Failure, print_json};
 use crate::out;
 use fanorona::certificate::{self, Solved};
 use fanorona::egdb::file::board_dir;
@@ -78,6 +77,32 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// `bench certificates --json`: the certificates' nodes (a signature), the sum of the
+/// checker's median times, and each board.
+#[derive(serde::Serialize)]
+struct CertificatesTimed {
+    certificate_nodes: u64,
+    verify_seconds: f64,
+    verify_nodes_per_second: u64,
+    repeat: usize,
+    runs: Vec<BoardTimed>,
+}
+
+/// One board of `bench certificates`: the search, and its certificates written and checked
+/// (median times).
+#[derive(serde::Serialize)]
+struct BoardTimed {
+    board: Board,
+    tables: bool,
+    search_seconds: f64,
+    write_seconds: f64,
+    /// Writing's time as a share of the search's.
+    write_share: f64,
+    verify_seconds: f64,
+    certificate_nodes: u64,
+    certificate_bytes: u64,
+}
+
 /// 3x7 and 7x3 without tables; with `db`, 5x7 over its tables too.
 pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
     let mut boards: Vec<(Board, Option<&Path>)> = ["3x7", "7x3"]
@@ -117,20 +142,27 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 nodes as f64 / verify.max(1e-9) / 1e6
             );
         }
-        rows.push(
-            json!({"board": board.to_string(), "tables": dir.is_some(), "search_seconds": solve,
-            "write_seconds": write, "write_share": write / solve.max(1e-9),
-            "verify_seconds": verify, "certificate_nodes": nodes, "certificate_bytes": bytes}),
-        );
+        rows.push(BoardTimed {
+            board,
+            tables: dir.is_some(),
+            search_seconds: solve,
+            write_seconds: write,
+            write_share: write / solve.max(1e-9),
+            verify_seconds: verify,
+            certificate_nodes: nodes,
+            certificate_bytes: bytes,
+        });
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let rate = total_nodes as f64 / total_verify.max(1e-9);
     if json {
-        out!(
-            "{}",
-            json!({"certificate_nodes": total_nodes, "verify_seconds": total_verify,
-                   "verify_nodes_per_second": rate.round() as u64, "repeat": repeat, "runs": rows})
-        );
+        print_json(&CertificatesTimed {
+            certificate_nodes: total_nodes,
+            verify_seconds: total_verify,
+            verify_nodes_per_second: rate.round() as u64,
+            repeat,
+            runs: rows,
+        })?;
     } else {
         out!(
             "signature {total_nodes} certificate nodes; checked in {total_verify:.3} s (sum of medians of {repeat}): {:.2} M nodes/s",

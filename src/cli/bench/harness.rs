@@ -3,21 +3,48 @@
 
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use crate::cli::output::counted;
+use crate::cli::output::{CliResult, counted, print_json};
 use crate::out;
 
-/// One case of a workload: a label for the text output, its fields for the JSON output, and
-/// the work, which returns the nodes it counted.
-pub struct Case<'a> {
+/// One case of a workload: a label for the text output, what it runs for the JSON output
+/// (`F`, a workload's own type), and the work, which returns the nodes it counted.
+pub struct Case<'a, F> {
     pub label: String,
-    pub fields: Value,
+    pub fields: F,
     pub run: Box<dyn Fn() -> u64 + 'a>,
 }
 
+/// `bench --json`: a workload's signature (the nodes it counts), the sum of the cases'
+/// median times, and each case.
+#[derive(Serialize)]
+struct WorkloadTimed<F> {
+    nodes: u64,
+    seconds: f64,
+    nodes_per_second: u64,
+    threads: usize,
+    repeat: usize,
+    runs: Vec<CaseTimed<F>>,
+}
+
+/// A case of `bench --json`: what it ran, the nodes it counted and its median time.
+#[derive(Serialize)]
+struct CaseTimed<F> {
+    #[serde(flatten)]
+    case: F,
+    nodes: u64,
+    seconds: f64,
+}
+
 /// Runs `cases`; `unit` names what is counted ("leaves", "nodes"); `threads` is reported.
-pub fn run(cases: Vec<Case<'_>>, repeat: usize, threads: usize, unit: &str, json: bool) {
+pub fn run<F: Serialize>(
+    cases: Vec<Case<'_, F>>,
+    repeat: usize,
+    threads: usize,
+    unit: &str,
+    json: bool,
+) -> CliResult {
     let mut rows = Vec::new();
     let (mut total, mut total_seconds) = (0u64, 0f64);
     for case in cases {
@@ -37,25 +64,29 @@ pub fn run(cases: Vec<Case<'_>>, repeat: usize, threads: usize, unit: &str, json
                 nodes as f64 / median / 1e6
             );
         }
-        let mut row = case.fields;
-        row["nodes"] = json!(nodes);
-        row["seconds"] = json!(median);
-        rows.push(row);
+        rows.push(CaseTimed {
+            case: case.fields,
+            nodes,
+            seconds: median,
+        });
         total += nodes;
         total_seconds += median;
     }
     let rate = total as f64 / total_seconds;
     if json {
-        out!(
-            "{}",
-            json!({"nodes": total, "seconds": total_seconds, "nodes_per_second": rate.round() as u64,
-                   "threads": threads, "repeat": repeat, "runs": rows})
-        );
-    } else {
-        out!(
-            "signature {total} {unit}; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M {unit}/s, {}",
-            rate / 1e6,
-            counted(threads, "thread", "threads")
-        );
+        return print_json(&WorkloadTimed {
+            nodes: total,
+            seconds: total_seconds,
+            nodes_per_second: rate.round() as u64,
+            threads,
+            repeat,
+            runs: rows,
+        });
     }
+    out!(
+        "signature {total} {unit}; {total_seconds:.3} s (sum of medians of {repeat}): {:.2} M {unit}/s, {}",
+        rate / 1e6,
+        counted(threads, "thread", "threads")
+    );
+    Ok(())
 }

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::cli::args::open_tables;
 use crate::cli::bench::harness as bench;
 use crate::cli::output::CliResult;
@@ -34,7 +32,10 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             let name = algorithm.name();
             bench::Case {
                 label: format!("{board} {name:<4}"),
-                fields: json!({"board": board, "algorithm": name}),
+                fields: SolverCase {
+                    board,
+                    algorithm: name,
+                },
                 run: Box::new(move || {
                     game_value(&pos, |goal| {
                         pn::solve(
@@ -51,8 +52,26 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             }
         })
         .collect();
-    bench::run(cases, repeat, 1, "nodes", json);
-    Ok(())
+    bench::run(cases, repeat, 1, "nodes", json)
+}
+
+/// A case of the solver workload: a board's start solved by an algorithm, both questions.
+#[derive(serde::Serialize)]
+struct SolverCase {
+    board: &'static str,
+    algorithm: &'static str,
+}
+
+/// A case of the solver workload over tables: both questions of the 5x9 start over the
+/// tables, a fixed number of nodes each, with a second-level bound and first numbers.
+#[derive(serde::Serialize)]
+struct SolverOverTablesCase {
+    board: &'static str,
+    algorithm: &'static str,
+    second_level: String,
+    init: &'static str,
+    tables: bool,
+    goals: u32,
 }
 
 /// Nodes per goal of the workload over tables.
@@ -75,42 +94,56 @@ fn bench_with_tables(dir: &Path, repeat: usize, json: bool) -> CliResult {
     let cases = [
         (Algorithm::Pn2, SecondLevel::TreeSize, Init::Mobility),
         (Algorithm::Pn2DfPn, SecondLevel::TreeSize, Init::Mobility),
-        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Mobility),
-        (Algorithm::Pn2DfPn, SecondLevel::Fixed(SESSION_BOUND_5X9), Init::Material),
+        (
+            Algorithm::Pn2DfPn,
+            SecondLevel::Fixed(SESSION_BOUND_5X9),
+            Init::Mobility,
+        ),
+        (
+            Algorithm::Pn2DfPn,
+            SecondLevel::Fixed(SESSION_BOUND_5X9),
+            Init::Material,
+        ),
     ]
     .into_iter()
     .map(|(algorithm, bound, init)| {
-            let name = algorithm.name();
-            bench::Case {
-                label: format!(
-                    "5x9 {name:<7} second level {bound:<9} {:<8} tables, both goals",
-                    init.name()
-                ),
-                fields: json!({"board": "5x9", "algorithm": name, "second_level": bound.to_string(), "init": init.name(), "tables": true, "goals": 2}),
-                run: Box::new(move || {
-                    let limits = Limits {
-                        nodes: Some(TABLE_BENCH_NODES),
-                        ..Limits::none()
-                    };
-                    std::thread::scope(|s| {
-                        let goals = [Color::White, Color::Black].map(|attacker| {
-                            s.spawn(move || {
-                                let leaf = LeafEval::new(Some(db)).with_init(init);
-                                let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
-                                tree.second_level = bound;
-                                pn::run(&mut tree, algorithm, limits, |_| {});
-                                tree.stats.nodes
-                            })
-                        });
-                        goals
-                            .into_iter()
-                            .map(|h| h.join().expect("a bench search does not panic"))
-                            .sum()
-                    })
-                }),
-            }
-        })
-        .collect();
-    bench::run(cases, repeat, 2, "nodes", json);
-    Ok(())
+        let name = algorithm.name();
+        bench::Case {
+            label: format!(
+                "5x9 {name:<7} second level {bound:<9} {:<8} tables, both goals",
+                init.name()
+            ),
+            fields: SolverOverTablesCase {
+                board: "5x9",
+                algorithm: name,
+                second_level: bound.to_string(),
+                init: init.name(),
+                tables: true,
+                goals: 2,
+            },
+            run: Box::new(move || {
+                let limits = Limits {
+                    nodes: Some(TABLE_BENCH_NODES),
+                    ..Limits::none()
+                };
+                std::thread::scope(|s| {
+                    let goals = [Color::White, Color::Black].map(|attacker| {
+                        s.spawn(move || {
+                            let leaf = LeafEval::new(Some(db)).with_init(init);
+                            let mut tree = PnTree::new(pos, Goal { attacker }, leaf, vec![]);
+                            tree.second_level = bound;
+                            pn::run(&mut tree, algorithm, limits, |_| {});
+                            tree.stats.nodes
+                        })
+                    });
+                    goals
+                        .into_iter()
+                        .map(|h| h.join().expect("a bench search does not panic"))
+                        .sum()
+                })
+            }),
+        }
+    })
+    .collect();
+    bench::run(cases, repeat, 2, "nodes", json)
 }

@@ -6,11 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use crate::cli::output::{CliResult, Failure};
+use crate::cli::output::{CliResult, Failure, print_json};
 use crate::out;
-use fanorona::Position;
 use fanorona::search::Algorithm;
 use fanorona::search::pn::Node;
 use fanorona::search::{INFINITE, Init, Leaf};
@@ -19,6 +16,7 @@ use fanorona::session::log::resident_bytes;
 use fanorona::session::runner::{Control, FOLD_BATCH, run};
 use fanorona::session::store::{SledStore, Store, Table, Write};
 use fanorona::session::{SecondLevel, Sessions, Settings};
+use fanorona::{Color, Position};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -130,12 +128,53 @@ fn remove_abandoned_stores(tmp: &std::path::Path) {
     }
 }
 
+/// `bench store --json`: a synthetic tree written, resumed and written again, the store's
+/// size, and what checkpoints cost a search.
+#[derive(serde::Serialize)]
+struct StoreTimed {
+    tree_nodes: usize,
+    write_seconds: f64,
+    resume_seconds: f64,
+    store_bytes: u64,
+    store_bytes_per_million_nodes: f64,
+    rewrite_batched_seconds: f64,
+    rewrite_batched_memory_growth: u64,
+    rewrite_one_batch_seconds: f64,
+    rewrite_one_batch_memory_growth: u64,
+    nodes_per_second_checkpoint_every_second: f64,
+    nodes_per_second_no_checkpoint: f64,
+    /// The share of the speed lost to checkpoints every second.
+    checkpoint_cost: f64,
+    /// The share of the time spent writing them.
+    checkpoint_time_share: f64,
+    repeat: usize,
+}
+
+/// `bench store --from DIR --json`: the store opened (and upgraded), and each session's
+/// first-level trees resumed and written whole.
+#[derive(serde::Serialize)]
+struct StoreOpenedTimed {
+    open_seconds: f64,
+    trees: Vec<TreeTimed>,
+    repeat: usize,
+}
+
+/// One first-level tree of `bench store --from`: its nodes, and the median times.
+#[derive(serde::Serialize)]
+struct TreeTimed {
+    session: u64,
+    goal: Color,
+    nodes: usize,
+    resume_seconds: f64,
+    write_seconds: f64,
+}
+
 pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliResult {
     #[cfg(target_os = "linux")]
     remove_abandoned_stores(&std::env::temp_dir());
     let tmp = std::env::temp_dir().join(format!("fanorona-bench-store-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let result = (|| -> Result<serde_json::Value, Failure> {
+    let result = (|| -> Result<StoreTimed, Failure> {
         let store: Arc<dyn Store> =
             Arc::new(SledStore::open(&tmp.join("store"), 256 << 20).map_err(Failure::other)?);
         let sessions = Sessions::open(store.clone(), false).map_err(Failure::other)?;
@@ -246,27 +285,27 @@ pub fn bench(tree_nodes: usize, repeat: usize, seconds: f64, json: bool) -> CliR
                 cost * 100.0
             );
         }
-        Ok(json!({
-            "tree_nodes": tree_nodes,
-            "write_seconds": write_s,
-            "resume_seconds": resume_s,
-            "store_bytes": bytes,
-            "store_bytes_per_million_nodes": bytes as f64 / (tree_nodes as f64 / 1e6),
-            "rewrite_batched_seconds": batched_s,
-            "rewrite_batched_memory_growth": batched_growth,
-            "rewrite_one_batch_seconds": whole_s,
-            "rewrite_one_batch_memory_growth": whole_growth,
-            "nodes_per_second_checkpoint_every_second": often,
-            "nodes_per_second_no_checkpoint": never,
-            "checkpoint_cost": cost,
-            "checkpoint_time_share": share,
-            "repeat": repeat,
-        }))
+        Ok(StoreTimed {
+            tree_nodes,
+            write_seconds: write_s,
+            resume_seconds: resume_s,
+            store_bytes: bytes,
+            store_bytes_per_million_nodes: bytes as f64 / (tree_nodes as f64 / 1e6),
+            rewrite_batched_seconds: batched_s,
+            rewrite_batched_memory_growth: batched_growth,
+            rewrite_one_batch_seconds: whole_s,
+            rewrite_one_batch_memory_growth: whole_growth,
+            nodes_per_second_checkpoint_every_second: often,
+            nodes_per_second_no_checkpoint: never,
+            checkpoint_cost: cost,
+            checkpoint_time_share: share,
+            repeat,
+        })
     })();
     let _ = std::fs::remove_dir_all(&tmp);
-    let v = result?;
+    let timed = result?;
     if json {
-        out!("{v}");
+        print_json(&timed)?;
     }
     Ok(())
 }
@@ -327,20 +366,21 @@ pub fn resume_from(dir: &std::path::Path, repeat: usize, json: bool) -> CliResul
                     nodes.len()
                 );
             }
-            rows.push(json!({
-                "session": rec.id,
-                "goal": goal.attacker,
-                "nodes": nodes.len(),
-                "resume_seconds": resume,
-                "write_seconds": write,
-            }));
+            rows.push(TreeTimed {
+                session: rec.id,
+                goal: goal.attacker,
+                nodes: nodes.len(),
+                resume_seconds: resume,
+                write_seconds: write,
+            });
         }
     }
     if json {
-        out!(
-            "{}",
-            json!({"open_seconds": open_s, "trees": rows, "repeat": repeat})
-        );
+        print_json(&StoreOpenedTimed {
+            open_seconds: open_s,
+            trees: rows,
+            repeat,
+        })?;
     } else {
         out!("store opened (and upgraded if older) in {open_s:.3} s");
     }

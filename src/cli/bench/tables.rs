@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::cli::bench::harness as bench;
 use crate::cli::output::{CliResult, Failure};
 use fanorona::Board;
@@ -20,6 +18,35 @@ use fanorona::egdb::{Database, Material};
 use fanorona::geometry::Bitboard;
 use fanorona::movegen::capturing_pieces;
 use fanorona::{Color, Position};
+
+/// A case of the tables' workload: what is timed, on which slice. The index is its name, or
+/// "?" for a probed slice that cannot be read.
+#[derive(serde::Serialize)]
+#[serde(tag = "case", rename_all = "lowercase")]
+enum TablesCase {
+    Rank {
+        slice: Material,
+        index: &'static str,
+    },
+    Probe {
+        slice: Material,
+        index: &'static str,
+    },
+    /// A build's first pass, its reads from the page cache or resident, gathered or not.
+    #[serde(rename = "capture values")]
+    CaptureValues {
+        slice: Material,
+        read: &'static str,
+        way: &'static str,
+    },
+    /// The first pass of a slice in the order of its entries or by big sets.
+    #[serde(rename = "first pass order")]
+    FirstPassOrder {
+        slice: Material,
+        read: &'static str,
+        order: &'static str,
+    },
+}
 
 /// Positions per case: a fixed pseudo-random sample, so the signature is the same anywhere.
 const SAMPLE: usize = 1 << 20;
@@ -55,7 +82,10 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             let positions = positions.clone();
             cases.push(bench::Case {
                 label: format!("rank {m} {scheme:>9}"),
-                fields: json!({"case": "rank", "slice": m.to_string(), "index": scheme.name()}),
+                fields: TablesCase::Rank {
+                    slice: m,
+                    index: scheme.name(),
+                },
                 run: Box::new(move || {
                     // The ranks are summed so that none is optimised away.
                     let sum = positions
@@ -82,7 +112,10 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 .map_or("?", |f| f.slice.scheme().name());
             cases.push(bench::Case {
                 label: format!("probe {m} {scheme:>9}"),
-                fields: json!({"case": "probe", "slice": m.to_string(), "index": scheme}),
+                fields: TablesCase::Probe {
+                    slice: m,
+                    index: scheme,
+                },
                 run: Box::new(move || {
                     let found = positions
                         .iter()
@@ -122,7 +155,11 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
                 }
                 cases.push(bench::Case {
                     label: format!("first pass {m} {read:>10} {name:>9}"),
-                    fields: json!({"case": "capture values", "slice": m.to_string(), "read": read, "way": name}),
+                    fields: TablesCase::CaptureValues {
+                        slice: m,
+                        read,
+                        way: name,
+                    },
                     run: Box::new(move || {
                         let mut reads = Scratch::new();
                         let sum = positions.iter().fold(0u64, |s, p| {
@@ -151,7 +188,11 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             let captures = captures.clone();
             cases.push(bench::Case {
                 label: format!("first pass {m} {read:>10} by {name:>8}"),
-                fields: json!({"case": "first pass order", "slice": m.to_string(), "read": read, "order": name}),
+                fields: TablesCase::FirstPassOrder {
+                    slice: m,
+                    read,
+                    order: name,
+                },
                 run: Box::new(move || {
                     let (n, sum) = first_pass_sample(&slice, &captures, order, 0.5, 2_000_000);
                     std::hint::black_box(sum);
@@ -160,6 +201,5 @@ pub fn bench(repeat: usize, db: Option<&Path>, json: bool) -> CliResult {
             });
         }
     }
-    bench::run(cases, repeat, 1, "positions", json);
-    Ok(())
+    bench::run(cases, repeat, 1, "positions", json)
 }

@@ -4,16 +4,17 @@ use super::*;
 
 use anyhow::anyhow;
 
-use crate::cli::output::{CliResult, Failure, counted};
+use crate::cli::output::{CliResult, Failure, counted, print_json};
 use crate::out;
 use fanorona::Color;
 use fanorona::certificate::Summary;
 use fanorona::config::Config;
-use fanorona::daemon::answers::Shown;
+use fanorona::daemon::answers::{self, Shown};
 use fanorona::daemon::client::{ClientError, call_within};
 use fanorona::daemon::protocol::{self, StatusOf};
 use fanorona::daemon::{self, DataDir};
 use fanorona::session::GoalRecord;
+use fanorona::session::report::{CertificateCopied, SessionCertificates};
 
 /// `session certificate ID PREFIX`: the certificates the daemon wrote when the session was
 /// solved, copied to PREFIX; written now (from the store) where there are none yet.
@@ -114,13 +115,18 @@ pub(super) fn session_certificate(
         rows.push((g.to_string(), to, bytes, check));
     }
     if json {
-        out!(
-            "{}",
-            serde_json::json!({"session": id, "certificates": rows.iter().map(|(g, p, b, c)| serde_json::json!({
-                "goal": g, "path": p, "bytes": b,
-                "verified": c.is_ok(),
-            })).collect::<Vec<_>>()})
-        );
+        print_json(&SessionCertificates {
+            session: id,
+            certificates: rows
+                .iter()
+                .map(|(goal, path, bytes, check)| CertificateCopied {
+                    goal: goal.clone(),
+                    path: path.clone(),
+                    bytes: *bytes,
+                    verified: check.is_ok(),
+                })
+                .collect(),
+        })?;
     } else {
         for (g, p, b, c) in &rows {
             let note = match c {
@@ -161,17 +167,19 @@ pub(super) fn chosen_certificate(
 ) -> CliResult {
     crate::cli::certificate::check_prefix(prefix)?;
     let made = write_certificates(config, id, prefix, chosen)?;
+    let verified = made.iter().all(|m| m.verified);
     if json {
-        out!(
-            "{}",
-            serde_json::json!({"session": id, "move": chosen.mv, "certificates": json_of(&made)})
-        );
+        print_json(&answers::Certificates {
+            session: id,
+            mv: chosen.mv.clone(),
+            certificates: made,
+        })?;
     } else {
         for m in &made {
             out!("{}", crate::cli::certificate::line_of(m));
         }
     }
-    if made.iter().any(|m| !m.verified) {
+    if !verified {
         return Err(Failure::other(anyhow!("a certificate failed verification")));
     }
     Ok(())

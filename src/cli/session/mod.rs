@@ -34,7 +34,7 @@ use crate::cli::args::JsonFlag;
 use crate::cli::args::algorithm_parser;
 use crate::cli::args::color_parser;
 use crate::cli::help;
-use crate::cli::output::{CliResult, Failure, check_output};
+use crate::cli::output::{CliResult, Failure, check_output, print_json};
 use crate::out;
 use fanorona::Color;
 use fanorona::config::Config;
@@ -42,6 +42,7 @@ use fanorona::daemon::answers::{CurvePoint, Status};
 use fanorona::daemon::protocol::{self, StatusOf};
 use fanorona::search::{Algorithm, Init};
 use fanorona::session::curve;
+use fanorona::session::report::{CurveWritten, SessionStarted};
 use fanorona::session::{SecondLevel, State};
 
 #[derive(clap::Subcommand)]
@@ -319,7 +320,7 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 },
             )?;
             if json {
-                out!("{}", serde_json::json!({"id": v.id}));
+                print_json(&SessionStarted { id: v.id })?;
             } else {
                 out!("session {} started", v.id);
                 if !daemon {
@@ -504,10 +505,12 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
                 curve::write_csv(csv, &rows).map_err(Failure::other)?;
             }
             if json {
-                out!(
-                    "{}",
-                    serde_json::json!({"points": rows.len(), "csv": csv, "png": png, "svg": svg})
-                );
+                print_json(&CurveWritten {
+                    points: rows.len(),
+                    csv,
+                    png,
+                    svg,
+                })?;
             } else {
                 if let Some(csv) = &csv {
                     out!("{} points to {}", rows.len(), csv.display());

@@ -4,10 +4,18 @@ use super::*;
 
 use crate::cli::args::JsonFlag;
 use crate::cli::help;
-use crate::cli::output::{CliResult, check_output};
+use crate::cli::output::{CliResult, check_output, print_json};
 use crate::out;
 use fanorona::config::Config;
 use fanorona::daemon::protocol::{self};
+
+/// `rote export FILE --json`: how many entries were written, and where. (The command line
+/// writes the file: the answer is its own.)
+#[derive(serde::Serialize)]
+struct RoteExported {
+    entries: usize,
+    file: PathBuf,
+}
 
 #[derive(clap::Subcommand)]
 pub enum RoteCommand {
@@ -72,10 +80,10 @@ pub fn rote(command: RoteCommand, config: &Config) -> CliResult {
             }
             crate::cli::output::write_atomically(&file, text.as_bytes())?;
             if json {
-                out!(
-                    "{}",
-                    serde_json::json!({"entries": entries.len(), "file": file})
-                );
+                print_json(&RoteExported {
+                    entries: entries.len(),
+                    file,
+                })?;
             } else {
                 out!("{} entries to {}", entries.len(), file.display());
             }

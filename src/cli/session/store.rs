@@ -4,7 +4,7 @@ use super::*;
 
 use crate::cli::args::JsonFlag;
 use crate::cli::help;
-use crate::cli::output::CliResult;
+use crate::cli::output::{CliResult, print_json};
 use crate::out;
 use fanorona::config::Config;
 use fanorona::daemon::{self, DataDir};
@@ -48,17 +48,7 @@ pub fn store(command: StoreCommand, config: &Config) -> CliResult {
             })
             .map_err(daemon_failure)?;
             if json {
-                out!(
-                    "{}",
-                    serde_json::json!({
-                        "store": dir.store(),
-                        "records": done.contents.records,
-                        "record_bytes": done.contents.bytes,
-                        "bytes_before": done.bytes_before,
-                        "bytes_after": done.bytes_after,
-                        "seconds": done.seconds,
-                    })
-                );
+                print_json(&done.report(dir.store()))?;
             } else {
                 out!(
                     "{}: {} records ({:.2} GB) copied, checked and swapped in; {:.2} GB on disk before, {:.2} GB now; {:.1} s",

@@ -361,7 +361,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
         moves: args.moves.then_some(move_values),
         census: taken_census,
     };
-    report.print(args.json);
+    report.print(args.json)?;
     // The curve after the result: a failure here cannot hide the value.
     if let Some(path) = &args.curve {
         let rows: Vec<_> = solution

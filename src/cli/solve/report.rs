@@ -1,13 +1,12 @@
 //! What `fanorona solve` prints, one form for both ways it runs (in memory, or as a session
 //! on the store), in words and as JSON.
 
-use serde_json::{Value as Json, json};
-
-use crate::cli::output::counted;
+use crate::cli::output::{CliResult, counted, print_json};
 use crate::out;
 use fanorona::Position;
-use fanorona::certificate::Made;
+use fanorona::certificate::{Made, Summary};
 use fanorona::search::census;
+use fanorona::search::report::{CensusRow, MoveValue, PositionSolved, QuestionSearched};
 
 /// One question searched.
 pub struct Question {
@@ -89,65 +88,61 @@ impl Report {
         self.questions.iter().map(|q| q.nodes).sum()
     }
 
-    pub fn print(&self, json: bool) {
+    pub fn print(&self, json: bool) -> CliResult {
         if json {
-            out!("{}", self.json());
-        } else {
-            self.print_words();
+            return print_json(&self.answer());
         }
+        self.print_words();
+        Ok(())
     }
 
-    fn json(&self) -> Json {
+    /// The `--json` answer.
+    fn answer(&self) -> PositionSolved<Summary> {
         let value = self.value.as_deref();
-        let mut o = json!({
-            "position": self.position.to_string(),
-            "value": value.unwrap_or("unknown"),
-            "best_move": self.best_move,
-            "nodes": self.nodes(),
-            "deciding_nodes": self.deciding_nodes(),
-            "rote_hits": self.questions.iter().map(|q| q.rote_hits).sum::<Option<u64>>(),
-            "seconds": self.seconds,
-            "verified": self.verified == Some(true),
-            "algorithm": self.algorithm,
-            "database": self.database,
-            "session": self.session.as_ref().map(|s| s.0),
-            "solved_before": self.session.as_ref().is_some_and(|s| s.2),
-            "searches": self.questions.iter().map(|q| json!({
-                "goal": format!("{} wins", q.attacker),
-                "outcome": q.outcome,
-                "decides": q.decides(value),
-                "nodes": q.nodes,
-                "iterations": q.iterations,
-                "first_level": q.first_level,
-                "db_hits": q.db_hits,
-                "rote_hits": q.rote_hits,
-                "repetitions": q.repetitions,
-                "seconds": q.seconds,
-            })).collect::<Vec<_>>(),
-            "certificates": self.certificates.iter().map(Made::summary).collect::<Vec<_>>(),
-        });
-        if let Some(c) = &self.census {
-            o["census"] = c
-                .rows()
-                .into_iter()
-                .map(|r| {
-                    json!({
-                        "pieces": r.pieces,
-                        "created": r.created,
-                        "pairs": r.pairs.iter().map(|&(pair, n)| {
-                            json!({"pair": pair.to_string(), "created": n})
-                        }).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-        }
-        if let Some(moves) = &self.moves {
-            o["moves"] = moves
+        PositionSolved {
+            position: self.position,
+            value: value.unwrap_or("unknown").to_string(),
+            best_move: self.best_move.clone(),
+            nodes: self.nodes(),
+            deciding_nodes: self.deciding_nodes(),
+            rote_hits: self.questions.iter().map(|q| q.rote_hits).sum(),
+            seconds: self.seconds,
+            verified: self.verified == Some(true),
+            algorithm: self.algorithm.clone(),
+            database: self.database.clone(),
+            session: self.session.as_ref().map(|s| s.0),
+            solved_before: self.session.as_ref().is_some_and(|s| s.2),
+            searches: self
+                .questions
                 .iter()
-                .map(|(m, v)| json!({"move": m, "value": v}))
-                .collect();
+                .map(|q| QuestionSearched {
+                    goal: format!("{} wins", q.attacker),
+                    outcome: q.outcome.clone(),
+                    decides: q.decides(value),
+                    nodes: q.nodes,
+                    iterations: q.iterations,
+                    first_level: q.first_level,
+                    db_hits: q.db_hits,
+                    rote_hits: q.rote_hits,
+                    repetitions: q.repetitions,
+                    seconds: q.seconds,
+                })
+                .collect(),
+            certificates: self.certificates.iter().map(Made::summary).collect(),
+            census: self
+                .census
+                .as_ref()
+                .map(|c| c.rows().iter().map(CensusRow::from).collect()),
+            moves: self.moves.as_ref().map(|moves| {
+                moves
+                    .iter()
+                    .map(|(mv, value)| MoveValue {
+                        mv: mv.clone(),
+                        value: value.clone(),
+                    })
+                    .collect()
+            }),
         }
-        o
     }
 
     fn print_words(&self) {

@@ -272,7 +272,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         moves: None,
         census: None,
     };
-    report.print(args.json);
+    report.print(args.json)?;
     // The curve after the result: a failure here cannot hide the value.
     if let Some(path) = &args.curve {
         let rows: Vec<curve::Row> = service

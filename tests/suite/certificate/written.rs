@@ -810,3 +810,58 @@ fn the_published_certificates_match_their_manifest() {
         );
     }
 }
+
+/// `verify --json` reads back as its typed answers: a certificate's is the checker's own
+/// report (the same as checking it in this process, but for the time), a refusal says wrong
+/// or unreadable; and `solve --json` names the certificate it wrote with the same claim.
+#[test]
+fn verify_json_reads_back_as_the_checkers_report() {
+    use fanorona::certificate::Summary;
+    use fanorona::certificate::report::{CertificateChecked, CertificateRefused, Refusal};
+    use fanorona::search::report::PositionSolved;
+
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("3x5");
+    let o = run(
+        &[
+            "solve",
+            "3x5",
+            "--no-store",
+            "--certificate",
+            prefix.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let solved: PositionSolved<Summary> = serde_json::from_slice(&o.stdout).unwrap();
+    let written = &solved.certificates[0];
+    let cert = Path::new(&written.path);
+
+    let o = run(&["verify", cert.to_str().unwrap(), "--json"], b"");
+    assert_eq!(o.status.code(), Some(0));
+    let checked: CertificateChecked = serde_json::from_slice(&o.stdout).unwrap();
+    let here = fanorona::certificate::verify_file(cert, None, |_| {}, &mut |_| {}, &mut |_, _| {})
+        .unwrap();
+    assert_eq!(checked.ok, here.open_leaves == 0);
+    assert_eq!(
+        fanorona::certificate::Report {
+            seconds: here.seconds,
+            ..checked.report.clone()
+        },
+        here
+    );
+    assert_eq!(checked.bytes, written.bytes);
+    assert_eq!(
+        (checked.report.goal.as_str(), checked.report.claim.as_str()),
+        (written.goal.as_str(), written.claim.as_str())
+    );
+
+    let cut = dir.path().join("cut.cert");
+    let text = std::fs::read(cert).unwrap();
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let o = run(&["verify", cut.to_str().unwrap(), "--json"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let refused: CertificateRefused = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((refused.ok, refused.error), (false, Refusal::Unreadable));
+}
