@@ -256,51 +256,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             }
             Ok(())
         }
-        ClusterCommand::Status { nats, out } => {
-            let nats = nats.resolve(config)?;
-            let token = nats.token()?;
-            let s =
-                cluster::status::status(&nats.nats, token.as_deref()).map_err(Failure::other)?;
-            if out.json {
-                return print_json(&s);
-            }
-            out!("server {} (nats-server {})", s.url, s.server_version);
-            for (stream, wire, n) in &s.older_jobs {
-                out!(
-                    "  {n} jobs of wire version {wire} wait on {stream}: their master runs another version of fanorona, whose workers take them (this one speaks {})",
-                    cluster::wire::VERSION
-                );
-            }
-            if !s.streams {
-                out!("  no jobs stream of this version yet: no master of it has run here");
-                return Ok(());
-            }
-            let list = |runs: &[(String, u64)]| {
-                if runs.is_empty() {
-                    "none".to_string()
-                } else {
-                    runs.iter()
-                        .map(|(r, n)| format!("{n} of {r}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            };
-            out!("  jobs queued: {}", list(&s.queued));
-            out!(
-                "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}; ack wait {} s",
-                s.running,
-                s.idle_threads,
-                s.redelivered,
-                s.ack_wait_seconds
-            );
-            out!("  answers not yet read: {}", list(&s.answers));
-            out!(
-                "  messages that did not decode, set aside on {} (kept a week): {}",
-                cluster::DEAD,
-                s.dead_letters
-            );
-            Ok(())
-        }
+        ClusterCommand::Status { nats, out } => server_status(nats, config, out.json),
         ClusterCommand::Solve {
             target,
             nats,
@@ -309,82 +265,147 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             ack_wait,
             second_level,
             out,
-        } => {
-            let (root, tables) = root_and_tables(&target, db.as_deref())?;
-            let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
-            let needs = tables.as_ref().map(|t| wire_tables(root.board(), t));
-            let run = dispatch::subject_token(&format!(
-                "{}-{}",
-                cluster::host_name(),
-                std::process::id()
-            ));
-            let token = nats.token()?;
-            let mover = root.side_to_move();
-            let mut answers = Vec::new();
-            let mut value = "draw".to_string();
-            let options = dispatch::Options {
-                url: nats.nats.clone(),
-                token,
-                width: jobs.max(1),
-                ack_wait,
-            };
-            for attacker in [mover, mover.opponent()] {
-                let goal = Goal { attacker };
-                // A run a question: answers to one question's jobs never reach the other.
-                let mut tree = PnTree::new(root, goal, leaf, Vec::new());
-                tree.second_level = second_level.unwrap_or(config.second_level);
-                let run = format!("{run}-{}", attacker.name());
-                let tally = master::solve(&options, run, &mut tree, needs.clone(), |line| {
-                    eprintln!("{line}")
-                })
-                .map_err(Failure::other)?;
-                let outcome = tree.outcome();
-                answers.push(QuestionOnWorkers {
-                    goal: goal.to_string(),
-                    outcome,
-                    nodes: tree.stats.nodes,
-                    iterations: tree.stats.iterations,
-                    tally,
-                });
-                if outcome == Outcome::Proven {
-                    value = attacker.name().to_string();
-                    break;
-                }
-            }
-            if out.json {
-                print_json(&SolvedOnWorkers {
-                    position: root,
-                    value,
-                    searches: answers,
-                })?;
-            } else {
-                out!(
-                    "{}: {}",
-                    root,
-                    if value == "draw" {
-                        "draw".to_string()
-                    } else {
-                        format!("{value} wins")
-                    }
-                );
-                for a in &answers {
-                    // The workers as a JSON object, as this line has always shown them.
-                    let by_worker = serde_json::to_string(&a.tally.by_worker)
-                        .map_err(|e| Failure::other(anyhow!(e)))?;
-                    out!(
-                        "  {}: {}, {} nodes, {} jobs ({} answered twice, {} not needed), by worker {by_worker}",
-                        a.goal,
-                        a.outcome.name(),
-                        a.nodes,
-                        a.tally.jobs,
-                        a.tally.stale,
-                        a.tally.abandoned,
-                    );
-                }
-            }
-            Ok(())
+        } => solve_on_workers(
+            config,
+            &target,
+            nats,
+            db,
+            jobs,
+            ack_wait,
+            second_level,
+            out.json,
+        ),
+    }
+}
+
+/// `cluster status`: what the server holds of the jobs, answers and workers.
+fn server_status(nats: MaybeNats, config: &Config, json: bool) -> CliResult {
+    let nats = nats.resolve(config)?;
+    let token = nats.token()?;
+    let s = cluster::status::status(&nats.nats, token.as_deref()).map_err(Failure::other)?;
+    if json {
+        return print_json(&s);
+    }
+    out!("server {} (nats-server {})", s.url, s.server_version);
+    for (stream, wire, n) in &s.older_jobs {
+        out!(
+            "  {n} jobs of wire version {wire} wait on {stream}: their master runs another version of fanorona, whose workers take them (this one speaks {})",
+            cluster::wire::VERSION
+        );
+    }
+    if !s.streams {
+        out!("  no jobs stream of this version yet: no master of it has run here");
+        return Ok(());
+    }
+    let list = |runs: &[(String, u64)]| {
+        if runs.is_empty() {
+            "none".to_string()
+        } else {
+            runs.iter()
+                .map(|(r, n)| format!("{n} of {r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    out!("  jobs queued: {}", list(&s.queued));
+    out!(
+        "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}; ack wait {} s",
+        s.running,
+        s.idle_threads,
+        s.redelivered,
+        s.ack_wait_seconds
+    );
+    out!("  answers not yet read: {}", list(&s.answers));
+    out!(
+        "  messages that did not decode, set aside on {} (kept a week): {}",
+        cluster::DEAD,
+        s.dead_letters
+    );
+    Ok(())
+}
+
+/// `cluster solve`: both questions of a position, their second-level searches as jobs for
+/// the workers.
+#[allow(clippy::too_many_arguments)]
+fn solve_on_workers(
+    config: &Config,
+    target: &crate::cli::args::Target,
+    nats: Nats,
+    db: Option<PathBuf>,
+    jobs: usize,
+    ack_wait: std::time::Duration,
+    second_level: Option<fanorona::search::SecondLevel>,
+    json: bool,
+) -> CliResult {
+    let (root, tables) = root_and_tables(target, db.as_deref())?;
+    let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
+    let needs = tables.as_ref().map(|t| wire_tables(root.board(), t));
+    let run = dispatch::subject_token(&format!("{}-{}", cluster::host_name(), std::process::id()));
+    let token = nats.token()?;
+    let mover = root.side_to_move();
+    let mut answers = Vec::new();
+    let mut value = "draw".to_string();
+    let options = dispatch::Options {
+        url: nats.nats.clone(),
+        token,
+        width: jobs.max(1),
+        ack_wait,
+    };
+    for attacker in [mover, mover.opponent()] {
+        let goal = Goal { attacker };
+        // A run a question: answers to one question's jobs never reach the other.
+        let mut tree = PnTree::new(root, goal, leaf, Vec::new());
+        tree.second_level = second_level.unwrap_or(config.second_level);
+        let run = format!("{run}-{}", attacker.name());
+        let tally = master::solve(&options, run, &mut tree, needs.clone(), |line| {
+            eprintln!("{line}")
+        })
+        .map_err(Failure::other)?;
+        let outcome = tree.outcome();
+        answers.push(QuestionOnWorkers {
+            goal: goal.to_string(),
+            outcome,
+            nodes: tree.stats.nodes,
+            iterations: tree.stats.iterations,
+            tally,
+        });
+        if outcome == Outcome::Proven {
+            value = attacker.name().to_string();
+            break;
         }
     }
+    if json {
+        print_json(&SolvedOnWorkers {
+            position: root,
+            value,
+            searches: answers,
+        })?;
+    } else {
+        out!(
+            "{}: {}",
+            root,
+            if value == "draw" {
+                "draw".to_string()
+            } else {
+                format!("{value} wins")
+            }
+        );
+        for a in &answers {
+            // The workers as a JSON object, as this line has always shown them.
+            let by_worker = serde_json::to_string(&a.tally.by_worker)
+                .map_err(|e| Failure::other(anyhow!(e)))?;
+            out!(
+                "  {}: {}, {} nodes, {} jobs ({} answered twice, {} not needed), by worker {by_worker}",
+                a.goal,
+                a.outcome.name(),
+                a.nodes,
+                a.tally.jobs,
+                a.tally.stale,
+                a.tally.abandoned,
+            );
+        }
+    }
+    Ok(())
 }
 
 /// How a plot's title names the position: the board's start, else the position itself.

@@ -261,45 +261,7 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     for given in [&args.white, &args.black].into_iter().flatten() {
         spec(given)?;
     }
-    let cap = |n: usize| (n > 0).then_some(n);
-    let (mut game, mut tags) = match &args.load {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(anyhow!("cannot read {}: {e}", path.display())))?;
-            let (mut g, tags) = record::parse(&text)
-                .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
-            if let Some(n) = args.max_plies {
-                g.max_plies = cap(n);
-            }
-            // A finished game is not played on (its record would be overwritten with
-            // another result).
-            if let Some(end) = g.end() {
-                let more = if end == fanorona::play::End::MoveCap {
-                    "; --max-plies N with a larger cap continues a game the cap ended"
-                } else {
-                    ""
-                };
-                return Err(Failure::input(anyhow!(
-                    "{}: the game is over after {}: {} ({}){more}",
-                    path.display(),
-                    counted(g.plies(), "ply", "plies"),
-                    end.result(),
-                    end
-                )));
-            }
-            (g, tags)
-        }
-        None => (
-            Game::new(
-                match &args.board {
-                    Some(b) => Position::initial(input(b.parse::<Board>())?),
-                    None => start(args.target.as_deref())?,
-                },
-                cap(args.max_plies.unwrap_or(200)),
-            ),
-            Vec::new(),
-        ),
-    };
+    let (mut game, mut tags) = load_or_start(&args)?;
     let (white, white_tag) = player(args.white.as_deref(), &tags, "White", "human")?;
     let (black, black_tag) = player(args.black.as_deref(), &tags, "Black", "alphabeta")?;
     if let Some(p) = &args.save {
@@ -358,91 +320,21 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
             game.play(&choice.mv)
                 .map_err(|e| Failure::other(anyhow!("a player chose an illegal move: {e}")))?;
         } else {
-            let moves = numbered(&game);
-            out!(
-                "{mover} to move: {}",
-                moves
-                    .iter()
-                    .enumerate()
-                    .map(|(i, m)| format!("{}) {m}", i + 1))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
-            if interactive {
-                print!("move, number, hint, undo, resign, save FILE or quit> ");
-                let _ = std::io::stdout().flush();
-            }
-            let Some(line) = lines.next() else {
-                out!("(input ended: the game is left unfinished)");
-                break;
-            };
-            let line = line.map_err(|e| Failure::other(anyhow!("reading a move: {e}")))?;
-            let word = line.trim();
-            match word.split_whitespace().next().unwrap_or("") {
-                "" => continue,
-                "help" | "?" => {
-                    out!(
-                        "type a move in notation (such as b2-c2A) or its number in the list, or: hint (every move's value where it is known), undo, resign, save FILE, quit"
-                    );
-                    continue;
-                }
-                "quit" => {
-                    out!("left unfinished");
-                    break;
-                }
-                "hint" => {
-                    hint(&game, db.as_deref());
-                    continue;
-                }
-                "resign" => game.resign(),
-                "undo" => {
-                    // Back to this side's previous turn: the other side's reply too, if a
-                    // player made it.
-                    let other = 1 - slot;
-                    let steps = if agents[other].is_some() { 2 } else { 1 };
-                    if game.plies() < steps {
-                        out!("nothing to undo");
-                        continue;
-                    }
-                    for _ in 0..steps {
-                        game.undo();
-                    }
-                }
-                "save" => {
-                    let Some(file) = word.split_whitespace().nth(1) else {
-                        out!("save needs a file: save game.txt");
-                        continue;
-                    };
-                    match check_output("save", Path::new(file))
-                        .and_then(|()| save(Path::new(file), &game, &tags))
-                    {
-                        Ok(()) => out!("saved to {file}"),
-                        Err(Failure::Input(e) | Failure::Other(e)) => out!("not saved: {e:#}"),
-                        Err(Failure::Reported(_)) => {}
-                    }
-                    continue;
-                }
-                _ => {
-                    // A number from the list, or a move in notation.
-                    let chosen = match word.parse::<i64>() {
-                        Ok(n) if (1..=moves.len() as i64).contains(&n) => {
-                            game.play_text(&moves[n as usize - 1])
-                        }
-                        Ok(n) => {
-                            out!("{n} is not in the list (1 to {})", moves.len());
-                            continue;
-                        }
-                        Err(_) => game.play_text(word),
-                    };
-                    if let Err(e) = chosen {
-                        out!("not played: {e} (help lists what else can be typed)");
-                        continue;
-                    }
-                    // Said as a program's move is, for a record of the game on screen.
-                    if let Some(m) = game.moves().last() {
-                        out!("{} {mover} plays {}", game.plies(), m.notation(board));
-                    }
-                }
+            let other_is_player = agents[1 - slot].is_some();
+            let turn = human_turn(
+                &mut game,
+                &tags,
+                &mut lines,
+                interactive,
+                db.as_deref(),
+                other_is_player,
+                mover,
+                board,
+            )?;
+            match turn {
+                Turn::Played => {}
+                Turn::Again => continue,
+                Turn::Quit => break,
             }
         }
         if let Some(p) = &args.save {
@@ -461,6 +353,158 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
         out!("record in {}", p.display());
     }
     Ok(())
+}
+
+/// The game `--load` reads (refused if it is over), or a new one at the board's start or
+/// the position given; with the record's tags.
+fn load_or_start(args: &PlayArgs) -> Result<(Game, Vec<(String, String)>), Failure> {
+    let cap = |n: usize| (n > 0).then_some(n);
+    Ok(match &args.load {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(anyhow!("cannot read {}: {e}", path.display())))?;
+            let (mut g, tags) = record::parse(&text)
+                .map_err(|e| Failure::input(anyhow!("{}: {e}", path.display())))?;
+            if let Some(n) = args.max_plies {
+                g.max_plies = cap(n);
+            }
+            // A finished game is not played on (its record would be overwritten with
+            // another result).
+            if let Some(end) = g.end() {
+                let more = if end == fanorona::play::End::MoveCap {
+                    "; --max-plies N with a larger cap continues a game the cap ended"
+                } else {
+                    ""
+                };
+                return Err(Failure::input(anyhow!(
+                    "{}: the game is over after {}: {} ({}){more}",
+                    path.display(),
+                    counted(g.plies(), "ply", "plies"),
+                    end.result(),
+                    end
+                )));
+            }
+            (g, tags)
+        }
+        None => (
+            Game::new(
+                match &args.board {
+                    Some(b) => Position::initial(input(b.parse::<Board>())?),
+                    None => start(args.target.as_deref())?,
+                },
+                cap(args.max_plies.unwrap_or(200)),
+            ),
+            Vec::new(),
+        ),
+    })
+}
+
+/// Whether a person's input played a move, asks for another, or ends the game.
+enum Turn {
+    Played,
+    Again,
+    Quit,
+}
+
+/// A person's turn: the moves listed, one line read and done (a move, its number, or hint,
+/// undo, resign, save, quit). `other_is_player`: an undo takes back the program's reply too.
+#[allow(clippy::too_many_arguments)]
+fn human_turn(
+    game: &mut Game,
+    tags: &[(String, String)],
+    lines: &mut dyn Iterator<Item = std::io::Result<String>>,
+    interactive: bool,
+    db: Option<&Database>,
+    other_is_player: bool,
+    mover: fanorona::Color,
+    board: Board,
+) -> Result<Turn, Failure> {
+    let moves = numbered(game);
+    out!(
+        "{mover} to move: {}",
+        moves
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("{}) {m}", i + 1))
+            .collect::<Vec<_>>()
+            .join("  ")
+    );
+    if interactive {
+        print!("move, number, hint, undo, resign, save FILE or quit> ");
+        let _ = std::io::stdout().flush();
+    }
+    let Some(line) = lines.next() else {
+        out!("(input ended: the game is left unfinished)");
+        return Ok(Turn::Quit);
+    };
+    let line = line.map_err(|e| Failure::other(anyhow!("reading a move: {e}")))?;
+    let word = line.trim();
+    match word.split_whitespace().next().unwrap_or("") {
+        "" => return Ok(Turn::Again),
+        "help" | "?" => {
+            out!(
+                "type a move in notation (such as b2-c2A) or its number in the list, or: hint (every move's value where it is known), undo, resign, save FILE, quit"
+            );
+            return Ok(Turn::Again);
+        }
+        "quit" => {
+            out!("left unfinished");
+            return Ok(Turn::Quit);
+        }
+        "hint" => {
+            hint(game, db);
+            return Ok(Turn::Again);
+        }
+        "resign" => game.resign(),
+        "undo" => {
+            // Back to this side's previous turn: the other side's reply too, if a
+            // player made it.
+            let steps = if other_is_player { 2 } else { 1 };
+            if game.plies() < steps {
+                out!("nothing to undo");
+                return Ok(Turn::Again);
+            }
+            for _ in 0..steps {
+                game.undo();
+            }
+        }
+        "save" => {
+            let Some(file) = word.split_whitespace().nth(1) else {
+                out!("save needs a file: save game.txt");
+                return Ok(Turn::Again);
+            };
+            match check_output("save", Path::new(file))
+                .and_then(|()| save(Path::new(file), game, tags))
+            {
+                Ok(()) => out!("saved to {file}"),
+                Err(Failure::Input(e) | Failure::Other(e)) => out!("not saved: {e:#}"),
+                Err(Failure::Reported(_)) => {}
+            }
+            return Ok(Turn::Again);
+        }
+        _ => {
+            // A number from the list, or a move in notation.
+            let chosen = match word.parse::<i64>() {
+                Ok(n) if (1..=moves.len() as i64).contains(&n) => {
+                    game.play_text(&moves[n as usize - 1])
+                }
+                Ok(n) => {
+                    out!("{n} is not in the list (1 to {})", moves.len());
+                    return Ok(Turn::Again);
+                }
+                Err(_) => game.play_text(word),
+            };
+            if let Err(e) = chosen {
+                out!("not played: {e} (help lists what else can be typed)");
+                return Ok(Turn::Again);
+            }
+            // Said as a program's move is, for a record of the game on screen.
+            if let Some(m) = game.moves().last() {
+                out!("{} {mover} plays {}", game.plies(), m.notation(board));
+            }
+        }
+    }
+    Ok(Turn::Played)
 }
 
 #[derive(clap::Args)]

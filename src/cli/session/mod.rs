@@ -305,56 +305,10 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             name,
             second_level,
             out: JsonFlag { json },
-        } => {
-            // The daemon runs elsewhere: give it the tables' path as seen from here.
-            let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
-            let target = crate::cli::args::target_position(&target)?;
-            let (v, daemon) = ask(
-                config,
-                protocol::Start {
-                    target,
-                    db,
-                    algo,
-                    name,
-                    second_level,
-                },
-            )?;
-            if json {
-                print_json(&SessionStarted { id: v.id })?;
-            } else {
-                out!("session {} started", v.id);
-                if !daemon {
-                    out!("no daemon is running: it will be solved when `fanorona daemon` starts");
-                }
-            }
-            Ok(())
-        }
+        } => start(config, target, db, algo, name, second_level, json),
         SessionCommand::List {
             out: JsonFlag { json },
-        } => {
-            let (list, _) = ask(config, protocol::List {})?;
-            if json {
-                out!("{}", json_of(&list));
-            } else if list.is_empty() {
-                out!("no sessions");
-            } else {
-                for s in &list {
-                    // (The id and the nodes unpadded, as this list has always printed them.)
-                    out!(
-                        "{}  {:<8} {:<6} {} nodes  {}",
-                        s.id,
-                        s.state.name(),
-                        s.value.map_or("-", |v| v.name()),
-                        s.nodes,
-                        fanorona::session::name::shown(&s.name)
-                    );
-                    if let Some(f) = &s.checkpoint_failure {
-                        out!("   {}", f.describe());
-                    }
-                }
-            }
-            Ok(())
-        }
+        } => list(config, json),
         SessionCommand::Status(a) => control(config, StatusOf { id: a.id }, a.out.json),
         SessionCommand::Pause(a) => control(config, protocol::Pause { id: a.id }, a.out.json),
         SessionCommand::Resume(a) => control(config, protocol::Resume { id: a.id }, a.out.json),
@@ -468,60 +422,134 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             x,
             points,
             out: JsonFlag { json },
-        } => {
-            for (flag, path) in [("--csv", &csv), ("--png", &png), ("--svg", &svg)] {
-                if let Some(p) = path {
-                    check_output(flag, p)?;
-                }
-            }
-            let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
-            let mut rows = CurvePoint::rows(&curve_points);
-            if let Some(n) = points {
-                rows = curve::thin(&rows, n as usize)
-                    .into_iter()
-                    .cloned()
-                    .collect();
-            }
-            if rows.is_empty() {
-                return Err(Failure::input(anyhow!(
-                    "session {id} has no curve points yet (it has not run an iteration): nothing written"
-                )));
-            }
-            // The plots first: they are the ones that can fail on their own.
-            let plot = curve::Plot {
-                width: size.0,
-                panel_height: size.1,
-                x,
-            };
-            let plots: Vec<&PathBuf> = png.iter().chain(&svg).collect();
-            if !plots.is_empty() {
-                let (status, _) = ask(config, StatusOf { id })?;
-                let figure = status.figure();
-                for p in &plots {
-                    curve::draw_plot(p, &figure, &rows, &plot).map_err(Failure::other)?;
-                }
-            }
-            if let Some(csv) = &csv {
-                curve::write_csv(csv, &rows).map_err(Failure::other)?;
-            }
-            if json {
-                print_json(&CurveWritten {
-                    points: rows.len(),
-                    csv,
-                    png,
-                    svg,
-                })?;
-            } else {
-                if let Some(csv) = &csv {
-                    out!("{} points to {}", rows.len(), csv.display());
-                }
-                for p in plots {
-                    out!("plot in {}", p.display());
-                }
-            }
-            Ok(())
+        } => curve_of(config, id, csv, png, svg, size, x, points, json),
+    }
+}
+
+/// `session start`: a new session, through the daemon or in the store for the next one.
+fn start(
+    config: &Config,
+    target: String,
+    db: Option<PathBuf>,
+    algo: Option<Algorithm>,
+    name: Option<String>,
+    second_level: Option<SecondLevel>,
+    json: bool,
+) -> CliResult {
+    // The daemon runs elsewhere: give it the tables' path as seen from here.
+    let db = db.map(|d| std::path::absolute(&d).unwrap_or(d));
+    let target = crate::cli::args::target_position(&target)?;
+    let (v, daemon) = ask(
+        config,
+        protocol::Start {
+            target,
+            db,
+            algo,
+            name,
+            second_level,
+        },
+    )?;
+    if json {
+        print_json(&SessionStarted { id: v.id })?;
+    } else {
+        out!("session {} started", v.id);
+        if !daemon {
+            out!("no daemon is running: it will be solved when `fanorona daemon` starts");
         }
     }
+    Ok(())
+}
+
+/// `session list`: every session, a line each.
+fn list(config: &Config, json: bool) -> CliResult {
+    let (list, _) = ask(config, protocol::List {})?;
+    if json {
+        out!("{}", json_of(&list));
+    } else if list.is_empty() {
+        out!("no sessions");
+    } else {
+        for s in &list {
+            // (The id and the nodes unpadded, as this list has always printed them.)
+            out!(
+                "{}  {:<8} {:<6} {} nodes  {}",
+                s.id,
+                s.state.name(),
+                s.value.map_or("-", |v| v.name()),
+                s.nodes,
+                fanorona::session::name::shown(&s.name)
+            );
+            if let Some(f) = &s.checkpoint_failure {
+                out!("   {}", f.describe());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `session curve`: the stored curve as CSV, PNG or SVG, thinned to `points` if asked.
+#[allow(clippy::too_many_arguments)]
+fn curve_of(
+    config: &Config,
+    id: u64,
+    csv: Option<PathBuf>,
+    png: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    size: (u32, u32),
+    x: curve::Axis,
+    points: Option<u64>,
+    json: bool,
+) -> CliResult {
+    for (flag, path) in [("--csv", &csv), ("--png", &png), ("--svg", &svg)] {
+        if let Some(p) = path {
+            check_output(flag, p)?;
+        }
+    }
+    let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
+    let mut rows = CurvePoint::rows(&curve_points);
+    if let Some(n) = points {
+        rows = curve::thin(&rows, n as usize)
+            .into_iter()
+            .cloned()
+            .collect();
+    }
+    if rows.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "session {id} has no curve points yet (it has not run an iteration): nothing written"
+        )));
+    }
+    // The plots first: they are the ones that can fail on their own.
+    let plot = curve::Plot {
+        width: size.0,
+        panel_height: size.1,
+        x,
+    };
+    let plots: Vec<&PathBuf> = png.iter().chain(&svg).collect();
+    if !plots.is_empty() {
+        let (status, _) = ask(config, StatusOf { id })?;
+        let figure = status.figure();
+        for p in &plots {
+            curve::draw_plot(p, &figure, &rows, &plot).map_err(Failure::other)?;
+        }
+    }
+    if let Some(csv) = &csv {
+        curve::write_csv(csv, &rows).map_err(Failure::other)?;
+    }
+    if json {
+        print_json(&CurveWritten {
+            points: rows.len(),
+            csv,
+            png,
+            svg,
+        })?;
+    } else {
+        if let Some(csv) = &csv {
+            out!("{} points to {}", rows.len(), csv.display());
+        }
+        for p in plots {
+            out!("plot in {}", p.display());
+        }
+    }
+    Ok(())
 }
 
 fn control<C: Ask<Answer = Status>>(config: &Config, command: C, json: bool) -> CliResult {

@@ -151,51 +151,8 @@ fn search(
 }
 
 pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
-    // A second level only PN² has: refused elsewhere rather than ignored.
-    if args.second_level.is_some() && matches!(args.algo, Algorithm::Pn | Algorithm::DfPn) {
-        return Err(Failure::input(anyhow!(
-            "--second-level bounds PN²'s second level: use it with --algo pn2 or pn2-dfpn, not {}",
-            args.algo.name()
-        )));
-    }
-    let mut config = config.clone();
-    if let Some(t) = args.threads {
-        config.threads = t;
-    }
-    if let Some(s) = args.second_level {
-        config.second_level = s;
-    }
-    // The session (its settings come from the config) and the search in memory alike.
-    if let Some(i) = args.init {
-        config.init = i;
-    }
-    args.second_level = Some(config.second_level);
-    args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);
+    let (pos, config) = settle(&mut args, config)?;
     let config = &config;
-    if let Some(b) = args.board.take() {
-        // A board, as --board is everywhere, not a position.
-        input(b.parse::<Board>())?;
-        args.target = Some(b);
-    }
-    let pos = target(args.target.as_deref())?;
-    if let Some(prefix) = &args.certificate {
-        check_prefix(prefix)?;
-    }
-    if let Some(curve) = &args.curve {
-        check_output("--curve", curve)?;
-    }
-    if args.repetition == RepetitionRule::Attacker && args.algo != Algorithm::DfPn {
-        return Err(Failure::input(anyhow!(
-            "--repetition attacker needs --algo dfpn"
-        )));
-    }
-    if fanorona::movegen::is_lost(&pos) {
-        return Err(Failure::input(anyhow!(
-            "{pos} is already decided: {} has lost",
-            pos.side_to_move()
-        )));
-    }
-    let default_db = config.db_dir.as_path();
     // PN and PN² run as a session on the store under the data directory (resumable, with
     // rote learning), unless asked for a bounded or in-memory run.
     if args.algo != Algorithm::DfPn
@@ -211,21 +168,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
-    // The tables, if any are built for this board; whole, or the solve refuses.
-    let dir = args.db.clone().unwrap_or_else(|| default_db.to_path_buf());
-    let db = if args.db.is_some() || board_dir(&dir, pos.board()).is_dir() {
-        Some(open_tables(&dir, pos.board())?)
-    } else {
-        // Said once, on stderr: a large board searched without tables can run for hours.
-        eprintln!(
-            "note: no tables of {} under {}: searching by the rules alone (`fanorona db build --board {} --pieces N --db {}` makes some)",
-            pos.board(),
-            dir.display(),
-            pos.board(),
-            dir.display()
-        );
-        None
-    };
+    let (dir, db) = tables_for(&args, config, &pos)?;
     let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
@@ -262,66 +205,17 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let start = Instant::now();
     census::take();
     let solution = solve_one(&pos);
-    let mut move_values = Vec::new();
-    if args.moves {
-        let moves = legal_moves(&pos);
-        // Each move is a search of its own, some long: say which one is under way.
-        let progress = if std::io::stderr().is_terminal() && !args.json {
-            let bar = indicatif::ProgressBar::new(moves.len() as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("valuing move {pos} of {len}: {msg}")
-                    .expect("the template is valid"),
-            );
-            bar
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-        for m in &moves {
-            progress.set_message(m.notation(pos.board()));
-            progress.inc(1);
-            let child = m.apply(&pos);
-            let s = if fanorona::movegen::is_lost(&child) {
-                None
-            } else {
-                solve_one(&child).value
-            };
-            // A move that leaves the opponent lost wins for the mover.
-            let v = s
-                .map(|v| v.name())
-                .unwrap_or(if fanorona::movegen::is_lost(&child) {
-                    pos.side_to_move().name()
-                } else {
-                    "unknown"
-                });
-            move_values.push((m.notation(pos.board()), v.to_string()));
-        }
-        progress.finish_and_clear();
-    }
+    let move_values = if args.moves {
+        value_moves(&pos, args.json, &mut solve_one)
+    } else {
+        Vec::new()
+    };
     let taken_census = args.census.then(census::take);
-    // A win answers the loser's question too ("does the loser win?" is disproven) without
-    // searching it; its certificate is filled in by the writer's own df-pn.
-    if let (Some(prefix), Some(fanorona::search::Value::Win(winner))) =
-        (args.certificate.as_deref(), solution.value)
+    if let Some(prefix) = args.certificate.as_deref()
+        && let Some(made) = loser_certificate(prefix, pos, &solution, db.as_ref(), db_dir)?
     {
-        let goal = Goal {
-            attacker: winner.opponent(),
-        };
-        if !solution.searches.iter().any(|s| s.goal == goal) {
-            let extra = fanorona::certificate::header_extra(
-                json!({"algorithm": "dfpn", "note": format!("re-solved for the certificate: {winner} wins")}),
-            );
-            let solved = Solved {
-                root: pos,
-                goal,
-                proves: false,
-                db: db.as_ref(),
-                tree: None,
-                dfpn: None,
-            };
-            let made = make(prefix, solved, extra, db_dir)?;
-            verified &= made.verified();
-            certificates.push(made);
-        }
+        verified &= made.verified();
+        certificates.push(made);
     }
     let report = Report {
         position: pos,
@@ -364,17 +258,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     report.print(args.json)?;
     // The curve after the result: a failure here cannot hide the value.
     if let Some(path) = &args.curve {
-        let rows: Vec<_> = solution
-            .searches
-            .iter()
-            .flat_map(|s| {
-                s.curve
-                    .iter()
-                    .map(|p| (s.goal.attacker.name().to_string(), *p))
-            })
-            .collect();
-        fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
-        eprintln!("curve: {} points to {}", rows.len(), path.display());
+        write_curve(path, &solution)?;
     }
     if let Some(e) = failure {
         return Err(e);
@@ -384,6 +268,171 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             "a proof failed the independent check"
         )));
     }
+    Ok(())
+}
+
+/// The arguments checked and the config they override: the position to solve and the
+/// settings of its search (the session's, from the config, and the in-memory one's alike).
+fn settle(args: &mut SolveArgs, config: &Config) -> Result<(Position, Config), Failure> {
+    // A second level only PN² has: refused elsewhere rather than ignored.
+    if args.second_level.is_some() && matches!(args.algo, Algorithm::Pn | Algorithm::DfPn) {
+        return Err(Failure::input(anyhow!(
+            "--second-level bounds PN²'s second level: use it with --algo pn2 or pn2-dfpn, not {}",
+            args.algo.name()
+        )));
+    }
+    let mut config = config.clone();
+    if let Some(t) = args.threads {
+        config.threads = t;
+    }
+    if let Some(s) = args.second_level {
+        config.second_level = s;
+    }
+    // The session (its settings come from the config) and the search in memory alike.
+    if let Some(i) = args.init {
+        config.init = i;
+    }
+    args.second_level = Some(config.second_level);
+    args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);
+    if let Some(b) = args.board.take() {
+        // A board, as --board is everywhere, not a position.
+        input(b.parse::<Board>())?;
+        args.target = Some(b);
+    }
+    let pos = target(args.target.as_deref())?;
+    if let Some(prefix) = &args.certificate {
+        check_prefix(prefix)?;
+    }
+    if let Some(curve) = &args.curve {
+        check_output("--curve", curve)?;
+    }
+    if args.repetition == RepetitionRule::Attacker && args.algo != Algorithm::DfPn {
+        return Err(Failure::input(anyhow!(
+            "--repetition attacker needs --algo dfpn"
+        )));
+    }
+    if fanorona::movegen::is_lost(&pos) {
+        return Err(Failure::input(anyhow!(
+            "{pos} is already decided: {} has lost",
+            pos.side_to_move()
+        )));
+    }
+    Ok((pos, config))
+}
+
+/// The tables the search reads: `--db`'s, or the config's if any are built for this board
+/// (whole, or the solve refuses); none said once on stderr.
+fn tables_for(
+    args: &SolveArgs,
+    config: &Config,
+    pos: &Position,
+) -> Result<(std::path::PathBuf, Option<Database>), Failure> {
+    let dir = args.db.clone().unwrap_or_else(|| config.db_dir.clone());
+    let db = if args.db.is_some() || board_dir(&dir, pos.board()).is_dir() {
+        Some(open_tables(&dir, pos.board())?)
+    } else {
+        // Said once, on stderr: a large board searched without tables can run for hours.
+        eprintln!(
+            "note: no tables of {} under {}: searching by the rules alone (`fanorona db build --board {} --pieces N --db {}` makes some)",
+            pos.board(),
+            dir.display(),
+            pos.board(),
+            dir.display()
+        );
+        None
+    };
+    Ok((dir, db))
+}
+
+/// Each move of `pos` valued by a search of its own (`--moves`), a bar on a terminal saying
+/// which is under way.
+fn value_moves(
+    pos: &Position,
+    json: bool,
+    solve_one: &mut dyn FnMut(&Position) -> Solution,
+) -> Vec<(String, String)> {
+    let mut move_values = Vec::new();
+    let moves = legal_moves(pos);
+    // Each move is a search of its own, some long: say which one is under way.
+    let progress = if std::io::stderr().is_terminal() && !json {
+        let bar = indicatif::ProgressBar::new(moves.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("valuing move {pos} of {len}: {msg}")
+                .expect("the template is valid"),
+        );
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    for m in &moves {
+        progress.set_message(m.notation(pos.board()));
+        progress.inc(1);
+        let child = m.apply(pos);
+        let s = if fanorona::movegen::is_lost(&child) {
+            None
+        } else {
+            solve_one(&child).value
+        };
+        // A move that leaves the opponent lost wins for the mover.
+        let v = s
+            .map(|v| v.name())
+            .unwrap_or(if fanorona::movegen::is_lost(&child) {
+                pos.side_to_move().name()
+            } else {
+                "unknown"
+            });
+        move_values.push((m.notation(pos.board()), v.to_string()));
+    }
+    progress.finish_and_clear();
+    move_values
+}
+
+/// A win answers the loser's question too ("does the loser win?" is disproven) without
+/// searching it: its certificate, filled in by the writer's own df-pn, when the root's
+/// searches did not hold it.
+fn loser_certificate(
+    prefix: &Path,
+    pos: Position,
+    solution: &Solution,
+    db: Option<&Database>,
+    db_dir: Option<&Path>,
+) -> Result<Option<Made>, Failure> {
+    let Some(fanorona::search::Value::Win(winner)) = solution.value else {
+        return Ok(None);
+    };
+    let goal = Goal {
+        attacker: winner.opponent(),
+    };
+    if solution.searches.iter().any(|s| s.goal == goal) {
+        return Ok(None);
+    }
+    let extra = fanorona::certificate::header_extra(
+        json!({"algorithm": "dfpn", "note": format!("re-solved for the certificate: {winner} wins")}),
+    );
+    let solved = Solved {
+        root: pos,
+        goal,
+        proves: false,
+        db,
+        tree: None,
+        dfpn: None,
+    };
+    make(prefix, solved, extra, db_dir).map(Some)
+}
+
+/// Writes the searches' curves to `path` (`--curve`).
+fn write_curve(path: &Path, solution: &Solution) -> CliResult {
+    let rows: Vec<_> = solution
+        .searches
+        .iter()
+        .flat_map(|s| {
+            s.curve
+                .iter()
+                .map(|p| (s.goal.attacker.name().to_string(), *p))
+        })
+        .collect();
+    fanorona::session::curve::write_csv(path, &rows).map_err(Failure::other)?;
+    eprintln!("curve: {} points to {}", rows.len(), path.display());
     Ok(())
 }
 

@@ -94,47 +94,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     let dispatcher = daemon::jobs::dispatcher(config, &dir).map_err(Failure::other)?;
     let service =
         Service::new(sessions, config.clone(), dir.clone(), false).dispatching(dispatcher);
-    // A session on the same problem (root, algorithm, tables, second level, first numbers; the other
-    // settings may change between runs) answers at once if it was solved, or is resumed
-    // (retried, if it failed) instead of starting another.
-    let same_problem = |r: &SessionRecord| {
-        let (a, b) = (&r.settings, &settings);
-        r.root == pos.to_string()
-            && (a.algo, &a.db_dir, a.second_level, a.init)
-                == (b.algo, &b.db_dir, b.second_level, b.init)
-    };
-    let list = service.sessions.list().map_err(Failure::other)?;
-    let solved_before = list
-        .iter()
-        .rev()
-        .find(|r| same_problem(r) && r.state == State::Solved)
-        .cloned();
-    let result = match &solved_before {
-        Some(r) => Ok(r.clone()),
-        None => {
-            let existing = list
-                .into_iter()
-                .find(|r| same_problem(r) && (unfinished(r.state) || r.state == State::Failed));
-            let rec = match existing {
-                Some(r) => {
-                    if r.state != State::Running {
-                        service
-                            .sessions
-                            .set_state(r.id, State::Running)
-                            .map_err(Failure::other)?;
-                    }
-                    eprintln!("resuming session {} from its last checkpoint", r.id);
-                    r
-                }
-                None => service
-                    .sessions
-                    .create(pos, None, settings.clone())
-                    .map_err(Failure::other)?,
-            };
-            run_here(&service, rec.id)
-        }
-    };
-    let solved_before = solved_before.is_some();
+    let (result, solved_before) = run_same_problem(&service, pos, &settings)?;
     let failed_store = service.sessions.store().poisoned().is_some()
         || matches!(
             result,
@@ -170,33 +130,13 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
             rec.state
         )));
     }
-    // The best move: the root's rote entry for the goal that decided it for the mover.
-    let mover = pos.side_to_move();
     let Some(value) = rec.value else {
         return Err(Failure::other(anyhow!(
             "session {} is solved but holds no value (a damaged record)",
             rec.id
         )));
     };
-    let deciding = match value {
-        Value::Win(winner) if winner == mover => Some(mover),
-        Value::Draw => Some(mover.opponent()),
-        Value::Win(_) => None,
-    };
-    let best = match deciding {
-        Some(attacker) => {
-            let key = RoteKey::new(*pos, 0, Goal { attacker });
-            service
-                .sessions
-                .rote(Some(pos.board()))
-                .map_err(Failure::other)?
-                .into_iter()
-                .find(|(k, _)| *k == key)
-                .and_then(|(_, e)| e.best_move)
-                .map(|m| m.notation(pos.board()))
-        }
-        None => None,
-    };
+    let best = best_move(&service, pos, value)?;
     // The proofs that decide the value: both disproofs of a draw, the winner's proof of a
     // win. (With two threads the other question may have been halted, undecided.)
     let questions: Vec<Question> = rec
@@ -223,35 +163,8 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         .collect();
     let checked = !deciding.is_empty() && deciding.iter().all(|g| g.verified.is_some());
     let mut verified = checked && deciding.iter().all(|g| g.verified == Some(true));
-    // Certificates of every decided question, written (and checked) under the data
-    // directory as the daemon does, and copied to --certificate's prefix.
-    // (A session solved before keeps its certificates under the data directory, checked
-    // then; they are written again only when asked for.)
-    let mut made = if solved_before && args.certificate.is_none() {
-        verified &= rec
-            .goals
-            .iter()
-            .all(|g| g.certificate_verified != Some(false));
-        Vec::new()
-    } else {
-        // Decided by the rote store at the root: the deciding session's certificate holds
-        // it; re-solved from nothing only when certificates are asked for here.
-        match service.write_certificates(&rec, args.certificate.is_some()) {
-            Err(fanorona::session::certificates::CertificateError::FromStore { .. }) => Vec::new(),
-            made => made.map_err(Failure::other)?,
-        }
-    };
-    if let Some(prefix) = &args.certificate {
-        for m in &mut made {
-            m.path = crate::cli::certificate::copy_certificate(
-                &m.path,
-                m.open_list.as_deref(),
-                prefix,
-                m.goal,
-            )?;
-        }
-    }
-    verified &= made.iter().all(|m| m.whole());
+    let (made, held) = certificates(&service, &rec, args, solved_before)?;
+    verified &= held;
     let report = Report {
         position: *pos,
         value: Some(value.name().to_string()),
@@ -275,18 +188,7 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
     report.print(args.json)?;
     // The curve after the result: a failure here cannot hide the value.
     if let Some(path) = &args.curve {
-        let rows: Vec<curve::Row> = service
-            .sessions
-            .curve(rec.id)
-            .map_err(Failure::other)?
-            .into_iter()
-            .map(|(g, p)| {
-                let goal = rec.goals.get(g as usize).map_or("?", |g| g.attacker.name());
-                (goal.to_string(), p)
-            })
-            .collect();
-        curve::write_csv(path, &rows).map_err(Failure::other)?;
-        eprintln!("curve: {} points to {}", rows.len(), path.display());
+        write_curve(&service, &rec, path)?;
     }
     if checked && !verified {
         return Err(Failure::other(anyhow!(
@@ -294,4 +196,139 @@ pub fn solve(pos: &Position, args: &SolveArgs, config: &Config) -> Result<Option
         )));
     }
     Ok(Some(()))
+}
+
+/// Runs the session on the same problem as `settings` on `pos` (root, algorithm, tables,
+/// second level, first numbers; the other settings may change between runs): answered at
+/// once if it was solved, resumed (retried, if it failed), or started. Returns its record
+/// and whether it was solved before.
+fn run_same_problem(
+    service: &Service,
+    pos: &Position,
+    settings: &session::Settings,
+) -> Result<(Result<SessionRecord, session::SessionError>, bool), Failure> {
+    let same_problem = |r: &SessionRecord| {
+        let (a, b) = (&r.settings, settings);
+        r.root == pos.to_string()
+            && (a.algo, &a.db_dir, a.second_level, a.init)
+                == (b.algo, &b.db_dir, b.second_level, b.init)
+    };
+    let list = service.sessions.list().map_err(Failure::other)?;
+    let solved_before = list
+        .iter()
+        .rev()
+        .find(|r| same_problem(r) && r.state == State::Solved)
+        .cloned();
+    let result = match &solved_before {
+        Some(r) => Ok(r.clone()),
+        None => {
+            let existing = list
+                .into_iter()
+                .find(|r| same_problem(r) && (unfinished(r.state) || r.state == State::Failed));
+            let rec = match existing {
+                Some(r) => {
+                    if r.state != State::Running {
+                        service
+                            .sessions
+                            .set_state(r.id, State::Running)
+                            .map_err(Failure::other)?;
+                    }
+                    eprintln!("resuming session {} from its last checkpoint", r.id);
+                    r
+                }
+                None => service
+                    .sessions
+                    .create(pos, None, settings.clone())
+                    .map_err(Failure::other)?,
+            };
+            run_here(service, rec.id)
+        }
+    };
+    Ok((result, solved_before.is_some()))
+}
+
+/// The best move at the root: its rote entry for the goal that decided `value` for the
+/// mover (none when the mover loses).
+fn best_move(service: &Service, pos: &Position, value: Value) -> Result<Option<String>, Failure> {
+    let mover = pos.side_to_move();
+    let deciding = match value {
+        Value::Win(winner) if winner == mover => Some(mover),
+        Value::Draw => Some(mover.opponent()),
+        Value::Win(_) => None,
+    };
+    Ok(match deciding {
+        Some(attacker) => {
+            let key = RoteKey::new(*pos, 0, Goal { attacker });
+            service
+                .sessions
+                .rote(Some(pos.board()))
+                .map_err(Failure::other)?
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, e)| e.best_move)
+                .map(|m| m.notation(pos.board()))
+        }
+        None => None,
+    })
+}
+
+/// Writes session `rec`'s stored curve to `path` (`--curve`).
+fn write_curve(
+    service: &Service,
+    rec: &SessionRecord,
+    path: &std::path::Path,
+) -> Result<(), Failure> {
+    let rows: Vec<curve::Row> = service
+        .sessions
+        .curve(rec.id)
+        .map_err(Failure::other)?
+        .into_iter()
+        .map(|(g, p)| {
+            let goal = rec.goals.get(g as usize).map_or("?", |g| g.attacker.name());
+            (goal.to_string(), p)
+        })
+        .collect();
+    curve::write_csv(path, &rows).map_err(Failure::other)?;
+    eprintln!("curve: {} points to {}", rows.len(), path.display());
+    Ok(())
+}
+
+/// The certificates of every decided question, written (and checked) under the data
+/// directory as the daemon does, and copied to `--certificate`'s prefix; and whether they
+/// all hold.
+fn certificates(
+    service: &Service,
+    rec: &SessionRecord,
+    args: &SolveArgs,
+    solved_before: bool,
+) -> Result<(Vec<fanorona::certificate::Made>, bool), Failure> {
+    // (A session solved before keeps its certificates under the data directory, checked
+    // then; they are written again only when asked for.)
+    let mut verified = true;
+    let mut made = if solved_before && args.certificate.is_none() {
+        verified &= rec
+            .goals
+            .iter()
+            .all(|g| g.certificate_verified != Some(false));
+        Vec::new()
+    } else {
+        // Decided by the rote store at the root: the deciding session's certificate holds
+        // it; re-solved from nothing only when certificates are asked for here.
+        match service.write_certificates(rec, args.certificate.is_some()) {
+            Err(fanorona::session::certificates::CertificateError::FromStore { .. }) => Vec::new(),
+            made => made.map_err(Failure::other)?,
+        }
+    };
+    if let Some(prefix) = &args.certificate {
+        for m in &mut made {
+            m.path = crate::cli::certificate::copy_certificate(
+                &m.path,
+                m.open_list.as_deref(),
+                prefix,
+                m.goal,
+            )?;
+        }
+    }
+    let whole = made.iter().all(|m| m.whole());
+    Ok((made, verified && whole))
 }
