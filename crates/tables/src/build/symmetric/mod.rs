@@ -17,12 +17,14 @@
 //!   value written before the kill is right, so a forward round sees all that is known).
 
 mod first_pass;
+mod order;
 mod rounds;
 mod state;
 mod values;
 
 use first_pass::Save;
-pub use first_pass::{PassOrder, first_pass_sample};
+pub use first_pass::first_pass_sample;
+pub use order::PassOrder;
 use state::{State, building_path, load_state, save_state};
 use values::{Values, fill_copies, finish_file, settle_draws};
 

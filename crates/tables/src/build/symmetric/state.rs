@@ -11,7 +11,7 @@ use crate::index::Material;
 use crate::symmetric::SymSlice;
 use fanorona_rules::geometry::Board;
 
-use super::first_pass::PassOrder;
+use super::order::PassOrder;
 
 /// Where a pair's build stands, kept beside it in `A-B.build.json`.
 #[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
@@ -88,7 +88,6 @@ pub(super) fn load_state(path: &Path) -> Option<State> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::symmetric::PassOrder;
     use crate::index::Material;
     use crate::symmetric::SymSlice;
 
