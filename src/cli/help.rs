@@ -181,6 +181,12 @@ Examples:
   fanorona store compact
   fanorona --data-dir /srv/fanorona store compact --json";
 
+pub const STORE_BACKUP: &str = "\
+Examples:
+  fanorona store backup /mnt/other-disk/fanorona-backup-1
+  fanorona store restore /mnt/other-disk/fanorona-backup-1     (the daemon stopped)
+  fanorona store restore DATA_DIR/backups/backup-1796570000";
+
 pub const DB: &str = "\
 Examples:
   fanorona db build --board 5x5 --pieces 5 --db egdb

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod backups;
 mod certificate;
 mod cli;
 mod cli_honest;

@@ -53,6 +53,12 @@ pub enum DaemonError {
 }
 
 impl DaemonError {
+    /// Whether the store is damaged and no backup mended it: a restart cannot either (the
+    /// daemon exits 3, which its unit does not restart).
+    pub fn is_damaged_store(&self) -> bool {
+        matches!(self, DaemonError::Session(e) if crate::open::is_damage(e))
+    }
+
     /// Whether the user can mend it (another process holds the directory, the path is not
     /// a directory or cannot be made one: a parent missing, not a directory or not
     /// writable), as opposed to a failure of the machine (a full disk, say).
@@ -62,6 +68,7 @@ impl DaemonError {
             DaemonError::Locked { .. }
                 | DaemonError::NotADirectory { .. }
                 | DaemonError::NotOwner { .. }
+                | DaemonError::Backup(_)
         ) || matches!(
             self,
             DaemonError::Io { what: DATA_DIR_UNMADE, source, .. } if matches!(

@@ -14,6 +14,18 @@ use fanorona_session::{SessionError, Sessions};
 /// A marker file beside the store records that it was created, so a store whose files were
 /// damaged or deleted is reported instead of being taken for a new, empty one.
 pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
+    open(dir, config, false)
+}
+
+/// `open_sessions` for the daemon's start: a store that will not open (damaged, or gone
+/// although its marker says it was created) is restored from the newest whole backup under
+/// `backup_dir`, the damaged one set aside, and what that cost logged. Commands leave that
+/// to the daemon and `store restore`: they say the damage.
+pub fn open_or_restore(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonError> {
+    open(dir, config, true)
+}
+
+fn open(dir: &DataDir, config: &Config, restore: bool) -> Result<Sessions, DaemonError> {
     if let Some(what) = compact::recover(dir)? {
         tracing::info!("{}: {what}", dir.root.display());
     }
@@ -29,7 +41,7 @@ pub fn open_sessions(dir: &DataDir, config: &Config) -> Result<Sessions, DaemonE
         open_store(dir, config, created)
     };
     let sessions = match opened {
-        Err(e) if created && is_damage(&e) => {
+        Err(e) if restore && created && is_damage(&e) => {
             // The newest whole backup, if one serves: the operator is told what it cost.
             let root = crate::backup::rolling_dir(config, dir);
             let Some(r) = crate::backup::restore_newest(dir, &root, config.store_cache) else {
@@ -70,7 +82,7 @@ fn open_store(dir: &DataDir, config: &Config, created: bool) -> Result<Sessions,
 
 /// Whether opening the store failed on damage, which a backup mends (not a lock, a full
 /// disk or a format of another version).
-fn is_damage(e: &SessionError) -> bool {
+pub fn is_damage(e: &SessionError) -> bool {
     use fanorona_session::store::StoreError;
     matches!(
         e,
@@ -119,7 +131,7 @@ mod tests {
         std::fs::create_dir_all(dir.store()).unwrap();
         std::fs::write(dir.store().join("db"), vec![0xA5; 1 << 16]).unwrap();
         std::fs::write(dir.store().join("conf"), b"garbage").unwrap();
-        let sessions = open_sessions(&dir, &config).unwrap();
+        let sessions = open_or_restore(&dir, &config).unwrap();
         assert_eq!(sessions.get(id).unwrap().root, root.to_string());
         let aside: Vec<_> = std::fs::read_dir(&dir.root)
             .unwrap()
@@ -135,7 +147,7 @@ mod tests {
         // Without a backup, the damage is said.
         std::fs::remove_dir_all(&backups).unwrap();
         std::fs::remove_dir_all(dir.store()).unwrap();
-        let e = open_sessions(&dir, &config).err().unwrap().to_string();
+        let e = open_or_restore(&dir, &config).err().unwrap().to_string();
         assert!(e.contains("missing"), "{e}");
     }
 }

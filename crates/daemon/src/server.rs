@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::Service;
 use super::datadir::{self, DaemonError, DataDir};
-use super::open::open_sessions;
+use super::open::open_or_restore;
 use super::protocol::{Answer, Envelope, PROTOCOL};
 use super::shutdown::Shutdown;
 use fanorona_search::config::Config;
@@ -76,7 +76,7 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
     // A command may hold the lock for a moment, as one does that a daemon restarting after
     // a store failure meets (its clients open the store themselves while it is away).
     let _lock = datadir::lock_patiently(&dir, LOCK_PATIENCE)?;
-    let sessions = open_sessions(&dir, &config)?;
+    let sessions = open_or_restore(&dir, &config)?;
     let listener = bind(&dir)?;
     // Ready once it listens: resuming the sessions is work, not start-up.
     super::notify::tell(&format!(

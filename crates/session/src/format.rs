@@ -123,7 +123,7 @@ pub fn open_checked(store: &dyn Store, created: bool) -> Result<(), SessionError
     let format = match store.get(Table::Meta, b"format")? {
         None if created => {
             return Err(SessionError::Damaged(
-                "its format record is gone (the files were damaged or replaced); restore the store from a backup or move it aside".into(),
+                "its format record is gone (the files were damaged or replaced); `fanorona store restore BACKUP` puts a backup in its place (the daemon restores the newest of its own by itself when it starts), or move it aside".into(),
             ));
         }
         None => {

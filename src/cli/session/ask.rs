@@ -58,6 +58,7 @@ impl Ask for protocol::Moves {}
 impl Ask for protocol::Tune {}
 impl Ask for protocol::Delete {}
 impl Ask for protocol::Rename {}
+impl Ask for protocol::Backup {}
 
 /// Sends `command` to the daemon, or, with none running, answers it here. Says whether the
 /// daemon answered.

@@ -92,9 +92,18 @@ pub fn daemon(config: Config, no_log_file: bool) -> CliResult {
                 .exec();
             Err(Failure::other(anyhow!("cannot restart the daemon: {e}")))
         }
+        Err(e) if e.is_damaged_store() => {
+            // Said, and exit status 3: the service unit does not restart a store no backup
+            // mended (a restart cannot either).
+            eprintln!("error: {e}");
+            Err(Failure::Reported(DAMAGED_STORE))
+        }
         r => r.map_err(daemon_failure),
     }
 }
+
+/// The daemon's exit status for a damaged store that no backup mended.
+const DAMAGED_STORE: u8 = 3;
 
 /// A daemon error as a failure: the user's (exit 2) or the machine's (exit 1).
 pub fn daemon_failure(e: DaemonError) -> Failure {

@@ -206,6 +206,9 @@ pub(super) fn print_status(v: &Status) {
     for j in &v.jobs {
         jobs_lines(j);
     }
+    if let Some(b) = &v.backups {
+        backups_line(b);
+    }
     if let Some(f) = &v.checkpoint_failure {
         out!("  {}", f.describe());
     }
@@ -217,6 +220,27 @@ pub(super) fn print_status(v: &Status) {
                 v.id
             );
         }
+    }
+}
+
+/// The store's backups the daemon keeps: how many, the newest's age, their disk, a failure.
+fn backups_line(b: &fanorona::daemon::backup::BackupsView) {
+    let Some(every) = b.every_seconds else {
+        out!("  backups: off (backup_every = \"off\")");
+        return;
+    };
+    let newest = b
+        .newest
+        .map_or("none yet".to_string(), fanorona::daemon::backup::age);
+    out!(
+        "  backups: {} in {} ({} MB), newest {newest}, one every {} min",
+        b.count,
+        b.dir.display(),
+        b.bytes >> 20,
+        every / 60
+    );
+    if let Some(p) = &b.problem {
+        out!("    the last backup failed: {p}");
     }
 }
 
