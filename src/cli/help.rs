@@ -184,8 +184,12 @@ Examples:
 pub const STORE_BACKUP: &str = "\
 Examples:
   fanorona store backup /mnt/other-disk/fanorona-backup-1
-  fanorona store restore /mnt/other-disk/fanorona-backup-1     (the daemon stopped)
-  fanorona store restore DATA_DIR/backups/backup-1796570000";
+  fanorona store backup /mnt/other-disk/fanorona-backup-2 --json";
+
+pub const STORE_RESTORE: &str = "\
+Examples:
+  fanorona store restore /mnt/other-disk/fanorona-backup-1
+  fanorona store restore data/backups/backup-1796570000 --json";
 
 pub const DB: &str = "\
 Examples:

@@ -927,3 +927,47 @@ fn the_socket_bounds_a_request_and_answers_bad_bytes() {
     let a = ask(b"{\"protocol\":1,\"request\":{\"command\":\"list\"}}\n");
     assert!(a.contains("\"ok\":true"), "{a}");
 }
+
+/// A kept certificate replaced by one of another question (the session's other one, or
+/// another board's) is refused when handed out: named, exit 1, nothing written under the
+/// prefix.
+#[test]
+fn a_certificate_of_another_question_is_not_handed_out_as_the_sessions() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let id = data.json(&["session", "start", "3x3", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    // Solved here, without a daemon: the solve resumes the session on the same problem.
+    data.json(&["solve", "3x3", "--json"]);
+    let s = data.status(id);
+    assert_eq!(s["state"], "solved", "{s}");
+    let kept = data.dir.join("certificates");
+    let own = |goal: &str| kept.join(format!("session-{id}.{goal}-wins.cert.gz"));
+    let out = data.tmp.path().join("out");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The other question's certificate in this one's place.
+    std::fs::copy(own("black"), own("white")).unwrap();
+    let swapped = data.tmp.path().join("swapped");
+    let o = data.cmd(&[
+        "session",
+        "certificate",
+        &id.to_string(),
+        swapped.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        said.contains("black wins?") && said.contains("not of this session"),
+        "{said}"
+    );
+    assert!(
+        !data.tmp.path().join("swapped.white-wins.cert.gz").exists(),
+        "nothing handed out under the prefix"
+    );
+}

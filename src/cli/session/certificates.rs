@@ -80,17 +80,10 @@ pub(super) fn session_certificate(
             );
             continue;
         };
-        let to = crate::cli::certificate::copy_certificate(&from, list.as_deref(), prefix, *g)?;
-        if list.is_some() {
-            eprintln!(
-                "  {g}: PARTIAL: its open leaves are listed in {} (close them with `fanorona stitch --solve`)",
-                open_list_for(prefix, *g).display()
-            );
-        }
-        let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         // One not written now was checked when the session was solved, but a file can be
-        // damaged since: the copy handed out is checked again (seconds; a write took up to
-        // an hour), against the session's tables.
+        // damaged, or replaced, since: the kept file is checked again before it is handed
+        // out (seconds; a write took up to an hour), against the session's tables and as
+        // the certificate of this root, question and claim. A file that fails is not copied.
         let check = made
             .iter()
             .find(|m| Some(m.path.as_str()) == from.to_str())
@@ -99,19 +92,25 @@ pub(super) fn session_certificate(
                 e => Err(e.clone().unwrap_or_default()),
             })
             .unwrap_or_else(|| {
-                fanorona::certificate::verify_file(
-                    &to,
-                    status
-                        .db_dir
-                        .as_deref()
-                        .map(fanorona::certificate::Tables::Dir),
-                    |_| {},
-                    &mut |_| {},
-                    &mut |_, _| {},
-                )
-                .map(|_| "written when the session was solved, verified again now")
-                .map_err(|e| e.to_string())
+                check_kept(&from, &status, *g)
+                    .map(|()| "written when the session was solved, verified again now")
             });
+        if let Err(e) = &check {
+            eprintln!(
+                "  {g}: {} FAILED verification, not copied: {e}",
+                from.display()
+            );
+            rows.push((g.to_string(), from, 0, check));
+            continue;
+        }
+        let to = crate::cli::certificate::copy_certificate(&from, list.as_deref(), prefix, *g)?;
+        if list.is_some() {
+            eprintln!(
+                "  {g}: PARTIAL: its open leaves are listed in {} (close them with `fanorona stitch --solve`)",
+                open_list_for(prefix, *g).display()
+            );
+        }
+        let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         rows.push((g.to_string(), to, bytes, check));
     }
     if json {
@@ -285,4 +284,40 @@ pub(super) fn proof_note(goal: &GoalRecord) -> String {
         None => "",
     };
     format!("{kept}{certificate}")
+}
+
+/// Checks the kept certificate `path` of question `goal` of the session `status` describes:
+/// it verifies (against the session's tables) and is the certificate of the session's root,
+/// that question, and the claim the session recorded, not one of another question or
+/// position put in its place.
+fn check_kept(path: &Path, status: &Status, goal: fanorona::search::Goal) -> Result<(), String> {
+    let report = fanorona::certificate::verify_file(
+        path,
+        status
+            .db_dir
+            .as_deref()
+            .map(fanorona::certificate::Tables::Dir),
+        |_| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    )
+    .map_err(|e| e.to_string())?;
+    let wins = format!("{} wins", goal.attacker.name());
+    let proven = match status.value {
+        Some(v) => v == fanorona::search::Value::Win(goal.attacker),
+        None => status
+            .goals
+            .iter()
+            .any(|g| g.attacker == goal.attacker && g.outcome == fanorona::search::Outcome::Proven),
+    };
+    let claim = if proven { "proven" } else { "disproven" };
+    let root: Option<fanorona::Position> = status.root.parse().ok();
+    let same_root = root.is_some_and(|r| report.position == r.to_string());
+    if !same_root || report.goal != wins || report.claim != claim {
+        return Err(format!(
+            "it is the certificate of \"{}?\" {} at {}, not of this session's \"{wins}?\" {claim} at {}",
+            report.goal, report.claim, report.position, status.root
+        ));
+    }
+    Ok(())
 }

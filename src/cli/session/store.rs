@@ -42,7 +42,7 @@ pub enum StoreCommand {
     /// The backup's records are checked against its backup.json first; the store in place,
     /// if any, is moved aside to store.before-restore-TIME (kept), and what the restore goes
     /// back on is said per session.
-    #[command(after_long_help = help::STORE_BACKUP)]
+    #[command(after_long_help = help::STORE_RESTORE)]
     Restore {
         /// A backup's directory (`store backup`'s, or one of DATA_DIR/backups/).
         dir: PathBuf,
