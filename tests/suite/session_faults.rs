@@ -93,6 +93,7 @@ fn a_full_disk_keeps_the_last_checkpoint_and_the_solve_resumes_from_it() {
 /// A disk short of room: the checkpoints wait (nothing is handed to the store), the search
 /// goes on, the control says what the store holds, and once space is back the next
 /// checkpoint writes it all: the run never stops, and the curve has every iteration once.
+/// While the disk stays full the search waits, so the room a checkpoint asks stays put.
 #[test]
 fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
     let (mem, sessions, logs, _, id) = a_3x9_session();
@@ -123,6 +124,17 @@ fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
         assert!(f.describe().contains("in memory only"), "{}", f.describe());
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(sessions.get(id).unwrap().checkpoints, on_disk.checkpoints);
+        // While the disk stays full the search waits: the room asked does not grow.
+        let later = loop {
+            let g = control.checkpoint_failure.lock().unwrap().clone().unwrap();
+            if g.tries >= f.tries + 3 {
+                break g;
+            }
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(later.message, f.message, "the same room asked");
+        assert_eq!(later.iteration_in_memory, f.iteration_in_memory);
         mem.free.store(u64::MAX, Ordering::SeqCst);
         h.join().unwrap().unwrap()
     });

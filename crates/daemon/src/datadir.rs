@@ -56,7 +56,7 @@ impl DaemonError {
     /// Whether the store is damaged and no backup mended it: a restart cannot either (the
     /// daemon exits 3, which its unit does not restart).
     pub fn is_damaged_store(&self) -> bool {
-        matches!(self, DaemonError::Session(e) if crate::open::is_damage(e))
+        matches!(self, DaemonError::Session(e) if is_damage(e))
     }
 
     /// Whether the user can mend it (another process holds the directory, the path is not
@@ -286,4 +286,16 @@ fn orphan_list(path: &Path) -> bool {
     let name = path.to_string_lossy();
     name.strip_suffix(".open.jsonl")
         .is_some_and(|stem| !Path::new(&format!("{stem}.partial.cert.gz")).exists())
+}
+
+/// Whether opening the store failed on damage, which a backup mends (not a lock, a full
+/// disk or a format of another version).
+pub fn is_damage(e: &SessionError) -> bool {
+    use fanorona_session::store::StoreError;
+    matches!(
+        e,
+        SessionError::Damaged(_)
+            | SessionError::Decode(_)
+            | SessionError::Store(StoreError::Damaged { .. })
+    )
 }

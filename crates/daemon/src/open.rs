@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::compact;
-use crate::datadir::{DaemonError, DataDir};
+use crate::datadir::{DaemonError, DataDir, is_damage};
 use fanorona_search::config::Config;
 use fanorona_session::store::SledStore;
 use fanorona_session::{SessionError, Sessions};
@@ -78,18 +78,6 @@ fn open(dir: &DataDir, config: &Config, restore: bool) -> Result<Sessions, Daemo
 fn open_store(dir: &DataDir, config: &Config, created: bool) -> Result<Sessions, SessionError> {
     let store = SledStore::open(&dir.store(), config.store_cache)?;
     Sessions::open(Arc::new(store), created)
-}
-
-/// Whether opening the store failed on damage, which a backup mends (not a lock, a full
-/// disk or a format of another version).
-pub fn is_damage(e: &SessionError) -> bool {
-    use fanorona_session::store::StoreError;
-    matches!(
-        e,
-        SessionError::Damaged(_)
-            | SessionError::Decode(_)
-            | SessionError::Store(StoreError::Damaged { .. })
-    )
 }
 
 #[cfg(test)]

@@ -50,7 +50,13 @@ pub struct Progress {
 pub struct ProgressLog {
     path: PathBuf,
     file: File,
+    /// Lines that could not be written since the failure was last said, and when it was.
+    unwritten: u64,
+    said: Option<std::time::Instant>,
 }
+
+/// How often a log that cannot be written says so (a full disk fails every line).
+const SAY_FAILURE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Where session `id` logs under `log_dir`.
 pub fn log_path(log_dir: &Path, id: u64) -> PathBuf {
@@ -75,15 +81,41 @@ impl ProgressLog {
             .append(true)
             .open(&path)
             .map_err(err)?;
-        Ok(ProgressLog { path, file })
+        Ok(ProgressLog {
+            path,
+            file,
+            unwritten: 0,
+            said: None,
+        })
     }
 
     /// Appends one line. A log that cannot be written is reported, not fatal to the solve.
     pub fn write(&mut self, p: &Progress) {
         let mut line = serde_json::to_vec(p).expect("progress serialises");
         line.push(b'\n');
-        if let Err(e) = self.file.write_all(&line) {
-            tracing::warn!("cannot write {}: {e}", self.path.display());
+        match self.file.write_all(&line) {
+            Ok(()) => {
+                if self.unwritten > 0 {
+                    tracing::info!(
+                        "{}: written again ({} lines lost while it could not be)",
+                        self.path.display(),
+                        self.unwritten
+                    );
+                }
+                (self.unwritten, self.said) = (0, None);
+            }
+            Err(e) => {
+                // Said at once, then once a minute with the lines lost since.
+                self.unwritten += 1;
+                if self.said.is_none_or(|t| t.elapsed() >= SAY_FAILURE_EVERY) {
+                    tracing::warn!(
+                        "cannot write {}: {e} ({} lines lost so far)",
+                        self.path.display(),
+                        self.unwritten
+                    );
+                    self.said = Some(std::time::Instant::now());
+                }
+            }
         }
     }
 }

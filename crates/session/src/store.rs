@@ -189,7 +189,7 @@ const PATIENCE_AFTER_SHORT: std::time::Duration = std::time::Duration::from_secs
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What to do with a store that cannot be read, said with its error.
-const DAMAGED_HINT: &str = "; if the disk was full or the machine crashed, free space and try again; otherwise `fanorona store restore BACKUP` puts a backup in its place (the daemon keeps its own under DATA_DIR/backups and restores the newest by itself when it starts)";
+const DAMAGED_HINT: &str = "; if the disk was full or the machine crashed, free space and try again; otherwise `fanorona store restore BACKUP` puts a backup in its place (the daemon keeps its own under DATA_DIR/backups and restores the newest by itself when it starts), or move the store aside (keep it) and start again";
 
 /// Removes the snapshot files sled was still writing when it stopped (`snap.N.generating`): a
 /// full disk leaves an empty one, which sled then reads as corrupt data for good. sled never

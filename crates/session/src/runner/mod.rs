@@ -248,6 +248,11 @@ fn solve_question(
 ) -> Result<SessionRecord, SessionError> {
     let mut run = QuestionRun::resume(sessions, rec, g, root, leaf, rote, stop, log)?;
     while run.goes_on() {
+        // A disk too full for the last checkpoint: nothing more to write until it succeeds.
+        if run.held_for_room() {
+            run.checkpoint_when_due()?;
+            continue;
+        }
         run.step();
         if run.report_when_due()? == Flow::Paused {
             break;

@@ -58,6 +58,9 @@ pub(super) struct QuestionRun<'a> {
     checkpoints: u64,
     /// The last periodic checkpoint failed: the next is tried sooner.
     failed_checkpoint: bool,
+    /// It failed for want of room: the search waits for the next to succeed, so that what
+    /// the checkpoint must write (and the room it asks) does not grow while the disk is full.
+    held_for_room: bool,
 }
 
 /// When the run last did what it does from time to time.
@@ -136,6 +139,7 @@ impl<'a> QuestionRun<'a> {
             tree,
             checkpoints: rec.checkpoints,
             failed_checkpoint: false,
+            held_for_room: false,
         };
         if resumed {
             run.take_in_what_was_decided();
@@ -229,6 +233,15 @@ impl<'a> QuestionRun<'a> {
     /// Whether the search goes on: its question open and no stop asked.
     pub(super) fn goes_on(&self) -> bool {
         !self.tree.decided() && !self.stop.now()
+    }
+
+    /// Whether the search waits for room on the store's disk (a checkpoint failed for want
+    /// of it); if so, it waits a moment first, so the caller tries the checkpoint again.
+    pub(super) fn held_for_room(&self) -> bool {
+        if self.held_for_room {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.held_for_room
     }
 
     /// One iteration of the first level (or, with `[cluster]`, what the workers answered),
@@ -353,6 +366,7 @@ impl<'a> QuestionRun<'a> {
                 }
                 self.log.write(&p);
                 self.failed_checkpoint = false;
+                self.held_for_room = false;
                 if self.clock.last_rote_read.elapsed() >= ROTE_READ_EVERY {
                     adopt_others(
                         self.sessions,
@@ -369,6 +383,7 @@ impl<'a> QuestionRun<'a> {
                 // next checkpoint that succeeds writes it all.
                 let f = self.note_failed(&e, false);
                 self.failed_checkpoint = true;
+                self.held_for_room = matches!(e, SessionError::DiskFull { .. });
                 if f.poisoned {
                     let stop = self.stop;
                     return Err(checkpoint_failure::wait_for_room(self.sessions, &|| {
