@@ -165,6 +165,22 @@ fn tail_follow_ends_on_a_session_that_will_not_write_more() {
     );
     assert!(stdout(&o).lines().count() >= 2, "{}", stdout(&o));
     drop(daemon);
+    // A line past tail's bound (3 MiB) is skipped, not held, and the lines after it read.
+    let log = data.dir.join("logs").join(format!("session-{id}.jsonl"));
+    let before = std::fs::read_to_string(&log).unwrap();
+    let last = before.lines().last().unwrap().to_string();
+    let mut text = before.clone();
+    text.push_str(&"x".repeat(3 << 20));
+    text.push('\n');
+    text.push_str(&last);
+    text.push('\n');
+    std::fs::write(&log, text).unwrap();
+    let o = data.cmd(&["session", "tail", &id, "-n", "all"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(stderr(&o).contains("not a progress line, skipped"), "{}", stderr(&o));
+    assert!(out.len() < 1 << 20, "the long line is not printed");
+    assert_eq!(out.lines().count(), before.lines().count() + 1, "{out}");
 }
 
 #[test]

@@ -160,10 +160,31 @@ impl Reader {
             return Ok(None);
         };
         let mut line = String::new();
+        let failed = |e: std::io::Error| anyhow!("cannot read {}: {e}", self.path.display());
+        // Read up to the bound: a longer line is no progress line, and is not held whole.
         let n = reader
+            .by_ref()
+            .take(MAX_LOG_LINE + 1)
             .read_line(&mut line)
-            .map_err(|e| Failure::other(anyhow!("cannot read {}: {e}", self.path.display())))?;
+            .map_err(|e| Failure::other(failed(e)))?;
         if n == 0 {
+            return Ok(None);
+        }
+        if !line.ends_with('\n') && n as u64 > MAX_LOG_LINE {
+            if let Some(rest) = skip_line(reader).map_err(|e| Failure::other(failed(e)))? {
+                self.pos += n as u64 + rest;
+                // Said on stderr: stdout keeps the log's lines alone (JSON lines with --json).
+                eprintln!(
+                    "{}: a line of over {} KiB, not a progress line, skipped",
+                    self.path.display(),
+                    MAX_LOG_LINE >> 10
+                );
+                return self.next_line();
+            }
+            // Still being written: read again later.
+            reader
+                .seek(SeekFrom::Start(self.pos))
+                .map_err(|e| Failure::other(failed(e)))?;
             return Ok(None);
         }
         if !line.ends_with('\n') {
@@ -175,6 +196,27 @@ impl Reader {
         }
         self.pos += n as u64;
         Ok(Some(line.trim_end().to_string()))
+    }
+}
+
+/// The longest line `tail` reads whole (a progress line is some hundred bytes).
+const MAX_LOG_LINE: u64 = 1 << 20;
+
+/// Reads past the rest of a line without keeping it; the bytes read, if its end was found.
+fn skip_line(reader: &mut BufReader<File>) -> std::io::Result<Option<u64>> {
+    let mut skipped = 0u64;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            reader.consume(i + 1);
+            return Ok(Some(skipped + i as u64 + 1));
+        }
+        let len = buf.len();
+        reader.consume(len);
+        skipped += len as u64;
     }
 }
 
