@@ -178,7 +178,11 @@ fn tail_follow_ends_on_a_session_that_will_not_write_more() {
     let o = data.cmd(&["session", "tail", &id, "-n", "all"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(stderr(&o).contains("not a progress line, skipped"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a progress line, skipped"),
+        "{}",
+        stderr(&o)
+    );
     assert!(out.len() < 1 << 20, "the long line is not printed");
     assert_eq!(out.lines().count(), before.lines().count() + 1, "{out}");
 }
@@ -667,4 +671,18 @@ fn db_verify_json_reads_back_as_its_report() {
     }
     assert_eq!(unread, ["2-1", "1-2", "2-2"]);
     assert_eq!(report.errors, 0);
+}
+
+#[test]
+fn session_curve_names_every_output_and_refuses_a_plot_under_another_formats_name() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let o = data.cmd(&["session", "curve", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    for flag in ["--csv", "--png", "--svg"] {
+        assert!(stderr(&o).contains(flag), "{}", stderr(&o));
+    }
+    let jpg = data.tmp.path().join("c.jpg");
+    let o = data.cmd(&["session", "curve", "1", "--png", jpg.to_str().unwrap()]);
+    common::assert_fails(&o, 2, &["c.jpg", "ending in .png"]);
+    assert!(!jpg.exists());
 }

@@ -210,13 +210,14 @@ pub enum SessionCommand {
     /// The root's proof and disproof numbers after every iteration (the paper's Figures
     /// 7-9), one panel per question.
     #[command(after_long_help = help::SESSION_CURVE)]
+    #[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["csv", "png", "svg"])))]
     Curve {
         /// The session's id (see `session list`).
         id: u64,
         /// The CSV file to write.
         ///
         /// Its columns: iteration, nodes, seconds, root_pn, root_dpn, goal.
-        #[arg(long, value_name = "FILE", required_unless_present_any = ["png", "svg"])]
+        #[arg(long, value_name = "FILE")]
         csv: Option<PathBuf>,
         /// Draw the curve (log scale, one panel per question) into this PNG file.
         #[arg(long, value_name = "FILE")]
@@ -502,6 +503,23 @@ fn curve_of(
     for (flag, path) in [("--csv", &csv), ("--png", &png), ("--svg", &svg)] {
         if let Some(p) = path {
             check_output(flag, p)?;
+        }
+    }
+    // A plot is written in the format its flag names: a name that says another is refused
+    // rather than given a PNG (or an SVG) under it.
+    for (flag, path, ext) in [("--png", &png, "png"), ("--svg", &svg, "svg")] {
+        if let Some(p) = path {
+            let named = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_lowercase);
+            if named.as_deref() != Some(ext) {
+                return Err(Failure::input(anyhow!(
+                    "{flag} {}: the file would hold {}; give a name ending in .{ext}",
+                    p.display(),
+                    ext.to_uppercase()
+                )));
+            }
         }
     }
     let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
