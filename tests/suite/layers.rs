@@ -292,3 +292,59 @@ fn the_loop_reader_sees_a_loop() {
         "{edges:?}"
     );
 }
+
+/// The drawing of every crate's module graph in `docs/guide/modules.md`, as the loop test
+/// reads it: a Mermaid flowchart a crate, an arrow where a file uses another. Checked
+/// against the code so that it cannot drift; `FANORONA_WRITE_MODULES=1` writes it anew.
+fn module_drawing() -> String {
+    let mut dirs = vec![(String::from("."), String::from("fanorona (src/)"))];
+    dirs.extend(order().iter().map(|c| {
+        (
+            format!("crates/{c}"),
+            format!("fanorona-{c} (crates/{c}/src)"),
+        )
+    }));
+    let mut out = String::from(
+        "# The module graph of each crate\n\n\
+         Generated from the code by `tests/suite/layers.rs` (the reader of the import-loop test):\n\
+         an arrow from a file to another that it uses (`crate::`, `super::`); a module's use of\n\
+         the files below it is not drawn. No graph has a loop; the test fails on one, and on a\n\
+         drawing that is not the code's (`FANORONA_WRITE_MODULES=1 cargo test --test suite\n\
+         layers::` writes it anew).\n",
+    );
+    for (dir, title) in &dirs {
+        let (names, mut edges) = module_graph(&root().join(dir).join("src"));
+        edges.sort();
+        let node = |n: &str| {
+            if n.is_empty() {
+                "root[\"lib.rs / main.rs\"]".to_string()
+            } else {
+                format!("{}[\"{n}\"]", n.replace("::", "_"))
+            }
+        };
+        out.push_str(&format!(
+            "\n## {title}\n\n{} files, {} arrows.\n\n```mermaid\nflowchart LR\n",
+            names.len(),
+            edges.len()
+        ));
+        for (a, b) in &edges {
+            out.push_str(&format!("  {} --> {}\n", node(a), node(b)));
+        }
+        out.push_str("```\n");
+    }
+    out
+}
+
+#[test]
+fn the_module_drawing_in_the_docs_is_the_code_s() {
+    let path = root().join("docs/guide/modules.md");
+    let drawing = module_drawing();
+    if std::env::var_os("FANORONA_WRITE_MODULES").is_some() {
+        std::fs::write(&path, &drawing).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == drawing,
+        "docs/guide/modules.md is not the code's module graph: run `FANORONA_WRITE_MODULES=1 cargo test --test suite layers::` and commit it"
+    );
+}
