@@ -4,6 +4,7 @@
 //! `write` turns a decided search into a certificate; `check` verifies one and shares no
 //! code with the searches (only the rules and the table probe).
 
+pub mod checked;
 pub mod close;
 pub mod write;
 

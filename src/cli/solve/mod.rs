@@ -16,15 +16,12 @@ use crate::cli::certificate::{check_prefix, make};
 use crate::cli::output::{CliResult, Failure, check_output, input};
 use crate::cli::solve::report::{Question, Report};
 pub use args::{RepetitionRule, SolveArgs};
+use fanorona::certificate::checked::{CertificateTo, Checked, SearchSettings, search_checked};
 use fanorona::certificate::{Made, Solved};
 use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::census;
-use fanorona::search::dfpn::DfPn;
-use fanorona::search::pn::{self, PnTree};
-use fanorona::search::proof::check;
-use fanorona::search::solution::extract;
 use fanorona::search::{
     Algorithm, CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
 };
@@ -40,41 +37,34 @@ fn target(text: Option<&str>) -> Result<Position, Failure> {
     crate::cli::args::target_position(text.unwrap_or(DEFAULT_BOARD))
 }
 
-/// One goal searched, its proof extracted and re-checked; `verified` says whether it held.
-struct Checked {
-    result: SearchResult,
-    verified: Option<bool>,
-    certificate: Option<Result<Made, Failure>>,
+/// How `args` asks each question to be searched in memory.
+fn search_settings(args: &SolveArgs) -> SearchSettings {
+    SearchSettings {
+        algo: args.algo,
+        limits: Limits {
+            nodes: args.nodes,
+            time: None,
+            memory: args.memory,
+        },
+        repetition_wins: args.repetition == RepetitionRule::Attacker,
+        second_level: args.second_level,
+        second_level_table: args.second_level_table,
+        dfpn_table: DFPN_TABLE,
+    }
 }
 
-/// Where a goal's certificate goes: the prefix and the tables' directory.
-type CertificateTo<'p> = Option<(&'p Path, Option<&'p Path>)>;
-
-/// The header keys a certificate from `solve` adds: the search that decided it.
-fn certificate_extra(
-    algo: Algorithm,
-    result: &SearchResult,
-) -> serde_json::Map<String, serde_json::Value> {
-    fanorona::certificate::header_extra(
-        json!({"algorithm": algo.name(), "nodes": result.stats.nodes, "seconds": result.stats.seconds}),
-    )
-}
-
+/// Searches `goal` at `pos` in memory, checked, its certificate written under `to`; the
+/// search's progress on stderr once a second.
 fn search(
     pos: &Position,
     goal: Goal,
     leaf: LeafEval<'_>,
-    args: &SolveArgs,
+    settings: &SearchSettings,
     db: Option<&Database>,
-    certificate: CertificateTo<'_>,
+    to: Option<CertificateTo<'_>>,
 ) -> Checked {
-    let limits = Limits {
-        nodes: args.nodes,
-        time: None,
-        memory: args.memory,
-    };
     let mut last = Instant::now();
-    let progress = |p: &CurvePoint| {
+    let mut progress = |p: &CurvePoint| {
         if last.elapsed().as_secs_f64() >= 1.0 {
             eprintln!(
                 "  {goal}: iteration {}, {} nodes, root pn {} dn {}, {:.1} s",
@@ -83,71 +73,19 @@ fn search(
             last = Instant::now();
         }
     };
-    if args.algo == Algorithm::DfPn {
-        let mut search = DfPn::new(goal, leaf, limits, DFPN_TABLE);
-        search.repetition_wins = args.repetition == RepetitionRule::Attacker;
-        let result = search.result(pos, progress);
-        // The check and the certificate create positions of their own, not the search's.
-        let (verified, certificate) = census::set_aside(|| {
-            // The independent check: the solution tree, re-verified from the rules and tables.
-            let verified = (result.outcome != Outcome::Unknown)
-                .then(|| search.solution(pos).is_some_and(|t| check(&t, db).is_ok()));
-            let certificate = certificate
-                .filter(|_| result.outcome != Outcome::Unknown)
-                .map(|(prefix, dir)| {
-                    let solved = Solved {
-                        root: *pos,
-                        goal,
-                        proves: result.outcome == Outcome::Proven,
-                        db,
-                        tree: None,
-                        dfpn: Some(&mut search),
-                    };
-                    make(prefix, solved, certificate_extra(args.algo, &result), dir)
-                });
-            (verified, certificate)
-        });
-        return Checked {
-            result,
-            verified,
-            certificate,
-        };
-    }
-    let mut tree = PnTree::new(*pos, goal, leaf, Vec::new());
-    if let Some(bound) = args.second_level {
-        tree.second_level = bound;
-    }
-    if args.second_level_table > 0 {
-        tree.second_level_table = args.second_level_table;
-    }
-    let curve = pn::run(&mut tree, args.algo, limits, progress);
-    let result = tree.result(curve);
-    // The check and the certificate create positions of their own, not the search's.
-    let (verified, certificate) = census::set_aside(|| {
-        // The independent check: the solution tree, re-verified from the rules and tables.
-        let verified = (tree.outcome() != Outcome::Unknown).then(|| {
-            extract(&tree, leaf)
-                .map(|t| check(&t, db).is_ok())
-                .unwrap_or(false)
-        });
-        let certificate = certificate.filter(|_| tree.decided()).map(|(prefix, dir)| {
-            let solved = Solved {
-                root: *pos,
-                goal,
-                proves: tree.outcome() == Outcome::Proven,
-                db,
-                tree: Some(&tree),
-                dfpn: None,
-            };
-            make(prefix, solved, certificate_extra(args.algo, &result), dir)
-        });
-        (verified, certificate)
-    });
-    Checked {
-        result,
-        verified,
-        certificate,
-    }
+    let mut written = |path: &Path, w: &fanorona::certificate::Written| {
+        eprintln!("  writing {}: {}", path.display(), w.progress_line())
+    };
+    search_checked(
+        pos,
+        goal,
+        leaf,
+        settings,
+        db,
+        to,
+        &mut progress,
+        &mut written,
+    )
 }
 
 pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
@@ -175,18 +113,19 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let mut certificates: Vec<Made> = Vec::new();
     let mut failure = None;
     let db_dir = db.as_ref().map(|_| dir.as_path());
+    let settings = search_settings(&args);
     let mut solve_one = |p: &Position| -> Solution {
         // Certificates are written for the root's goals only.
         let to = args
             .certificate
             .as_deref()
             .filter(|_| *p == pos)
-            .map(|prefix| (prefix, db_dir));
+            .map(|prefix| CertificateTo { prefix, db_dir });
         let asked = args.goal.as_deref().map(|g| Goal {
             attacker: Color::from_name(g).unwrap_or(Color::Black),
         });
         one_or_both(p, asked, |goal| {
-            let c = search(p, goal, leaf, &args, db.as_ref(), to);
+            let c = search(p, goal, leaf, &settings, db.as_ref(), to);
             if let Some(ok) = c.verified {
                 verified &= ok;
                 checked += 1;
@@ -196,7 +135,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
                     verified &= made.verified();
                     certificates.push(made);
                 }
-                Some(Err(e)) => failure = Some(e),
+                Some(Err(e)) => failure = Some(Failure::other(e)),
                 None => {}
             }
             c.result
