@@ -686,3 +686,20 @@ fn session_curve_names_every_output_and_refuses_a_plot_under_another_formats_nam
     common::assert_fails(&o, 2, &["c.jpg", "ending in .png"]);
     assert!(!jpg.exists());
 }
+
+#[test]
+fn tail_follow_on_a_solved_session_says_it_is_solved() {
+    let data = Data::new("log_level = \"warn\"\n");
+    data.json(&["solve", "3x3", "--json"]);
+    let o = data.cmd(&["session", "tail", "1", "--follow"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("value: white"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("session 1 is solved: nothing more will come"),
+        "{}",
+        stderr(&o)
+    );
+    // Without --follow, the lines alone.
+    let o = data.cmd(&["session", "tail", "1"]);
+    assert!(!stderr(&o).contains("nothing more"), "{}", stderr(&o));
+}

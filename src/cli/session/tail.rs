@@ -57,6 +57,8 @@ struct Printer {
     last: LastLogged,
     /// The log's last event of a session that ended (solved, or failed).
     ended: bool,
+    /// It ended failing.
+    failed: bool,
 }
 
 impl Printer {
@@ -65,11 +67,11 @@ impl Printer {
         let p: Option<Progress> = serde_json::from_str(text).ok();
         let lost = p.as_ref().and_then(|p| self.last.note(p));
         if let Some(p) = &p {
-            self.ended = p.event == "solved"
-                || p.event == "error"
-                    && p.message
-                        .as_deref()
-                        .is_some_and(|m| !m.starts_with("checkpoint"));
+            self.failed = p.event == "error"
+                && p.message
+                    .as_deref()
+                    .is_some_and(|m| !m.starts_with("checkpoint"));
+            self.ended = p.event == "solved" || self.failed;
         }
         if quiet {
             return;
@@ -235,6 +237,7 @@ pub fn tail(config: &Config, args: TailArgs) -> CliResult {
         json,
         last: LastLogged::default(),
         ended: false,
+        failed: false,
     };
     let mut reader = Reader {
         path: path.clone(),
@@ -299,9 +302,22 @@ fn follow_on(config: &Config, id: u64, reader: &mut Reader, printer: &mut Printe
     let dir = DataDir::new(&config.data_dir);
     let mut said = Said::Nothing;
     let mut asked: Option<Instant> = None;
+    // Said on stderr when the log's last line ends the session: a follower is not left to
+    // guess why it stopped.
+    let ended = |printer: &Printer| {
+        eprintln!(
+            "session {id} {}: nothing more will come",
+            if printer.failed {
+                "has failed"
+            } else {
+                "is solved"
+            }
+        );
+        Ok(())
+    };
     loop {
         if printer.ended {
-            return Ok(());
+            return ended(printer);
         }
         if reader.replaced() {
             if reader.file.is_some() {
@@ -317,7 +333,7 @@ fn follow_on(config: &Config, id: u64, reader: &mut Reader, printer: &mut Printe
             printer.line(&line, false);
             read = true;
             if printer.ended {
-                return Ok(());
+                return ended(printer);
             }
         }
         if read {
@@ -354,7 +370,7 @@ fn follow_on(config: &Config, id: u64, reader: &mut Reader, printer: &mut Printe
                             printer.line(&line, false);
                         }
                         if s.state == Shown::Solved {
-                            return Ok(());
+                            return ended(printer);
                         }
                         eprintln!(
                             "session {id} is {}: nothing more will come (until `fanorona session resume {id}`)",
