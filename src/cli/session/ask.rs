@@ -81,6 +81,15 @@ pub fn ask<C: Ask>(config: &Config, command: C) -> Result<(C::Answer, bool), Fai
         }
         Err(e) => return Err(Failure::other(e)),
     }
+    // Another user's data directory: the cause said, not taken for one without a store.
+    if let Err(e) = std::fs::read_dir(&dir.root)
+        && e.kind() == std::io::ErrorKind::PermissionDenied
+    {
+        return Err(Failure::input(anyhow!(
+            "{}: {e}: it is another user's (its daemon's socket too); run as its owner, or give --data-dir a directory of your own",
+            dir.root.display()
+        )));
+    }
     // A directory that exists but never held a store (a home directory given by mistake) is
     // named, not given a store, a lock file and an empty answer.
     if !C::MAKES_DATA && dir.root.is_dir() && !dir.store().exists() && !dir.created().exists() {
