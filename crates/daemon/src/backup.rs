@@ -175,9 +175,7 @@ fn copy_into(
     target.sync().map_err(SessionError::from)?;
     drop(target);
     Ok(BackupManifest {
-        taken: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        taken: unix_seconds(),
         records: contents.records,
         record_bytes: contents.bytes,
         sessions: records
@@ -267,7 +265,7 @@ pub fn restore(dir: &DataDir, from: &Path, cache_bytes: u64) -> Result<Restored,
     let set_aside = if existed {
         let aside = dir
             .root
-            .join(format!("store.before-restore-{}", manifest_time()));
+            .join(format!("store.before-restore-{}", unix_seconds()));
         std::fs::rename(&current, &aside).map_err(io("cannot move aside", &current))?;
         Some(aside)
     } else {
@@ -315,7 +313,8 @@ fn work_lost(current: &Path, cache_bytes: u64, manifest: &BackupManifest) -> Vec
         .collect()
 }
 
-fn manifest_time() -> u64 {
+/// Seconds since 1970 now: a backup's time, in its manifest and its directory names.
+fn unix_seconds() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -454,10 +453,7 @@ pub fn restore_newest(dir: &DataDir, root: &Path, cache_bytes: u64) -> Option<Re
 
 /// How long ago `taken` (seconds since 1970) was, in words.
 pub fn age(taken: u64) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let s = now.saturating_sub(taken);
+    let s = unix_seconds().saturating_sub(taken);
     match s {
         0..120 => format!("taken {s} s ago"),
         120..7200 => format!("taken {} min ago", s / 60),
