@@ -1,14 +1,16 @@
 //! Stores written by earlier builds stay readable: `tests/data/store-v1` is a store of format
 //! 1 (a solved 3x5 session, made by `fanorona --data-dir tests/data/store-v1 solve 3x5` before
 //! format 2) and `tests/data/store-v2` one of format 2 (the same, made before format 3, both
-//! questions searched), and `tests/data/store-v3` one of format 3 (made before format 4),
-//! upgraded on open by the steps of `migrations/`. A change of the
+//! questions searched), `tests/data/store-v3` one of format 3 (made before format 4), and
+//! `tests/data/store-v4` one of format 4 (a solved 3x7 session with 20 ms checkpoints, made
+//! before format 5), upgraded on open by the steps of `migrations/`. A change of the
 //! stored layout must bump the format and add a step, or these tests fail.
 
 use std::path::Path;
 
 use fanorona::config::Config;
 use fanorona::daemon::{DataDir, open_sessions};
+use fanorona::search::Outcome;
 use fanorona::session::State;
 use fanorona::session::store::Table;
 
@@ -189,4 +191,68 @@ fn session_records_are_written_back_byte_for_byte() {
             "{text}"
         );
     }
+}
+
+/// `tests/data/store-v4`: a store of format 4, its chunks and patches in sled. Upgraded, each
+/// is in a record file of its own, the trees load as the search left them, and a byte
+/// changed in one file is that record's error alone.
+#[test]
+fn a_format_4_store_is_upgraded_to_record_files() {
+    let (tmp, _dir, sessions) = upgraded("store-v4");
+    let mut raw = 0;
+    for table in [Table::Nodes, Table::Patches] {
+        sessions
+            .store()
+            .scan(table, &[], &mut |_, v| {
+                assert!(v[0] < 0x80, "read through its file");
+                raw += 1;
+            })
+            .unwrap();
+    }
+    let files: Vec<_> = std::fs::read_dir(tmp.path().join("store/records"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), raw, "one file a chunk or patch");
+    let s = sessions.get(1).unwrap();
+    assert_eq!(s.state, State::Solved);
+    assert_eq!(s.value.map(|v| v.name()), Some("white"));
+    let board = "3x7".parse().unwrap();
+    let mut patches = 0;
+    for (g, goal) in s.goals.iter().enumerate() {
+        let saved = sessions
+            .load_saved(1, g as u8, board, goal.first_level)
+            .unwrap();
+        assert_eq!(saved.nodes.len() as u64, goal.first_level);
+        assert_eq!(saved.nodes[0].pos.to_string(), s.root);
+        match goal.outcome {
+            Outcome::Proven => assert_eq!(saved.nodes[0].pn, 0),
+            Outcome::Disproven => assert_eq!(saved.nodes[0].dn, 0),
+            Outcome::Unknown => assert!(saved.nodes[0].pn > 0 && saved.nodes[0].dn > 0),
+        }
+        patches += saved.patches.len();
+    }
+    // (The fixture's checkpoints wrote no patch; patches take the same step, and the tests
+    // of checkpoints on a sled store write and fold them in record files.)
+    assert_eq!(patches, 0);
+    // One byte of the largest file changed: that record fails, with its file named.
+    let largest = files
+        .iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let mut bytes = std::fs::read(largest).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 0x40;
+    std::fs::write(largest, bytes).unwrap();
+    let failed = (0..s.goals.len())
+        .filter_map(|g| {
+            sessions
+                .load_saved(1, g as u8, board, s.goals[g].first_level)
+                .err()
+        })
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains("checksum"), "{}", failed[0]);
+    assert!(sessions.get(1).is_ok(), "the session's record still reads");
 }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::datadir::{DaemonError, DataDir};
 use fanorona_search::config::Config;
 use fanorona_session::store::{self, Contents, SledStore, Store, Table};
-use fanorona_session::{SessionError, Sessions};
+use fanorona_session::{SessionError, Sessions, codec};
 
 /// The file that makes a backup whole, written last.
 pub const MANIFEST: &str = "backup.json";
@@ -44,6 +44,10 @@ pub struct BackupManifest {
     pub sessions: Vec<SessionMark>,
     /// The program that took it (`fanorona VERSION (COMMIT)`).
     pub producer: String,
+    /// Records whose files were damaged, left out of the copy (their sessions are marked
+    /// not whole).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// A session in a backup: how far its search had come.
@@ -56,6 +60,14 @@ pub struct SessionMark {
     pub checkpoints: u64,
     pub nodes: u64,
     pub seconds: f64,
+    /// Whether the backup holds all of its records (none was left out as damaged): only
+    /// then can the session be restored from it.
+    #[serde(default = "whole")]
+    pub whole: bool,
+}
+
+fn whole() -> bool {
+    true
 }
 
 /// A backup taken.
@@ -153,6 +165,7 @@ fn copy_into(
     progress: &mut dyn FnMut(Table, &Contents),
 ) -> Result<BackupManifest, DaemonError> {
     let target = SledStore::open(to, 64 << 20).map_err(SessionError::from)?;
+    let mut left_out = Vec::new();
     let (contents, records) = sessions.quiesced(|from, records| {
         // The store's own size bounds its live records: refused at once where it cannot
         // fit, rather than after filling the disk.
@@ -168,8 +181,15 @@ fn copy_into(
                 MARGIN >> 20
             )));
         }
-        let copied = store::copy_all(from, &target, BATCH_BYTES, RELEASE_BYTES, progress)
-            .map_err(SessionError::from)?;
+        let copied = store::copy_all(
+            from,
+            &target,
+            BATCH_BYTES,
+            RELEASE_BYTES,
+            Some(&mut left_out),
+            progress,
+        )
+        .map_err(SessionError::from)?;
         Ok::<_, DaemonError>((copied, records))
     })??;
     target.sync().map_err(SessionError::from)?;
@@ -187,9 +207,13 @@ fn copy_into(
                 checkpoints: r.checkpoints,
                 nodes: r.goals.iter().map(|g| g.nodes).sum(),
                 seconds: r.goals.iter().map(|g| g.seconds).sum(),
+                whole: !left_out
+                    .iter()
+                    .any(|l| codec::session_of_key(&l.key) == Some(r.id)),
             })
             .collect(),
         producer: fanorona_rules::version::producer(),
+        left_out: left_out.iter().map(|l| l.why.clone()).collect(),
     })
 }
 
@@ -243,8 +267,15 @@ pub fn restore(dir: &DataDir, from: &Path, cache_bytes: u64) -> Result<Restored,
     let restoring = dir.root.join("store.restoring");
     let _ = std::fs::remove_dir_all(&restoring);
     let copy = SledStore::open(&restoring, cache_bytes).map_err(SessionError::from)?;
-    let copied = store::copy_all(&backup, &copy, BATCH_BYTES, RELEASE_BYTES, &mut |_, _| {})
-        .map_err(|e| damaged(e.to_string()))?;
+    let copied = store::copy_all(
+        &backup,
+        &copy,
+        BATCH_BYTES,
+        RELEASE_BYTES,
+        None,
+        &mut |_, _| {},
+    )
+    .map_err(|e| damaged(e.to_string()))?;
     if copied.records != manifest.records || copied.bytes != manifest.record_bytes {
         let _ = std::fs::remove_dir_all(&restoring);
         return Err(damaged(format!(

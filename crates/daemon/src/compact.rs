@@ -171,7 +171,7 @@ pub fn compact(
         let mut copy = || -> Result<Contents, DaemonError> {
             let to = SledStore::open(&dir.compacting(), config.store_cache)
                 .map_err(SessionError::from)?;
-            let copied = store::copy_all(&from, &to, BATCH_BYTES, RELEASE_BYTES, progress)
+            let copied = store::copy_all(&from, &to, BATCH_BYTES, RELEASE_BYTES, None, progress)
                 .map_err(SessionError::from)?;
             // Read back: the copy holds exactly what the original does.
             let read = store::contents(&to, RELEASE_BYTES).map_err(SessionError::from)?;
@@ -274,7 +274,7 @@ mod tests {
             {
                 let from = SledStore::open(&dir.store(), 1 << 20).unwrap();
                 let to = SledStore::open(&dir.compacting(), 1 << 20).unwrap();
-                store::copy_all(&from, &to, 1 << 16, 1 << 18, &mut |_, _| {}).unwrap();
+                store::copy_all(&from, &to, 1 << 16, 1 << 18, None, &mut |_, _| {}).unwrap();
             }
             match step {
                 // The copy made, no marker: undone.

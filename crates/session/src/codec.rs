@@ -218,6 +218,11 @@ pub fn tree_prefix(id: u64, goal: u8) -> Vec<u8> {
     k
 }
 
+/// The session a key of a session's tree or curve (`tree_prefix`) belongs to.
+pub fn session_of_key(key: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(key.get(..8)?.try_into().ok()?))
+}
+
 pub fn chunk_key(id: u64, goal: u8, chunk: u32) -> Vec<u8> {
     let mut k = tree_prefix(id, goal);
     k.extend(chunk.to_be_bytes());

@@ -6,8 +6,9 @@ use crate::{SessionError, codec};
 
 /// The format this build writes. Its layout is described in `migrations/0001-initial.md`
 /// and the changes since in `migrations/0002-session-threads.md`,
-/// `migrations/0003-rkyv-nodes.md` and `migrations/0004-node-patches.md`.
-pub const FORMAT: u32 = 4;
+/// `migrations/0003-rkyv-nodes.md`, `migrations/0004-node-patches.md` and
+/// `migrations/0005-record-files.md`.
+pub const FORMAT: u32 = 5;
 
 /// The rules the stored values were found under. Every store holds this string and is
 /// compared with it byte for byte, so it stays as first written (the path in it is where the
@@ -39,7 +40,24 @@ pub const MIGRATIONS: &[Migration] = &[
         describe: "checkpoints patch the nodes they change instead of rewriting their chunks",
         run: patches_allowed,
     },
+    Migration {
+        from: 4,
+        describe: "node chunks and patches move to files of their own beside sled",
+        run: trees_to_files,
+    },
 ];
+
+/// Format 4 to 5: every node chunk and patch written again, unchanged; the store keeps each
+/// in a record file of its own (`record_files`), sled a pointer to it.
+fn trees_to_files(store: &dyn Store) -> Result<Vec<Write>, SessionError> {
+    let mut writes = Vec::new();
+    for table in [Table::Nodes, Table::Patches] {
+        store.scan(table, &[], &mut |k, v| {
+            writes.push(Write::put(table, k.to_vec(), v.to_vec()))
+        })?;
+    }
+    Ok(writes)
+}
 
 /// Format 3 to 4: nothing to rewrite. Format 3 chunks read as stamped by no checkpoint;
 /// the new format record keeps older programs, which would not apply patches, away.

@@ -14,6 +14,7 @@ pub mod log;
 pub mod moves;
 pub mod name;
 pub mod record;
+pub mod record_files;
 pub mod remote;
 pub mod report;
 pub mod runner;

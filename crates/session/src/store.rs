@@ -11,6 +11,8 @@ use std::sync::Mutex;
 
 use thiserror::Error;
 
+use crate::record_files::{self, Pointer, RecordFiles};
+
 /// The record kinds, one tree each.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Table {
@@ -93,6 +95,10 @@ pub enum StoreError {
     /// meets it in a write takes other writes still: a restart would not mend it.
     #[error("store {path}: its files are damaged ({message}){DAMAGED_HINT}")]
     Damaged { path: PathBuf, message: String },
+    /// One record's own file is damaged (`record_files`): the store and its other records
+    /// are whole.
+    #[error("store {path}: a record is damaged: {message}")]
+    RecordDamaged { path: PathBuf, message: String },
 }
 
 /// A key and its value.
@@ -133,6 +139,16 @@ pub trait Store: Send + Sync {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), StoreError>;
+    /// As `scan_while`, but a record whose value cannot be read (`RecordDamaged`) is handed
+    /// to `each` as its error instead of ending the scan.
+    fn scan_while_checked(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool,
+    ) -> Result<(), StoreError> {
+        self.scan_while(table, from, &mut |k, v| each(k, Ok(v)))
+    }
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
     /// All of `writes` or none, durable when this returns.
@@ -181,6 +197,16 @@ pub struct SledStore {
     poisoned: std::sync::OnceLock<String>,
     /// The disk was seen short of room (below `DISK_MARGIN`) since the last sync.
     short: std::sync::atomic::AtomicBool,
+    /// The values of `Table::Nodes` and `Table::Patches`, each in a file of its own.
+    files: RecordFiles,
+    /// Held by a commit from reading the pointers it replaces to its end.
+    commits: Mutex<()>,
+}
+
+/// Whether `table` keeps its values in record files (sled keeps a pointer): the large values,
+/// each one session's.
+fn in_files(table: Table) -> bool {
+    matches!(table, Table::Nodes | Table::Patches)
 }
 
 /// How long a commit or flush may take once the disk was short of room, and in any case,
@@ -215,7 +241,11 @@ fn damaged(path: &Path, message: String) -> StoreError {
     }
 }
 
-/// What a caught panic said.
+/// `key` in hexadecimal, to name a record.
+fn hex(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Runs `f`, catching a panic without the default hook's text on stderr: sled panics on some
 /// damaged files, and the store answers those with one line of its own. A panic elsewhere,
 /// or on another thread, is printed as before.
@@ -273,14 +303,86 @@ impl SledStore {
     /// Opens (or creates) the store in directory `path`; `cache_bytes` is sled's page cache.
     pub fn open(path: &Path, cache_bytes: u64) -> Result<SledStore, StoreError> {
         let sled = Self::open_sled(path, cache_bytes)?;
-        Ok(SledStore {
+        let files = RecordFiles::open(path).map_err(|source| StoreError::Io {
+            path: path.join(record_files::DIR),
+            source,
+        })?;
+        let store = SledStore {
             path: path.to_path_buf(),
             cache_bytes,
             open: std::sync::RwLock::new(Some(sled)),
             read_since_release: std::sync::atomic::AtomicU64::new(0),
             poisoned: std::sync::OnceLock::new(),
             short: Default::default(),
-        })
+            files,
+            commits: Mutex::new(()),
+        };
+        store.remove_unnamed_files()?;
+        Ok(store)
+    }
+
+    /// Removes the record files no pointer names (a crash between a file's write and its
+    /// commit, or between a commit and the sync that removes what it replaced, leaves them).
+    fn remove_unnamed_files(&self) -> Result<(), StoreError> {
+        let mut live = std::collections::HashSet::new();
+        for table in Table::ALL.into_iter().filter(|&t| in_files(t)) {
+            self.scan_raw(table, &[], &mut |_, v| {
+                if let Some(p) = Pointer::decode(v) {
+                    live.insert(p.file);
+                }
+                true
+            })?;
+        }
+        let removed = self.files.remove_unnamed(&live);
+        if removed > 0 {
+            tracing::info!(
+                "store {}: removed {removed} record files no record names (left by a stop between a write and its commit)",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Every key of `table` from `from` on with the value sled holds (a pointer for the
+    /// tables in files), until `each` returns false.
+    fn scan_raw(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StoreError> {
+        let mut read = 0;
+        self.with(|s| {
+            for kv in s.trees[table as usize].range(from..) {
+                let (k, v) = kv.map_err(|e| self.err(e))?;
+                read += v.len() as u64;
+                if !each(&k, &v) {
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        self.note_read(read)
+    }
+
+    /// The value of `key` that sled holds as `raw`: read from its file when it is a pointer.
+    fn resolve<'a>(
+        &self,
+        table: Table,
+        key: &[u8],
+        raw: &'a [u8],
+    ) -> Result<std::borrow::Cow<'a, [u8]>, StoreError> {
+        match Pointer::decode(raw).filter(|_| in_files(table)) {
+            None => Ok(std::borrow::Cow::Borrowed(raw)),
+            Some(p) => self
+                .files
+                .read(key, &p)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|message| StoreError::RecordDamaged {
+                    path: self.path.clone(),
+                    message: format!("{} {}: {message}", table.name(), hex(key)),
+                }),
+        }
     }
 
     fn open_sled(path: &Path, cache_bytes: u64) -> Result<Sled, StoreError> {
@@ -366,16 +468,70 @@ impl SledStore {
         Ok(())
     }
 
-    /// All of `writes` or none, in one sled transaction over the tables.
-    fn commit_sled(&self, writes: &[Write]) -> Result<(), StoreError> {
+    /// All of `writes` or none: the values of the tables in files written to new files and
+    /// made durable first, then every record (pointers for those) in one sled transaction;
+    /// the files of the pointers it replaced are retired, for the next sync to remove.
+    fn commit_with_files(&self, writes: &[Write]) -> Result<(), StoreError> {
+        let _one = self.commits.lock().expect("commit lock");
+        let mut written = Vec::new();
+        let mut replaced = Vec::new();
+        let mut pointers = Vec::with_capacity(writes.len());
+        let io = |source| StoreError::Io {
+            path: self.path.join(record_files::DIR),
+            source,
+        };
+        let staged = (|| {
+            for w in writes {
+                if !in_files(w.table) {
+                    pointers.push(None);
+                    continue;
+                }
+                let old = self.with(|s| {
+                    s.trees[w.table as usize]
+                        .get(&w.key)
+                        .map_err(|e| self.err(e))
+                })?;
+                replaced.extend(old.and_then(|v| Pointer::decode(&v)).map(|p| p.file));
+                pointers.push(match &w.value {
+                    Some(v) => {
+                        let p = self.files.write(&w.key, v).map_err(io)?;
+                        written.push(p);
+                        Some(p.encode())
+                    }
+                    None => None,
+                });
+            }
+            self.files.make_durable(&written).map_err(io)
+        })();
+        let committed = staged.and_then(|()| self.commit_sled(writes, &pointers));
+        match committed {
+            Ok(()) => {
+                self.files.retire(replaced);
+                Ok(())
+            }
+            Err(e) => {
+                self.files.discard(&written);
+                Err(e)
+            }
+        }
+    }
+
+    /// All of `writes` or none, in one sled transaction over the tables; a write whose
+    /// `pointers` entry is set stores that pointer for its value.
+    fn commit_sled(
+        &self,
+        writes: &[Write],
+        pointers: &[Option<Vec<u8>>],
+    ) -> Result<(), StoreError> {
         use sled::Transactional;
         let mut batches: Vec<sled::Batch> =
             Table::ALL.iter().map(|_| sled::Batch::default()).collect();
-        for w in writes {
+        for (w, p) in writes.iter().zip(pointers) {
             let b = &mut batches[w.table as usize];
-            match &w.value {
-                Some(v) => b.insert(w.key.as_slice(), v.as_slice()),
-                None => b.remove(w.key.as_slice()),
+            match (p, &w.value) {
+                (Some(p), _) => b.insert(w.key.as_slice(), p.as_slice()),
+                (None, Some(v)) => b.insert(w.key.as_slice(), v.as_slice()),
+                (None, None) => b.remove(w.key.as_slice()),
             }
         }
         let t = self.with(|s| Ok(s.trees.clone()))?;
@@ -522,12 +678,9 @@ impl SledStore {
 
 impl Store for SledStore {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with(|s| {
-            s.trees[table as usize]
-                .get(key)
-                .map(|v| v.map(|v| v.to_vec()))
-                .map_err(|e| self.err(e))
-        })
+        let raw = self.with(|s| s.trees[table as usize].get(key).map_err(|e| self.err(e)))?;
+        raw.map(|v| self.resolve(table, key, &v).map(|v| v.into_owned()))
+            .transpose()
     }
 
     fn scan_while(
@@ -536,40 +689,97 @@ impl Store for SledStore {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), StoreError> {
-        let mut read = 0;
-        self.with(|s| {
-            for kv in s.trees[table as usize].range(from..) {
-                let (k, v) = kv.map_err(|e| self.err(e))?;
-                read += v.len() as u64;
-                if !each(&k, &v) {
-                    break;
+        let mut damage = None;
+        self.scan_raw(
+            table,
+            from,
+            &mut |k, raw| match self.resolve(table, k, raw) {
+                Ok(v) => each(k, &v),
+                Err(e) => {
+                    damage = Some(e);
+                    false
                 }
-            }
-            Ok(())
-        })?;
-        self.note_read(read)
+            },
+        )?;
+        damage.map_or(Ok(()), Err)
     }
 
-    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
-        self.with(
-            |s| match s.trees[table as usize].scan_prefix(prefix).next_back() {
-                None => Ok(None),
-                Some(kv) => {
-                    let (k, v) = kv.map_err(|e| self.err(e))?;
-                    Ok(Some((k.to_vec(), v.to_vec())))
+    /// Only the records inside `prefix` are read from their files: the one after it may be
+    /// another session's, and damaged.
+    fn scan_from(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError> {
+        let mut damage = None;
+        self.scan_raw(table, from, &mut |k, raw| {
+            if !k.starts_with(prefix) {
+                return false;
+            }
+            match self.resolve(table, k, raw) {
+                Ok(v) => {
+                    each(k, &v);
+                    true
                 }
+                Err(e) => {
+                    damage = Some(e);
+                    false
+                }
+            }
+        })?;
+        damage.map_or(Ok(()), Err)
+    }
+
+    fn scan_while_checked(
+        &self,
+        table: Table,
+        from: &[u8],
+        each: &mut dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool,
+    ) -> Result<(), StoreError> {
+        self.scan_raw(
+            table,
+            from,
+            &mut |k, raw| match self.resolve(table, k, raw) {
+                Ok(v) => each(k, Ok(&v)),
+                Err(e) => each(k, Err(e)),
             },
         )
     }
 
+    fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {
+        let raw = self.with(
+            |s| match s.trees[table as usize].scan_prefix(prefix).next_back() {
+                None => Ok(None),
+                Some(kv) => kv.map(Some).map_err(|e| self.err(e)),
+            },
+        )?;
+        raw.map(|(k, v)| Ok((k.to_vec(), self.resolve(table, &k, &v)?.into_owned())))
+            .transpose()
+    }
+
     fn commit(&self, writes: &[Write]) -> Result<(), StoreError> {
         self.writable()?;
-        self.commit_sled(writes).inspect_err(|e| self.poison(e))
+        self.commit_with_files(writes).inspect_err(|e| {
+            // A record file that could not be written leaves sled as it was.
+            if !matches!(e, StoreError::Io { .. }) {
+                self.poison(e)
+            }
+        })
     }
 
     fn sync(&self) -> Result<(), StoreError> {
-        self.flush()?;
-        self.sync_files().inspect_err(|e| self.poison(e))?;
+        // What was retired before the flush is named by no record the flush makes durable.
+        let retired = self.files.take_retired();
+        let synced = self
+            .flush()
+            .and_then(|()| self.sync_files().inspect_err(|e| self.poison(e)));
+        if let Err(e) = synced {
+            self.files.retire(retired);
+            return Err(e);
+        }
+        self.files.remove_all(&retired);
         self.short.store(false, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
@@ -589,6 +799,7 @@ impl Store for SledStore {
     fn size_on_disk(&self) -> u64 {
         self.with(|s| Ok(s.db.size_on_disk().unwrap_or(0)))
             .unwrap_or(0)
+            + self.files.bytes()
     }
 
     fn release_cache(&self) -> Result<(), StoreError> {
@@ -640,24 +851,48 @@ impl Contents {
     }
 }
 
+/// A record a copy left out: its value could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    pub table: Table,
+    pub key: Vec<u8>,
+    pub why: String,
+}
+
 /// Reads the next piece of `table` from `start` on: every record to `each`, until the piece
 /// holds `max_bytes` of keys and values or `max_records` records. `start` is left at the
 /// key after the last one read, for the next piece. Returns whether the piece held any
 /// record. Between pieces no scan is open, so the caller may write, and a store that keeps
-/// what it reads can let go of it.
+/// what it reads can let go of it. A record whose value cannot be read ends the piece with
+/// its error, unless `left_out` is given: then it is skipped and said there.
 fn next_piece(
     store: &dyn Store,
     table: Table,
     start: &mut Vec<u8>,
     max_bytes: u64,
     max_records: usize,
+    mut left_out: Option<&mut Vec<LeftOut>>,
     each: &mut dyn FnMut(&[u8], &[u8]),
 ) -> Result<bool, StoreError> {
     let (mut bytes, mut records) = (0u64, 0usize);
     let mut last = None;
-    store.scan_while(table, start, &mut |k, v| {
-        each(k, v);
-        bytes += (k.len() + v.len()) as u64;
+    let mut damage = None;
+    store.scan_while_checked(table, start, &mut |k, v| {
+        match (v, left_out.as_deref_mut()) {
+            (Ok(v), _) => {
+                each(k, v);
+                bytes += (k.len() + v.len()) as u64;
+            }
+            (Err(e), Some(list)) => list.push(LeftOut {
+                table,
+                key: k.to_vec(),
+                why: e.to_string(),
+            }),
+            (Err(e), None) => {
+                damage = Some(e);
+                return false;
+            }
+        }
         records += 1;
         let more = bytes < max_bytes && records < max_records;
         if !more {
@@ -665,6 +900,9 @@ fn next_piece(
         }
         more
     })?;
+    if let Some(e) = damage {
+        return Err(e);
+    }
     match last {
         Some(key) => {
             *start = key;
@@ -677,7 +915,7 @@ fn next_piece(
 }
 
 /// What `store` holds, read through in pieces of about `scan_bytes` each (so that a store
-/// that keeps what it reads can let go of it between them).
+/// that keeps what it reads can let go of it between them). A damaged record is an error.
 pub fn contents(store: &dyn Store, scan_bytes: u64) -> Result<Contents, StoreError> {
     let mut c = Contents::default();
     for table in Table::ALL {
@@ -688,6 +926,7 @@ pub fn contents(store: &dyn Store, scan_bytes: u64) -> Result<Contents, StoreErr
             &mut start,
             scan_bytes,
             usize::MAX,
+            None,
             &mut |k, v| c.add(table, k, v),
         )? {}
     }
@@ -703,12 +942,15 @@ const COPY_BATCH_RECORDS: usize = 10_000;
 /// `batch_bytes` (or `COPY_BATCH_RECORDS`), and syncs `to`; `progress` sees each table's
 /// name and the contents copied so far after every batch. The copy gives back what it keeps
 /// in memory every `release_bytes` copied (the source does so by itself), so the copy of a
-/// large store takes little memory. Returns what was copied.
+/// large store takes little memory. A record whose value cannot be read fails the copy,
+/// unless `left_out` is given: then the copy goes on without it and says it there. Returns
+/// what was copied.
 pub fn copy_all(
     from: &dyn Store,
     to: &dyn Store,
     batch_bytes: u64,
     release_bytes: u64,
+    mut left_out: Option<&mut Vec<LeftOut>>,
     progress: &mut dyn FnMut(Table, &Contents),
 ) -> Result<Contents, StoreError> {
     let mut copied = Contents::default();
@@ -724,6 +966,7 @@ pub fn copy_all(
                 &mut start,
                 batch_bytes,
                 COPY_BATCH_RECORDS,
+                left_out.as_deref_mut(),
                 &mut |k, v| {
                     copied.add(table, k, v);
                     batch.push(Write::put(table, k.to_vec(), v.to_vec()));
@@ -1049,7 +1292,10 @@ mod tests {
         }
         let to = SledStore::open(&dir.path().join("b"), 1 << 20).unwrap();
         let mut seen = 0;
-        let copied = copy_all(&from, &to, 50_000, 120_000, &mut |_, c| seen = c.records).unwrap();
+        let copied = copy_all(&from, &to, 50_000, 120_000, None, &mut |_, c| {
+            seen = c.records
+        })
+        .unwrap();
         assert_eq!(copied.records, 2000);
         assert_eq!(seen, 2000);
         assert_eq!(copied.bytes, 2000 * 204);

@@ -401,7 +401,43 @@ mod tests {
     #[test]
     fn patches_and_folds_keep_the_stored_tree_exact() {
         let mem = Arc::new(MemStore::new());
-        let sessions = Sessions::open(mem.clone(), false).unwrap();
+        patches_and_folds(mem.clone(), Some(&mem));
+    }
+
+    /// The same on disk: every chunk and patch in a record file, none left behind by the
+    /// folds, and the tree the same once the store is opened again.
+    #[test]
+    fn patches_and_folds_keep_the_stored_tree_exact_in_record_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(crate::store::SledStore::open(dir.path(), 8 << 20).unwrap());
+        let (id, nodes) = patches_and_folds(store.clone(), None);
+        let mut records = 0;
+        for t in [Table::Nodes, Table::Patches] {
+            crate::store::Store::scan(&*store, t, &[], &mut |_, _| records += 1).unwrap();
+        }
+        let files = std::fs::read_dir(dir.path().join(crate::record_files::DIR))
+            .unwrap()
+            .count();
+        assert_eq!(
+            files, records,
+            "one file a record, the replaced ones removed"
+        );
+        drop(store);
+        let store = Arc::new(crate::store::SledStore::open(dir.path(), 8 << 20).unwrap());
+        let sessions = Sessions::open(store, true).unwrap();
+        let saved = sessions
+            .load_saved(id, 0, "3x9".parse().unwrap(), nodes.len() as u64)
+            .unwrap();
+        assert!(saved.nodes.iter().map(fields).eq(nodes.iter().map(fields)));
+    }
+
+    /// Checkpoints and folds of a 3x9 search into `store` (a full disk tried on `mem`),
+    /// the stored tree checked after each; returns the session and the tree's nodes.
+    fn patches_and_folds(
+        store: Arc<dyn crate::store::Store>,
+        mem: Option<&MemStore>,
+    ) -> (u64, Vec<Node>) {
+        let sessions = Sessions::open(store, false).unwrap();
         let root = Position::initial("3x9".parse().unwrap());
         let settings = Settings {
             algo: Algorithm::Pn2,
@@ -430,7 +466,9 @@ mod tests {
                 note_iteration(&tree, &[n], before, &mut pending);
             }
             assert!(!tree.decided(), "the test needs a longer solve");
-            if round == 12 {
+            if let Some(mem) = mem
+                && round == 12
+            {
                 // A full disk: the next checkpoint writes what this one could not.
                 mem.fail_writes.store(true, Ordering::SeqCst);
                 assert!(write(&sessions, id, 0, &tree, &mut pending, &rote, None, true).is_err());
@@ -479,6 +517,7 @@ mod tests {
             patched > 10 && folded == 3 && half,
             "{patched} {folded} {half}"
         );
+        (id, tree.nodes.clone())
     }
 
     #[test]
