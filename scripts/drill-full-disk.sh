@@ -30,6 +30,13 @@ failing() { status "$id" | field '.get("checkpoint_failure") is not None'; }
 # Fills the disk (the filler's last write fails with ENOSPC) and frees it.
 fill() { dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2>/dev/null || true; sync; }
 free() { rm -f "$mnt/filler"; }
+# Frees the disk to $1 MiB free: the filler shrunk to leave that much.
+free_to() {
+    local avail
+    avail=$(( $(stat -f -c '%a * %S' "$mnt") ))
+    truncate -s "$(( $(stat -c %s "$mnt/filler") - ($1 << 20) + avail ))" "$mnt/filler"
+    sync
+}
 # Waits until `failing` says $1 (True or False), at most $2 s, else fails saying $3; sets
 # `waited` to the seconds it took.
 await_failing() {
@@ -62,9 +69,18 @@ on_disk=$(status "$id" | field '["checkpoints"]')
 sleep 3
 [ "$(status "$id" | field '["checkpoints"]')" = "$on_disk" ] && ok "status keeps saying checkpoint $on_disk, the one on disk" \
     || bad "status's checkpoint count moved while the disk was full"
+# The room it asks stays what it asked first however long the disk stays full; given that
+# (and 1 MiB), not more, it goes on by itself.
+need=$(status "$id" | field '["checkpoint_failure"]["message"]' | grep -oE 'needs [0-9]+ MiB' | grep -oE '[0-9]+')
+sleep 20
+later=$(status "$id" | field '["checkpoint_failure"]["message"]' | grep -oE 'needs [0-9]+ MiB' | grep -oE '[0-9]+')
+[ -n "$need" ] && [ "$later" = "$need" ] && ok "it asks $need MiB, and still $later MiB 20 s later" \
+    || bad "the room asked went from ${need:-?} to ${later:-?} MiB"
+free_to $((need + 1))
+echo "  freed to $(( $(stat -f -c '%a * %S' "$mnt") >> 20 )) MiB free"
+await_failing False 150 "the daemon did not recover with $((need + 1)) MiB free"
+ok "space back to the bound: checkpoint written again by itself after $waited s (checkpoint $(status "$id" | field '["checkpoints"]'))"
 free
-await_failing False 150 "the daemon did not recover once space was back"
-ok "space back: checkpoint written again by itself after $waited s (checkpoint $(status "$id" | field '["checkpoints"]'))"
 
 for how in TERM KILL; do
     echo "$([ $how = TERM ] && echo 2 || echo 3). the disk fills, then SIG$how"

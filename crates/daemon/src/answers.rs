@@ -52,6 +52,8 @@ pub enum Shown {
     Stopped,
     Solved,
     Failed,
+    /// Its records cannot be read: `error` says which and what to do.
+    Damaged,
 }
 
 impl Shown {
@@ -66,6 +68,7 @@ impl Shown {
             Shown::Stopped => "stopped",
             Shown::Solved => "solved",
             Shown::Failed => "failed",
+            Shown::Damaged => "damaged",
         }
     }
 

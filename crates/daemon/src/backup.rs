@@ -450,7 +450,18 @@ pub fn take_if_due(
 /// left (a directory without a manifest, older than the newest whole one).
 fn prune(root: &Path, keep: usize) {
     let whole = whole_backups(root);
-    for (path, _) in whole.iter().skip(keep) {
+    // A session the kept backups hold damaged keeps the newest older one holding it whole.
+    let mut needed = std::collections::HashSet::new();
+    for kept in whole.iter().take(keep) {
+        for m in kept.1.sessions.iter().filter(|m| !m.whole) {
+            let older = whole
+                .iter()
+                .skip(keep)
+                .find(|(_, b)| b.sessions.iter().any(|o| o.id == m.id && o.whole));
+            needed.extend(older.map(|(p, _)| p.clone()));
+        }
+    }
+    for (path, _) in whole.iter().skip(keep).filter(|(p, _)| !needed.contains(p)) {
         if let Err(e) = std::fs::remove_dir_all(path) {
             tracing::warn!("backups: cannot remove {}: {e}", path.display());
         }

@@ -30,6 +30,7 @@ pub mod logfile;
 pub mod notify;
 pub mod open;
 pub mod protocol;
+pub mod put_back;
 pub mod server;
 pub mod service;
 pub mod shutdown;

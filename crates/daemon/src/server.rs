@@ -97,6 +97,7 @@ pub fn serve(config: Config, shutdown: Arc<Shutdown>) -> Result<(), DaemonError>
         service.dir.socket().display(),
         service.dir.store().display()
     );
+    service.mend_all();
     std::thread::scope(|s| {
         s.spawn(|| service.work(&shutdown));
         if service.config.threads >= 2 {

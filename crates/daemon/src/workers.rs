@@ -18,6 +18,7 @@ use crossbeam_channel::{Receiver, Sender, select};
 use super::Service;
 use super::shutdown::Shutdown;
 use fanorona_search::config::Config;
+use fanorona_session::certificates::CertificateError;
 use fanorona_session::runner::{self, Control};
 use fanorona_session::{SessionError, SessionRecord, State};
 
@@ -326,8 +327,15 @@ impl Service {
         if let Ok(r) = &result
             && r.state == State::Solved
         {
-            // Logged inside; the session stays solved whatever happens here.
-            let _ = self.write_certificates(r, false);
+            // Logged inside; the session stays solved whatever happens here. A tree that
+            // cannot be read for its certificate is damage: a backup that holds the session
+            // whole solves it again, certificates and all.
+            if let Err(CertificateError::Session(e)) = self.write_certificates(r, false)
+                && runner::is_damage(&e)
+                && !shutdown.is_set()
+            {
+                self.mend(id);
+            }
         }
         match result {
             Ok(r) if r.state == State::Running && !control.stop_requested() => {
@@ -335,8 +343,13 @@ impl Service {
                 shutdown.wait_timeout(Duration::from_secs(1));
             }
             Ok(_) => {}
-            // Damage or a bug: `run_guarded` marked the session failed.
-            Err(e) if runner::fails_the_session(&e, &self.sessions) => {}
+            // Damage or a bug: `run_guarded` marked the session damaged or failed; a damaged
+            // one is put back from a backup if one holds it.
+            Err(e) if runner::fails_the_session(&e, &self.sessions) => {
+                if runner::is_damage(&e) && !shutdown.is_set() {
+                    self.mend(id);
+                }
+            }
             // The process exits with work only in memory: the daemon's exit says so.
             Err(
                 e @ (SessionError::Store(_)

@@ -23,6 +23,9 @@ pub enum State {
     Solved,
     /// The search cannot go on (its tables are missing, say): `error` says why.
     Failed,
+    /// Its records cannot be read (a file of the store damaged): `error` says which, and
+    /// what to do. The daemon puts it back from the newest backup that holds it whole.
+    Damaged,
 }
 
 impl State {
@@ -33,6 +36,7 @@ impl State {
             State::Stopped => "stopped",
             State::Solved => "solved",
             State::Failed => "failed",
+            State::Damaged => "damaged",
         }
     }
 }

@@ -201,17 +201,15 @@ impl Sessions {
                 needs: "a session that is not running (stop it first)",
             });
         }
-        let prefix = id.to_be_bytes();
-        let mut writes = Vec::new();
-        for table in [Table::Nodes, Table::Patches, Table::Curve] {
-            self.store.scan(table, &prefix, &mut |k, _| {
-                writes.push(Write {
-                    table,
-                    key: k.to_vec(),
-                    value: None,
-                })
-            })?;
-        }
+        let mut writes: Vec<Write> = self
+            .record_keys(id)?
+            .into_iter()
+            .map(|(table, key)| Write {
+                table,
+                key,
+                value: None,
+            })
+            .collect();
         writes.push(Write {
             table: Table::Sessions,
             key: codec::session_key(id),
@@ -226,6 +224,57 @@ impl Sessions {
         self.store.apply(&writes)?;
         self.unsynced.lock().expect("unsynced lock").remove(&id);
         Ok(rec)
+    }
+
+    /// The keys of every record of session `id`'s trees and curve, read without their values
+    /// (so a damaged one is listed too).
+    fn record_keys(&self, id: u64) -> Result<Vec<(Table, Vec<u8>)>, SessionError> {
+        let mut keys = Vec::new();
+        for table in [Table::Nodes, Table::Patches, Table::Curve] {
+            self.store.scan_keys(table, &id.to_be_bytes(), &mut |k| {
+                keys.push((table, k.to_vec()))
+            })?;
+        }
+        Ok(keys)
+    }
+
+    /// Puts session `rec.id` back as another store (a backup) holds it: its record `rec` and
+    /// the records of its trees and curve (`records`) replace all this store has of it, in
+    /// one batch. Refused while a worker runs it.
+    pub fn put_back(
+        &self,
+        rec: SessionRecord,
+        records: Vec<Write>,
+    ) -> Result<SessionRecord, SessionError> {
+        let id = rec.id;
+        let kept: std::collections::HashSet<(Table, &[u8])> = records
+            .iter()
+            .map(|w| (w.table, w.key.as_slice()))
+            .collect();
+        let mut writes: Vec<Write> = self
+            .record_keys(id)?
+            .into_iter()
+            .filter(|(t, k)| !kept.contains(&(*t, k.as_slice())))
+            .map(|(table, key)| Write {
+                table,
+                key,
+                value: None,
+            })
+            .collect();
+        drop(kept);
+        writes.extend(records);
+        self.update(id, writes, |r| {
+            if r.state == State::Running {
+                return Err(SessionError::BadState {
+                    id,
+                    state: r.state,
+                    action: "put back",
+                    needs: "a session no worker runs",
+                });
+            }
+            *r = rec;
+            Ok(())
+        })
     }
 
     /// A session's record as last written to disk: while a newer one is committed but not
@@ -383,7 +432,11 @@ impl Sessions {
                 // rebuilt, say); if the cause remains it fails again, saying why.
                 State::Running => matches!(
                     r.state,
-                    State::Paused | State::Stopped | State::Running | State::Failed
+                    State::Paused
+                        | State::Stopped
+                        | State::Running
+                        | State::Failed
+                        | State::Damaged
                 ),
                 _ => false,
             };
@@ -397,7 +450,7 @@ impl Sessions {
                         _ => "resume",
                     },
                     needs: match to {
-                        State::Running => "a paused, stopped or failed session",
+                        State::Running => "a paused, stopped, failed or damaged session",
                         _ => "a running or paused session",
                     },
                 });

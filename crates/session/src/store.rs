@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::record_files::{self, Pointer, RecordFiles};
 
 /// The record kinds, one tree each.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Table {
     /// Format version, the program that created the store, the rules.
     Meta,
@@ -148,6 +148,22 @@ pub trait Store: Send + Sync {
         each: &mut dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool,
     ) -> Result<(), StoreError> {
         self.scan_while(table, from, &mut |k, v| each(k, Ok(v)))
+    }
+    /// Every key starting with `prefix`, in key order, without reading the values (a
+    /// damaged value is no error here).
+    fn scan_keys(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), StoreError> {
+        self.scan_while_checked(table, prefix, &mut |k, _| {
+            let inside = k.starts_with(prefix);
+            if inside {
+                each(k);
+            }
+            inside
+        })
     }
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
@@ -390,6 +406,11 @@ impl SledStore {
             // sled's own words ("Read corrupted data at file offset None backtrace ()") name
             // neither the damage nor a way out.
             sled::Error::Corruption { .. } => damaged(path, "sled: corrupted data".into()),
+            // sled is pinned to one version: an open it calls unsupported (its config file
+            // `conf` failing its checksum, say) or a bug met reading is damage.
+            sled::Error::Unsupported(why) | sled::Error::ReportableBug(why) => {
+                damaged(path, format!("sled: {why}"))
+            }
             e => StoreError::Backend {
                 path: path.to_path_buf(),
                 message: if is_locked(e) {
@@ -730,6 +751,21 @@ impl Store for SledStore {
             }
         })?;
         damage.map_or(Ok(()), Err)
+    }
+
+    fn scan_keys(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), StoreError> {
+        self.scan_raw(table, prefix, &mut |k, _| {
+            let inside = k.starts_with(prefix);
+            if inside {
+                each(k);
+            }
+            inside
+        })
     }
 
     fn scan_while_checked(
@@ -1216,6 +1252,14 @@ mod tests {
             }
         }
         assert_eq!(opened + refused, cuts.len());
+        // Its config file with a byte changed: named damaged (so the daemon restores a
+        // backup), not "unsupported".
+        let conf = path.join("conf");
+        let mut bytes = std::fs::read(&conf).unwrap();
+        bytes[3] ^= 0x20;
+        std::fs::write(&conf, bytes).unwrap();
+        let e = SledStore::open(&path, 1 << 20).err().expect("refused");
+        assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
     }
 
     /// Reopening the database while other threads write and read loses nothing.

@@ -159,10 +159,12 @@ pub(super) fn print_status(v: &Status) {
     );
     for goal in &v.goals {
         let open = !goal.outcome.decided();
+        // A report older than the last checkpoint (reports come every few seconds, a
+        // checkpoint may fall between them) says less than the checkpoint: not shown.
         let now = live
             .into_iter()
             .flatten()
-            .find(|p| open && p.goal == goal.attacker.name());
+            .find(|p| open && p.goal == goal.attacker.name() && p.iteration >= goal.iterations);
         out!(
             "  {} wins? {}: {} nodes, {} iterations, first level {}{}{}",
             goal.attacker,

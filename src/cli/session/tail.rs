@@ -364,7 +364,7 @@ fn follow_on(config: &Config, id: u64, reader: &mut Reader, printer: &mut Printe
             asked = Some(Instant::now());
             let now = match answer {
                 Some((s, no_daemon)) => match s.state {
-                    Shown::Solved | Shown::Stopped | Shown::Failed => {
+                    Shown::Solved | Shown::Stopped | Shown::Failed | Shown::Damaged => {
                         // What it wrote last is read before the end is said.
                         while let Some(line) = reader.next_line()? {
                             printer.line(&line, false);

@@ -56,12 +56,17 @@ impl Service {
             if retry_at.is_some_and(|t: Instant| Instant::now() < t) {
                 continue;
             }
+            let busy = self.backups_busy.lock().expect("backups lock");
             let result =
                 backup::take_if_due(&self.sessions, &root, every, self.config.backup_keep, since);
+            drop(busy);
             let problem = match result {
                 Ok(None) => continue,
                 Ok(Some(t)) => {
                     retry_at = None;
+                    for why in &t.manifest.left_out {
+                        tracing::error!("backup: left out a damaged record: {why}");
+                    }
                     tracing::info!(
                         "backup: {} records ({} MB) into {} in {:.1} s",
                         t.manifest.records,
@@ -80,6 +85,69 @@ impl Service {
             let mut view = BackupsView::of(&root, Some(every));
             view.problem = problem;
             *self.backups.lock().expect("backups lock") = view;
+        }
+    }
+}
+
+impl Service {
+    /// Session `id`, which its run (or its certificates' writer) found damaged: put back from the newest of the daemon's
+    /// backups that holds it whole (it then runs on from there, the work since lost and
+    /// said), or its error says that none could and what to do.
+    pub fn mend(&self, id: u64) {
+        let root = backup::rolling_dir(&self.config, &self.dir);
+        let busy = self.backups_busy.lock().expect("backups lock");
+        let result =
+            crate::put_back::from_newest(&self.sessions, id, &root, self.config.store_cache);
+        drop(busy);
+        match result {
+            Ok(p) => {
+                tracing::warn!(
+                    "session {id}: its records were damaged; put back from the backup in {} ({}): {} checkpoints, {} nodes and {:.0} s of search lost",
+                    p.from.display(),
+                    backup::age(p.taken),
+                    p.lost.checkpoints,
+                    p.lost.nodes,
+                    p.lost.seconds
+                );
+                self.workers.poke();
+            }
+            Err(none) => {
+                let advice = format!(
+                    "{}: `fanorona session delete {id}` and start it again, or stop the daemon and `fanorona store restore BACKUP` an older backup (every session goes back to it)",
+                    none.words()
+                );
+                tracing::error!("session {id}: damaged; {advice}");
+                let _ = self.sessions.update(id, Vec::new(), |r| {
+                    match r.state {
+                        fanorona_session::State::Damaged => {
+                            let first = r.error.take().unwrap_or_default();
+                            let first = first.split("; no backup").next().unwrap_or_default();
+                            r.error = Some(format!("{first}; {advice}"));
+                        }
+                        // Its value stands; its certificates cannot be written.
+                        fanorona_session::State::Solved => {
+                            r.error = Some(format!(
+                                "its tree cannot be read to write its certificates (a damaged record file); {advice}"
+                            ));
+                        }
+                        _ => {}
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    /// At the start: every session left damaged is tried again (a backup may hold it now).
+    pub fn mend_all(&self) {
+        let Ok(list) = self.sessions.list() else {
+            return;
+        };
+        for r in list
+            .iter()
+            .filter(|r| r.state == fanorona_session::State::Damaged)
+        {
+            self.mend(r.id);
         }
     }
 }

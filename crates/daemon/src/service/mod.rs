@@ -107,6 +107,9 @@ pub struct Service {
     pub restart: std::sync::atomic::AtomicBool,
     /// The daemon's own backups as they stand (`backup.rs` keeps it up to date).
     pub backups: Mutex<crate::backup::BackupsView>,
+    /// Held while a backup is taken or a session put back from one: a backup pruned as it
+    /// is read would not serve.
+    backups_busy: Mutex<()>,
 }
 
 impl Service {
@@ -118,6 +121,7 @@ impl Service {
         Service {
             sessions,
             backups: Mutex::new(backups),
+            backups_busy: Mutex::new(()),
             workers: Workers::new(&config),
             config,
             dir,

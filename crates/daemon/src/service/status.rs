@@ -41,6 +41,7 @@ impl Service {
             (State::Stopped, false) => Shown::Stopped,
             (State::Solved, _) => Shown::Solved,
             (State::Failed, _) => Shown::Failed,
+            (State::Damaged, _) => Shown::Damaged,
         };
         let checkpoint_failure = slot.and_then(|s| {
             s.control

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::log::{Progress, ProgressLog, unix_now};
+use crate::store::StoreError;
 use crate::{GoalRecord, SessionError, SessionRecord, Sessions, State};
 use fanorona_rules::position::Position;
 use fanorona_search::LeafEval;
@@ -188,14 +189,19 @@ pub fn run_guarded(
     if let Err(e) = &result
         && fails_the_session(e, sessions)
     {
-        tracing::error!("session {id}: {e}; marked failed");
+        let state = if is_damage(e) {
+            State::Damaged
+        } else {
+            State::Failed
+        };
+        tracing::error!("session {id}: {e}; marked {state}");
         let message = e.to_string();
         if let Err(e2) = sessions.update(id, Vec::new(), |r| {
-            r.state = State::Failed;
+            r.state = state;
             r.error = Some(message);
             Ok(())
         }) {
-            tracing::error!("session {id}: cannot mark it failed: {e2}");
+            tracing::error!("session {id}: cannot mark it {state}: {e2}");
         }
     }
     result
@@ -210,6 +216,17 @@ pub fn fails_the_session(e: &SessionError, sessions: &Sessions) -> bool {
         SessionError::Store(_) => sessions.store().poisoned().is_none(),
         _ => false,
     }
+}
+
+/// Whether error `e` of a run is damage met reading the session's records (it is marked
+/// `damaged`), rather than a bug (`failed`).
+pub fn is_damage(e: &SessionError) -> bool {
+    matches!(
+        e,
+        SessionError::Decode(_)
+            | SessionError::Damaged(_)
+            | SessionError::Store(StoreError::RecordDamaged { .. } | StoreError::Damaged { .. })
+    )
 }
 
 /// Marks the session failed with `message`.
