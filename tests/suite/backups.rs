@@ -104,3 +104,89 @@ fn a_restore_refuses_what_is_not_a_whole_backup_and_a_running_daemon() {
     let o = data.cmd(&["store", "restore", backup.to_str().unwrap()]);
     assert_fails(&o, 2, &["in use by process"]);
 }
+
+/// The record file of session `id` holding the most bytes (a record file begins with its
+/// magic, the key's length, the value's length and checksum, then the key, whose first 8
+/// bytes are the session's id).
+fn largest_record_file_of(store: &std::path::Path, id: u64) -> std::path::PathBuf {
+    std::fs::read_dir(store.join("records"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let b = std::fs::read(p).unwrap();
+            b.len() >= 32 && b[24..32] == id.to_be_bytes()
+        })
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .expect("a record file of the session")
+}
+
+#[test]
+fn a_damaged_session_goes_on_from_the_daemons_backup_and_the_other_never_stops() {
+    let data = Data::new(CONFIG);
+    let reference = data.json(&["solve", "3x9", "--no-store", "--algo", "pn2", "--json"]);
+    let backups = data.dir.join("backups");
+    let ids: Vec<u64>;
+    let (before, mark): (u64, u64);
+    {
+        let _daemon = data.daemon();
+        let start = |extra: &[&str]| {
+            let mut args = vec!["session", "start", "3x9", "--json"];
+            args.extend_from_slice(extra);
+            let id = data.json(&args)["id"].as_u64().unwrap();
+            data.wait_for(id, "two checkpoints", |s| checkpoints(s) >= 2);
+            data.json(&["session", "pause", &id.to_string(), "--json"]);
+            id
+        };
+        ids = vec![start(&[]), start(&["--second-level", "50"])];
+        let taken = data.json(&[
+            "store",
+            "backup",
+            backups.join("backup-1").to_str().unwrap(),
+            "--json",
+        ]);
+        mark = taken["manifest"]["sessions"][0]["checkpoints"]
+            .as_u64()
+            .unwrap();
+        // The first goes on past the backup, then waits paused.
+        let id = ids[0].to_string();
+        let at = checkpoints(&data.status(ids[0]));
+        data.json(&["session", "resume", &id, "--json"]);
+        data.wait_for(ids[0], "two more checkpoints", |s| checkpoints(s) >= at + 2);
+        data.json(&["session", "pause", &id, "--json"]);
+        let s = data.wait_for(ids[0], "the pause", |s| s["state"] == "paused");
+        before = checkpoints(&s);
+    }
+    // A byte of the first session's largest record file changed, the daemon stopped.
+    let file = largest_record_file_of(&data.dir.join("store"), ids[0]);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() - 3;
+    bytes[at] ^= 0x10;
+    std::fs::write(&file, bytes).unwrap();
+    for id in &ids {
+        data.json(&["session", "resume", &id.to_string(), "--json"]);
+    }
+    let _daemon = data.daemon();
+    for &id in &ids {
+        let s = data.wait_for(id, "the solve", settled);
+        assert_eq!(s["value"], reference["value"], "{s}");
+        assert_eq!(s["error"], serde_json::Value::Null, "{s}");
+    }
+    // The damaged one was put back from the backup, losing the checkpoints after it; its log
+    // says so.
+    let log =
+        std::fs::read_to_string(data.dir.join(format!("logs/session-{}.jsonl", ids[0]))).unwrap();
+    let put_back = log
+        .lines()
+        .find(|l| l.contains("\"put back\""))
+        .unwrap_or_else(|| panic!("no put back in the session's log:\n{log}"));
+    assert!(
+        put_back.contains(&format!(": {} checkpoints lost", before - mark)),
+        "{put_back} ({before} checkpoints then, {mark} in the backup)"
+    );
+    let other =
+        std::fs::read_to_string(data.dir.join(format!("logs/session-{}.jsonl", ids[1]))).unwrap();
+    assert!(
+        !other.contains("\"put back\""),
+        "the other session was left alone"
+    );
+}

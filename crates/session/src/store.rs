@@ -104,6 +104,10 @@ pub enum StoreError {
 /// A key and its value.
 pub type Pair = (Vec<u8>, Vec<u8>);
 
+/// What `Store::scan_while_checked` hands each record: its key, and its value or why it
+/// cannot be read; returns whether to go on.
+pub type CheckedVisit<'a> = dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool + 'a;
+
 /// A key-value store with one ordered map per `Table`.
 pub trait Store: Send + Sync {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
@@ -145,7 +149,7 @@ pub trait Store: Send + Sync {
         &self,
         table: Table,
         from: &[u8],
-        each: &mut dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool,
+        each: &mut CheckedVisit<'_>,
     ) -> Result<(), StoreError> {
         self.scan_while(table, from, &mut |k, v| each(k, Ok(v)))
     }
@@ -772,7 +776,7 @@ impl Store for SledStore {
         &self,
         table: Table,
         from: &[u8],
-        each: &mut dyn FnMut(&[u8], Result<&[u8], StoreError>) -> bool,
+        each: &mut CheckedVisit<'_>,
     ) -> Result<(), StoreError> {
         self.scan_raw(
             table,

@@ -8,6 +8,7 @@ use crate::backup::{self, BackupTaken, BackupsView};
 use crate::datadir::DaemonError;
 use crate::protocol::Backup;
 use crate::shutdown::Shutdown;
+use fanorona_session::log::{Progress, ProgressLog, unix_now};
 
 /// How often the daemon looks whether a backup is due.
 const LOOK_EVERY: Duration = Duration::from_secs(20);
@@ -109,6 +110,21 @@ impl Service {
                     p.lost.nodes,
                     p.lost.seconds
                 );
+                // Said in the session's own log too, for `session tail`.
+                if let Ok(mut log) = ProgressLog::open(&self.dir.logs(), id) {
+                    log.write(&Progress {
+                        time: unix_now(),
+                        event: "put back".into(),
+                        session: id,
+                        message: Some(format!(
+                            "its records were damaged; put back from the backup in {} ({}): {} checkpoints lost",
+                            p.from.display(),
+                            backup::age(p.taken),
+                            p.lost.checkpoints
+                        )),
+                        ..Progress::default()
+                    });
+                }
                 self.workers.poke();
             }
             Err(none) => {
