@@ -153,9 +153,10 @@ fn a_damaged_session_goes_on_from_the_daemons_backup_and_the_other_never_stops()
         data.json(&["session", "resume", &id, "--json"]);
         data.wait_for(ids[0], "two more checkpoints", |s| checkpoints(s) >= at + 2);
         data.json(&["session", "pause", &id, "--json"]);
-        let s = data.wait_for(ids[0], "the pause", |s| s["state"] == "paused");
-        before = checkpoints(&s);
+        data.wait_for(ids[0], "the pause", |s| s["state"] == "paused");
     }
+    // As the store holds it, the daemon stopped.
+    before = checkpoints(&data.status(ids[0]));
     // A byte of the first session's largest record file changed, the daemon stopped.
     let file = largest_record_file_of(&data.dir.join("store"), ids[0]);
     let mut bytes = std::fs::read(&file).unwrap();
@@ -179,8 +180,16 @@ fn a_damaged_session_goes_on_from_the_daemons_backup_and_the_other_never_stops()
         .lines()
         .find(|l| l.contains("\"put back\""))
         .unwrap_or_else(|| panic!("no put back in the session's log:\n{log}"));
+    // At least the checkpoints since the backup (its other question, whose tree reads
+    // whole, may checkpoint once more before the damage is met).
+    let lost: u64 = put_back
+        .split(": ")
+        .last()
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{put_back}"));
     assert!(
-        put_back.contains(&format!(": {} checkpoints lost", before - mark)),
+        (before - mark..=before - mark + 2).contains(&lost),
         "{put_back} ({before} checkpoints then, {mark} in the backup)"
     );
     let other =

@@ -149,10 +149,10 @@ fn a_disk_short_of_room_holds_the_checkpoints_back_and_loses_nothing() {
     assert!(log.contains("failed tries: the store holds the search again, nothing was lost"));
 }
 
-/// A tree the store cannot read (its file damaged) fails the session, saying why, instead
-/// of leaving it queued and retried forever.
+/// A tree the store cannot read (its file damaged) marks the session damaged, saying why,
+/// instead of leaving it queued and retried forever.
 #[test]
-fn a_tree_the_store_cannot_read_fails_its_session() {
+fn a_tree_the_store_cannot_read_marks_its_session_damaged() {
     use fanorona::session::runner::run_guarded;
     let (mem, sessions, logs, _, id) = a_3x9_session();
     let control = Control::default();
@@ -169,7 +169,7 @@ fn a_tree_the_store_cannot_read_fails_its_session() {
     control.clear();
     assert!(run_guarded(&sessions, id, &control, logs.path()).is_err());
     let rec = sessions.get(id).unwrap();
-    assert_eq!(rec.state, State::Failed);
+    assert_eq!(rec.state, State::Damaged);
     let why = rec.error.unwrap();
     assert!(
         why.contains("first-level tree") && why.contains("cannot be read"),

@@ -81,6 +81,22 @@ pub fn from_newest(
     Err(NoBackup { tried })
 }
 
+/// Whether every tree of session `id` reads whole from `sessions` now (an error of the reading
+/// itself may have passed).
+pub fn reads_whole(sessions: &Sessions, id: u64) -> bool {
+    let Ok(rec) = sessions.get(id) else {
+        return false;
+    };
+    let Ok(root) = rec.root.parse::<fanorona_rules::Position>() else {
+        return false;
+    };
+    rec.goals.iter().enumerate().all(|(g, goal)| {
+        sessions
+            .load_saved(id, g as u8, root.board(), goal.first_level)
+            .is_ok()
+    })
+}
+
 /// Reads session `id` from the backup in `from`, checks that its trees load, and puts it
 /// back in `sessions`.
 fn put_back(

@@ -88,7 +88,11 @@ impl RecordFiles {
     /// The record files of the store in `store_dir`; the folder is made if missing.
     pub fn open(store_dir: &Path) -> std::io::Result<RecordFiles> {
         let dir = store_dir.join(DIR);
-        std::fs::create_dir_all(&dir)?;
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir)?;
+            // Its name durable before any pointer names a file in it.
+            std::fs::File::open(store_dir)?.sync_all()?;
+        }
         let (mut last, mut bytes) = (0u64, 0u64);
         for e in std::fs::read_dir(&dir)?.flatten() {
             if let Some(n) = file_number(&e.file_name().to_string_lossy()) {
@@ -212,50 +216,76 @@ impl RecordFiles {
     }
 
     /// The value `p` points to for `key`, read and checked: the file is there, whole, of
-    /// this key, and its checksum holds. The error says what is wrong, with the file's name.
-    pub fn read(&self, key: &[u8], p: &Pointer) -> Result<Vec<u8>, String> {
+    /// this key, and its checksum holds. What is wrong is said with the file's name; an error
+    /// of the reading itself (no memory, too many open files, a failing device) is not taken
+    /// for damage.
+    pub fn read(&self, key: &[u8], p: &Pointer) -> Result<Vec<u8>, ReadError> {
         let path = self.path(p.file);
         let name = format!("{DIR}/{:016x}", p.file);
-        let mut f = std::fs::File::open(&path).map_err(|e| format!("record file {name}: {e}"))?;
+        let damaged = |why: String| ReadError::Damaged(format!("record file {name}: {why}"));
+        let failed = |what: &str, e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => damaged(format!("it is missing ({e})")),
+            std::io::ErrorKind::UnexpectedEof => damaged(format!("{what} is cut short")),
+            _ => ReadError::Io {
+                path: path.clone(),
+                source: e,
+            },
+        };
+        let mut f = std::fs::File::open(&path).map_err(|e| failed("it", e))?;
         let mut header = [0u8; HEADER_LEN];
         f.read_exact(&mut header)
-            .map_err(|e| format!("record file {name}: its header: {e}"))?;
+            .map_err(|e| failed("its header", e))?;
         let key_len = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes")) as usize;
         let len = u64::from_be_bytes(header[12..20].try_into().expect("8 bytes"));
         let crc = u32::from_be_bytes(header[20..24].try_into().expect("4 bytes"));
         if &header[..8] != FILE_MAGIC || key_len > MAX_KEY {
-            return Err(format!("record file {name}: not a record file"));
+            return Err(damaged("not a record file".into()));
         }
         if len != p.len || crc != p.crc {
-            return Err(format!(
-                "record file {name}: it holds another value than the store names ({len} bytes, checksum {crc:08x}; named: {} bytes, {:08x})",
+            return Err(damaged(format!(
+                "it holds another value than the store names ({len} bytes, checksum {crc:08x}; named: {} bytes, {:08x})",
                 p.len, p.crc
-            ));
+            )));
         }
         let mut stored_key = vec![0u8; key_len];
         f.read_exact(&mut stored_key)
-            .map_err(|e| format!("record file {name}: its key: {e}"))?;
+            .map_err(|e| failed("its key", e))?;
         if stored_key != key {
-            return Err(format!("record file {name}: it holds another record"));
+            return Err(damaged("it holds another record".into()));
         }
         let mut value = Vec::with_capacity(len.min(1 << 30) as usize);
         (&mut f)
             .take(len + 1)
             .read_to_end(&mut value)
-            .map_err(|e| format!("record file {name}: {e}"))?;
+            .map_err(|e| failed("its value", e))?;
         if value.len() as u64 != len {
-            return Err(format!(
-                "record file {name}: {} bytes of its value where {len} were written (cut short or grown)",
+            return Err(damaged(format!(
+                "{} bytes of its value where {len} were written (cut short or grown)",
                 value.len()
-            ));
+            )));
         }
         if checksum(key, &value) != crc {
-            return Err(format!(
-                "record file {name}: its checksum does not hold (a changed byte)"
+            return Err(damaged(
+                "its checksum does not hold (a changed byte)".into(),
             ));
         }
         Ok(value)
     }
+}
+
+/// Why a record's value could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Its file is damaged or gone.
+    #[error("{0}")]
+    Damaged(String),
+    /// Reading it failed (the file at the path): it may succeed later.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The number of a record file's name, if it is one.
@@ -282,6 +312,7 @@ mod tests {
             files
                 .read(b"key-2", &p)
                 .unwrap_err()
+                .to_string()
                 .contains("another record")
         );
         let path = files.path(p.file);
@@ -290,17 +321,36 @@ mod tests {
         let mut flipped = whole.clone();
         flipped[HEADER_LEN + 5 + 100] ^= 1;
         std::fs::write(&path, &flipped).unwrap();
-        assert!(files.read(b"key-1", &p).unwrap_err().contains("checksum"));
+        assert!(
+            files
+                .read(b"key-1", &p)
+                .unwrap_err()
+                .to_string()
+                .contains("checksum")
+        );
         std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
-        assert!(files.read(b"key-1", &p).unwrap_err().contains("cut short"));
+        assert!(
+            files
+                .read(b"key-1", &p)
+                .unwrap_err()
+                .to_string()
+                .contains("cut short")
+        );
         std::fs::write(&path, &whole[..10]).unwrap();
-        assert!(files.read(b"key-1", &p).unwrap_err().contains("header"));
+        assert!(
+            files
+                .read(b"key-1", &p)
+                .unwrap_err()
+                .to_string()
+                .contains("header is cut short")
+        );
         std::fs::remove_file(&path).unwrap();
         assert!(
             files
                 .read(b"key-1", &p)
                 .unwrap_err()
-                .contains("No such file")
+                .to_string()
+                .contains("missing")
         );
     }
 

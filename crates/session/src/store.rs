@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use thiserror::Error;
 
-use crate::record_files::{self, Pointer, RecordFiles};
+use crate::record_files::{self, Pointer, ReadError, RecordFiles};
 
 /// The record kinds, one tree each.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -337,6 +337,9 @@ impl SledStore {
             files,
             commits: Mutex::new(()),
         };
+        // What sled replayed at its open made durable first: a file the replayed log no
+        // longer names may be named again if that log were lost.
+        store.sync_files()?;
         store.remove_unnamed_files()?;
         Ok(store)
     }
@@ -398,9 +401,12 @@ impl SledStore {
                 .files
                 .read(key, &p)
                 .map(std::borrow::Cow::Owned)
-                .map_err(|message| StoreError::RecordDamaged {
-                    path: self.path.clone(),
-                    message: format!("{} {}: {message}", table.name(), hex(key)),
+                .map_err(|e| match e {
+                    ReadError::Damaged(why) => StoreError::RecordDamaged {
+                        path: self.path.clone(),
+                        message: format!("{} {}: {why}", table.name(), hex(key)),
+                    },
+                    ReadError::Io { path, source } => StoreError::Io { path, source },
                 }),
         }
     }
@@ -528,17 +534,15 @@ impl SledStore {
             }
             self.files.make_durable(&written).map_err(io)
         })();
-        let committed = staged.and_then(|()| self.commit_sled(writes, &pointers));
-        match committed {
-            Ok(()) => {
-                self.files.retire(replaced);
-                Ok(())
-            }
-            Err(e) => {
-                self.files.discard(&written);
-                Err(e)
-            }
+        if let Err(e) = staged {
+            self.files.discard(&written);
+            return Err(e);
         }
+        // A failed commit leaves its files: sled may still apply it (a commit that timed
+        // out goes on in its thread); the next open removes them if nothing names them.
+        self.commit_sled(writes, &pointers)?;
+        self.files.retire(replaced);
+        Ok(())
     }
 
     /// All of `writes` or none, in one sled transaction over the tables; a write whose
@@ -1080,7 +1084,7 @@ impl Store for MemStore {
         each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), StoreError> {
         if table == Table::Nodes && self.fail_reads.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(StoreError::Backend {
+            return Err(StoreError::RecordDamaged {
                 path: PathBuf::from("(memory)"),
                 message: "a node chunk cannot be read (a test's damage)".into(),
             });

@@ -95,6 +95,43 @@ impl Service {
     /// backups that holds it whole (it then runs on from there, the work since lost and
     /// said), or its error says that none could and what to do.
     pub fn mend(&self, id: u64) {
+        use fanorona_session::State;
+        // Read again first: a reading error that passed (no memory, a flaky device) is no
+        // reason to go back to a backup.
+        if crate::put_back::reads_whole(&self.sessions, id) {
+            tracing::warn!(
+                "session {id}: its records read whole again; it goes on from its own last checkpoint"
+            );
+            let _ = self.sessions.update(id, Vec::new(), |r| {
+                if r.state == State::Damaged {
+                    r.state = State::Running;
+                    r.error = None;
+                }
+                Ok(())
+            });
+            self.workers.poke();
+            return;
+        }
+        // Damage that comes back after two put-backs is not in the session's records: it
+        // stays damaged rather than be put back for ever.
+        let times = {
+            let mut mended = self.mended.lock().expect("mended lock");
+            let n = mended.entry(id).or_insert(0);
+            *n += 1;
+            *n
+        };
+        if times > 2 {
+            let why = "put back twice since the daemon started and damaged again: the damage is not in its own records (see the daemon's log); `fanorona store restore BACKUP` with the daemon stopped";
+            tracing::error!("session {id}: {why}");
+            let _ = self.sessions.update(id, Vec::new(), |r| {
+                if r.state == State::Damaged {
+                    let first = r.error.take().unwrap_or_default();
+                    r.error = Some(format!("{first}; {why}"));
+                }
+                Ok(())
+            });
+            return;
+        }
         let root = backup::rolling_dir(&self.config, &self.dir);
         let busy = self.backups_busy.lock().expect("backups lock");
         let result =

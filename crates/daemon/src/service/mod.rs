@@ -110,6 +110,8 @@ pub struct Service {
     /// Held while a backup is taken or a session put back from one: a backup pruned as it
     /// is read would not serve.
     backups_busy: Mutex<()>,
+    /// How many times each session was put back from a backup since the daemon started.
+    mended: Mutex<std::collections::HashMap<u64, u32>>,
 }
 
 impl Service {
@@ -122,6 +124,7 @@ impl Service {
             sessions,
             backups: Mutex::new(backups),
             backups_busy: Mutex::new(()),
+            mended: Mutex::default(),
             workers: Workers::new(&config),
             config,
             dir,
