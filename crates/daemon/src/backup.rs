@@ -521,7 +521,7 @@ pub fn lost_words(r: &Restored) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use fanorona_rules::position::Position;
     use fanorona_search::{Algorithm, Init};
@@ -530,7 +530,8 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    fn settings() -> Settings {
+    /// A 3x9 session's settings, checkpointing every 5 ms.
+    pub(crate) fn settings() -> Settings {
         Settings {
             algo: Algorithm::Pn2,
             db_dir: None,

@@ -151,26 +151,12 @@ fn lost_since(damaged: Option<&SessionRecord>, then: &SessionRecord) -> WorkLost
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backup::tests::settings;
     use crate::datadir::DataDir;
     use fanorona_rules::position::Position;
-    use fanorona_search::{Algorithm, Init};
     use fanorona_session::runner::{Control, run};
-    use fanorona_session::{SecondLevel, Settings};
     use std::sync::Arc;
     use std::time::Duration;
-
-    fn settings() -> Settings {
-        Settings {
-            algo: Algorithm::Pn2,
-            db_dir: None,
-            second_level: SecondLevel::Fixed(3000),
-            init: Init::Mobility,
-            checkpoint_ms: 5,
-            verify: false,
-            threads: 1,
-            pairs: false,
-        }
-    }
 
     /// Runs session `id` for about `ms` milliseconds, then stops it (checkpointed).
     fn run_for(sessions: &Sessions, dir: &DataDir, id: u64, ms: u64) {

@@ -101,6 +101,18 @@ pub enum StoreError {
     RecordDamaged { path: PathBuf, message: String },
 }
 
+/// `each` for the keys inside `prefix`: returns whether the key was inside (a scan from the
+/// prefix on stops at the first key past it).
+fn inside<'a>(prefix: &'a [u8], each: &'a mut dyn FnMut(&[u8])) -> impl FnMut(&[u8]) -> bool + 'a {
+    move |k| {
+        let inside = k.starts_with(prefix);
+        if inside {
+            each(k);
+        }
+        inside
+    }
+}
+
 /// A key and its value.
 pub type Pair = (Vec<u8>, Vec<u8>);
 
@@ -161,13 +173,8 @@ pub trait Store: Send + Sync {
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8]),
     ) -> Result<(), StoreError> {
-        self.scan_while_checked(table, prefix, &mut |k, _| {
-            let inside = k.starts_with(prefix);
-            if inside {
-                each(k);
-            }
-            inside
-        })
+        let mut inside = inside(prefix, each);
+        self.scan_while_checked(table, prefix, &mut |k, _| inside(k))
     }
     /// The last key starting with `prefix`, with its value.
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError>;
@@ -767,13 +774,8 @@ impl Store for SledStore {
         prefix: &[u8],
         each: &mut dyn FnMut(&[u8]),
     ) -> Result<(), StoreError> {
-        self.scan_raw(table, prefix, &mut |k, _| {
-            let inside = k.starts_with(prefix);
-            if inside {
-                each(k);
-            }
-            inside
-        })
+        let mut inside = inside(prefix, each);
+        self.scan_raw(table, prefix, &mut |k, _| inside(k))
     }
 
     fn scan_while_checked(
