@@ -521,7 +521,7 @@ pub fn lost_words(r: &Restored) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+pub mod tests {
     use super::*;
     use fanorona_rules::position::Position;
     use fanorona_search::{Algorithm, Init};
@@ -531,7 +531,7 @@ pub(crate) mod tests {
     use std::time::Duration;
 
     /// A 3x9 session's settings, checkpointing every 5 ms.
-    pub(crate) fn settings() -> Settings {
+    pub fn settings() -> Settings {
         Settings {
             algo: Algorithm::Pn2,
             db_dir: None,
