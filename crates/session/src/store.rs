@@ -113,6 +113,23 @@ fn inside<'a>(prefix: &'a [u8], each: &'a mut dyn FnMut(&[u8])) -> impl FnMut(&[
     }
 }
 
+/// Runs `scan` with a visit that hands each readable record to `each` and ends at the first
+/// that cannot be read, whose error it then returns.
+fn until_damage(
+    each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    scan: impl FnOnce(&mut CheckedVisit<'_>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut damage = None;
+    scan(&mut |k, v| match v {
+        Ok(v) => each(k, v),
+        Err(e) => {
+            damage = Some(e);
+            false
+        }
+    })?;
+    damage.map_or(Ok(()), Err)
+}
+
 /// A key and its value.
 pub type Pair = (Vec<u8>, Vec<u8>);
 
@@ -393,6 +410,25 @@ impl SledStore {
             Ok(())
         })?;
         self.note_read(read)
+    }
+
+    /// Every key of `table` from `from` on while it starts with `prefix`, with its value
+    /// (read from its file for the tables in files) or why it cannot be read, until `each`
+    /// returns false. A key past `prefix` ends the scan before its value is read.
+    fn scan_resolved(
+        &self,
+        table: Table,
+        from: &[u8],
+        prefix: &[u8],
+        each: &mut CheckedVisit<'_>,
+    ) -> Result<(), StoreError> {
+        self.scan_raw(table, from, &mut |k, raw| {
+            k.starts_with(prefix)
+                && match self.resolve(table, k, raw) {
+                    Ok(v) => each(k, Ok(&v)),
+                    Err(e) => each(k, Err(e)),
+                }
+        })
     }
 
     /// The value of `key` that sled holds as `raw`: read from its file when it is a pointer.
@@ -725,19 +761,7 @@ impl Store for SledStore {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), StoreError> {
-        let mut damage = None;
-        self.scan_raw(
-            table,
-            from,
-            &mut |k, raw| match self.resolve(table, k, raw) {
-                Ok(v) => each(k, &v),
-                Err(e) => {
-                    damage = Some(e);
-                    false
-                }
-            },
-        )?;
-        damage.map_or(Ok(()), Err)
+        until_damage(each, |visit| self.scan_resolved(table, from, &[], visit))
     }
 
     /// Only the records inside `prefix` are read from their files: the one after it may be
@@ -749,23 +773,13 @@ impl Store for SledStore {
         from: &[u8],
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), StoreError> {
-        let mut damage = None;
-        self.scan_raw(table, from, &mut |k, raw| {
-            if !k.starts_with(prefix) {
-                return false;
-            }
-            match self.resolve(table, k, raw) {
-                Ok(v) => {
-                    each(k, &v);
-                    true
-                }
-                Err(e) => {
-                    damage = Some(e);
-                    false
-                }
-            }
-        })?;
-        damage.map_or(Ok(()), Err)
+        until_damage(
+            &mut |k, v| {
+                each(k, v);
+                true
+            },
+            |visit| self.scan_resolved(table, from, prefix, visit),
+        )
     }
 
     fn scan_keys(
@@ -784,14 +798,7 @@ impl Store for SledStore {
         from: &[u8],
         each: &mut CheckedVisit<'_>,
     ) -> Result<(), StoreError> {
-        self.scan_raw(
-            table,
-            from,
-            &mut |k, raw| match self.resolve(table, k, raw) {
-                Ok(v) => each(k, Ok(&v)),
-                Err(e) => each(k, Err(e)),
-            },
-        )
+        self.scan_resolved(table, from, &[], each)
     }
 
     fn last(&self, table: Table, prefix: &[u8]) -> Result<Option<Pair>, StoreError> {

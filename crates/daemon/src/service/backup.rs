@@ -123,13 +123,7 @@ impl Service {
         if times > 2 {
             let why = "put back twice since the daemon started and damaged again: the damage is not in its own records (see the daemon's log); `fanorona store restore BACKUP` with the daemon stopped";
             tracing::error!("session {id}: {why}");
-            let _ = self.sessions.update(id, Vec::new(), |r| {
-                if r.state == State::Damaged {
-                    let first = r.error.take().unwrap_or_default();
-                    r.error = Some(format!("{first}; {why}"));
-                }
-                Ok(())
-            });
+            self.advise(id, why);
             return;
         }
         let root = backup::rolling_dir(&self.config, &self.dir);
@@ -139,26 +133,22 @@ impl Service {
         drop(busy);
         match result {
             Ok(p) => {
-                tracing::warn!(
-                    "session {id}: its records were damaged; put back from the backup in {} ({}): {} checkpoints, {} nodes and {:.0} s of search lost",
+                let said = format!(
+                    "its records were damaged; put back from the backup in {} ({}): {} checkpoints lost ({} nodes, {:.0} s of search)",
                     p.from.display(),
                     backup::age(p.taken),
                     p.lost.checkpoints,
                     p.lost.nodes,
                     p.lost.seconds
                 );
+                tracing::warn!("session {id}: {said}");
                 // Said in the session's own log too, for `session tail`.
                 if let Ok(mut log) = ProgressLog::open(&self.dir.logs(), id) {
                     log.write(&Progress {
                         time: unix_now(),
                         event: "put back".into(),
                         session: id,
-                        message: Some(format!(
-                            "its records were damaged; put back from the backup in {} ({}): {} checkpoints lost",
-                            p.from.display(),
-                            backup::age(p.taken),
-                            p.lost.checkpoints
-                        )),
+                        message: Some(said),
                         ..Progress::default()
                     });
                 }
@@ -170,25 +160,31 @@ impl Service {
                     none.words()
                 );
                 tracing::error!("session {id}: damaged; {advice}");
-                let _ = self.sessions.update(id, Vec::new(), |r| {
-                    match r.state {
-                        fanorona_session::State::Damaged => {
-                            let first = r.error.take().unwrap_or_default();
-                            let first = first.split("; no backup").next().unwrap_or_default();
-                            r.error = Some(format!("{first}; {advice}"));
-                        }
-                        // Its value stands; its certificates cannot be written.
-                        fanorona_session::State::Solved => {
-                            r.error = Some(format!(
-                                "its tree cannot be read to write its certificates (a damaged record file); {advice}"
-                            ));
-                        }
-                        _ => {}
-                    }
-                    Ok(())
-                });
+                self.advise(id, &advice);
             }
         }
+    }
+
+    /// Puts `advice` in the error of session `id`, damaged or solved with a tree its
+    /// certificates cannot read, in place of any earlier advice (a daemon started again tries
+    /// again and advises again).
+    fn advise(&self, id: u64, advice: &str) {
+        use fanorona_session::State;
+        const WHAT_TO_DO: &str = "; what to do: ";
+        let _ = self.sessions.update(id, Vec::new(), |r| {
+            let first = match r.state {
+                State::Damaged => r.error.take().unwrap_or_default(),
+                // Its value stands; its certificates cannot be written.
+                State::Solved => {
+                    "its tree cannot be read to write its certificates (a damaged record file)"
+                        .to_string()
+                }
+                _ => return Ok(()),
+            };
+            let first = first.split(WHAT_TO_DO).next().unwrap_or_default();
+            r.error = Some(format!("{first}{WHAT_TO_DO}{advice}"));
+            Ok(())
+        });
     }
 
     /// At the start: every session left damaged is tried again (a backup may hold it now).
