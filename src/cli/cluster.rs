@@ -309,12 +309,22 @@ fn server_status(nats: MaybeNats, config: &Config, json: bool) -> CliResult {
     };
     out!("  jobs queued: {}", list(&s.queued));
     out!(
-        "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}; ack wait {} s",
+        "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}",
         s.running,
         s.idle_threads,
-        s.redelivered,
-        s.ack_wait_seconds
+        s.redelivered
     );
+    for r in &s.runs {
+        out!(
+            "  run {}{}: {} waiting, {} held, {} threads asking, ack wait {} s",
+            r.run,
+            if r.open { "" } else { " (closed)" },
+            r.waiting,
+            r.held,
+            r.asking,
+            r.ack_wait_seconds
+        );
+    }
     out!("  answers not yet read: {}", list(&s.answers));
     out!(
         "  messages that did not decode, set aside on {} (kept a week): {}",

@@ -94,6 +94,41 @@ impl Worker {
         Worker { child, log }
     }
 
+    /// A worker over the tables in `db` (the environment's token).
+    fn with_db(data: &Data, nats: &Nats, name: &str, db: &Path) -> Worker {
+        let log = data.tmp.path().join(format!("{name}.log"));
+        let child = Command::new(BIN)
+            .args(["worker", "--nats", &nats.url, "--name", name, "--db"])
+            .arg(db)
+            .env("FANORONA_NATS_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Worker { child, log }
+    }
+
+    /// Told to stop (SIGTERM) and waited for: (jobs answered, searched, skipped unsearched)
+    /// as its last line says.
+    fn stop(mut self) -> (u64, u64, u64) {
+        common::signal(&self.child, "TERM");
+        self.child.wait().unwrap();
+        let log = self.log();
+        let line = log
+            .lines()
+            .find(|l| l.contains("stopped after "))
+            .unwrap_or_else(|| panic!("{log}"));
+        let n: Vec<u64> = line
+            .split("stopped after ")
+            .nth(1)
+            .unwrap()
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(n.len(), 3, "{line}");
+        (n[0], n[1], n[2])
+    }
+
     /// Waits (20 s at most) until the worker's log has `text`.
     fn wait_to_say(&self, text: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -160,12 +195,13 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
     let w = Worker::start(&data, &nats, "w1", TOKEN);
     // A master makes the streams.
     cluster_solve_agrees(&data, &nats, "3x5", "4");
-    // A job no program wrote, on the jobs stream.
+    // A run no program of ours opened, and a job no program wrote on it.
+    open_raw_run(&nats, "broken");
     publish_raw(
         &nats,
         None,
-        "fanorona.w2.jobs.broken",
-        "{\"version\": 2, \"not\": \"a job\"}",
+        "fanorona.w3.jobs.broken",
+        "{\"version\": 3, \"not\": \"a job\"}",
         1,
     );
     w.wait_to_say("does not decode (not a message of this wire");
@@ -208,7 +244,7 @@ fn a_worker_of_another_wire_takes_no_job_and_says_why() {
         2,
     );
     let w = Worker::start(&data, &nats, "w1", TOKEN);
-    w.wait_to_say("2 of wire version 1 wait on FANORONA_JOBS");
+    w.wait_to_say("2 jobs of wire version 1 wait on FANORONA_JOBS");
     let o = Command::new(BIN)
         .args(["cluster", "status", "--nats", &nats.url])
         .env("FANORONA_NATS_TOKEN", TOKEN)
@@ -255,6 +291,40 @@ fn publish_raw(nats: &Nats, stream: Option<(&str, &str)>, subject: &str, body: &
                 .await
                 .unwrap();
         }
+    });
+}
+
+/// Opens run `run` on `nats` as a master would (its jobs consumer, described, and announced)
+/// but without one: what its workers take is what the test publishes.
+fn open_raw_run(nats: &Nats, run: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::ConnectOptions::new()
+            .token(TOKEN.into())
+            .connect(&nats.url)
+            .await
+            .unwrap();
+        let js = async_nats::jetstream::new(client.clone());
+        let card = format!("{{\"run\":\"{run}\",\"tables\":null,\"open\":true}}");
+        js.get_stream("FANORONA_JOBS_W3")
+            .await
+            .unwrap()
+            .create_consumer(async_nats::jetstream::consumer::pull::Config {
+                durable_name: Some(format!("jobs-{run}")),
+                description: Some(card.clone()),
+                filter_subject: format!("fanorona.w3.jobs.{run}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        client
+            .publish("fanorona.w3.runs", card.into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
     });
 }
 
@@ -347,7 +417,10 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
     assert_eq!(c["streams"], true, "{c}");
     assert_eq!(c["url"], nats.url.as_str(), "{c}");
     assert!(!c["server_version"].as_str().unwrap().is_empty(), "{c}");
-    assert_eq!(c["ack_wait_seconds"], 3.0, "{c}");
+    // Decided: its runs withdrawn, nothing of them left on the server.
+    for key in ["runs", "queued", "answers"] {
+        assert_eq!(c[key], serde_json::json!([]), "{key}: {c}");
+    }
     if running["state"] != "solved" {
         let jobs = &running["jobs"][0];
         assert_eq!(jobs["place"], nats.url.as_str(), "{running}");
@@ -597,38 +670,13 @@ fn a_job_whose_worker_is_killed_is_run_again_by_another() {
 #[test]
 fn a_worker_whose_tables_differ_from_the_masters_takes_no_job_and_says_why() {
     let tables = common::tables::built(fanorona::Board::new(3, 9).unwrap(), 4);
-    let board_dir = tables.path().join("3x9");
-    assert!(board_dir.join("SHA256SUMS").is_file());
-    // The same slices, but a manifest that says another file: other tables.
-    let other = tempfile::tempdir().unwrap();
-    let copy = other.path().join("3x9");
-    std::fs::create_dir_all(&copy).unwrap();
-    for e in std::fs::read_dir(&board_dir).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
-    }
-    let sums = std::fs::read_to_string(copy.join("SHA256SUMS")).unwrap();
-    let flipped = if sums.starts_with('0') { "1" } else { "0" };
-    std::fs::write(copy.join("SHA256SUMS"), format!("{flipped}{}", &sums[1..])).unwrap();
-
+    let other = other_tables(tables.path());
     let data = Data::new("log_level = \"warn\"\n");
     let nats = Nats::start(&data.tmp.path().join("nats"));
-    let start = |name: &str, db: &Path| {
-        let log = data.tmp.path().join(format!("{name}.log"));
-        let child = Command::new(BIN)
-            .args(["worker", "--nats", &nats.url, "--name", name, "--db"])
-            .arg(db)
-            .env("FANORONA_NATS_TOKEN", TOKEN)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        Worker { child, log }
-    };
-    let stranger = start("stranger", other.path());
+    let stranger = Worker::with_db(&data, &nats, "stranger", other.path());
     let empty = tempfile::tempdir().unwrap();
-    let bare = start("bare", empty.path());
-    let _twin = start("twin", tables.path());
+    let bare = Worker::with_db(&data, &nats, "bare", empty.path());
+    let _twin = Worker::with_db(&data, &nats, "twin", tables.path());
     let o = Command::new(BIN)
         .args([
             "cluster", "solve", "3x9", "--nats", &nats.url, "--jobs", "2", "--json",
@@ -665,5 +713,228 @@ fn a_worker_whose_tables_differ_from_the_masters_takes_no_job_and_says_why() {
             empty.path().display()
         )),
         "{log}"
+    );
+}
+
+/// A copy of the 3x9 tables under `dir` whose manifest says another file: other tables.
+fn other_tables(dir: &Path) -> tempfile::TempDir {
+    let board_dir = dir.join("3x9");
+    assert!(board_dir.join("SHA256SUMS").is_file());
+    let other = tempfile::tempdir().unwrap();
+    let copy = other.path().join("3x9");
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(&board_dir).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
+    let sums = std::fs::read_to_string(copy.join("SHA256SUMS")).unwrap();
+    let flipped = if sums.starts_with('0') { "1" } else { "0" };
+    std::fs::write(copy.join("SHA256SUMS"), format!("{flipped}{}", &sums[1..])).unwrap();
+    other
+}
+
+#[test]
+fn a_run_no_worker_can_take_is_searched_here_with_the_reason_until_one_that_can_joins() {
+    let tables = common::tables::built(fanorona::Board::new(3, 9).unwrap(), 4);
+    let other = other_tables(tables.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&tmp.path().join("nats"));
+    let data = cluster_data(&nats, 2, "300");
+    let config = std::fs::read_to_string(&data.config).unwrap();
+    std::fs::write(
+        &data.config,
+        format!("db_dir = {:?}\n{config}", tables.path()),
+    )
+    .unwrap();
+    let stranger = Worker::with_db(&data, &nats, "stranger", other.path());
+    let _daemon = data.daemon();
+    let started = Instant::now();
+    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    // The jobs go untaken: within the stated wait (10 s, watched every 2 s) the session
+    // searches here, and its status names the worker and why.
+    let why = |s: &Value| -> Option<String> {
+        s["jobs"].as_array()?.iter().find_map(|j| {
+            let p = j["problem"].as_str()?;
+            p.contains("stranger cannot take jobs over other 3x9 tables")
+                .then(|| p.to_string())
+        })
+    };
+    let s = data.wait_for(id, "the reason in its status", |s| {
+        s["state"] == "solved" || why(s).is_some()
+    });
+    assert_ne!(
+        s["state"], "solved",
+        "solved before the jobs were found untaken: {s}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(25), "{s}");
+    assert!(why(&s).unwrap().contains("searching here"), "{s}");
+    let nodes = nodes_now(&s);
+    data.wait_for(id, "nodes searched here", |s| {
+        s["state"] == "solved" || nodes_now(s) > nodes
+    });
+    // A worker with the master's tables joins: the session is decided within a minute.
+    let joined = Instant::now();
+    let twin = Worker::with_db(&data, &nats, "twin", tables.path());
+    let s = data.wait_for(id, "the solve", |s| s["state"] == "solved");
+    assert!(joined.elapsed() < Duration::from_secs(60), "{s}");
+    let alone = data.json(&["solve", "3x9", "--no-store", "--json"]);
+    assert_eq!(s["value"], alone["value"], "{s}");
+    let (_, searched, _) = stranger.stop();
+    assert_eq!(searched, 0, "the stranger took a job");
+    assert!(twin.log().contains("taking jobs from"), "{}", twin.log());
+    let c = cluster_status(&nats);
+    assert_eq!(c["queued"], serde_json::json!([]), "{c}");
+}
+
+/// `cluster status --json` of `nats`.
+fn cluster_status(nats: &Nats) -> Value {
+    let o = Command::new(BIN)
+        .args(["cluster", "status", "--json", "--nats", &nats.url])
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn two_masters_with_different_ack_waits_share_a_server_and_both_finish() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    let workers: Vec<Worker> = ["w1", "w2"]
+        .iter()
+        .map(|n| Worker::start(&data, &nats, n, TOKEN))
+        .collect();
+    let solve = |board: &str, ack_wait: &str| {
+        Command::new(BIN)
+            .args([
+                "cluster",
+                "solve",
+                board,
+                "--nats",
+                &nats.url,
+                "--jobs",
+                "4",
+                "--ack-wait",
+                ack_wait,
+                "--json",
+                "--config",
+            ])
+            .arg(&data.config)
+            .env("FANORONA_NATS_TOKEN", TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (solve("3x9", "3s"), solve("3x7", "30s"));
+    for (child, board) in [(a, "3x9"), (b, "3x7")] {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{board}: {}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let alone = data.json(&["solve", board, "--no-store", "--json"]);
+        assert_eq!(v["value"], alone["value"], "{board}: {v}");
+        for s in v["searches"].as_array().unwrap() {
+            assert_each_job_answered_once(s);
+        }
+    }
+    for w in workers {
+        let log = w.log();
+        assert!(!log.contains("Consumer Deleted"), "{log}");
+        assert!(!log.contains("trying again"), "{log}");
+    }
+}
+
+#[test]
+fn a_decided_questions_queued_jobs_are_withdrawn_unsearched() {
+    let data = Data::new("log_level = \"warn\"\nthreads = 1\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    let w = Worker::start(&data, &nats, "w1", TOKEN);
+    // 32 jobs in flight and one worker thread: when a question is decided, most of its jobs
+    // still wait on the server.
+    let o = Command::new(BIN)
+        .args([
+            "cluster", "solve", "3x9", "--nats", &nats.url, "--jobs", "32", "--json", "--config",
+        ])
+        .arg(&data.config)
+        .env("FANORONA_NATS_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mut sent, mut abandoned) = (0, 0);
+    let questions = v["searches"].as_array().unwrap().len() as u64;
+    for s in v["searches"].as_array().unwrap() {
+        sent += s["jobs"].as_u64().unwrap();
+        abandoned += s["abandoned"].as_u64().unwrap();
+    }
+    assert!(abandoned >= 16, "too few jobs left to withdraw: {v}");
+    let c = cluster_status(&nats);
+    for key in ["runs", "queued", "answers"] {
+        assert_eq!(c[key], serde_json::json!([]), "{key}: {c}");
+    }
+    // The worker searched what its master took, and at most the one job it held at each
+    // decision besides (answered before it heard of the close, or not): none of the jobs
+    // withdrawn.
+    let (answered, searched, _) = w.stop();
+    let taken = sent - abandoned;
+    assert!(
+        searched >= answered && answered >= taken,
+        "{answered} answered: {v}"
+    );
+    assert!(
+        searched <= taken + questions,
+        "{searched} searched, {taken} taken: {v}"
+    );
+}
+
+#[test]
+fn a_daemon_killed_while_workers_search_loses_at_most_30_s_of_their_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&tmp.path().join("nats"));
+    let data = cluster_data(&nats, 3, "100000");
+    let config = std::fs::read_to_string(&data.config).unwrap().replace(
+        "checkpoint_interval = \"100ms\"",
+        "checkpoint_interval = \"5m\"",
+    );
+    std::fs::write(&data.config, config).unwrap();
+    let _workers: Vec<Worker> = ["w1", "w2", "w3"]
+        .iter()
+        .map(|n| Worker::start(&data, &nats, n, TOKEN))
+        .collect();
+    let daemon = data.daemon();
+    // 5x5 runs far beyond this test.
+    let id = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap();
+    data.wait_for(id, "jobs answered", |s| all_jobs(s, "answered") >= 3);
+    let mut samples: Vec<(Instant, u64)> = Vec::new();
+    let until = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < until {
+        let s = data.status(id);
+        assert_eq!(s["state"], "running", "{s}");
+        samples.push((Instant::now(), nodes_now(&s)));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let s = data.status(id);
+    assert!(count(&s, "checkpoints") >= 1, "no checkpoint in 40 s: {s}");
+    let killed = Instant::now();
+    daemon.kill9();
+    // What it had 30 s before the kill (the daemon's and the workers' together).
+    let before = samples
+        .iter()
+        .rev()
+        .find(|(at, _)| killed.duration_since(*at) >= Duration::from_secs(30))
+        .unwrap()
+        .1;
+    assert!(before > 0);
+    let _daemon = data.daemon();
+    let s = data.wait_for(id, "the session resumed", |s| s["state"] == "running");
+    let resumed = nodes_now(&s);
+    assert!(
+        resumed >= before,
+        "resumed at {resumed} nodes, below the {before} of 30 s before the kill: {s}"
     );
 }

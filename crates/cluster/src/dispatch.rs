@@ -5,10 +5,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
+use futures_util::{FutureExt, StreamExt};
 
 use super::trace::{Header, Trace, TraceError};
 use super::wire::{self, AnswerMsg, JobMsg, Tables};
-use super::{ClusterError, PATIENCE, answers_consumer, connect, jobs_consumer, nats, next_message};
+use super::{
+    ANNOUNCE_EVERY, ClusterError, PATIENCE, Refusal, RunCard, answers_consumer, connect, nats,
+    next_message, run_consumer,
+};
 use fanorona_rules::position::Color;
 use fanorona_search::Init;
 use fanorona_search::jobs::{
@@ -81,6 +85,19 @@ pub struct NatsDispatch {
     client: async_nats::Client,
     js: jetstream::Context,
     answers: jetstream::consumer::Consumer<pull::Config>,
+    /// This run's own consumer of the jobs stream.
+    jobs: jetstream::consumer::Consumer<pull::Config>,
+    /// What workers that cannot take its jobs say, and the server's word that a job went to
+    /// workers `MAX_DELIVER` times unanswered.
+    refusals: async_nats::Subscriber,
+    given_up: async_nats::Subscriber,
+    /// Why each worker that refused its jobs did, by worker.
+    refused: BTreeMap<String, String>,
+    card: RunCard,
+    last_announced: Instant,
+    watch: Watch,
+    /// Whether its jobs and answers were withdrawn from the server.
+    closed: bool,
     run: String,
     attacker: Color,
     init: Init,
@@ -101,16 +118,29 @@ pub struct NatsDispatch {
     trace: Option<(std::path::PathBuf, Option<Trace>)>,
 }
 
+/// How long a run's queued jobs may go untaken, with none held by a worker, before the run
+/// is given up to the master's own search (and tried again after its retry).
+pub const NO_TAKER: Duration = Duration::from_secs(10);
+/// How often the run's consumer is asked how its jobs fare.
+const WATCH_EVERY: Duration = Duration::from_secs(2);
+
+/// What the master last saw of its jobs consumer: the last job delivered, and since when
+/// jobs have waited with none delivered and none held.
+struct Watch {
+    at: Instant,
+    delivered: u64,
+    untaken_since: Option<Instant>,
+}
+
 fn say(line: &str) {
     tracing::warn!("{line}");
 }
 
 impl NatsDispatch {
-    /// Connects and makes the streams and consumers if they are not there. What an earlier
-    /// master of this run left (its jobs, their answers) is not purged: Debian's nats-server
-    /// (2.9) moves every consumer of a work-queue stream past a filtered purge, so the jobs
-    /// of other runs waiting then were never delivered. Those jobs still run; their answers
-    /// name jobs of the earlier master and are counted stale.
+    /// Connects, makes the streams if they are not there and the run's own jobs consumer,
+    /// withdraws what an earlier master of this run left, and announces the run. (A purge
+    /// filtered to one run's subject moves only consumers whose filter matches it, on
+    /// Debian's nats-server 2.9 too: with one consumer a run, only this run's.)
     pub fn open(
         options: &Options,
         run: String,
@@ -122,13 +152,34 @@ impl NatsDispatch {
             .enable_all()
             .build()
             .map_err(nats)?;
-        let (client, js, answers) = runtime.block_on(async {
+        let card = RunCard {
+            run: run.clone(),
+            tables: tables.clone(),
+            open: true,
+        };
+        let (client, js, answers, jobs, refusals, given_up) = runtime.block_on(async {
             let client = connect(&options.url, options.token.as_deref()).await?;
             let js = jetstream::new(client.clone());
-            jobs_consumer(&js, options.ack_wait).await?;
+            let jobs = run_consumer(&js, &card, options.ack_wait).await?;
             super::dead_letters(&js).await?;
             let answers = answers_consumer(&js, &run).await?;
-            Ok::<_, ClusterError>((client, js, answers))
+            // What an earlier master of this run left (killed before it closed) is of no use:
+            // its answers name jobs this master never sent.
+            withdraw_left(&js, &run).await?;
+            let refusals = client
+                .subscribe(super::refused_subject(&run))
+                .await
+                .map_err(nats)?;
+            let given_up = client
+                .subscribe(format!(
+                    "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{}.{}",
+                    super::JOBS,
+                    super::jobs_consumer_name(&run)
+                ))
+                .await
+                .map_err(nats)?;
+            announce(&client, &card).await?;
+            Ok::<_, ClusterError>((client, js, answers, jobs, refusals, given_up))
         })?;
         // Numbers from the clock: an answer to a job of an earlier master of this run (still
         // running somewhere when it went) never names a job of this one.
@@ -140,6 +191,18 @@ impl NatsDispatch {
             client,
             js,
             answers,
+            jobs,
+            refusals,
+            given_up,
+            refused: BTreeMap::new(),
+            card,
+            last_announced: Instant::now(),
+            watch: Watch {
+                at: Instant::now(),
+                delivered: 0,
+                untaken_since: None,
+            },
+            closed: false,
             view: JobsView {
                 goal: attacker.name().to_string(),
                 place: options.url.clone(),
@@ -221,6 +284,32 @@ fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
     DispatchError(e.to_string())
 }
 
+/// Says `card` on the runs subject, for the workers.
+async fn announce(client: &async_nats::Client, card: &RunCard) -> Result<(), ClusterError> {
+    let body = serde_json::to_vec(card).map_err(nats)?;
+    client
+        .publish(super::RUNS_SUBJECT, body.into())
+        .await
+        .map_err(nats)
+}
+
+/// Run `run`'s jobs and answers taken off the server.
+async fn withdraw_left(js: &jetstream::Context, run: &str) -> Result<(), ClusterError> {
+    for (stream, subject) in [
+        (super::JOBS, super::jobs_subject(run)),
+        (super::ANSWERS, super::answers_subject(run)),
+    ] {
+        js.get_stream(stream)
+            .await
+            .map_err(nats)?
+            .purge()
+            .filter(subject)
+            .await
+            .map_err(nats)?;
+    }
+    Ok(())
+}
+
 /// Runs `work` on `runtime`, given up after `PATIENCE`.
 fn patiently<T>(
     runtime: &tokio::runtime::Runtime,
@@ -261,6 +350,111 @@ impl NatsDispatch {
                 .map_err(nats)
         })
         .map(|_| ())
+    }
+
+    /// What the server and the workers say of this run, heard without waiting: a refusal is
+    /// kept, a job given up after `MAX_DELIVER` deliveries or jobs untaken for `NO_TAKER`
+    /// fail the run (the session searches here and says why); the run is announced again
+    /// every `ANNOUNCE_EVERY`.
+    fn watch(&mut self) -> Result<(), DispatchError> {
+        while let Some(Some(m)) = self.refusals.next().now_or_never() {
+            if let Ok(r) = serde_json::from_slice::<Refusal>(&m.payload) {
+                self.refused.insert(r.worker, r.why);
+            }
+        }
+        if let Some(Some(_)) = self.given_up.next().now_or_never() {
+            return Err(DispatchError(format!(
+                "a job went to workers {} times and was never answered (each died or went \
+                 quiet in it)",
+                super::MAX_DELIVER
+            )));
+        }
+        if self.last_announced.elapsed() >= ANNOUNCE_EVERY {
+            self.last_announced = Instant::now();
+            let (client, card) = (&self.client, &self.card);
+            patiently(&self.runtime, announce(client, card))?;
+        }
+        if self.watch.at.elapsed() < WATCH_EVERY {
+            return Ok(());
+        }
+        self.watch.at = Instant::now();
+        let jobs = &mut self.jobs;
+        let info = patiently(&self.runtime, async { jobs.info().await.map_err(nats) })?;
+        let (waiting, held) = (info.num_pending, info.num_ack_pending);
+        let delivered = info.delivered.stream_sequence;
+        if waiting == 0 || held > 0 || delivered != self.watch.delivered {
+            self.watch.delivered = delivered;
+            self.watch.untaken_since = None;
+            return Ok(());
+        }
+        let since = *self.watch.untaken_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < NO_TAKER {
+            return Ok(());
+        }
+        Err(DispatchError(self.untaken(waiting)))
+    }
+
+    /// Why `waiting` jobs went untaken, in words for the session's status.
+    fn untaken(&self, waiting: u64) -> String {
+        let head = format!(
+            "no worker took any of its {waiting} jobs in {} s",
+            NO_TAKER.as_secs()
+        );
+        if self.refused.is_empty() {
+            return format!("{head}: none connected takes them, or all are busy with other runs");
+        }
+        let why: Vec<String> = self
+            .refused
+            .iter()
+            .take(3)
+            .map(|(w, why)| format!("{w} cannot take {why}"))
+            .collect();
+        let more = self.refused.len().saturating_sub(3);
+        format!(
+            "{head}: {}{}",
+            why.join("; "),
+            if more > 0 {
+                format!("; and {more} workers more")
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// Its jobs and answers taken off the server, its consumers deleted, and the run
+    /// announced closed (workers then skip what they hold of it). Done once.
+    fn withdraw(&mut self) -> Result<(), ClusterError> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        let (client, js, run) = (&self.client, &self.js, &self.run);
+        let card = RunCard {
+            open: false,
+            ..self.card.clone()
+        };
+        let work = async {
+            withdraw_left(js, run).await?;
+            for (stream, consumer) in [
+                (super::JOBS, super::jobs_consumer_name(run)),
+                (super::ANSWERS, format!("master-{run}")),
+            ] {
+                js.get_stream(stream)
+                    .await
+                    .map_err(nats)?
+                    .delete_consumer(&consumer)
+                    .await
+                    .map_err(nats)?;
+            }
+            announce(client, &card).await
+        };
+        self.runtime
+            .block_on(async { tokio::time::timeout(WITHDRAW_PATIENCE, work).await })
+            .map_err(|_| {
+                ClusterError::Nats(format!(
+                    "no answer from the server in {} s",
+                    WITHDRAW_PATIENCE.as_secs()
+                ))
+            })?
     }
 
     /// Sends again the jobs unanswered for `lost_after`.
@@ -318,6 +512,7 @@ impl Dispatch for NatsDispatch {
 
     fn receive(&mut self) -> Result<Option<Answer>, DispatchError> {
         self.reachable()?;
+        self.watch()?;
         self.resend_lost()?;
         let Some(message) = patiently(&self.runtime, next_message(&self.answers))? else {
             return Ok(None);
@@ -393,22 +588,30 @@ impl Dispatch for NatsDispatch {
     }
 
     fn close(&mut self) {
-        let (js, run) = (&self.js, &self.run);
-        // Its jobs still waiting run anyway (see `open`: no purge); their answers wait in the
-        // answers stream until its `max_age`.
-        let done = self.runtime.block_on(async {
-            js.get_stream(super::ANSWERS)
-                .await
-                .map_err(nats)?
-                .delete_consumer(&format!("master-{run}"))
-                .await
-                .map_err(nats)?;
-            Ok::<_, ClusterError>(())
-        });
-        if let Err(e) = done {
-            (self.log)(&format!("run {run}: its jobs could not be withdrawn: {e}"));
+        // Its jobs still queued are never searched; those a worker holds are skipped.
+        if let Err(e) = self.withdraw() {
+            (self.log)(&format!(
+                "run {}: its jobs could not be withdrawn: {e}",
+                self.run
+            ));
         }
         self.ids.clear();
         self.sent.clear();
+    }
+}
+
+/// The longest a run's withdrawal may take (on a server gone, its jobs expire by themselves
+/// after `MAX_AGE`).
+const WITHDRAW_PATIENCE: Duration = Duration::from_secs(3);
+
+impl Drop for NatsDispatch {
+    /// A run dropped without `close` (its session faulted, stopped or failed) is withdrawn
+    /// too, if the server is there to hear it.
+    fn drop(&mut self) {
+        if !self.closed
+            && self.client.connection_state() == async_nats::connection::State::Connected
+        {
+            let _ = self.withdraw();
+        }
     }
 }

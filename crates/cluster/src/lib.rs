@@ -19,7 +19,7 @@ pub mod worker;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -36,20 +36,29 @@ fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::Nats(e.to_string())
 }
 
-/// The stream jobs wait in, one subject per run: `fanorona.w2.jobs.RUN`. Streams and
+/// The stream jobs wait in, one subject per run: `fanorona.w3.jobs.RUN`. Streams and
 /// subjects carry the wire's version (`wire::VERSION`), so a program of another wire never
 /// takes these jobs (where it would set them aside as undecodable) and waits for its own.
-pub const JOBS: &str = "FANORONA_JOBS_W2";
-/// The stream answers wait in until their master reads them: `fanorona.w2.answers.RUN`.
-pub const ANSWERS: &str = "FANORONA_ANSWERS_W2";
+pub const JOBS: &str = "FANORONA_JOBS_W3";
+/// The stream answers wait in until their master reads them: `fanorona.w3.answers.RUN`.
+pub const ANSWERS: &str = "FANORONA_ANSWERS_W3";
 /// The jobs streams of earlier wires: a worker that finds jobs waiting there says so.
-const OLDER_JOBS: &[(&str, u32)] = &[("FANORONA_JOBS", 1)];
-pub(crate) const JOBS_SUBJECTS: &str = "fanorona.w2.jobs.>";
-pub(crate) const ANSWERS_SUBJECTS: &str = "fanorona.w2.answers.>";
+const OLDER_JOBS: &[(&str, u32)] = &[("FANORONA_JOBS_W2", 2), ("FANORONA_JOBS", 1)];
+pub(crate) const JOBS_SUBJECTS: &str = "fanorona.w3.jobs.>";
+pub(crate) const ANSWERS_SUBJECTS: &str = "fanorona.w3.answers.>";
+/// Where masters announce their runs (`RunCard`, JSON; core NATS, not stored): when one
+/// opens, every `ANNOUNCE_EVERY` while it is open, and when it closes.
+pub const RUNS_SUBJECT: &str = "fanorona.w3.runs";
+/// How often an open run is announced again (for workers that joined since).
+pub const ANNOUNCE_EVERY: Duration = Duration::from_secs(10);
 /// The stream messages that do not decode are set aside in, for a person to read: a job on
-/// `fanorona.dead.jobs`, an answer on `fanorona.dead.answers.RUN`. Kept a week; shared by
-/// every wire (a person reads them, not a program).
+/// `fanorona.dead.jobs`, an answer on `fanorona.dead.answers.RUN`. Kept a week, 64 MiB and
+/// 10,000 messages at most (the oldest go first); shared by every wire (a person reads
+/// them, not a program).
 pub const DEAD: &str = "FANORONA_DEAD";
+/// A job or an answer waiting longer than this is dropped by the server: its master has
+/// long sent it again or gone (a master resends what is unanswered for 20 ack waits).
+pub const MAX_AGE: Duration = Duration::from_secs(3600);
 
 /// Run `run`'s subject on the jobs stream.
 pub fn jobs_subject(run: &str) -> String {
@@ -61,15 +70,48 @@ pub fn answers_subject(run: &str) -> String {
     format!("{}.{run}", ANSWERS_SUBJECTS.trim_end_matches(".>"))
 }
 
-/// The workers' shared durable consumer of the jobs stream.
-pub const WORKERS: &str = "workers";
+/// Where workers that cannot take run `run`'s jobs say why (`Refusal`, JSON; core NATS).
+pub fn refused_subject(run: &str) -> String {
+    format!("fanorona.w3.refused.{run}")
+}
+
+/// The durable consumer run `run`'s jobs are taken through: each run has its own, made by
+/// its master with its own ack wait, so masters sharing a server never change or delete
+/// another's under its workers.
+pub fn jobs_consumer_name(run: &str) -> String {
+    format!("jobs-{run}")
+}
+
+/// What a master says of its run: on `RUNS_SUBJECT`, and in its jobs consumer's description
+/// (for workers that start while it runs).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunCard {
+    pub run: String,
+    /// The tables its jobs' searches read: a worker takes the run's jobs only if it holds
+    /// the same.
+    pub tables: Option<wire::Tables>,
+    /// False once the run is closed (its question decided or its master stopped).
+    pub open: bool,
+}
+
+/// A worker's word that it cannot take a run's jobs, and why.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Refusal {
+    pub worker: String,
+    pub why: String,
+}
+
 /// How long a job may go unacknowledged (no answer, no "in progress") before the server
 /// hands it to another worker, unless the master says otherwise; a busy worker says "in
 /// progress" three times in that time.
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
 /// Deliveries of one job at most: a job that kills every worker it meets does not go round
-/// for ever.
+/// for ever (its master hears the server's advisory and searches it itself).
 pub const MAX_DELIVER: i64 = 10;
+/// Jobs a run's workers may hold at once: more than 1,024 workers of several threads.
+const MAX_ACK_PENDING: i64 = 65_536;
+/// Pull requests a run's consumer keeps waiting at once (one a worker thread asking).
+const MAX_WAITING: i64 = 4_096;
 
 /// This machine's name, as workers sign their answers and masters name their runs.
 pub fn host_name() -> String {
@@ -102,9 +144,22 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Clien
     options
         .connect(url)
         .await
-        .map_err(|e| ClusterError::Connect {
-            url: url.to_string(),
-            reason: e.to_string(),
+        .map_err(|e| {
+            let reason = e.to_string();
+            // The server says "authorization violation" for both: which it is, we know.
+            let reason = if !reason.to_lowercase().contains("authorization") {
+                reason
+            } else if token.is_none() {
+                format!(
+                    "{reason}: the server asks for a token and none was given ({TOKEN_VARIABLE} or a token file)"
+                )
+            } else {
+                format!("{reason}: the server refused the token given")
+            };
+            ClusterError::Connect {
+                url: url.to_string(),
+                reason,
+            }
         })
 }
 
@@ -138,12 +193,7 @@ async fn work_queue(
         max_age,
         ..Default::default()
     };
-    match js.get_or_create_stream(config).await {
-        Ok(s) => Ok(s),
-        // Made meanwhile by another master (a session's two questions open at once): the
-        // server refuses a second with the same subjects.
-        Err(e) => js.get_stream(name).await.map_err(|_| nats(e)),
-    }
+    ensure_stream(js, config).await
 }
 
 /// The dead-letter stream (`DEAD`), made if it is not there.
@@ -153,12 +203,33 @@ pub async fn dead_letters(js: &jetstream::Context) -> Result<(), ClusterError> {
         subjects: vec!["fanorona.dead.>".into()],
         storage: stream::StorageType::File,
         max_age: Duration::from_secs(7 * 86_400),
+        max_bytes: 64 << 20,
+        max_messages: 10_000,
+        discard: stream::DiscardPolicy::Old,
         ..Default::default()
     };
-    match js.get_or_create_stream(config).await {
-        Ok(_) => Ok(()),
-        Err(e) => js.get_stream(DEAD).await.map(|_| ()).map_err(|_| nats(e)),
+    ensure_stream(js, config).await.map(|_| ())
+}
+
+/// Stream `config.name` made, or brought to `config`'s limits if an earlier version made it
+/// without them.
+async fn ensure_stream(
+    js: &jetstream::Context,
+    config: stream::Config,
+) -> Result<jetstream::stream::Stream, ClusterError> {
+    let s = match js.get_or_create_stream(config.clone()).await {
+        Ok(s) => s,
+        // Made meanwhile by another master (a session's two questions open at once): the
+        // server refuses a second with the same subjects.
+        Err(e) => js.get_stream(&config.name).await.map_err(|_| nats(e))?,
+    };
+    let have = &s.cached_info().config;
+    if (have.max_age, have.max_bytes, have.max_messages)
+        != (config.max_age, config.max_bytes, config.max_messages)
+    {
+        js.update_stream(config).await.map_err(nats)?;
     }
+    Ok(s)
 }
 
 /// The longest a message to or from the server may take before it is taken for gone.
@@ -192,60 +263,59 @@ pub async fn set_aside(
     format!("dropped: it could not be set aside ({lost})")
 }
 
-/// The jobs stream and the workers' consumer, made by a master with its `ack_wait` (made
-/// again if it has another: the jobs stay in the stream and go to the new one).
-pub async fn jobs_consumer(
+/// Run `card.run`'s jobs consumer, made (or brought to this master's `ack_wait`) with the
+/// jobs stream if that is not there. Only this run's consumer is touched.
+pub async fn run_consumer(
     js: &jetstream::Context,
+    card: &RunCard,
     ack_wait: Duration,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    // Jobs wait as long as it takes for a worker (zero: no limit).
-    let stream = work_queue(js, JOBS, JOBS_SUBJECTS, Duration::ZERO).await?;
-    if let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await {
-        if c.cached_info().config.ack_wait == ack_wait {
-            return Ok(c);
-        }
-        stream.delete_consumer(WORKERS).await.map_err(nats)?;
-    }
+    let stream = work_queue(js, JOBS, JOBS_SUBJECTS, MAX_AGE).await?;
+    let description = serde_json::to_string(card).map_err(nats)?;
+    // Creating a durable that exists updates it (its ack wait, its description); its filter
+    // is the run's subject either way.
     stream
         .create_consumer(pull::Config {
-            durable_name: Some(WORKERS.into()),
+            durable_name: Some(jobs_consumer_name(&card.run)),
+            description: Some(description),
+            filter_subject: jobs_subject(&card.run),
             ack_wait,
             max_deliver: MAX_DELIVER,
+            max_ack_pending: MAX_ACK_PENDING,
+            max_waiting: MAX_WAITING,
             ..Default::default()
         })
         .await
         .map_err(nats)
 }
 
-/// The workers' consumer as a master made it, waited for (saying so once) until there is one
-/// or `stop` is set (`None` then).
-pub async fn wait_for_jobs(
-    js: &jetstream::Context,
-    stop: &std::sync::atomic::AtomicBool,
-    log: &(dyn Fn(&str) + Sync),
-) -> Result<Option<jetstream::consumer::Consumer<pull::Config>>, ClusterError> {
-    let mut said = false;
-    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        if let Ok(stream) = js.get_stream(JOBS).await
-            && let Ok(c) = stream.get_consumer::<pull::Config>(WORKERS).await
+/// The runs open on the server, as their jobs consumers describe them (those of another
+/// program or not a run's are left out).
+pub async fn open_runs(js: &jetstream::Context) -> Result<Vec<RunCard>, ClusterError> {
+    let stream = match js.get_stream(JOBS).await {
+        Ok(s) => s,
+        Err(e)
+            if matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(j)
+                if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND) =>
         {
-            return Ok(Some(c));
+            return Ok(Vec::new());
         }
-        if !said {
-            log(&match older_jobs(js).await.into_iter().next() {
-                Some((stream, wire, n)) => format!(
-                    "no jobs of wire version {} yet, but {n} of wire version {wire} wait on \
-                     {stream}: their master runs another version of fanorona; waiting for a \
-                     master of this one",
-                    wire::VERSION
-                ),
-                None => "no jobs stream yet: waiting for a master to make it".into(),
-            });
-            said = true;
+        Err(e) => return Err(nats(e)),
+    };
+    let mut consumers = stream.consumers();
+    let mut cards = Vec::new();
+    while let Some(info) = consumers.try_next().await.map_err(nats)? {
+        if let Some(card) = info
+            .config
+            .description
+            .as_deref()
+            .and_then(|d| serde_json::from_str::<RunCard>(d).ok())
+            .filter(|c| c.open && jobs_consumer_name(&c.run) == info.name)
+        {
+            cards.push(card);
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    Ok(None)
+    Ok(cards)
 }
 
 /// The jobs streams of earlier wires with jobs in them: name, wire, jobs.
@@ -268,8 +338,8 @@ pub async fn answers_consumer(
     run: &str,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
     let name = format!("master-{run}");
-    // Answers nobody reads (a decided question's last jobs) go after a day.
-    work_queue(js, ANSWERS, ANSWERS_SUBJECTS, Duration::from_secs(86_400))
+    // Answers nobody reads (a master gone without closing its run) go after `MAX_AGE`.
+    work_queue(js, ANSWERS, ANSWERS_SUBJECTS, MAX_AGE)
         .await?
         .get_or_create_consumer(
             &name,

@@ -1,11 +1,12 @@
 //! What the server holds for the cluster: jobs queued and under way, worker threads
 //! waiting for one, answers not yet read (`fanorona cluster status`).
 
-use async_nats::jetstream::{self, consumer::pull};
+use async_nats::jetstream;
 use futures_util::TryStreamExt;
 use serde::Serialize;
+use std::time::Duration;
 
-use super::{ANSWERS, ClusterError, JOBS, WORKERS, connect, nats};
+use super::{ANSWERS, ClusterError, JOBS, RunCard, connect, nats};
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ClusterStatus {
@@ -17,12 +18,12 @@ pub struct ClusterStatus {
     pub queued: Vec<(String, u64)>,
     /// Jobs a worker holds now (delivered, not yet acknowledged).
     pub running: u64,
-    /// Worker threads asking for a job now (each asks again every second while idle).
+    /// Worker threads asking for a job now, over all runs.
     pub idle_threads: u64,
     /// Deliveries beyond a job's first (its worker went quiet).
     pub redelivered: u64,
-    /// How long a job may go without word from its worker.
-    pub ack_wait_seconds: f64,
+    /// Each run's own jobs consumer: the runs open here.
+    pub runs: Vec<RunStatus>,
     /// Answers not yet read by their master, by run.
     pub answers: Vec<(String, u64)>,
     /// Jobs and answers that did not decode, set aside (kept a week).
@@ -30,6 +31,22 @@ pub struct ClusterStatus {
     /// Jobs waiting for workers of an earlier wire (stream, wire, jobs): a master of another
     /// version of fanorona ran here, and this version's workers never take them.
     pub older_jobs: Vec<(String, u32, u64)>,
+}
+
+/// One run's jobs consumer.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStatus {
+    pub run: String,
+    /// Whether its master said it is open (a master killed leaves it open until it is back).
+    pub open: bool,
+    /// Jobs not yet delivered, and delivered but not yet acknowledged.
+    pub waiting: u64,
+    pub held: u64,
+    /// Worker threads asking for one of its jobs now.
+    pub asking: u64,
+    pub redelivered: u64,
+    /// How long a job may go without word from its worker.
+    pub ack_wait_seconds: f64,
 }
 
 /// The cluster as the server at `url` sees it.
@@ -57,12 +74,26 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
         }
         s.queued = by_run(&jobs, super::JOBS_SUBJECTS).await?;
         s.answers = by_run(&answers, super::ANSWERS_SUBJECTS).await?;
-        if let Ok(mut c) = jobs.get_consumer::<pull::Config>(WORKERS).await {
-            let info = c.info().await.map_err(nats)?;
-            s.running = info.num_ack_pending as u64;
-            s.idle_threads = info.num_waiting as u64;
-            s.redelivered = info.num_redelivered as u64;
-            s.ack_wait_seconds = info.config.ack_wait.as_secs_f64();
+        let mut consumers = jobs.consumers();
+        while let Some(info) = consumers.try_next().await.map_err(nats)? {
+            let card = info
+                .config
+                .description
+                .as_deref()
+                .and_then(|d| serde_json::from_str::<RunCard>(d).ok());
+            let run = RunStatus {
+                run: card.as_ref().map_or(info.name.clone(), |c| c.run.clone()),
+                open: card.is_some_and(|c| c.open),
+                waiting: info.num_pending,
+                held: info.num_ack_pending as u64,
+                asking: info.num_waiting as u64,
+                redelivered: info.num_redelivered as u64,
+                ack_wait_seconds: Duration::as_secs_f64(&info.config.ack_wait),
+            };
+            s.running += run.held;
+            s.idle_threads += run.asking;
+            s.redelivered += run.redelivered;
+            s.runs.push(run);
         }
         Ok(s)
     })
@@ -99,8 +130,8 @@ mod tests {
     #[test]
     fn a_run_is_listed_once_with_its_subjects_summed() {
         let subjects = [
-            ("fanorona.w2.answers.b-2", 3),
-            ("fanorona.w2.answers.a-1", 5),
+            ("fanorona.w3.answers.b-2", 3),
+            ("fanorona.w3.answers.a-1", 5),
             ("fanorona.dead.answers.b-2", 1),
         ]
         .into_iter()

@@ -1,18 +1,20 @@
-//! `fanorona worker`: takes jobs from the jobs stream one a thread, runs each (bounded df-pn,
-//! its table kept warm from job to job), says "in progress" while it works, publishes the
-//! answer, then acknowledges the job. On SIGTERM or SIGINT it takes no new job, finishes
-//! those under way, and exits.
+//! `fanorona worker`: hears the runs masters announce, binds to those whose tables it holds
+//! (and tells the others' masters why not, without touching their jobs), takes their jobs
+//! one a thread, runs each (bounded df-pn, its table kept warm from job to job), says "in
+//! progress" while it works, publishes the answer, then acknowledges the job. On SIGTERM or
+//! SIGINT it takes no new job, finishes those under way, and exits.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind};
+use futures_util::StreamExt;
 
-use super::wire::{self, AnswerMsg, JobMsg, Signature};
-use super::{ClusterError, connect, nats, next_message, wait_for_jobs};
+use super::wire::{self, AnswerMsg, JobMsg, Signature, Tables};
+use super::{ClusterError, Refusal, RunCard, connect, nats};
 use fanorona_rules::geometry::Board;
 use fanorona_search::dfpn::DfPn;
 use fanorona_search::jobs::run_job;
@@ -35,9 +37,13 @@ pub struct Options {
 impl Options {
     /// The tables' directory as messages show it ("DIR" when none was given).
     fn tables_dir(&self) -> String {
-        self.db
-            .as_ref()
-            .map_or("DIR".to_string(), |d| d.display().to_string())
+        // Absolute: the worker's log is read on another machine or from another directory.
+        self.db.as_ref().map_or("DIR".to_string(), |d| {
+            std::path::absolute(d)
+                .unwrap_or_else(|_| d.clone())
+                .display()
+                .to_string()
+        })
     }
 }
 
@@ -82,8 +88,31 @@ pub fn check_memory(threads: usize, table_bytes: u64, available: u64) -> Result<
     )))
 }
 
-/// How long a thread that refused a job (other tables) waits before it asks for the next one.
-const REFUSED_PAUSE: Duration = Duration::from_secs(10);
+/// How long a thread waits for a job of its runs, in all: spread over them when there
+/// are several.
+const POLL: Duration = Duration::from_secs(1);
+/// A run not announced for this long is taken for gone (its master killed) and no longer
+/// asked for jobs; it is taken again when it is announced again.
+const FORGET_AFTER: Duration = Duration::from_secs(60);
+
+/// A run this worker takes jobs of.
+#[derive(Clone)]
+struct Taken {
+    consumer: JobsConsumer,
+    /// How often a job of it under way is said to be in progress.
+    progress_every: Duration,
+    heard: Instant,
+}
+
+/// The runs this worker knows of.
+#[derive(Default)]
+struct Runs {
+    taken: BTreeMap<String, Taken>,
+    /// Runs it cannot take, and why (said once a run and reason).
+    refused: BTreeMap<String, String>,
+    /// Runs their masters closed: what it holds of them is skipped.
+    closed: BTreeSet<String>,
+}
 
 /// Tables opened, by board: opened once, kept for the worker's life.
 type Opened = Mutex<HashMap<Board, Option<&'static Database>>>;
@@ -127,7 +156,7 @@ pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Cluster
 
 async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
     let client = connect(&options.url, options.token.as_deref()).await?;
-    let js = jetstream::new(client);
+    let js = jetstream::new(client.clone());
     // Told to stop (SIGTERM, Ctrl-C) even while waiting for a master.
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -143,32 +172,32 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
             stop.store(true, Ordering::Relaxed);
         });
     }
-    let Some(mut consumer) = wait_for_jobs(&js, &stop, log).await? else {
-        log(&format!("worker {}: stopped after 0 jobs", options.name));
-        return Ok(0);
-    };
-    // "In progress" three times within the wait the master set.
-    let progress_every = consumer.info().await.map_err(nats)?.config.ack_wait / 3;
+    // Subscribed before the runs open now are listed: a run opened between the two is heard.
+    let mut announced = client.subscribe(super::RUNS_SUBJECT).await.map_err(nats)?;
     log(&format!(
         "worker {}: {} threads, taking jobs from {}",
         options.name, options.threads, options.url
     ));
     if !options.db.as_deref().is_some_and(holds_tables) {
         log(&format!(
-            "worker {}: no endgame tables under {}: it takes only jobs that need none (a job over tables is refused with the command that builds them)",
+            "worker {}: no endgame tables under {}: it takes only jobs that need none (runs over tables are refused with the command that builds them)",
             options.name,
             options.tables_dir()
         ));
     }
-    let done = AtomicU64::new(0);
+    let (done, searched, skipped) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let opened: Opened = Mutex::new(HashMap::new());
+    let runs = Mutex::new(Runs::default());
     let shared = Shared {
         options: &options,
+        client: &client,
         js: &js,
-        progress_every,
         stop: &stop,
         done: &done,
+        searched: &searched,
+        skipped: &skipped,
         opened: &opened,
+        runs: &runs,
         log,
         signature: Signature {
             name: options.name.clone(),
@@ -176,10 +205,46 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
             threads: options.threads,
         },
     };
-    let slots = (0..options.threads.max(1)).map(|_| shared.slot(consumer.clone()));
-    futures_util::future::join_all(slots).await;
+    for card in super::open_runs(&js).await? {
+        shared.consider(card).await;
+    }
+    if runs.lock().expect("runs").taken.is_empty() {
+        log(&match super::older_jobs(&js).await.into_iter().next() {
+            Some((stream, wire, n)) => format!(
+                "no run of wire version {} open yet, but {n} jobs of wire version {wire} wait on \
+                 {stream}: their master runs another version of fanorona; waiting for a \
+                 master of this one",
+                wire::VERSION
+            ),
+            None => "no run this worker can take is open yet: waiting for a master to announce one"
+                .into(),
+        });
+    }
+    let listen = async {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::select! {
+                m = announced.next() => match m.map(|m| serde_json::from_slice::<RunCard>(&m.payload)) {
+                    Some(Ok(card)) => shared.consider(card).await,
+                    Some(Err(_)) => {}
+                    None => tokio::time::sleep(Duration::from_secs(1)).await,
+                },
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+            runs.lock()
+                .expect("runs")
+                .taken
+                .retain(|_, t| t.heard.elapsed() < FORGET_AFTER);
+        }
+    };
+    let slots = futures_util::future::join_all((0..options.threads.max(1)).map(|_| shared.slot()));
+    futures_util::future::join(listen, slots).await;
     let n = done.load(Ordering::Relaxed);
-    log(&format!("worker {}: stopped after {n} jobs", options.name));
+    log(&format!(
+        "worker {}: stopped after {n} jobs answered ({} searched; {} of closed runs skipped unsearched)",
+        options.name,
+        searched.load(Ordering::Relaxed),
+        skipped.load(Ordering::Relaxed)
+    ));
     Ok(n)
 }
 
@@ -188,33 +253,138 @@ type JobsConsumer = jetstream::consumer::Consumer<jetstream::consumer::pull::Con
 /// What the worker's threads share.
 struct Shared<'a> {
     options: &'a Options,
+    client: &'a async_nats::Client,
     js: &'a jetstream::Context,
-    /// How often a job under way is said to be in progress.
-    progress_every: Duration,
     stop: &'a AtomicBool,
     done: &'a AtomicU64,
+    /// Jobs searched (answered, or found closed once searched), and jobs skipped unsearched
+    /// because their run was closed.
+    searched: &'a AtomicU64,
+    skipped: &'a AtomicU64,
     opened: &'a Opened,
+    runs: &'a Mutex<Runs>,
     log: &'a (dyn Fn(&str) + Sync),
     signature: Signature,
 }
 
-/// One thread's tables and what it said.
+/// One thread's tables.
 #[derive(Default)]
 struct Slot {
     warm: Warm,
-    /// The last refusal said (said once, not at every job).
-    said: Option<String>,
 }
 
 impl Shared<'_> {
-    /// One thread's loop: a job at a time until stopped. The server going away (a restart,
-    /// the network) is said once and waited out: the client reconnects, and a job whose
-    /// answer could not be sent is handed to a worker again by the server.
-    async fn slot(&self, mut consumer: JobsConsumer) {
+    /// A run its master announced (or its consumer describes): taken if this worker holds
+    /// its tables, else its master told why; forgotten once closed.
+    async fn consider(&self, card: RunCard) {
+        let name = &self.options.name;
+        if !card.open {
+            let mut runs = self.runs.lock().expect("runs");
+            runs.taken.remove(&card.run);
+            runs.refused.remove(&card.run);
+            runs.closed.insert(card.run);
+            return;
+        }
+        {
+            let mut runs = self.runs.lock().expect("runs");
+            runs.closed.remove(&card.run);
+            if let Some(t) = runs.taken.get_mut(&card.run) {
+                t.heard = Instant::now();
+                return;
+            }
+        }
+        let why = match tables_for(self.options, card.tables.as_ref(), self.opened) {
+            Ok(_) => {
+                let consumer = match self.js.get_stream(super::JOBS).await {
+                    Ok(s) => s
+                        .get_consumer::<jetstream::consumer::pull::Config>(
+                            &super::jobs_consumer_name(&card.run),
+                        )
+                        .await
+                        .map_err(nats),
+                    Err(e) => Err(nats(e)),
+                };
+                // Not there (closed meanwhile, or the server busy): the next announcement
+                // tries again.
+                let Ok(consumer) = consumer else { return };
+                let progress_every = consumer.cached_info().config.ack_wait / 3;
+                let mut runs = self.runs.lock().expect("runs");
+                runs.refused.remove(&card.run);
+                runs.taken.insert(
+                    card.run.clone(),
+                    Taken {
+                        consumer,
+                        progress_every,
+                        heard: Instant::now(),
+                    },
+                );
+                tracing::info!("worker {name}: taking the jobs of run {}", card.run);
+                return;
+            }
+            Err(why) => why,
+        };
+        let new = {
+            let mut runs = self.runs.lock().expect("runs");
+            runs.refused.insert(card.run.clone(), why.clone()).as_ref() != Some(&why)
+        };
+        if new {
+            (self.log)(&format!(
+                "worker {name}: cannot take {why} (run {})",
+                card.run
+            ));
+        }
+        // Said at every announcement: a master that started again hears it too.
+        let refusal = Refusal {
+            worker: name.clone(),
+            why,
+        };
+        if let Ok(body) = serde_json::to_vec(&refusal) {
+            let _ = self
+                .client
+                .publish(super::refused_subject(&card.run), body.into())
+                .await;
+        }
+    }
+
+    /// The runs taken, each with its consumer and how often its jobs say "in progress".
+    fn taken(&self) -> Vec<(String, JobsConsumer, Duration)> {
+        let runs = self.runs.lock().expect("runs");
+        runs.taken
+            .iter()
+            .map(|(run, t)| (run.clone(), t.consumer.clone(), t.progress_every))
+            .collect()
+    }
+
+    /// Whether run `run` was closed by its master.
+    fn closed(&self, run: &str) -> bool {
+        self.runs.lock().expect("runs").closed.contains(run)
+    }
+
+    /// One thread's loop: a job at a time, from each run taken in turn, until stopped. The
+    /// server going away (a restart, the network) is said once and waited out: the client
+    /// reconnects, and a job whose answer could not be sent is handed to a worker again by
+    /// the server.
+    async fn slot(&self) {
         let mut slot = Slot::default();
         let mut trouble: Option<String> = None;
+        let mut turn = 0usize;
         while !self.stop.load(Ordering::Relaxed) {
-            match self.take_one(&consumer, &mut slot).await {
+            let runs = self.taken();
+            if runs.is_empty() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                continue;
+            }
+            let (run, consumer, progress_every) = &runs[turn % runs.len()];
+            turn = turn.wrapping_add(1);
+            let wait = (POLL / runs.len() as u32).max(Duration::from_millis(100));
+            match self
+                .take_one(consumer, *progress_every, wait, &mut slot)
+                .await
+            {
+                // Its master closed it (the announcement may come after): not trouble.
+                Err(e) if e.to_string().contains("Consumer Deleted") => {
+                    self.runs.lock().expect("runs").taken.remove(run);
+                }
                 Ok(()) => {
                     if trouble.take().is_some() {
                         (self.log)(&format!(
@@ -230,19 +400,28 @@ impl Shared<'_> {
                         trouble = Some(e);
                     }
                     tokio::time::sleep(Duration::from_secs(1)).await;
-                    // The consumer may have been made again (a master with another wait).
-                    if let Ok(Some(c)) = wait_for_jobs(self.js, self.stop, self.log).await {
-                        consumer = c;
-                    }
                 }
             }
         }
     }
 
-    /// Takes one job if one comes within a second, runs it and answers it.
-    async fn take_one(&self, consumer: &JobsConsumer, slot: &mut Slot) -> Result<(), ClusterError> {
+    /// Takes one job if one comes within `wait`, runs it and answers it.
+    async fn take_one(
+        &self,
+        consumer: &JobsConsumer,
+        progress_every: Duration,
+        wait: Duration,
+        slot: &mut Slot,
+    ) -> Result<(), ClusterError> {
         let options = self.options;
-        let Some(message) = next_message(consumer).await? else {
+        let mut batch = consumer
+            .batch()
+            .max_messages(1)
+            .expires(wait)
+            .messages()
+            .await
+            .map_err(nats)?;
+        let Some(message) = batch.next().await.transpose().map_err(nats)? else {
             return Ok(());
         };
         let job: JobMsg = match wire::decode_job(&message.payload) {
@@ -266,21 +445,26 @@ impl Shared<'_> {
                 return Ok(());
             }
         };
-        let db = match tables_for(options, &job, self.opened) {
+        if self.closed(&job.run) {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(
+                "worker {}: job {} of closed run {} skipped",
+                options.name,
+                job.id,
+                job.run
+            );
+            message.ack_with(AckKind::Term).await.map_err(nats)?;
+            return Ok(());
+        }
+        let db = match tables_for(options, job.tables.as_ref(), self.opened) {
             Ok(db) => db,
             Err(why) => {
-                // Handed back for another worker; said once, not at every job.
-                if slot.said.as_deref() != Some(why.as_str()) {
-                    (self.log)(&format!("worker {}: cannot take {why}", options.name));
-                    slot.said = Some(why);
-                }
-                message
-                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                    .await
-                    .map_err(nats)?;
-                // Each refusal spends one of the job's deliveries: this thread stands back
-                // so that the workers who can run it get it first.
-                tokio::time::sleep(REFUSED_PAUSE).await;
+                // Its run said other tables than this job: nobody else would run it either.
+                (self.log)(&format!(
+                    "worker {}: job {} of run {} names other tables than its run: {why}; dropped",
+                    options.name, job.id, job.run
+                ));
+                message.ack_with(AckKind::Term).await.map_err(nats)?;
                 return Ok(());
             }
         };
@@ -307,16 +491,28 @@ impl Shared<'_> {
         let (dfpn, answer) = loop {
             tokio::select! {
                 r = &mut work => break r.map_err(nats)?,
-                _ = tokio::time::sleep(self.progress_every) => {
+                _ = tokio::time::sleep(progress_every) => {
                     let _ = message.ack_with(AckKind::Progress).await;
                 }
             }
         };
         slot.warm.keep(key, dfpn);
+        self.searched.fetch_add(1, Ordering::Relaxed);
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
         let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);
         let body = wire::encode_answer(&reply);
+        if self.closed(&job.run) {
+            // Decided meanwhile: nobody reads the answer.
+            message.ack().await.map_err(nats)?;
+            return Ok(());
+        }
+        tracing::debug!(
+            "worker {}: job {} of run {} answered in {seconds:.2} s",
+            options.name,
+            job.id,
+            job.run
+        );
         // The answer is stored before the job is acknowledged: a crash between the two
         // runs the job again, and the master takes only one answer.
         self.js
@@ -331,17 +527,20 @@ impl Shared<'_> {
     }
 }
 
-/// The tables `job` names, as this worker holds them (`None` when it names none), or why
-/// this worker cannot run it.
+/// The tables `want` names, as this worker holds them (`None` when it names none), or why
+/// this worker cannot run jobs over them.
 fn tables_for(
     options: &Options,
-    job: &JobMsg,
+    want: Option<&Tables>,
     opened: &Opened,
 ) -> Result<Option<&'static Database>, String> {
-    let Some(want) = job.tables.as_ref() else {
+    let Some(want) = want else {
         return Ok(None);
     };
-    let board = job.position.board();
+    let board: Board = want
+        .board
+        .parse()
+        .map_err(|_| format!("jobs over tables of an unknown board {:?}", want.board))?;
     let mut o = opened.lock().expect("tables lock");
     let db = *o.entry(board).or_insert_with(|| {
         let dir = options.db.as_ref()?;

@@ -127,6 +127,11 @@ impl Remote {
         }
     }
 
+    /// Whether jobs go out now.
+    pub fn connected(&self) -> bool {
+        self.dispatch.is_some()
+    }
+
     /// What the jobs of this question came to, the dispatches before a fault included.
     pub fn view(&self) -> JobsView {
         let now = match &self.dispatch {

@@ -12,6 +12,9 @@ use super::checkpoint::{self, Pending, Stored, note_decided, note_iteration};
 use crate::checkpoint_failure::{self, CheckpointFailure};
 use crate::log::{Progress, ProgressLog, resident_bytes, unix_now};
 use crate::remote::Remote;
+
+/// The longest between checkpoints while jobs go to workers.
+pub const REMOTE_CHECKPOINT: Duration = Duration::from_secs(30);
 use crate::{SessionError, SessionRecord, Sessions, State};
 use fanorona_rules::position::Position;
 use fanorona_search::pn::{PnTree, iterate, iterate_pair};
@@ -336,7 +339,13 @@ impl<'a> QuestionRun<'a> {
     /// failed one: the work since the last is only in memory). A failure is said and kept
     /// for the next; only a poisoned store ends the run.
     pub(super) fn checkpoint_when_due(&mut self) -> Result<(), SessionError> {
-        let every = self.clock.checkpoint_every;
+        // Workers' answers live only in this tree until a checkpoint: with jobs out, a crash
+        // loses at most `REMOTE_CHECKPOINT` of their work whatever the interval set.
+        let every = if self.remote.as_ref().is_some_and(Remote::connected) {
+            self.clock.checkpoint_every.min(REMOTE_CHECKPOINT)
+        } else {
+            self.clock.checkpoint_every
+        };
         let due = if self.failed_checkpoint {
             every.min(checkpoint_failure::RETRY)
         } else {
