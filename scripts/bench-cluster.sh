@@ -25,8 +25,10 @@ trap cleanup EXIT
 token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url=nats://127.0.0.1:$port
-printf '%s' "$token" > "$work/token"
-/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" --auth "$token" -sd "$work/nats" > /dev/null 2>&1 &
+# The token in files only this user reads, never on a command line (`ps` shows those).
+(umask 077 && printf '%s' "$token" > "$work/token" &&
+    printf 'authorization { token: "%s" }\n' "$token" > "$work/nats.conf")
+/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" -c "$work/nats.conf" -sd "$work/nats" > /dev/null 2>&1 &
 pids+=($!)
 sleep 1
 

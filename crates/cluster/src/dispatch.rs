@@ -10,7 +10,7 @@ use futures_util::{FutureExt, StreamExt};
 use super::trace::{Header, Trace, TraceError};
 use super::wire::{self, AnswerMsg, JobMsg, Tables};
 use super::{
-    ANNOUNCE_EVERY, ClusterError, PATIENCE, Refusal, RunCard, answers_consumer, connect, nats,
+    ANNOUNCE_EVERY, ClusterError, PATIENCE, Reply, RunCard, answers_consumer, connect, nats,
     next_message, run_consumer,
 };
 use fanorona_rules::position::Color;
@@ -87,15 +87,18 @@ pub struct NatsDispatch {
     answers: jetstream::consumer::Consumer<pull::Config>,
     /// This run's own consumer of the jobs stream.
     jobs: jetstream::consumer::Consumer<pull::Config>,
-    /// What workers that cannot take its jobs say, and the server's word that a job went to
+    /// What workers answer its announcements, and the server's word that a job went to
     /// workers `MAX_DELIVER` times unanswered.
-    refusals: async_nats::Subscriber,
+    replies: async_nats::Subscriber,
     given_up: async_nats::Subscriber,
     /// Why each worker that refused its jobs did, by worker.
     refused: BTreeMap<String, String>,
+    /// When a worker last said it takes its jobs (its opening, before any did).
+    taker_heard: Instant,
     card: RunCard,
     last_announced: Instant,
-    watch: Watch,
+    /// When its consumer was last asked how its jobs fare.
+    watched: Instant,
     /// Whether its jobs and answers were withdrawn from the server.
     closed: bool,
     run: String,
@@ -118,19 +121,12 @@ pub struct NatsDispatch {
     trace: Option<(std::path::PathBuf, Option<Trace>)>,
 }
 
-/// How long a run's queued jobs may go untaken, with none held by a worker, before the run
-/// is given up to the master's own search (and tried again after its retry).
-pub const NO_TAKER: Duration = Duration::from_secs(10);
-/// How often the run's consumer is asked how its jobs fare.
+/// How long a run may go without a worker saying it takes its jobs (workers answer every
+/// announcement, `ANNOUNCE_EVERY`) while jobs of it wait, before the run is given up to the
+/// master's own search (and tried again after its retry).
+pub const NO_TAKER: Duration = Duration::from_secs(20);
+/// How often, once no worker takes the run, its consumer is asked whether jobs wait.
 const WATCH_EVERY: Duration = Duration::from_secs(2);
-
-/// What the master last saw of its jobs consumer: the last job delivered, and since when
-/// jobs have waited with none delivered and none held.
-struct Watch {
-    at: Instant,
-    delivered: u64,
-    untaken_since: Option<Instant>,
-}
 
 fn say(line: &str) {
     tracing::warn!("{line}");
@@ -155,9 +151,10 @@ impl NatsDispatch {
         let card = RunCard {
             run: run.clone(),
             tables: tables.clone(),
+            ack_wait_ms: options.ack_wait.as_millis() as u64,
             open: true,
         };
-        let (client, js, answers, jobs, refusals, given_up) = runtime.block_on(async {
+        let (client, js, answers, jobs, replies, given_up) = runtime.block_on(async {
             let client = connect(&options.url, options.token.as_deref()).await?;
             let js = jetstream::new(client.clone());
             let jobs = run_consumer(&js, &card, options.ack_wait).await?;
@@ -166,8 +163,8 @@ impl NatsDispatch {
             // What an earlier master of this run left (killed before it closed) is of no use:
             // its answers name jobs this master never sent.
             withdraw_left(&js, &run).await?;
-            let refusals = client
-                .subscribe(super::refused_subject(&run))
+            let replies = client
+                .subscribe(super::replies_subject(&run))
                 .await
                 .map_err(nats)?;
             let given_up = client
@@ -179,7 +176,7 @@ impl NatsDispatch {
                 .await
                 .map_err(nats)?;
             announce(&client, &card).await?;
-            Ok::<_, ClusterError>((client, js, answers, jobs, refusals, given_up))
+            Ok::<_, ClusterError>((client, js, answers, jobs, replies, given_up))
         })?;
         // Numbers from the clock: an answer to a job of an earlier master of this run (still
         // running somewhere when it went) never names a job of this one.
@@ -192,16 +189,13 @@ impl NatsDispatch {
             js,
             answers,
             jobs,
-            refusals,
+            replies,
             given_up,
             refused: BTreeMap::new(),
+            taker_heard: Instant::now(),
             card,
             last_announced: Instant::now(),
-            watch: Watch {
-                at: Instant::now(),
-                delivered: 0,
-                untaken_since: None,
-            },
+            watched: Instant::now(),
             closed: false,
             view: JobsView {
                 goal: attacker.name().to_string(),
@@ -290,7 +284,10 @@ async fn announce(client: &async_nats::Client, card: &RunCard) -> Result<(), Clu
     client
         .publish(super::RUNS_SUBJECT, body.into())
         .await
-        .map_err(nats)
+        .map_err(nats)?;
+    // Out before `block_on` returns: nothing drives the connection between two calls, and
+    // a run's last announcement ("closed") comes just before its runtime goes.
+    client.flush().await.map_err(nats)
 }
 
 /// Run `run`'s jobs and answers taken off the server.
@@ -353,13 +350,23 @@ impl NatsDispatch {
     }
 
     /// What the server and the workers say of this run, heard without waiting: a refusal is
-    /// kept, a job given up after `MAX_DELIVER` deliveries or jobs untaken for `NO_TAKER`
-    /// fail the run (the session searches here and says why); the run is announced again
-    /// every `ANNOUNCE_EVERY`.
+    /// kept, a job given up after `MAX_DELIVER` deliveries, or jobs waiting while no worker
+    /// said it takes them for `NO_TAKER`, fail the run (the session searches here and says
+    /// why); the run is announced again every `ANNOUNCE_EVERY`.
     fn watch(&mut self) -> Result<(), DispatchError> {
-        while let Some(Some(m)) = self.refusals.next().now_or_never() {
-            if let Ok(r) = serde_json::from_slice::<Refusal>(&m.payload) {
-                self.refused.insert(r.worker, r.why);
+        while let Some(Some(m)) = self.replies.next().now_or_never() {
+            match serde_json::from_slice::<Reply>(&m.payload) {
+                Ok(Reply { worker, why: None }) => {
+                    self.taker_heard = Instant::now();
+                    self.refused.remove(&worker);
+                }
+                Ok(Reply {
+                    worker,
+                    why: Some(why),
+                }) => {
+                    self.refused.insert(worker, why);
+                }
+                Err(_) => {}
             }
         }
         if let Some(Some(_)) = self.given_up.next().now_or_never() {
@@ -374,34 +381,29 @@ impl NatsDispatch {
             let (client, card) = (&self.client, &self.card);
             patiently(&self.runtime, announce(client, card))?;
         }
-        if self.watch.at.elapsed() < WATCH_EVERY {
+        // Workers busy with other runs still answer every announcement: only a run no
+        // worker takes goes quiet.
+        if self.taker_heard.elapsed() < NO_TAKER || self.watched.elapsed() < WATCH_EVERY {
             return Ok(());
         }
-        self.watch.at = Instant::now();
+        self.watched = Instant::now();
         let jobs = &mut self.jobs;
         let info = patiently(&self.runtime, async { jobs.info().await.map_err(nats) })?;
-        let (waiting, held) = (info.num_pending, info.num_ack_pending);
-        let delivered = info.delivered.stream_sequence;
-        if waiting == 0 || held > 0 || delivered != self.watch.delivered {
-            self.watch.delivered = delivered;
-            self.watch.untaken_since = None;
+        let untaken = info.num_pending + info.num_ack_pending as u64;
+        if untaken == 0 {
             return Ok(());
         }
-        let since = *self.watch.untaken_since.get_or_insert_with(Instant::now);
-        if since.elapsed() < NO_TAKER {
-            return Ok(());
-        }
-        Err(DispatchError(self.untaken(waiting)))
+        Err(DispatchError(self.untaken(untaken)))
     }
 
-    /// Why `waiting` jobs went untaken, in words for the session's status.
-    fn untaken(&self, waiting: u64) -> String {
+    /// Why its `untaken` jobs were not taken, in words for the session's status.
+    fn untaken(&self, untaken: u64) -> String {
         let head = format!(
-            "no worker took any of its {waiting} jobs in {} s",
+            "no worker has taken its jobs for {} s ({untaken} waiting)",
             NO_TAKER.as_secs()
         );
         if self.refused.is_empty() {
-            return format!("{head}: none connected takes them, or all are busy with other runs");
+            return format!("{head}: no connected worker answered its announcements");
         }
         let why: Vec<String> = self
             .refused

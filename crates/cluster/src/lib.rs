@@ -70,9 +70,10 @@ pub fn answers_subject(run: &str) -> String {
     format!("{}.{run}", ANSWERS_SUBJECTS.trim_end_matches(".>"))
 }
 
-/// Where workers that cannot take run `run`'s jobs say why (`Refusal`, JSON; core NATS).
-pub fn refused_subject(run: &str) -> String {
-    format!("fanorona.w3.refused.{run}")
+/// Where workers answer each announcement of run `run`: taking its jobs, or not and why
+/// (`Reply`, JSON; core NATS).
+pub fn replies_subject(run: &str) -> String {
+    format!("fanorona.w3.replies.{run}")
 }
 
 /// The durable consumer run `run`'s jobs are taken through: each run has its own, made by
@@ -90,15 +91,19 @@ pub struct RunCard {
     /// The tables its jobs' searches read: a worker takes the run's jobs only if it holds
     /// the same.
     pub tables: Option<wire::Tables>,
+    /// How long a job may go without word from its worker (who says "in progress" three
+    /// times in it), in milliseconds.
+    pub ack_wait_ms: u64,
     /// False once the run is closed (its question decided or its master stopped).
     pub open: bool,
 }
 
-/// A worker's word that it cannot take a run's jobs, and why.
+/// A worker's answer to a run's announcement: it takes the run's jobs (`why` none), or
+/// cannot, and why.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Refusal {
+pub struct Reply {
     pub worker: String,
-    pub why: String,
+    pub why: Option<String>,
 }
 
 /// How long a job may go unacknowledged (no answer, no "in progress") before the server
@@ -177,18 +182,19 @@ pub async fn next_message(
     batch.next().await.transpose().map_err(nats)
 }
 
-/// The work-queue stream `name` over `subjects`, created if it is not there: file-backed,
-/// so a server restart loses no message.
+/// The stream `name` over `subjects` (a work queue, or kept while consumers want them),
+/// created if it is not there: file-backed, so a server restart loses no message.
 async fn work_queue(
     js: &jetstream::Context,
     name: &str,
     subjects: &str,
     max_age: Duration,
+    retention: stream::RetentionPolicy,
 ) -> Result<jetstream::stream::Stream, ClusterError> {
     let config = stream::Config {
         name: name.into(),
         subjects: vec![subjects.into()],
-        retention: stream::RetentionPolicy::WorkQueue,
+        retention,
         storage: stream::StorageType::File,
         max_age,
         ..Default::default()
@@ -223,10 +229,12 @@ async fn ensure_stream(
         // server refuses a second with the same subjects.
         Err(e) => js.get_stream(&config.name).await.map_err(|_| nats(e))?,
     };
-    let have = &s.cached_info().config;
-    if (have.max_age, have.max_bytes, have.max_messages)
-        != (config.max_age, config.max_bytes, config.max_messages)
-    {
+    // The server says -1 where a config leaves a limit unset (0).
+    let limits = |c: &stream::Config| {
+        let unset = |n: i64| if n <= 0 { -1 } else { n };
+        (c.max_age, unset(c.max_bytes), unset(c.max_messages))
+    };
+    if limits(&s.cached_info().config) != limits(&config) {
         js.update_stream(config).await.map_err(nats)?;
     }
     Ok(s)
@@ -270,7 +278,14 @@ pub async fn run_consumer(
     card: &RunCard,
     ack_wait: Duration,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
-    let stream = work_queue(js, JOBS, JOBS_SUBJECTS, MAX_AGE).await?;
+    let stream = work_queue(
+        js,
+        JOBS,
+        JOBS_SUBJECTS,
+        MAX_AGE,
+        stream::RetentionPolicy::WorkQueue,
+    )
+    .await?;
     let description = serde_json::to_string(card).map_err(nats)?;
     // Creating a durable that exists updates it (its ack wait, its description); its filter
     // is the run's subject either way.
@@ -338,20 +353,28 @@ pub async fn answers_consumer(
     run: &str,
 ) -> Result<jetstream::consumer::Consumer<pull::Config>, ClusterError> {
     let name = format!("master-{run}");
-    // Answers nobody reads (a master gone without closing its run) go after `MAX_AGE`.
-    work_queue(js, ANSWERS, ANSWERS_SUBJECTS, MAX_AGE)
-        .await?
-        .get_or_create_consumer(
-            &name,
-            pull::Config {
-                durable_name: Some(name.clone()),
-                filter_subject: answers_subject(run),
-                ack_wait: ACK_WAIT,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(nats)
+    // Kept while their master's consumer wants them: an answer published after its run
+    // closed (its consumer deleted) is dropped at once; those of a master gone without
+    // closing go after `MAX_AGE`.
+    work_queue(
+        js,
+        ANSWERS,
+        ANSWERS_SUBJECTS,
+        MAX_AGE,
+        stream::RetentionPolicy::Interest,
+    )
+    .await?
+    .get_or_create_consumer(
+        &name,
+        pull::Config {
+            durable_name: Some(name.clone()),
+            filter_subject: answers_subject(run),
+            ack_wait: ACK_WAIT,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(nats)
 }
 
 #[cfg(test)]

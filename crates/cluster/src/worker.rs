@@ -14,7 +14,7 @@ use async_nats::jetstream::{self, AckKind};
 use futures_util::StreamExt;
 
 use super::wire::{self, AnswerMsg, JobMsg, Signature, Tables};
-use super::{ClusterError, Refusal, RunCard, connect, nats};
+use super::{ClusterError, Reply, RunCard, connect, nats};
 use fanorona_rules::geometry::Board;
 use fanorona_search::dfpn::DfPn;
 use fanorona_search::jobs::run_job;
@@ -94,6 +94,58 @@ const POLL: Duration = Duration::from_secs(1);
 /// A run not announced for this long is taken for gone (its master killed) and no longer
 /// asked for jobs; it is taken again when it is announced again.
 const FORGET_AFTER: Duration = Duration::from_secs(60);
+
+/// How often a worker says what it did (when it did anything, or has runs).
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+
+/// What the worker's last progress line counted from.
+struct Said {
+    at: Instant,
+    answered: u64,
+    busy: u64,
+}
+
+impl Said {
+    fn now(shared: &Shared<'_>) -> Said {
+        Said {
+            at: Instant::now(),
+            answered: shared.done.load(Ordering::Relaxed),
+            busy: shared.busy.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Says what was done since `self`, if anything was or runs are taken; the new mark.
+    fn next(self, shared: &Shared<'_>) -> Said {
+        let now = Said::now(shared);
+        let runs: Vec<String> = shared
+            .runs
+            .lock()
+            .expect("runs")
+            .taken
+            .keys()
+            .cloned()
+            .collect();
+        let answered = now.answered - self.answered;
+        if answered > 0 || !runs.is_empty() {
+            let window = self.at.elapsed().as_secs_f64();
+            let threads = shared.options.threads.max(1) as f64;
+            let busy = (now.busy - self.busy) as f64 / 1e6;
+            (shared.log)(&format!(
+                "worker {}: {answered} jobs answered in the last {window:.0} s ({} in all), threads busy {busy:.1} s of {:.1} s ({:.0}%), runs taken: {}",
+                shared.options.name,
+                now.answered,
+                window * threads,
+                100.0 * busy / (window * threads),
+                if runs.is_empty() {
+                    "none".to_string()
+                } else {
+                    runs.join(", ")
+                }
+            ));
+        }
+        now
+    }
+}
 
 /// A run this worker takes jobs of.
 #[derive(Clone)]
@@ -186,6 +238,7 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
         ));
     }
     let (done, searched, skipped) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let busy = AtomicU64::new(0);
     let opened: Opened = Mutex::new(HashMap::new());
     let runs = Mutex::new(Runs::default());
     let shared = Shared {
@@ -196,6 +249,7 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
         done: &done,
         searched: &searched,
         skipped: &skipped,
+        busy: &busy,
         opened: &opened,
         runs: &runs,
         log,
@@ -221,7 +275,11 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
         });
     }
     let listen = async {
+        let mut said = Said::now(&shared);
         while !stop.load(Ordering::Relaxed) {
+            if said.at.elapsed() >= PROGRESS_EVERY {
+                said = said.next(&shared);
+            }
             tokio::select! {
                 m = announced.next() => match m.map(|m| serde_json::from_slice::<RunCard>(&m.payload)) {
                     Some(Ok(card)) => shared.consider(card).await,
@@ -261,6 +319,8 @@ struct Shared<'a> {
     /// because their run was closed.
     searched: &'a AtomicU64,
     skipped: &'a AtomicU64,
+    /// Microseconds its threads spent searching, all told.
+    busy: &'a AtomicU64,
     opened: &'a Opened,
     runs: &'a Mutex<Runs>,
     log: &'a (dyn Fn(&str) + Sync),
@@ -285,65 +345,77 @@ impl Shared<'_> {
             runs.closed.insert(card.run);
             return;
         }
-        {
+        // "In progress" three times in the run's ack wait (a master started again may have
+        // another).
+        let progress_every = Duration::from_millis(card.ack_wait_ms.max(3)) / 3;
+        let known = {
             let mut runs = self.runs.lock().expect("runs");
             runs.closed.remove(&card.run);
-            if let Some(t) = runs.taken.get_mut(&card.run) {
+            runs.taken.get_mut(&card.run).map(|t| {
                 t.heard = Instant::now();
-                return;
-            }
-        }
-        let why = match tables_for(self.options, card.tables.as_ref(), self.opened) {
-            Ok(_) => {
-                let consumer = match self.js.get_stream(super::JOBS).await {
-                    Ok(s) => s
-                        .get_consumer::<jetstream::consumer::pull::Config>(
-                            &super::jobs_consumer_name(&card.run),
-                        )
-                        .await
-                        .map_err(nats),
-                    Err(e) => Err(nats(e)),
-                };
-                // Not there (closed meanwhile, or the server busy): the next announcement
-                // tries again.
-                let Ok(consumer) = consumer else { return };
-                let progress_every = consumer.cached_info().config.ack_wait / 3;
-                let mut runs = self.runs.lock().expect("runs");
-                runs.refused.remove(&card.run);
-                runs.taken.insert(
-                    card.run.clone(),
-                    Taken {
-                        consumer,
-                        progress_every,
-                        heard: Instant::now(),
-                    },
-                );
-                tracing::info!("worker {name}: taking the jobs of run {}", card.run);
-                return;
-            }
-            Err(why) => why,
+                t.progress_every = progress_every;
+            })
         };
-        let new = {
-            let mut runs = self.runs.lock().expect("runs");
-            runs.refused.insert(card.run.clone(), why.clone()).as_ref() != Some(&why)
+        let why = match known {
+            Some(()) => None,
+            None => match tables_for(self.options, card.tables.as_ref(), self.opened) {
+                Ok(_) => {
+                    // Not there (closed meanwhile, or the server busy): the next
+                    // announcement tries again.
+                    let Ok(consumer) = self.jobs_consumer(&card.run).await else {
+                        return;
+                    };
+                    let mut runs = self.runs.lock().expect("runs");
+                    runs.refused.remove(&card.run);
+                    runs.taken.insert(
+                        card.run.clone(),
+                        Taken {
+                            consumer,
+                            progress_every,
+                            heard: Instant::now(),
+                        },
+                    );
+                    tracing::info!("worker {name}: taking the jobs of run {}", card.run);
+                    None
+                }
+                Err(why) => {
+                    let new = {
+                        let mut runs = self.runs.lock().expect("runs");
+                        runs.refused.insert(card.run.clone(), why.clone()).as_ref() != Some(&why)
+                    };
+                    if new {
+                        (self.log)(&format!(
+                            "worker {name}: cannot take {why} (run {})",
+                            card.run
+                        ));
+                    }
+                    Some(why)
+                }
+            },
         };
-        if new {
-            (self.log)(&format!(
-                "worker {name}: cannot take {why} (run {})",
-                card.run
-            ));
-        }
-        // Said at every announcement: a master that started again hears it too.
-        let refusal = Refusal {
+        // Said at every announcement: its master knows who takes its jobs (a run no worker
+        // takes is searched by its master), and why the others do not.
+        let reply = Reply {
             worker: name.clone(),
             why,
         };
-        if let Ok(body) = serde_json::to_vec(&refusal) {
+        if let Ok(body) = serde_json::to_vec(&reply) {
             let _ = self
                 .client
-                .publish(super::refused_subject(&card.run), body.into())
+                .publish(super::replies_subject(&card.run), body.into())
                 .await;
         }
+    }
+
+    /// Run `run`'s jobs consumer, if the server has it.
+    async fn jobs_consumer(&self, run: &str) -> Result<JobsConsumer, ClusterError> {
+        self.js
+            .get_stream(super::JOBS)
+            .await
+            .map_err(nats)?
+            .get_consumer::<jetstream::consumer::pull::Config>(&super::jobs_consumer_name(run))
+            .await
+            .map_err(nats)
     }
 
     /// The runs taken, each with its consumer and how often its jobs say "in progress".
@@ -377,10 +449,23 @@ impl Shared<'_> {
             let (run, consumer, progress_every) = &runs[turn % runs.len()];
             turn = turn.wrapping_add(1);
             let wait = (POLL / runs.len() as u32).max(Duration::from_millis(100));
-            match self
+            let asked = Instant::now();
+            let took = self
                 .take_one(consumer, *progress_every, wait, &mut slot)
-                .await
+                .await;
+            // A pull on a consumer that is gone gets no word from the server at all: a pull
+            // that took well over its wait is checked, and its run let go if so.
+            if asked.elapsed() > wait + Duration::from_secs(2)
+                && matches!(&took, Ok(()))
+                && self
+                    .jobs_consumer(run)
+                    .await
+                    .is_err_and(|e| e.to_string().to_lowercase().contains("consumer not found"))
             {
+                self.runs.lock().expect("runs").taken.remove(run);
+                continue;
+            }
+            match took {
                 // Its master closed it (the announcement may come after): not trouble.
                 Err(e) if e.to_string().contains("Consumer Deleted") => {
                     self.runs.lock().expect("runs").taken.remove(run);
@@ -498,6 +583,8 @@ impl Shared<'_> {
         };
         slot.warm.keep(key, dfpn);
         self.searched.fetch_add(1, Ordering::Relaxed);
+        self.busy
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
         let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);

@@ -18,6 +18,7 @@ use crossbeam_channel::{Receiver, Sender, select};
 use super::Service;
 use super::shutdown::Shutdown;
 use fanorona_search::config::Config;
+use fanorona_search::jobs::JobsView;
 use fanorona_session::certificates::CertificateError;
 use fanorona_session::runner::{self, Control};
 use fanorona_session::{SessionError, SessionRecord, State};
@@ -29,7 +30,14 @@ pub struct Slot {
     /// Told when it lets go of its session.
     released: Condvar,
     pub control: Control,
+    /// The jobs of the sessions it let go of (their last view), by session, for `session
+    /// status` once they are solved or paused: kept for the daemon's life, the newest
+    /// `KEPT_JOBS`.
+    kept_jobs: Mutex<std::collections::BTreeMap<u64, Vec<JobsView>>>,
 }
+
+/// Sessions whose jobs a worker keeps after it lets go of them.
+const KEPT_JOBS: usize = 256;
 
 impl Slot {
     fn new(config: &Config) -> Slot {
@@ -41,6 +49,7 @@ impl Slot {
             running: Mutex::new(None),
             released: Condvar::new(),
             control,
+            kept_jobs: Mutex::default(),
         }
     }
 
@@ -56,7 +65,18 @@ impl Slot {
 
     /// Lets go of its session.
     pub fn release(&self) {
-        *self.running.lock().expect("running lock") = None;
+        let mut running = self.running.lock().expect("running lock");
+        if let Some(id) = running.take() {
+            let jobs = self.control.jobs.lock().expect("jobs lock").clone();
+            if !jobs.is_empty() {
+                let mut kept = self.kept_jobs.lock().expect("kept jobs lock");
+                kept.insert(id, jobs);
+                while kept.len() > KEPT_JOBS {
+                    kept.pop_first();
+                }
+            }
+        }
+        drop(running);
         self.released.notify_all();
     }
 
@@ -152,6 +172,20 @@ impl Workers {
     /// The worker solving session `id`, if one is.
     pub fn slot_of(&self, id: u64) -> Option<&Slot> {
         self.slots().into_iter().find(|s| s.session() == Some(id))
+    }
+
+    /// Session `id`'s jobs as they were when a worker let go of it, if it had any.
+    pub fn kept_jobs(&self, id: u64) -> Vec<JobsView> {
+        self.slots()
+            .into_iter()
+            .find_map(|s| {
+                s.kept_jobs
+                    .lock()
+                    .expect("kept jobs lock")
+                    .get(&id)
+                    .cloned()
+            })
+            .unwrap_or_default()
     }
 
     /// Tells both workers to look again: a session may have become runnable, or one of them

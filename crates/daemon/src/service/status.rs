@@ -69,9 +69,11 @@ impl Service {
             ),
             None => (None, Vec::new()),
         };
-        let jobs = slot.map_or_else(Vec::new, |s| {
-            s.control.jobs.lock().expect("jobs lock").clone()
-        });
+        // A session solved or paused shows what its jobs came to, not an empty table.
+        let jobs = slot.map_or_else(
+            || self.workers.kept_jobs(r.id),
+            |s| s.control.jobs.lock().expect("jobs lock").clone(),
+        );
         Status {
             id: r.id,
             name: r.name.clone(),

@@ -13,8 +13,9 @@ use crate::checkpoint_failure::{self, CheckpointFailure};
 use crate::log::{Progress, ProgressLog, resident_bytes, unix_now};
 use crate::remote::Remote;
 
-/// The longest between checkpoints while jobs go to workers.
-pub const REMOTE_CHECKPOINT: Duration = Duration::from_secs(30);
+/// The longest between checkpoints while jobs go to workers: a checkpoint comes at the
+/// first step after it is due, so a crash loses at most 30 s of their answers.
+pub const REMOTE_CHECKPOINT: Duration = Duration::from_secs(25);
 use crate::{SessionError, SessionRecord, Sessions, State};
 use fanorona_rules::position::Position;
 use fanorona_search::pn::{PnTree, iterate, iterate_pair};
@@ -340,7 +341,7 @@ impl<'a> QuestionRun<'a> {
     /// for the next; only a poisoned store ends the run.
     pub(super) fn checkpoint_when_due(&mut self) -> Result<(), SessionError> {
         // Workers' answers live only in this tree until a checkpoint: with jobs out, a crash
-        // loses at most `REMOTE_CHECKPOINT` of their work whatever the interval set.
+        // loses at most 30 s of their work whatever the interval set.
         let every = if self.remote.as_ref().is_some_and(Remote::connected) {
             self.clock.checkpoint_every.min(REMOTE_CHECKPOINT)
         } else {
