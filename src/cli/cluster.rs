@@ -80,6 +80,9 @@ pub enum ClusterCommand {
         /// \"max(N,tree/D)\" (default: second_level of the config).
         #[arg(long, value_name = "BOUND")]
         second_level: Option<fanorona::search::SecondLevel>,
+        /// Only this question: whether this side wins (both by default).
+        #[arg(long, value_parser = crate::cli::args::color_parser())]
+        goal: Option<fanorona::Color>,
         #[command(flatten)]
         out: crate::cli::args::JsonFlag,
     },
@@ -147,6 +150,45 @@ pub enum ClusterCommand {
         #[command(flatten)]
         out: crate::cli::args::JsonFlag,
     },
+    /// The pipeline's load test: the real master against echo workers (answers at once, no
+    /// search) through one server, for each number of worker connections: jobs a second,
+    /// and the processor time a job of the server, the master and the workers.
+    ///
+    /// Start the server on its own (scripts/bench-pipeline.sh does, file-backed) and give
+    /// its process with --server-pid to count its time.
+    Bench {
+        #[command(flatten)]
+        nats: Nats,
+        /// Worker connections to try, each an echo worker of one thread.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,64,256")]
+        connections: Vec<usize>,
+        /// Seconds measured for each (after one of warm-up).
+        #[arg(long, default_value = "10")]
+        seconds: f64,
+        /// Jobs the master keeps in flight (default: 4 a connection, at least 64).
+        #[arg(long)]
+        in_flight: Option<usize>,
+        /// The server's process, for its processor time.
+        #[arg(long, value_name = "PID")]
+        server_pid: Option<u32>,
+        /// Jobs published before the oldest must be confirmed stored (1: a round trip a
+        /// job, as the master did before).
+        #[arg(long, default_value_t = dispatch::PUBLISH_WINDOW)]
+        window: usize,
+        /// Answers fetched in one request at most (1: a request an answer).
+        #[arg(long, default_value_t = dispatch::ANSWERS_BATCH)]
+        batch: usize,
+        #[command(flatten)]
+        out: crate::cli::args::JsonFlag,
+    },
+    /// The load test's workers (`cluster bench` starts them): CONNECTIONS echo workers.
+    #[command(hide = true)]
+    BenchEcho {
+        #[command(flatten)]
+        nats: Nats,
+        #[arg(long)]
+        connections: usize,
+    },
 }
 
 /// The server and token of `--nats`/`--token-file`, or else of the config's `[cluster]`.
@@ -191,6 +233,7 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
             .name
             .unwrap_or_else(|| format!("{}-{}", cluster::host_name(), std::process::id())),
         table_bytes: cluster::worker::TABLE_BYTES,
+        echo: false,
     };
     cluster::worker::run(options, &|line| eprintln!("{line}")).map_err(Failure::other)?;
     Ok(())
@@ -257,6 +300,36 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             Ok(())
         }
         ClusterCommand::Status { nats, out } => server_status(nats, config, out.json),
+        ClusterCommand::Bench {
+            nats,
+            connections,
+            seconds,
+            in_flight,
+            server_pid,
+            window,
+            batch,
+            out,
+        } => bench(
+            &nats,
+            &connections,
+            seconds,
+            (in_flight, server_pid),
+            (window, batch),
+            out.json,
+        ),
+        ClusterCommand::BenchEcho { nats, connections } => {
+            let options = cluster::worker::Options {
+                url: nats.nats.clone(),
+                token: nats.token()?,
+                db: None,
+                threads: 1,
+                name: format!("echo-{}", std::process::id()),
+                table_bytes: 0,
+                echo: true,
+            };
+            cluster::worker::run_echo(options, connections, &|_| {}).map_err(Failure::other)?;
+            Ok(())
+        }
         ClusterCommand::Solve {
             target,
             nats,
@@ -264,6 +337,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             jobs,
             ack_wait,
             second_level,
+            goal,
             out,
         } => solve_on_workers(
             config,
@@ -273,9 +347,85 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             jobs,
             ack_wait,
             second_level,
+            goal,
             out.json,
         ),
     }
+}
+
+/// `cluster bench`: for each number of connections, echo workers started in a process of
+/// their own, the master here, one row.
+fn bench(
+    nats: &Nats,
+    connections: &[usize],
+    seconds: f64,
+    (in_flight, server_pid): (Option<usize>, Option<u32>),
+    pipeline: (usize, usize),
+    json: bool,
+) -> CliResult {
+    if !seconds.is_finite() || seconds <= 0.0 || connections.contains(&0) {
+        return Err(Failure::input(anyhow!(
+            "--seconds must be above 0 and every --connections at least 1"
+        )));
+    }
+    let token = nats.token()?;
+    let exe = std::env::current_exe().map_err(Failure::other)?;
+    let mut rows = Vec::new();
+    if !json {
+        out!(
+            "{:>11} {:>9} {:>8} {:>14} {:>14} {:>14}",
+            "connections",
+            "in flight",
+            "jobs/s",
+            "server µs/job",
+            "master µs/job",
+            "workers µs/job"
+        );
+    }
+    for &n in connections {
+        let mut echo = std::process::Command::new(&exe);
+        echo.args(["cluster", "bench-echo", "--nats", &nats.nats])
+            .args(["--connections", &n.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(t) = &token {
+            echo.env(cluster::TOKEN_VARIABLE, t);
+        }
+        let mut child = echo.spawn().map_err(Failure::other)?;
+        // Connected and listening before the first run is announced.
+        std::thread::sleep(std::time::Duration::from_millis(1000 + 10 * n as u64));
+        let options = dispatch::Options {
+            url: nats.nats.clone(),
+            token: token.clone(),
+            width: in_flight.unwrap_or((4 * n).max(64)),
+            ack_wait: cluster::ACK_WAIT,
+            window: pipeline.0,
+            batch: pipeline.1,
+        };
+        let row = cluster::bench::measure(&options, n, seconds, server_pid, Some(child.id()));
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+        let row = row.map_err(Failure::other)?;
+        if !json {
+            let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+            out!(
+                "{:>11} {:>9} {:>8.0} {:>14} {:>14.0} {:>14}",
+                row.connections,
+                row.in_flight,
+                row.jobs_per_second,
+                us(row.server_us_per_job),
+                row.master_us_per_job,
+                us(row.workers_us_per_job)
+            );
+        }
+        rows.push(row);
+    }
+    if json {
+        return print_json(&rows);
+    }
+    Ok(())
 }
 
 /// `cluster status`: what the server holds of the jobs, answers and workers.
@@ -345,6 +495,7 @@ fn solve_on_workers(
     jobs: usize,
     ack_wait: std::time::Duration,
     second_level: Option<fanorona::search::SecondLevel>,
+    only: Option<fanorona::Color>,
     json: bool,
 ) -> CliResult {
     let (root, tables) = root_and_tables(target, db.as_deref())?;
@@ -360,8 +511,14 @@ fn solve_on_workers(
         token,
         width: jobs.max(1),
         ack_wait,
+        window: dispatch::PUBLISH_WINDOW,
+        batch: dispatch::ANSWERS_BATCH,
     };
-    for attacker in [mover, mover.opponent()] {
+    let questions = match only {
+        Some(c) => vec![c],
+        None => vec![mover, mover.opponent()],
+    };
+    for &attacker in &questions {
         let goal = Goal { attacker };
         // A run a question: answers to one question's jobs never reach the other.
         let mut tree = PnTree::new(root, goal, leaf, Vec::new());
@@ -383,6 +540,10 @@ fn solve_on_workers(
             value = attacker.name().to_string();
             break;
         }
+        if only.is_some() {
+            // One question disproven says who does not win, not the value.
+            value = format!("not {}", attacker.name());
+        }
     }
     if json {
         print_json(&SolvedOnWorkers {
@@ -394,10 +555,10 @@ fn solve_on_workers(
         out!(
             "{}: {}",
             root,
-            if value == "draw" {
-                "draw".to_string()
-            } else {
-                format!("{value} wins")
+            match value.strip_prefix("not ") {
+                _ if value == "draw" => "draw".to_string(),
+                Some(side) => format!("{side} does not win"),
+                None => format!("{value} wins"),
             }
         );
         for a in &answers {

@@ -2,6 +2,7 @@
 //! `search::jobs::Dispatch` a session (or `cluster solve`) searches with.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::IntoFuture;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
@@ -28,6 +29,11 @@ pub struct Options {
     pub width: usize,
     /// How long a job may go without word from its worker before another gets it.
     pub ack_wait: Duration,
+    /// Jobs published before the oldest must be confirmed stored, and answers fetched in
+    /// one request, at most (`PUBLISH_WINDOW`, `ANSWERS_BATCH`; 1 and 1 wait a round trip
+    /// a job and an answer).
+    pub window: usize,
+    pub batch: usize,
 }
 
 /// The daemon's dispatcher: each question of a session gets its run, named
@@ -85,6 +91,10 @@ pub struct NatsDispatch {
     client: async_nats::Client,
     js: jetstream::Context,
     answers: jetstream::consumer::Consumer<pull::Config>,
+    /// Answers fetched together, not yet taken.
+    ready: std::collections::VecDeque<jetstream::Message>,
+    /// Jobs published, not yet confirmed stored.
+    storing: Storing,
     /// This run's own consumer of the jobs stream.
     jobs: jetstream::consumer::Consumer<pull::Config>,
     /// What workers answer its announcements, and the server's word that a job went to
@@ -106,6 +116,8 @@ pub struct NatsDispatch {
     init: Init,
     tables: Option<Tables>,
     width: usize,
+    window: usize,
+    batch: usize,
     /// Jobs in flight: their number, and the leaf each expands.
     ids: HashMap<u64, u32>,
     /// When each was sent, and what, to send it again if it is lost.
@@ -191,6 +203,8 @@ impl NatsDispatch {
             jobs,
             replies,
             given_up,
+            ready: Default::default(),
+            storing: Default::default(),
             refused: BTreeMap::new(),
             taker_heard: Instant::now(),
             card,
@@ -208,6 +222,8 @@ impl NatsDispatch {
             init,
             tables,
             width: options.width.max(1),
+            window: options.window.max(1),
+            batch: options.batch.max(1),
             ids: HashMap::new(),
             sent: HashMap::new(),
             lost_after: options.ack_wait * 20,
@@ -278,6 +294,30 @@ fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
     DispatchError(e.to_string())
 }
 
+/// The answers waiting for `consumer`, at most `up_to`, in one request; when there are
+/// none, the next one, waiting at most a second (none then).
+async fn answers_ready(
+    consumer: &jetstream::consumer::Consumer<pull::Config>,
+    up_to: usize,
+) -> Result<std::collections::VecDeque<jetstream::Message>, ClusterError> {
+    let mut ready = std::collections::VecDeque::new();
+    let mut now = consumer
+        .fetch()
+        .max_messages(up_to)
+        .messages()
+        .await
+        .map_err(nats)?;
+    while let Some(m) = now.next().await.transpose().map_err(nats)? {
+        ready.push_back(m);
+    }
+    if ready.is_empty()
+        && let Some(m) = next_message(consumer).await?
+    {
+        ready.push_back(m);
+    }
+    Ok(ready)
+}
+
 /// Says `card` on the runs subject, for the workers.
 async fn announce(client: &async_nats::Client, card: &RunCard) -> Result<(), ClusterError> {
     let body = serde_json::to_vec(card).map_err(nats)?;
@@ -307,6 +347,27 @@ async fn withdraw_left(js: &jetstream::Context, run: &str) -> Result<(), Cluster
     Ok(())
 }
 
+/// Jobs whose storing the server has confirmed, taken off `storing` without waiting (inside
+/// the runtime: the acknowledgements' timers are its).
+fn stored_so_far(storing: &mut Storing) -> Result<(), ClusterError> {
+    while let Some(Some(stored)) = storing.next().now_or_never() {
+        stored.map_err(nats)?;
+    }
+    Ok(())
+}
+
+/// Jobs published whose storing the server has not yet confirmed.
+type Storing = futures_util::stream::FuturesUnordered<
+    <async_nats::jetstream::context::PublishAckFuture as std::future::IntoFuture>::IntoFuture,
+>;
+
+/// Answers fetched in one request at most, unless told otherwise.
+pub const ANSWERS_BATCH: usize = 256;
+
+/// Jobs published at most before the master waits for the server to store the oldest: the
+/// window that lets a master send many jobs a round trip (unless told otherwise).
+pub const PUBLISH_WINDOW: usize = 256;
+
 /// Runs `work` on `runtime`, given up after `PATIENCE`.
 fn patiently<T>(
     runtime: &tokio::runtime::Runtime,
@@ -335,18 +396,32 @@ impl NatsDispatch {
         }
     }
 
-    /// Publishes job `id` (`body`).
-    fn publish(&self, body: Vec<u8>) -> Result<(), DispatchError> {
+    /// Publishes a job (`body`) without waiting for the server to store it: up to
+    /// `PUBLISH_WINDOW` wait at once, and those stored are counted off here and at each
+    /// `receive`. One the server could not store fails the run (the session searches here
+    /// and tries again after its retry).
+    fn publish(&mut self, body: Vec<u8>) -> Result<(), DispatchError> {
         let subject = super::jobs_subject(&self.run);
-        let js = &self.js;
+        let (js, storing, window) = (&self.js, &mut self.storing, self.window);
         patiently(&self.runtime, async {
-            js.publish(subject, body.into())
-                .await
-                .map_err(nats)?
-                .await
-                .map_err(nats)
+            while storing.len() >= window {
+                if let Some(stored) = storing.next().await {
+                    stored.map_err(nats)?;
+                }
+            }
+            let ack = js.publish(subject, body.into()).await.map_err(nats)?;
+            storing.push(ack.into_future());
+            stored_so_far(storing)
         })
-        .map(|_| ())
+    }
+
+    /// The jobs the server stored since last asked, counted off; an error if it refused one.
+    fn count_stored(&mut self) -> Result<(), DispatchError> {
+        let storing = &mut self.storing;
+        if storing.is_empty() {
+            return Ok(());
+        }
+        patiently(&self.runtime, async { stored_so_far(storing) })
     }
 
     /// What the server and the workers say of this run, heard without waiting: a refusal is
@@ -516,7 +591,12 @@ impl Dispatch for NatsDispatch {
         self.reachable()?;
         self.watch()?;
         self.resend_lost()?;
-        let Some(message) = patiently(&self.runtime, next_message(&self.answers))? else {
+        self.count_stored()?;
+        if self.ready.is_empty() {
+            let (answers, up_to) = (&self.answers, self.width.clamp(1, self.batch));
+            self.ready = patiently(&self.runtime, answers_ready(answers, up_to))?;
+        }
+        let Some(message) = self.ready.pop_front() else {
             return Ok(None);
         };
         let taken = match wire::decode_answer(&message.payload) {

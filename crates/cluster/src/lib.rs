@@ -8,6 +8,7 @@
 //! ("in progress") well before. `search::jobs` is the master's bookkeeping: which leaves are
 //! in flight, and answers taken once.
 
+pub mod bench;
 pub mod dispatch;
 pub mod master;
 pub mod simulate;
@@ -370,6 +371,8 @@ pub async fn answers_consumer(
             durable_name: Some(name.clone()),
             filter_subject: answers_subject(run),
             ack_wait: ACK_WAIT,
+            // The server's default (1,000) would hold back the answers of a wide run.
+            max_ack_pending: MAX_ACK_PENDING,
             ..Default::default()
         },
     )

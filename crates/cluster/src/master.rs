@@ -33,7 +33,8 @@ pub struct Tally {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SolvedOnWorkers {
     pub position: Position,
-    /// "white", "black" (that side wins) or "draw".
+    /// "white", "black" (that side wins) or "draw"; "not white" or "not black" when only
+    /// that question was asked (`--goal`) and disproven.
     pub value: String,
     pub searches: Vec<QuestionOnWorkers>,
 }

@@ -22,6 +22,7 @@ use fanorona_search::pn::second_level_entries;
 use fanorona_search::{Goal, Init, LeafEval, Limits};
 use fanorona_tables::Database;
 
+#[derive(Clone)]
 pub struct Options {
     pub url: String,
     pub token: Option<String>,
@@ -32,6 +33,9 @@ pub struct Options {
     pub name: String,
     /// Bytes of each thread's df-pn table.
     pub table_bytes: u64,
+    /// Answers every job at once without searching it: the pipeline's load test
+    /// (`cluster bench`), where the server and the master are all that is measured.
+    pub echo: bool,
 }
 
 impl Options {
@@ -204,6 +208,39 @@ pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Cluster
         .build()
         .map_err(nats)?;
     runtime.block_on(serve(options, log))
+}
+
+/// `connections` echo workers of one thread each (`Options::echo`), each on a connection of
+/// its own, in this process, until stopped: the load test's workers. Returns the jobs they
+/// answered.
+pub fn run_echo(
+    options: Options,
+    connections: usize,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<u64, ClusterError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(nats)?;
+    runtime.block_on(async {
+        let each = (0..connections.max(1)).map(|i| {
+            serve(
+                Options {
+                    name: format!("{}-{i}", options.name),
+                    threads: 1,
+                    echo: true,
+                    ..options.clone()
+                },
+                log,
+            )
+        });
+        let mut answered = 0;
+        for r in futures_util::future::join_all(each).await {
+            answered += r?;
+        }
+        Ok(answered)
+    })
 }
 
 async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, ClusterError> {
@@ -553,6 +590,17 @@ impl Shared<'_> {
                 return Ok(());
             }
         };
+        let started = Instant::now();
+        if options.echo {
+            // The pipeline's load test: an answer at once, no search.
+            let answer = fanorona_search::jobs::Answer {
+                leaf: job.leaf,
+                position: job.position,
+                entries: Vec::new(),
+                work: Default::default(),
+            };
+            return self.answer(&job, message, &answer, started).await;
+        }
         let key = (job.attacker, job.init, db.map(|_| job.position.board()));
         let mut dfpn = slot.warm.take(&key).unwrap_or_else(|| {
             let leaf = LeafEval::new(db).with_init(job.init);
@@ -565,7 +613,6 @@ impl Shared<'_> {
                 second_level_entries(options.table_bytes),
             ))
         });
-        let started = Instant::now();
         let spec = job.job();
         let mut work = tokio::task::spawn_blocking(move || {
             let answer = run_job(&mut dfpn, &spec);
@@ -585,9 +632,22 @@ impl Shared<'_> {
         self.searched.fetch_add(1, Ordering::Relaxed);
         self.busy
             .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        self.answer(&job, message, &answer, started).await
+    }
+
+    /// Publishes `answer` to `job` (searched since `started`), then acknowledges the job;
+    /// for a run closed meanwhile, only the acknowledgement.
+    async fn answer(
+        &self,
+        job: &JobMsg,
+        message: jetstream::Message,
+        answer: &fanorona_search::jobs::Answer,
+        started: Instant,
+    ) -> Result<(), ClusterError> {
+        let options = self.options;
         let seconds = started.elapsed().as_secs_f64();
         let delivered = message.info().map_or(1, |i| i.delivered);
-        let reply = AnswerMsg::new(&job, &answer, &self.signature, seconds, delivered);
+        let reply = AnswerMsg::new(job, answer, &self.signature, seconds, delivered);
         let body = wire::encode_answer(&reply);
         if self.closed(&job.run) {
             // Decided meanwhile: nobody reads the answer.

@@ -38,6 +38,8 @@ pub fn dispatcher(
             token,
             width: c.jobs,
             ack_wait: c.ack_wait,
+            window: fanorona_cluster::dispatch::PUBLISH_WINDOW,
+            batch: fanorona_cluster::dispatch::ANSWERS_BATCH,
         },
         prefix,
         retry: c.retry,
