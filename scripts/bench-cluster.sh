@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The cluster's cost on one machine: the same session run for SECONDS by the daemon alone
-# (its two threads, one a question) and by the daemon with [cluster] and two worker
-# processes (one thread each), then the round trip of one job (3x9 with jobs of one node,
-# one in flight, one worker). Prints nodes a second of each, their ratio, and ms a job.
-# Run it on an otherwise idle machine: both setups use both cores.
+# The cluster's cost on one machine, like for like: one question decided in this process
+# (`solve --goal`, two threads offered) and by a master with two worker processes of one
+# thread each through a local nats-server (`cluster solve --goal`): the same position, the
+# same second-level bound, the same first numbers, both to the decision. Counted for each:
+# nodes, wall seconds, and processor seconds of every process (the solve's; or the master's,
+# the server's and the workers'), and nodes a processor-second. Then the round trip of one
+# job (3x9, jobs of one node, one in flight, one worker). Run it on an otherwise idle machine.
 #
-#   scripts/bench-cluster.sh [SECONDS] [POSITION] [SECOND_LEVEL]   (defaults: 120 5x5 30000)
+#   scripts/bench-cluster.sh [POSITION] [GOAL] [SECOND_LEVEL]   (defaults: 7x5 black 30000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-120}
-position=${2:-5x5}
+position=${1:-7x5}
+goal=${2:-black}
 second_level=${3:-30000}
 scripts/install-nats.sh
 cargo build --release --quiet
@@ -22,71 +24,84 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-url=nats://127.0.0.1:$port
-# The token in files only this user reads, never on a command line (`ps` shows those).
-(umask 077 && printf '%s' "$token" > "$work/token" &&
-    printf 'authorization { token: "%s" }\n' "$token" > "$work/nats.conf")
-/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" -c "$work/nats.conf" -sd "$work/nats" > /dev/null 2>&1 &
-pids+=($!)
-sleep 1
-
-# One run: config text, then the session for SECONDS; prints its nodes a second.
-run() {
-    local name=$1 config=$2
-    mkdir -p "$work/$name"
-    printf '%s' "$config" > "$work/$name/config.toml"
-    local f=("$bin" --config "$work/$name/config.toml" --data-dir "$work/$name/data")
-    "${f[@]}" daemon 2> "$work/$name/daemon.log" &
-    local daemon=$!
-    sleep 1
-    "${f[@]}" session start "$position" --algo pn2-dfpn --json > /dev/null
-    sleep "$seconds"
-    "${f[@]}" session status 1 --json > "$work/$name/status.json"
-    kill -TERM "$daemon"
-    wait "$daemon" || true
-    python3 - "$work/$name/status.json" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))
-live = s.get("live") or []
-nodes = sum(p["nodes"] for p in live) or s["nodes"]
-secs = max([p["seconds"] for p in live] or [s["seconds"]])
-jobs = sum(j["answered"] for j in s.get("jobs", []))
-print(f"{nodes} {secs:.1f} {nodes / secs:.0f} {jobs}")
-EOF
+# Neither run reads a config of this machine's: the defaults, the same for both.
+: > "$work/config.toml"
+common=(--config "$work/config.toml")
+question=("$position" --goal "$goal" --second-level "$second_level")
+# Processor seconds (user and system) of the processes given, together, from /proc.
+cpu() {
+    python3 -c "
+import sys
+t = 0
+for p in sys.argv[1:]:
+    f = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()
+    t += int(f[11]) + int(f[12])
+print(t / 100)" "$@"
 }
 
-base="threads = 2
-second_level = \"$second_level\"
-log_level = \"warn\"
-"
-read -r n1 s1 r1 _ < <(run alone "$base")
-echo "daemon alone: $n1 nodes in $s1 s, $r1 nodes/s"
+echo "$position, whether $goal wins, second level $second_level; $(nproc) cores; $(date -u +%FT%TZ)"
+/usr/bin/time -f '%U %S %e' -o "$work/solo.time" \
+    "$bin" "${common[@]}" solve "${question[@]}" --algo pn2-dfpn --threads 2 --no-store --json \
+    > "$work/solo.json"
 
+token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+(umask 077 && printf '%s' "$token" > "$work/token" &&
+    printf 'authorization { token: "%s" }\n' "$token" > "$work/nats.conf")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url=nats://127.0.0.1:$port
+/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" -c "$work/nats.conf" -sd "$work/nats" > /dev/null 2>&1 &
+server=$!
+pids+=("$server")
+for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+done
+workers=()
 for i in 1 2; do
-    FANORONA_NATS_TOKEN=$token "$bin" worker --nats "$url" --name "w$i" 2> "$work/w$i.log" &
+    FANORONA_NATS_TOKEN=$token "$bin" "${common[@]}" worker --nats "$url" --name "w$i" --threads 1 \
+        2> "$work/w$i.log" &
+    workers+=($!)
     pids+=($!)
 done
-read -r n2 s2 r2 j2 < <(run cluster "$base
-[cluster]
-nats = \"$url\"
-token_file = \"$work/token\"
-jobs = 4
-")
-echo "daemon + 2 workers: $n2 nodes in $s2 s, $r2 nodes/s, $j2 jobs"
-python3 -c "print(f'ratio: {$r2 / $r1:.3f} of the daemon alone')"
+sleep 2
+before=$(cpu "$server" "${workers[@]}")
+/usr/bin/time -f '%U %S %e' -o "$work/cluster.time" \
+    "$bin" "${common[@]}" cluster solve "${question[@]}" --nats "$url" --token-file "$work/token" \
+    --jobs 4 --json > "$work/cluster.json"
+after=$(cpu "$server" "${workers[@]}")
+
+python3 - "$work" "$before" "$after" <<'PY'
+import json, sys
+work, before, after = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+def timed(name):
+    u, s, e = open(f"{work}/{name}.time").read().split()[-3:]
+    return float(u) + float(s), float(e)
+solo = json.load(open(f"{work}/solo.json"))
+clus = json.load(open(f"{work}/cluster.json"))
+s_nodes = sum(q["nodes"] for q in solo["searches"])
+c_nodes = sum(q["nodes"] for q in clus["searches"])
+s_cpu, s_wall = timed("solo")
+m_cpu, c_wall = timed("cluster")
+c_cpu = m_cpu + (after - before)
+print(f"in process:      {solo['searches'][0]['outcome']}, {s_nodes} nodes, {s_wall:.1f} s, "
+      f"{s_cpu:.1f} processor-s, {s_nodes / s_cpu:.0f} nodes a processor-second")
+print(f"master+2 workers: {clus['searches'][0]['outcome']}, {c_nodes} nodes, {c_wall:.1f} s, "
+      f"{c_cpu:.1f} processor-s (master {m_cpu:.1f}, server and workers {after - before:.1f}), "
+      f"{c_nodes / c_cpu:.0f} nodes a processor-second, {clus['searches'][0]['jobs']} jobs")
+print(f"ratio: {(c_nodes / c_cpu) / (s_nodes / s_cpu):.3f} of the in-process rate a processor-second; "
+      f"{c_nodes / s_nodes:.3f} of its nodes; {s_wall / c_wall:.2f} times as fast")
+PY
 
 # The round trip: a 3x9 question whose jobs are one node each, one in flight, one worker
 # (the second stopped): wall time over jobs.
-kill -TERM "${pids[2]}"
+kill -TERM "${workers[1]}"
 start=$(date +%s.%N)
-out=$(FANORONA_NATS_TOKEN=$token "$bin" cluster solve 3x9 --nats "$url" --jobs 1 --second-level 1 --json)
+out=$(FANORONA_NATS_TOKEN=$token "$bin" "${common[@]}" cluster solve 3x9 --nats "$url" --jobs 1 --second-level 1 --json)
 end=$(date +%s.%N)
-python3 - "$start" "$end" <<EOF
+python3 - "$start" "$end" "$out" <<'PY'
 import json, sys
-v = json.loads('''$out''')
+v = json.loads(sys.argv[3])
 jobs = sum(s["jobs"] for s in v["searches"])
 wall = float(sys.argv[2]) - float(sys.argv[1])
 print(f"round trip: {jobs} jobs of one node in {wall:.2f} s, {1000 * wall / jobs:.2f} ms a job (master's tree work included)")
-EOF
+PY

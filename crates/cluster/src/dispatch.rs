@@ -12,7 +12,7 @@ use super::trace::{Header, Trace, TraceError};
 use super::wire::{self, AnswerMsg, JobMsg, Tables};
 use super::{
     ANNOUNCE_EVERY, ClusterError, PATIENCE, Reply, RunCard, answers_consumer, connect, nats,
-    next_message, run_consumer,
+    run_consumer,
 };
 use fanorona_rules::position::Color;
 use fanorona_search::Init;
@@ -91,7 +91,10 @@ pub struct NatsDispatch {
     client: async_nats::Client,
     js: jetstream::Context,
     answers: jetstream::consumer::Consumer<pull::Config>,
-    /// Answers fetched together, not yet taken.
+    /// The answers as they come (pull requests kept ahead of them), once the first
+    /// `receive` made it.
+    flowing: Option<pull::Stream>,
+    /// Answers come, not yet taken.
     ready: std::collections::VecDeque<jetstream::Message>,
     /// Jobs published, not yet confirmed stored.
     storing: Storing,
@@ -203,6 +206,7 @@ impl NatsDispatch {
             jobs,
             replies,
             given_up,
+            flowing: None,
             ready: Default::default(),
             storing: Default::default(),
             refused: BTreeMap::new(),
@@ -294,26 +298,22 @@ fn lost<E: std::fmt::Display>(e: E) -> DispatchError {
     DispatchError(e.to_string())
 }
 
-/// The answers waiting for `consumer`, at most `up_to`, in one request; when there are
-/// none, the next one, waiting at most a second (none then).
+/// The answers that have come on `stream`, at most `up_to`: the first waited for at most a
+/// second (none then), the others only if they are here already.
 async fn answers_ready(
-    consumer: &jetstream::consumer::Consumer<pull::Config>,
+    stream: &mut pull::Stream,
     up_to: usize,
 ) -> Result<std::collections::VecDeque<jetstream::Message>, ClusterError> {
     let mut ready = std::collections::VecDeque::new();
-    let mut now = consumer
-        .fetch()
-        .max_messages(up_to)
-        .messages()
-        .await
-        .map_err(nats)?;
-    while let Some(m) = now.next().await.transpose().map_err(nats)? {
-        ready.push_back(m);
+    match tokio::time::timeout(Duration::from_secs(1), stream.next()).await {
+        Err(_) => return Ok(ready),
+        Ok(None) => return Err(ClusterError::Nats("the answers' stream ended".into())),
+        Ok(Some(m)) => ready.push_back(m.map_err(nats)?),
     }
-    if ready.is_empty()
-        && let Some(m) = next_message(consumer).await?
+    while ready.len() < up_to
+        && let Some(Some(m)) = stream.next().now_or_never()
     {
-        ready.push_back(m);
+        ready.push_back(m.map_err(nats)?);
     }
     Ok(ready)
 }
@@ -361,7 +361,7 @@ type Storing = futures_util::stream::FuturesUnordered<
     <async_nats::jetstream::context::PublishAckFuture as std::future::IntoFuture>::IntoFuture,
 >;
 
-/// Answers fetched in one request at most, unless told otherwise.
+/// Answers a pull request asks for at most, unless told otherwise.
 pub const ANSWERS_BATCH: usize = 256;
 
 /// Jobs published at most before the master waits for the server to store the oldest: the
@@ -593,8 +593,24 @@ impl Dispatch for NatsDispatch {
         self.resend_lost()?;
         self.count_stored()?;
         if self.ready.is_empty() {
-            let (answers, up_to) = (&self.answers, self.width.clamp(1, self.batch));
-            self.ready = patiently(&self.runtime, answers_ready(answers, up_to))?;
+            let (answers, flowing, batch) = (&self.answers, &mut self.flowing, self.batch);
+            self.ready = patiently(&self.runtime, async {
+                // One subscription of pull requests kept ahead of the answers (`batch` a
+                // request), made at the first receive, inside the runtime it runs on.
+                if flowing.is_none() {
+                    *flowing = Some(
+                        answers
+                            .stream()
+                            .max_messages_per_batch(batch)
+                            .heartbeat(Duration::from_secs(5))
+                            .messages()
+                            .await
+                            .map_err(nats)?,
+                    );
+                }
+                let stream = flowing.as_mut().expect("made above");
+                answers_ready(stream, batch).await
+            })?;
         }
         let Some(message) = self.ready.pop_front() else {
             return Ok(None);

@@ -20,7 +20,7 @@ pub mod worker;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::TryStreamExt;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -167,20 +167,6 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<async_nats::Clien
                 reason,
             }
         })
-}
-
-/// The next message for `consumer`, waiting at most a second (`None` then).
-pub async fn next_message(
-    consumer: &jetstream::consumer::Consumer<pull::Config>,
-) -> Result<Option<jetstream::Message>, ClusterError> {
-    let mut batch = consumer
-        .fetch()
-        .max_messages(1)
-        .expires(Duration::from_secs(1))
-        .messages()
-        .await
-        .map_err(nats)?;
-    batch.next().await.transpose().map_err(nats)
 }
 
 /// The stream `name` over `subjects` (a work queue, or kept while consumers want them),
