@@ -119,6 +119,14 @@ pub enum ClusterCommand {
         /// it on one machine).
         #[arg(long, default_value = "0.55ms", value_parser = humantime::parse_duration)]
         latency: std::time::Duration,
+        /// The server's processor time a job, in µs, jobs served one at a time in the order
+        /// sent (scripts/bench-pipeline.sh measures it; 0 leaves the server out).
+        #[arg(long, value_name = "US", default_value_t = 1e6 * simulate::ServerModel::MEASURED.job_seconds)]
+        server_us: f64,
+        /// The master's own time a job for its messages, in µs (the load test's master
+        /// µs/job).
+        #[arg(long, value_name = "US", default_value_t = 1e6 * simulate::ServerModel::MEASURED.master_io_seconds)]
+        master_io_us: f64,
         /// The trace jobs are replayed from and added to (made if missing).
         #[arg(long, value_name = "FILE")]
         trace: PathBuf,
@@ -248,6 +256,8 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             workers,
             second_level,
             latency,
+            server_us,
+            master_io_us,
             trace,
             policy,
             repeat,
@@ -255,6 +265,19 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             also,
             out,
         } => {
+            if !(server_us.is_finite()
+                && server_us >= 0.0
+                && master_io_us.is_finite()
+                && master_io_us >= 0.0)
+            {
+                return Err(Failure::input(anyhow!(
+                    "--server-us and --master-io-us must be 0 or more"
+                )));
+            }
+            let server = simulate::ServerModel {
+                job_seconds: server_us * 1e-6,
+                master_io_seconds: master_io_us * 1e-6,
+            };
             let (root, tables) = root_and_tables(&target, db.as_deref())?;
             let runs = simulate(
                 root,
@@ -262,7 +285,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
                 goal.unwrap_or(root.side_to_move()),
                 &workers,
                 second_level,
-                latency,
+                (latency, server),
                 policy,
                 &trace,
                 repeat as usize,
@@ -603,7 +626,7 @@ fn simulate(
     attacker: fanorona::Color,
     workers: &[usize],
     second_level: fanorona::search::SecondLevel,
-    latency: std::time::Duration,
+    (latency, server): (std::time::Duration, simulate::ServerModel),
     policy: fanorona::search::jobs::Virtual,
     trace: &std::path::Path,
     repeat: usize,
@@ -649,9 +672,11 @@ fn simulate(
     for replay in 1..=repeat {
         if print {
             out!(
-                "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms, leaves in flight {policy:?}; trace of {} jobs{}",
+                "{root}: {} wins?, jobs of {second_level} nodes, round trip {:.2} ms, server {:.0} µs and master {:.0} µs a job, leaves in flight {policy:?}; trace of {} jobs{}",
                 attacker.name(),
                 latency.as_secs_f64() * 1e3,
+                server.job_seconds * 1e6,
+                server.master_io_seconds * 1e6,
                 trace.len(),
                 if repeat > 1 {
                     format!("; replay {replay} of {repeat}")
@@ -660,7 +685,7 @@ fn simulate(
                 }
             );
             out!(
-                "{:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>7} {:>12} {:>7} {:>9}",
+                "{:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>7} {:>12} {:>7} {:>7} {:>9}",
                 "workers",
                 "outcome",
                 "seconds",
@@ -670,6 +695,7 @@ fn simulate(
                 "extra",
                 "master/job",
                 "master",
+                "server",
                 "idle"
             );
         }
@@ -677,15 +703,21 @@ fn simulate(
         for &w in workers {
             let mut tree = PnTree::new(root, goal, leaf, Vec::new());
             tree.second_level = second_level;
-            let mut run =
-                simulate::simulate(&mut tree, &mut trace, &mut run_here, w, latency, policy)
-                    .map_err(Failure::other)?;
+            let mut run = simulate::simulate(
+                &mut tree,
+                &mut trace,
+                &mut run_here,
+                w,
+                (latency, server),
+                policy,
+            )
+            .map_err(Failure::other)?;
             run.replay = replay;
             if print {
                 let first = runs.get(first).unwrap_or(&run);
                 let speedup = run.speedup_over(first);
                 out!(
-                    "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>8.1}%",
+                    "{:>7} {:>9} {:>11.3} {:>8.2} {:>9.1}% {:>8} {:>6.1}% {:>9.1} us {:>6.2}% {:>6.1}% {:>8.1}%",
                     w,
                     run.outcome,
                     run.seconds,
@@ -695,6 +727,7 @@ fn simulate(
                     100.0 * (run.nodes as f64 / first.nodes.max(1) as f64 - 1.0),
                     run.master_micros_per_job(),
                     100.0 * run.master_load(),
+                    100.0 * run.server_load(),
                     100.0 * run.idle()
                 );
             }
@@ -708,20 +741,21 @@ fn simulate(
 fn print_summaries(summaries: &[simulate::Summary], repeat: u32) {
     out!("medians over {repeat} replays (lowest to highest):");
     out!(
-        "{:>7} {:>8} {:>22} {:>7} {:>12} {:>7} {:>7} {:>9}",
+        "{:>7} {:>8} {:>22} {:>7} {:>12} {:>7} {:>7} {:>7} {:>9}",
         "workers",
         "speedup",
         "efficiency",
         "extra",
         "master/job",
         "master",
+        "server",
         "idle",
         "ran here"
     );
     for s in summaries {
         let e = s.efficiency;
         out!(
-            "{:>7} {:>8.2} {:>22} {:>6.1}% {:>9.1} us {:>6.2}% {:>6.1}% {:>9}",
+            "{:>7} {:>8.2} {:>22} {:>6.1}% {:>9.1} us {:>6.2}% {:>6.1}% {:>6.1}% {:>9}",
             s.workers,
             s.speedup.median,
             format!(
@@ -733,6 +767,7 @@ fn print_summaries(summaries: &[simulate::Summary], repeat: u32) {
             100.0 * s.extra_nodes.median,
             s.master_micros_per_job.median,
             100.0 * s.master_load.median,
+            100.0 * s.server_load.median,
             100.0 * s.idle.median,
             s.ran
         );

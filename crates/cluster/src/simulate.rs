@@ -49,13 +49,49 @@ pub struct Run {
     pub replayed: u64,
     pub ran: u64,
     pub outcome: String,
+    /// Seconds the server worked for the jobs (`ServerModel`; 0 without one).
+    #[serde(default)]
+    pub server_seconds: f64,
     /// Which replay of the sweep this run belongs to (`--repeat`), from 1; 0 in the output of
     /// a program before replays were counted.
     #[serde(default)]
     pub replay: usize,
 }
 
+/// The NATS server and the master's own messages, as the simulation charges them: one server
+/// core spends `job_seconds` on each job (its publish, delivery, the worker's pull, the
+/// answer and the acknowledgements together), jobs served in the order they are sent, so a
+/// job waits while the server is busy with those before it; the master spends
+/// `master_io_seconds` a job on its side of those messages. Left out: latency spread, disk
+/// stalls, a server using more than one core, failures, the announcements, uneven workers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServerModel {
+    pub job_seconds: f64,
+    pub master_io_seconds: f64,
+}
+
+impl ServerModel {
+    /// No server: messages cost nothing but the latency (the simulation before the server
+    /// was in it).
+    pub const NONE: ServerModel = ServerModel {
+        job_seconds: 0.0,
+        master_io_seconds: 0.0,
+    };
+    /// As `scripts/bench-pipeline.sh` measured it on 2026-12-06 (two cores, file-backed
+    /// nats-server 2.9.10, 64 and 256 connections): 105 to 116 µs of the server a job, 22 to
+    /// 42 µs of the master's dispatch.
+    pub const MEASURED: ServerModel = ServerModel {
+        job_seconds: 110e-6,
+        master_io_seconds: 30e-6,
+    };
+}
+
 impl Run {
+    /// The fraction of the run the server was busy.
+    pub fn server_load(&self) -> f64 {
+        self.server_seconds / self.seconds.max(1e-12)
+    }
+
     /// The fraction of the workers' time they had no job.
     pub fn idle(&self) -> f64 {
         1.0 - self.busy_seconds / (self.workers as f64 * self.seconds).max(1e-12)
@@ -118,6 +154,8 @@ pub struct Summary {
     pub master_micros_per_job: Spread,
     /// The fraction of the run the master worked.
     pub master_load: Spread,
+    /// The fraction of the run the server was busy.
+    pub server_load: Spread,
     pub idle: Spread,
     /// Jobs run here for the trace, over the replays.
     pub ran: u64,
@@ -164,6 +202,7 @@ pub fn summarise(runs: &[Run]) -> Vec<Summary> {
                 extra_nodes: spread(&|r, f| r.nodes as f64 / f.nodes.max(1) as f64 - 1.0),
                 master_micros_per_job: spread(&|r, _| r.master_micros_per_job()),
                 master_load: spread(&|r, _| r.master_load()),
+                server_load: spread(&|r, _| r.server_load()),
                 idle: spread(&|r, _| r.idle()),
                 ran: pairs.iter().map(|(r, _)| r.ran).sum(),
             }
@@ -192,6 +231,10 @@ struct Simulated<'t, 'r> {
     init: Init,
     workers: usize,
     latency: f64,
+    server: ServerModel,
+    /// When the server is free of the jobs sent so far, and how long it worked.
+    server_free: f64,
+    server_busy: f64,
     /// The master's clock.
     now: f64,
     /// When the master last left one of these calls (its own work is measured from there).
@@ -270,7 +313,13 @@ impl Dispatch for Simulated<'_, '_> {
                 (answer, seconds)
             }
         };
-        let start = self.now + self.latency / 2.0;
+        // The master's side of the job's messages, then the server's, in the order sent.
+        self.spend(self.server.master_io_seconds);
+        let served =
+            (self.now + self.latency / 2.0).max(self.server_free) + self.server.job_seconds;
+        self.server_free = served;
+        self.server_busy += self.server.job_seconds;
+        let start = served;
         let end = start + seconds;
         self.sent += 1;
         self.arriving
@@ -335,7 +384,7 @@ pub fn simulate(
     trace: &mut Trace,
     run_here: &mut Runner<'_>,
     workers: usize,
-    latency: Duration,
+    (latency, server): (Duration, ServerModel),
     policy: Virtual,
 ) -> Result<Run, SimulateError> {
     let attacker = tree.goal.attacker;
@@ -347,6 +396,9 @@ pub fn simulate(
         init,
         workers: workers.max(1),
         latency: latency.as_secs_f64(),
+        server,
+        server_free: 0.0,
+        server_busy: 0.0,
         now: 0.0,
         left: Instant::now(),
         master: 0.0,
@@ -387,6 +439,7 @@ pub fn simulate(
         job_nodes,
         busy_seconds: busy,
         master_seconds: sim.master,
+        server_seconds: sim.server_busy.min(end),
         replayed: sim.replayed,
         ran: sim.ran,
         outcome: tree.outcome().name().to_string(),
@@ -530,6 +583,16 @@ mod tests {
 
     /// `board`'s "White wins?" simulated with each of `workers`, every job taking a second.
     fn runs(board: &str, workers: &[usize], trace: &mut Trace) -> Vec<Run> {
+        runs_through(board, workers, trace, ServerModel::NONE)
+    }
+
+    /// The same, through `server`.
+    fn runs_through(
+        board: &str,
+        workers: &[usize],
+        trace: &mut Trace,
+        server: ServerModel,
+    ) -> Vec<Run> {
         let root = Position::initial(board.parse::<Board>().unwrap());
         let goal = Goal {
             attacker: Color::White,
@@ -547,7 +610,7 @@ mod tests {
                     trace,
                     &mut run_here,
                     w,
-                    Duration::ZERO,
+                    (Duration::ZERO, server),
                     Virtual::Excluded,
                 )
                 .unwrap()
@@ -610,6 +673,28 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_takes_a_quarter_second_a_job_carries_four_jobs_a_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header::new("3x7".into(), Init::Material, None);
+        let mut trace = Trace::open(&dir.path().join("3x7.trace"), &header).unwrap();
+        let free = runs("3x7", &[16], &mut trace).remove(0);
+        let slow = ServerModel {
+            job_seconds: 0.25,
+            master_io_seconds: 0.0,
+        };
+        let capped = runs_through("3x7", &[16], &mut trace, slow).remove(0);
+        assert_eq!(capped.outcome, free.outcome);
+        // Sixteen workers, but jobs start no faster than the server serves them (those still
+        // waiting at the decision never started).
+        let started = (capped.jobs - capped.abandoned) as f64;
+        assert!(capped.seconds >= started * 0.25, "{capped:?}");
+        assert!(free.seconds < 0.5 * capped.seconds, "{free:?} {capped:?}");
+        assert!(capped.server_load() > 0.8, "{capped:?}");
+        assert!(capped.idle() > 0.5, "{capped:?}");
+        assert_eq!(free.server_load(), 0.0);
+    }
+
+    #[test]
     fn replays_are_summarised_by_medians_each_against_its_own_first_run() {
         let run = |replay, workers, seconds, nodes| Run {
             series: "inflated, jobs of 300 nodes".into(),
@@ -621,6 +706,7 @@ mod tests {
             job_nodes: nodes,
             busy_seconds: seconds,
             master_seconds: 0.001,
+            server_seconds: 0.0,
             replayed: 10,
             ran: u64::from(replay == 1),
             outcome: "proven".into(),
