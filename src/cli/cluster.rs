@@ -164,6 +164,7 @@ pub enum ClusterCommand {
     ///
     /// Start the server on its own (scripts/bench-pipeline.sh does, file-backed) and give
     /// its process with --server-pid to count its time.
+    #[command(after_long_help = help::CLUSTER_BENCH)]
     Bench {
         #[command(flatten)]
         nats: Nats,
@@ -190,7 +191,7 @@ pub enum ClusterCommand {
         out: crate::cli::args::JsonFlag,
     },
     /// The load test's workers (`cluster bench` starts them): CONNECTIONS echo workers.
-    #[command(hide = true)]
+    #[command(hide = true, after_long_help = help::CLUSTER_BENCH_ECHO)]
     BenchEcho {
         #[command(flatten)]
         nats: Nats,

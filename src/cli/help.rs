@@ -294,18 +294,30 @@ Examples:
 pub const CLUSTER_SOLVE: &str = "\
 Examples:
   fanorona cluster solve 3x9 --nats nats://127.0.0.1:4222 --jobs 8
-  fanorona cluster solve 5x5 --nats nats://10.0.0.5:4222 --db egdb --jobs 64 --json";
+  fanorona cluster solve 5x5 --nats nats://10.0.0.5:4222 --db egdb --jobs 64 --json
+  fanorona cluster solve 7x5 --goal black --nats nats://127.0.0.1:4222 --second-level 30000";
 
 pub const CLUSTER_STATUS: &str = "\
 Examples:
   fanorona cluster status                          # the server of the config's [cluster]
   fanorona cluster status --nats nats://10.0.0.5:4222 --token-file nats.token --json";
 
+pub const CLUSTER_BENCH: &str = "\
+Examples:
+  scripts/bench-pipeline.sh 10 1,8,64,256          # starts a server and runs this against it
+  fanorona cluster bench --nats nats://127.0.0.1:4222 --token-file nats.token --connections 1,64
+  fanorona cluster bench --nats nats://127.0.0.1:4222 --window 1 --batch 1 --json   # a round trip a job";
+
+pub const CLUSTER_BENCH_ECHO: &str = "\
+Examples:
+  fanorona cluster bench-echo --nats nats://127.0.0.1:4222 --connections 64   # as cluster bench starts it";
+
 pub const CLUSTER_SIMULATE: &str = "\
 Examples:
   fanorona cluster simulate 5x5 --goal white --trace 5x5.trace --workers 1,4,16
   fanorona cluster simulate 5x9 --db tables --trace 5x9.trace --png speedup.png   # 1 to 1024
   fanorona cluster simulate 5x5 --trace 5x5.trace --latency 5ms --json   # a slower network
+  fanorona cluster simulate 5x5 --trace 5x5.trace --server-us 0   # the server left out
   fanorona cluster simulate 5x9 --play d2-e3A --goal black --db tables --trace d2.trace --repeat 7   # medians";
 
 #[cfg(test)]
