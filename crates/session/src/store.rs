@@ -334,7 +334,10 @@ const LOCK_TRIES: u32 = 40;
 
 /// Whether sled could not open because the store's file lock is taken.
 fn is_locked(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock)
+    // sled wraps the lock's WouldBlock in an error of its own words ("could not acquire
+    // lock on ...") whose kind is Other.
+    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock
+        || io.to_string().contains("could not acquire lock"))
 }
 
 /// An open sled database and its trees, one per `Table`.
