@@ -263,16 +263,7 @@ fn a_worker_of_another_wire_takes_no_job_and_says_why() {
 /// Publishes `body` `times` to `subject` on `nats`, as no program of ours would, first making
 /// the work-queue stream `stream` (name, subjects) if one is given.
 fn publish_raw(nats: &Nats, stream: Option<(&str, &str)>, subject: &str, body: &str, times: usize) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = async_nats::ConnectOptions::new()
-            .token(TOKEN.into())
-            .connect(&nats.url)
-            .await
-            .unwrap();
+    as_a_stranger(nats, |client| async move {
         let js = async_nats::jetstream::new(client);
         if let Some((name, subjects)) = stream {
             js.create_stream(async_nats::jetstream::stream::Config {
@@ -294,9 +285,11 @@ fn publish_raw(nats: &Nats, stream: Option<(&str, &str)>, subject: &str, body: &
     });
 }
 
-/// Opens run `run` on `nats` as a master would (its jobs consumer, described, and announced)
-/// but without one: what its workers take is what the test publishes.
-fn open_raw_run(nats: &Nats, run: &str) {
+/// Runs `work` with a client of `nats` of its own (a program that is none of ours).
+fn as_a_stranger<F: std::future::Future<Output = ()>>(
+    nats: &Nats,
+    work: impl FnOnce(async_nats::Client) -> F,
+) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -307,6 +300,14 @@ fn open_raw_run(nats: &Nats, run: &str) {
             .connect(&nats.url)
             .await
             .unwrap();
+        work(client).await;
+    });
+}
+
+/// Opens run `run` on `nats` as a master would (its jobs consumer, described, and announced)
+/// but without one: what its workers take is what the test publishes.
+fn open_raw_run(nats: &Nats, run: &str) {
+    as_a_stranger(nats, |client| async move {
         let js = async_nats::jetstream::new(client.clone());
         let card =
             format!("{{\"run\":\"{run}\",\"tables\":null,\"ack_wait_ms\":30000,\"open\":true}}");
