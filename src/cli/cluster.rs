@@ -83,6 +83,10 @@ pub enum ClusterCommand {
         /// Only this question: whether this side wins (both by default).
         #[arg(long, value_parser = crate::cli::args::color_parser())]
         goal: Option<fanorona::Color>,
+        /// Add each job answered to this trace (made if missing), for `cluster simulate` to
+        /// replay the same jobs.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
         #[command(flatten)]
         out: crate::cli::args::JsonFlag,
     },
@@ -362,6 +366,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             ack_wait,
             second_level,
             goal,
+            trace,
             out,
         } => solve_on_workers(
             config,
@@ -371,7 +376,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             jobs,
             ack_wait,
             second_level,
-            goal,
+            (goal, trace),
             out.json,
         ),
     }
@@ -519,7 +524,7 @@ fn solve_on_workers(
     jobs: usize,
     ack_wait: std::time::Duration,
     second_level: Option<fanorona::search::SecondLevel>,
-    only: Option<fanorona::Color>,
+    (only, trace): (Option<fanorona::Color>, Option<PathBuf>),
     json: bool,
 ) -> CliResult {
     let (root, tables) = root_and_tables(target, db.as_deref())?;
@@ -548,9 +553,13 @@ fn solve_on_workers(
         let mut tree = PnTree::new(root, goal, leaf, Vec::new());
         tree.second_level = second_level.unwrap_or(config.second_level);
         let run = format!("{run}-{}", attacker.name());
-        let tally = master::solve(&options, run, &mut tree, needs.clone(), |line| {
-            eprintln!("{line}")
-        })
+        let tally = master::solve(
+            &options,
+            run,
+            &mut tree,
+            (needs.clone(), trace.clone()),
+            |line| eprintln!("{line}"),
+        )
         .map_err(Failure::other)?;
         let outcome = tree.outcome();
         answers.push(QuestionOnWorkers {

@@ -295,7 +295,8 @@ pub const CLUSTER_SOLVE: &str = "\
 Examples:
   fanorona cluster solve 3x9 --nats nats://127.0.0.1:4222 --jobs 8
   fanorona cluster solve 5x5 --nats nats://10.0.0.5:4222 --db egdb --jobs 64 --json
-  fanorona cluster solve 7x5 --goal black --nats nats://127.0.0.1:4222 --second-level 30000";
+  fanorona cluster solve 7x5 --goal black --nats nats://127.0.0.1:4222 --second-level 30000
+  fanorona cluster solve 7x5 --goal black --nats nats://127.0.0.1:4222 --trace 7x5.trace   # to replay";
 
 pub const CLUSTER_STATUS: &str = "\
 Examples:

@@ -52,16 +52,19 @@ pub struct QuestionOnWorkers {
 }
 
 /// Decides `tree` with the jobs on the workers as run `run`; `tables` names those the
-/// leaves use (the workers must hold the same).
+/// leaves use (the workers must hold the same); each job answered is added to the trace at
+/// `trace`, if given (for `cluster simulate` to replay the same jobs).
 pub fn solve(
     options: &dispatch::Options,
     run: String,
     tree: &mut PnTree<'_>,
-    tables: Option<Tables>,
+    (tables, trace): (Option<Tables>, Option<std::path::PathBuf>),
     log: fn(&str),
 ) -> Result<Tally, ClusterError> {
     let (attacker, init) = (tree.goal.attacker, tree.leaf_init());
-    let mut d = NatsDispatch::open(options, run, attacker, init, tables)?.logging_to(log);
+    let mut d = NatsDispatch::open(options, run, attacker, init, tables)?
+        .logging_to(log)
+        .tracing_to(trace);
     let abandoned = solve_by_dispatch(tree, &mut d, Virtual::default())
         .map_err(|e| ClusterError::Nats(e.to_string()))?;
     let view = d.view();
