@@ -94,6 +94,14 @@ impl Worker {
         Worker { child, log }
     }
 
+    /// Workers of these names (the environment's token).
+    fn all(data: &Data, nats: &Nats, names: &[&str]) -> Vec<Worker> {
+        names
+            .iter()
+            .map(|n| Worker::start(data, nats, n, TOKEN))
+            .collect()
+    }
+
     /// A worker over the tables in `db` (the environment's token).
     fn with_db(data: &Data, nats: &Nats, name: &str, db: &Path) -> Worker {
         let log = data.tmp.path().join(format!("{name}.log"));
@@ -154,10 +162,7 @@ impl Drop for Worker {
 fn three_workers_decide_as_the_in_process_solve() {
     let data = Data::new("log_level = \"warn\"\n");
     let nats = Nats::start(&data.tmp.path().join("nats"));
-    let workers: Vec<Worker> = ["w1", "w2", "w3"]
-        .iter()
-        .map(|n| Worker::start(&data, &nats, n, TOKEN))
-        .collect();
+    let workers: Vec<Worker> = Worker::all(&data, &nats, &["w1", "w2", "w3"]);
     for (board, jobs) in [("3x9", "6"), ("3x7", "3")] {
         let cluster = cluster_solve_agrees(&data, &nats, board, jobs);
         for s in cluster["searches"].as_array().unwrap() {
@@ -210,13 +215,7 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
         "{}",
         w.log()
     );
-    let o = Command::new(BIN)
-        .args(["cluster", "status", "--json", "--nats", &nats.url])
-        .env("FANORONA_NATS_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = cluster_status(&nats);
     assert_eq!(c["dead_letters"], 1, "{c}");
     // Not queued for ever, and the worker still works.
     assert!(
@@ -390,14 +389,9 @@ fn a_session_solved_by_the_daemon_and_three_workers_has_the_in_process_value_and
     let nats = Nats::start(&tmp.path().join("nats"));
     let data = cluster_data(&nats, 4, "300");
 
-    let workers: Vec<Worker> = ["w1", "w2", "w3"]
-        .iter()
-        .map(|n| Worker::start(&data, &nats, n, TOKEN))
-        .collect();
+    let workers: Vec<Worker> = Worker::all(&data, &nats, &["w1", "w2", "w3"]);
     let _daemon = data.daemon();
-    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let id = start_session(&data, "3x9");
     // While it runs, its status shows the jobs and who answers them.
     let running = data.wait_for(id, "jobs answered by a worker", |s| {
         s["state"] == "solved"
@@ -568,15 +562,10 @@ fn a_killed_server_and_a_killed_daemon_do_not_stop_the_run() {
     let tmp = tempfile::tempdir().unwrap();
     let nats = Nats::start(&tmp.path().join("nats"));
     let data = cluster_data(&nats, 2, "100");
-    let _workers: Vec<Worker> = ["w1", "w2"]
-        .iter()
-        .map(|n| Worker::start(&data, &nats, n, TOKEN))
-        .collect();
+    let _workers: Vec<Worker> = Worker::all(&data, &nats, &["w1", "w2"]);
     let daemon = data.daemon();
     // 5x5 is far beyond this test: it runs throughout.
-    let long = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let long = start_session(&data, "5x5");
     data.wait_for(long, "jobs answered", |s| count(jobs(s), "answered") >= 20);
     // The server killed: the search goes on in the daemon and says why.
     let nats = {
@@ -600,9 +589,7 @@ fn a_killed_server_and_a_killed_daemon_do_not_stop_the_run() {
     data.json(&["session", "stop", &long.to_string(), "--json"]);
     // The daemon killed in the middle of a run: a new one resumes from the checkpoint, and
     // the value is the in-process solve's.
-    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let id = start_session(&data, "3x9");
     let s = data.wait_for(id, "a checkpoint", |s| {
         s["state"] == "solved" || count(s, "checkpoints") >= 2
     });
@@ -632,9 +619,7 @@ fn a_job_whose_worker_is_killed_is_run_again_by_another() {
     let data = cluster_data(&nats, 1, "1000000");
     let first = Worker::start(&data, &nats, "w1", TOKEN);
     let _daemon = data.daemon();
-    let id = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let id = start_session(&data, "5x5");
     // Counted over both questions: the one whose job was answered may be decided by it, and
     // the job the worker dies in is then the other's.
     let s = data.wait_for(id, "a job answered", |s| all_jobs(s, "answered") >= 1);
@@ -760,9 +745,7 @@ fn a_run_no_worker_can_take_is_searched_here_with_the_reason_until_one_that_can_
     let stranger = Worker::with_db(&data, &nats, "stranger", other.path());
     let _daemon = data.daemon();
     let started = Instant::now();
-    let id = data.json(&["session", "start", "3x9", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let id = start_session(&data, "3x9");
     // No worker takes the jobs: within the stated wait (20 s without a worker saying it
     // takes them, watched every 2 s) the session searches here, and its status names the
     // worker and why.
@@ -800,6 +783,14 @@ fn a_run_no_worker_can_take_is_searched_here_with_the_reason_until_one_that_can_
     assert_eq!(c["queued"], serde_json::json!([]), "{c}");
 }
 
+/// Starts a session of `board` searched by PN² with df-pn (its jobs go to the workers):
+/// its id.
+fn start_session(data: &Data, board: &str) -> u64 {
+    data.json(&["session", "start", board, "--algo", "pn2-dfpn", "--json"])["id"]
+        .as_u64()
+        .unwrap()
+}
+
 /// `cluster status --json` of `nats`.
 fn cluster_status(nats: &Nats) -> Value {
     let o = Command::new(BIN)
@@ -815,10 +806,7 @@ fn cluster_status(nats: &Nats) -> Value {
 fn two_masters_with_different_ack_waits_share_a_server_and_both_finish() {
     let data = Data::new("log_level = \"warn\"\n");
     let nats = Nats::start(&data.tmp.path().join("nats"));
-    let workers: Vec<Worker> = ["w1", "w2"]
-        .iter()
-        .map(|n| Worker::start(&data, &nats, n, TOKEN))
-        .collect();
+    let workers: Vec<Worker> = Worker::all(&data, &nats, &["w1", "w2"]);
     let solve = |board: &str, ack_wait: &str| {
         Command::new(BIN)
             .args([
@@ -912,15 +900,10 @@ fn a_daemon_killed_while_workers_search_loses_at_most_30_s_of_their_work() {
         "checkpoint_interval = \"5m\"",
     );
     std::fs::write(&data.config, config).unwrap();
-    let _workers: Vec<Worker> = ["w1", "w2", "w3"]
-        .iter()
-        .map(|n| Worker::start(&data, &nats, n, TOKEN))
-        .collect();
+    let _workers: Vec<Worker> = Worker::all(&data, &nats, &["w1", "w2", "w3"]);
     let daemon = data.daemon();
     // 5x5 runs far beyond this test.
-    let id = data.json(&["session", "start", "5x5", "--algo", "pn2-dfpn", "--json"])["id"]
-        .as_u64()
-        .unwrap();
+    let id = start_session(&data, "5x5");
     data.wait_for(id, "jobs answered", |s| all_jobs(s, "answered") >= 3);
     let mut samples: Vec<(Instant, u64)> = Vec::new();
     let until = Instant::now() + Duration::from_secs(40);

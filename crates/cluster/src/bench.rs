@@ -41,13 +41,11 @@ pub fn cpu_seconds(pid: u32) -> Option<f64> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    Some((ticks(11)? + ticks(12)?) / clock_ticks())
+    Some((ticks(11)? + ticks(12)?) / CLOCK_TICKS)
 }
 
 /// Clock ticks a second (`getconf CLK_TCK`): 100 on every Linux this runs on.
-fn clock_ticks() -> f64 {
-    100.0
-}
+const CLOCK_TICKS: f64 = 100.0;
 
 /// Runs the master against workers already connected (process `workers`, if given) for
 /// `warm_up` then `seconds`, keeping `in_flight` jobs out; `server` is the server's process
