@@ -510,6 +510,9 @@ impl NatsDispatch {
             ..self.card.clone()
         };
         let work = async {
+            // Said first: a worker that finishes a job of the run from now on drops its
+            // answer instead of publishing it after the purge, where nothing would read it.
+            announce(client, &card).await?;
             withdraw_left(js, run).await?;
             for (stream, consumer) in [
                 (super::JOBS, super::jobs_consumer_name(run)),
@@ -522,7 +525,7 @@ impl NatsDispatch {
                     .await
                     .map_err(nats)?;
             }
-            announce(client, &card).await
+            Ok(())
         };
         self.runtime
             .block_on(async { tokio::time::timeout(WITHDRAW_PATIENCE, work).await })
