@@ -10,6 +10,7 @@
 #   scripts/bench-cluster.sh [POSITION] [GOAL] [SECOND_LEVEL]   (defaults: 7x5 black 30000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/nats.sh
 position=${1:-7x5}
 goal=${2:-black}
 second_level=${3:-30000}
@@ -44,18 +45,9 @@ echo "$position, whether $goal wins, second level $second_level; $(nproc) cores;
     "$bin" "${common[@]}" solve "${question[@]}" --algo pn2-dfpn --threads 2 --no-store --json \
     > "$work/solo.json"
 
-token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-(umask 077 && printf '%s' "$token" > "$work/token" &&
-    printf 'authorization { token: "%s" }\n' "$token" > "$work/nats.conf")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-url=nats://127.0.0.1:$port
-/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" -c "$work/nats.conf" -sd "$work/nats" > /dev/null 2>&1 &
-server=$!
+start_nats "$work"
+token=$nats_token url=$nats_url server=$nats_pid
 pids+=("$server")
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
 workers=()
 for i in 1 2; do
     FANORONA_NATS_TOKEN=$token "$bin" "${common[@]}" worker --nats "$url" --name "w$i" --threads 1 \

@@ -7,6 +7,7 @@
 #   scripts/bench-pipeline.sh [SECONDS] [CONNECTIONS]   (defaults: 10 1,8,64,256)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/nats.sh
 seconds=${1:-10}
 connections=${2:-1,8,64,256}
 scripts/install-nats.sh
@@ -19,18 +20,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-# The token in files only this user reads, never on a command line.
-token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-(umask 077 && printf '%s' "$token" > "$work/token" &&
-    printf 'authorization { token: "%s" }\n' "$token" > "$work/nats.conf")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-/usr/sbin/nats-server -js -a 127.0.0.1 -p "$port" -c "$work/nats.conf" -sd "$work/nats" \
-    > "$work/nats.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
+start_nats "$work"
+server=$nats_pid
 echo "nats-server $(/usr/sbin/nats-server --version | awk '{print $2}') (file-backed), $(nproc) cores; $(date -u +%FT%TZ)"
-"$bin" cluster bench --nats "nats://127.0.0.1:$port" --token-file "$work/token" \
+"$bin" cluster bench --nats "$nats_url" --token-file "$work/token" \
     --connections "$connections" --seconds "$seconds" --server-pid "$server" "${@:3}"

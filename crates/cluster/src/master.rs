@@ -14,7 +14,7 @@ use fanorona_search::jobs::{Dispatch, Virtual, solve_by_dispatch};
 use fanorona_search::pn::PnTree;
 
 /// What a run did besides deciding its question.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tally {
     pub jobs: u64,
     /// Answers for a leaf not in flight (a job run twice), or of another run or version.
@@ -27,6 +27,10 @@ pub struct Tally {
     pub redelivered: u64,
     /// Jobs answered by each worker, by name (in name order, as they are printed).
     pub by_worker: BTreeMap<String, u64>,
+    /// Wall seconds from the search's start (the connection made) to the decision: what
+    /// `cluster simulate` calls a run's seconds. 0 in output from before it was counted.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 /// `cluster solve --json`: a position's value, and each question's run on the workers.
@@ -65,6 +69,7 @@ pub fn solve(
     let mut d = NatsDispatch::open(options, run, attacker, init, tables)?
         .logging_to(log)
         .tracing_to(trace);
+    let start = std::time::Instant::now();
     let abandoned = solve_by_dispatch(tree, &mut d, Virtual::default())
         .map_err(|e| ClusterError::Nats(e.to_string()))?;
     let view = d.view();
@@ -75,6 +80,7 @@ pub fn solve(
         abandoned,
         redelivered: view.redelivered,
         by_worker: d.by_worker().map(|(w, n)| (w.to_string(), n)).collect(),
+        seconds: start.elapsed().as_secs_f64(),
     };
     Ok(tally)
 }

@@ -457,26 +457,32 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
     if runs.is_empty() {
         return Err("no runs to draw".into());
     }
-    // Each series' median speedups in order, with the lowest and highest over the replays.
-    let mut series: Vec<(&str, Vec<(f64, Spread)>)> = Vec::new();
+    // Each series' median speedups in order, with the lowest and highest over the replays,
+    // and its server's and master's median loads.
+    type Loads = Vec<(f64, f64, f64)>;
+    let mut series: Vec<(&str, Vec<(f64, Spread)>, Loads)> = Vec::new();
     let summaries = summarise(runs);
     for s in &summaries {
-        let i = match series.iter().position(|(name, _)| *name == s.series) {
+        let i = match series.iter().position(|(name, _, _)| *name == s.series) {
             Some(i) => i,
             None => {
-                series.push((&s.series, Vec::new()));
+                series.push((&s.series, Vec::new(), Vec::new()));
                 series.len() - 1
             }
         };
         series[i].1.push((s.workers as f64, s.speedup));
+        series[i]
+            .2
+            .push((s.workers as f64, s.server_load.median, s.master_load.median));
     }
     let most = runs.iter().map(|r| r.workers).max().unwrap_or(1).max(2) as f64;
     let tmp = path.with_extension("tmp.png");
     let labels = fanorona_session::bitmap_text::label_font();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let root = BitmapText(BitMapBackend::new(&tmp, (900, 620))).into_drawing_area();
+        let root = BitmapText(BitMapBackend::new(&tmp, (900, 860))).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root);
+        let (top, bottom) = root.split_vertically(620);
+        let mut chart = ChartBuilder::on(&top);
         chart.margin(20);
         if labels {
             chart
@@ -533,7 +539,7 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
             RGBColor(120, 60, 170),
             RGBColor(20, 150, 150),
         ];
-        for (i, (name, spreads)) in series.iter().enumerate() {
+        for (i, (name, spreads, _)) in series.iter().enumerate() {
             let colour = COLOURS[i % COLOURS.len()];
             let points: Vec<(f64, f64)> = spreads.iter().map(|&(w, s)| (w, s.median)).collect();
             // Where replays differ, a bar from the lowest to the highest.
@@ -557,6 +563,36 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
                 .border_style(BLACK)
                 .label_font(("sans-serif", 15))
                 .draw()?;
+        }
+        // Below: how busy the server (solid) and the master (thin, squares) were, in percent
+        // of the run: near 100 the one that is sets the pace.
+        let mut loads = ChartBuilder::on(&bottom);
+        loads.margin(20);
+        if labels {
+            loads.x_label_area_size(40).y_label_area_size(70);
+        }
+        let mut loads = loads.build_cartesian_2d((1f64..most * 1.2).log_scale(), 0f64..100f64)?;
+        let mut mesh = loads.configure_mesh();
+        if labels {
+            mesh.y_desc("busy, % (server ●, master ■)")
+                .axis_desc_style(("sans-serif", 15))
+                .label_style(("sans-serif", 14))
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"));
+        } else {
+            mesh.x_labels(0).y_labels(0);
+        }
+        mesh.draw()?;
+        for (i, (_, _, load)) in series.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            let server: Vec<(f64, f64)> = load.iter().map(|&(w, s, _)| (w, 100.0 * s)).collect();
+            let master: Vec<(f64, f64)> = load.iter().map(|&(w, _, m)| (w, 100.0 * m)).collect();
+            loads.draw_series(LineSeries::new(server.clone(), colour.stroke_width(3)))?;
+            loads.draw_series(server.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+            loads.draw_series(LineSeries::new(master.clone(), colour.stroke_width(1)))?;
+            loads.draw_series(master.iter().map(|&(x, y)| {
+                Rectangle::new([(x * 0.96, y - 2.0), (x * 1.04, y + 2.0)], colour.filled())
+            }))?;
         }
         root.present()?;
         Ok(())
