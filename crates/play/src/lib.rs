@@ -14,7 +14,10 @@ pub mod pool;
 pub mod random;
 pub mod record;
 pub mod report;
-pub mod rng;
+pub mod rng {
+    //! The seeded generator, from the rules crate (the value model's training draws from it too).
+    pub use fanorona_rules::rng::Rng;
+}
 pub mod roster;
 pub mod stats;
 pub mod winimax;

@@ -31,6 +31,7 @@ pub mod moves;
 pub mod perft;
 pub mod position;
 pub mod repetition;
+pub mod rng;
 pub mod target;
 pub mod version;
 
