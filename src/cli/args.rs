@@ -128,3 +128,18 @@ pub fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
     PossibleValuesParser::new(["white", "black"])
         .map(|name| Color::from_name(&name).expect("a listed name"))
 }
+
+/// Refuses first numbers that cannot run on `board` (learned ones where no weights are built
+/// in), before any search starts.
+pub fn usable_init(
+    init: fanorona::search::Init,
+    board: fanorona::Board,
+) -> Result<(), crate::cli::output::Failure> {
+    match init {
+        fanorona::search::Init::Learned => fanorona::search::learned::unavailable(board)
+            .map_or(Ok(()), |why| {
+                Err(crate::cli::output::Failure::input(anyhow::anyhow!(why)))
+            }),
+        _ => Ok(()),
+    }
+}

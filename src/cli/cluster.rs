@@ -237,6 +237,8 @@ impl MaybeNats {
 }
 
 pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
+    // Its per-job lines are at debug level (`log_level = "debug"` in the config).
+    crate::cli::session::init_tracing(config);
     let options = cluster::worker::Options {
         url: args.nats.nats.clone(),
         token: args.nats.token()?,
@@ -528,6 +530,7 @@ fn solve_on_workers(
     json: bool,
 ) -> CliResult {
     let (root, tables) = root_and_tables(target, db.as_deref())?;
+    crate::cli::args::usable_init(config.init, root.board())?;
     let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
     let needs = tables.as_ref().map(|t| wire_tables(root.board(), t));
     let run = dispatch::subject_token(&format!("{}-{}", cluster::host_name(), std::process::id()));
@@ -651,6 +654,7 @@ fn simulate(
             "--workers: one or more counts, each at least 1"
         )));
     }
+    crate::cli::args::usable_init(config.init, root.board())?;
     let leaf = LeafEval::new(tables).with_init(config.init);
     let goal = Goal { attacker };
     let header = cluster::trace::Header::new(

@@ -54,6 +54,11 @@ Examples:
   fanorona stats --out stats           # Table 1, Figures 4 and 5 on 5x9 (10,000 games)
   fanorona stats --board 3x3 --games 10 --json";
 
+pub const LEARN: &str = "\
+Examples:
+  fanorona learn --db tables --board 5x9 --out 5x9.fnlw            # 2 to 9 pieces, about 15 minutes
+  fanorona learn --db egdb --board 5x5 --pieces 6 --samples 2000 --out 5x5.fnlw --json";
+
 pub const VERIFY: &str = "\
 Examples:
   fanorona verify proof.white-wins.cert.gz

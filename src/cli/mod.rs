@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod db;
 pub mod game_batch;
 pub mod help;
+pub mod learn;
 pub mod manual;
 pub mod output;
 pub mod play;
@@ -184,6 +185,14 @@ pub enum Command {
     /// CSV and PNG.
     #[command(after_long_help = help::STATS)]
     Stats(stats::StatsArgs),
+    /// Train the value model that sets first numbers (`--init learned`) on the tables.
+    ///
+    /// Positions of 2 to --pieces pieces drawn uniformly for each material and valued by the
+    /// tables, one in ten held out; prints the model's accuracy by piece count beside the
+    /// material baseline's (the value most common for the same material), and writes the
+    /// weights (a few kilobytes).
+    #[command(after_long_help = help::LEARN)]
+    Learn(learn::LearnArgs),
     /// Check a proof certificate with the rules and the tables alone.
     ///
     /// Prints one summary line, or the first error with its line. Exit status 0: it holds;
@@ -660,7 +669,8 @@ impl Command {
             | Command::Verify { .. }
             | Command::Stitch { .. }
             | Command::Cut { .. }
-            | Command::Stats(_) => (true, false),
+            | Command::Stats(_)
+            | Command::Learn(_) => (true, false),
             _ => (true, true),
         }
     }
@@ -674,6 +684,7 @@ impl Command {
             Command::Play(_) => "play",
             Command::Match(_) => "match",
             Command::Stats(_) => "stats",
+            Command::Learn(_) => "learn",
             Command::Verify { .. } => "verify",
             Command::Stitch { .. } => "stitch",
             Command::Cut { .. } => "cut",
@@ -733,6 +744,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Play(args) => play::play(args, &config()?),
         Command::Match(args) => play::match_cmd(args, &config()?),
         Command::Stats(args) => stats::stats(args, &config()?),
+        Command::Learn(args) => learn::learn(args, &config()?),
         Command::Verify {
             certificate,
             db,

@@ -205,7 +205,7 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
     publish_raw(
         &nats,
         None,
-        "fanorona.w3.jobs.broken",
+        "fanorona.w4.jobs.broken",
         "{\"version\": 3, \"not\": \"a job\"}",
         1,
     );
@@ -310,19 +310,19 @@ fn open_raw_run(nats: &Nats, run: &str) {
         let js = async_nats::jetstream::new(client.clone());
         let card =
             format!("{{\"run\":\"{run}\",\"tables\":null,\"ack_wait_ms\":30000,\"open\":true}}");
-        js.get_stream("FANORONA_JOBS_W3")
+        js.get_stream("FANORONA_JOBS_W4")
             .await
             .unwrap()
             .create_consumer(async_nats::jetstream::consumer::pull::Config {
                 durable_name: Some(format!("jobs-{run}")),
                 description: Some(card.clone()),
-                filter_subject: format!("fanorona.w3.jobs.{run}"),
+                filter_subject: format!("fanorona.w4.jobs.{run}"),
                 ..Default::default()
             })
             .await
             .unwrap();
         client
-            .publish("fanorona.w3.runs", card.into())
+            .publish("fanorona.w4.runs", card.into())
             .await
             .unwrap();
         client.flush().await.unwrap();

@@ -17,6 +17,7 @@ mod doc_examples;
 mod egdb_files;
 mod egdb_table3;
 mod layers;
+mod learn;
 mod owner_only;
 mod parsers;
 mod perft_deep;

@@ -37,19 +37,23 @@ fn nats<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::Nats(e.to_string())
 }
 
-/// The stream jobs wait in, one subject per run: `fanorona.w3.jobs.RUN`. Streams and
+/// The stream jobs wait in, one subject per run: `fanorona.w4.jobs.RUN`. Streams and
 /// subjects carry the wire's version (`wire::VERSION`), so a program of another wire never
 /// takes these jobs (where it would set them aside as undecodable) and waits for its own.
-pub const JOBS: &str = "FANORONA_JOBS_W3";
-/// The stream answers wait in until their master reads them: `fanorona.w3.answers.RUN`.
-pub const ANSWERS: &str = "FANORONA_ANSWERS_W3";
+pub const JOBS: &str = "FANORONA_JOBS_W4";
+/// The stream answers wait in until their master reads them: `fanorona.w4.answers.RUN`.
+pub const ANSWERS: &str = "FANORONA_ANSWERS_W4";
 /// The jobs streams of earlier wires: a worker that finds jobs waiting there says so.
-const OLDER_JOBS: &[(&str, u32)] = &[("FANORONA_JOBS_W2", 2), ("FANORONA_JOBS", 1)];
-pub(crate) const JOBS_SUBJECTS: &str = "fanorona.w3.jobs.>";
-pub(crate) const ANSWERS_SUBJECTS: &str = "fanorona.w3.answers.>";
+const OLDER_JOBS: &[(&str, u32)] = &[
+    ("FANORONA_JOBS_W3", 3),
+    ("FANORONA_JOBS_W2", 2),
+    ("FANORONA_JOBS", 1),
+];
+pub(crate) const JOBS_SUBJECTS: &str = "fanorona.w4.jobs.>";
+pub(crate) const ANSWERS_SUBJECTS: &str = "fanorona.w4.answers.>";
 /// Where masters announce their runs (`RunCard`, JSON; core NATS, not stored): when one
 /// opens, every `ANNOUNCE_EVERY` while it is open, and when it closes.
-pub const RUNS_SUBJECT: &str = "fanorona.w3.runs";
+pub const RUNS_SUBJECT: &str = "fanorona.w4.runs";
 /// How often an open run is announced again (for workers that joined since).
 pub const ANNOUNCE_EVERY: Duration = Duration::from_secs(10);
 /// The stream messages that do not decode are set aside in, for a person to read: a job on

@@ -459,8 +459,8 @@ pub fn draw_speedup(path: &std::path::Path, title: &str, runs: &[Run]) -> Result
     }
     // Each series' median speedups in order, with the lowest and highest over the replays,
     // and its server's and master's median loads.
-    type Loads = Vec<(f64, f64, f64)>;
-    let mut series: Vec<(&str, Vec<(f64, Spread)>, Loads)> = Vec::new();
+    type Series<'s> = (&'s str, Vec<(f64, Spread)>, Vec<(f64, f64, f64)>);
+    let mut series: Vec<Series> = Vec::new();
     let summaries = summarise(runs);
     for s in &summaries {
         let i = match series.iter().position(|(name, _, _)| *name == s.series) {

@@ -16,7 +16,7 @@ use fanorona_search::pn::Work;
 
 /// The wire's version: streams and subjects carry it (`cluster::JOBS`), so programs of
 /// another wire never see these messages; the frame carries it too.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// The first bytes of every message.
 const MARK: &[u8; 4] = b"FNRW";
@@ -245,6 +245,7 @@ fn init_byte(i: Init) -> u8 {
     match i {
         Init::Mobility => 0,
         Init::Material => 1,
+        Init::Learned => 2,
     }
 }
 
@@ -332,6 +333,7 @@ pub fn decode_job(bytes: &[u8]) -> Result<JobMsg, WireError> {
             init: match r.init {
                 0 => Init::Mobility,
                 1 => Init::Material,
+                2 => Init::Learned,
                 i => return Err(damaged(W, format!("first numbers {i}"))),
             },
             position: position(board, &r.position, W)?,

@@ -105,7 +105,7 @@ pub struct Config {
     pub log_level: String,
     pub log_format: LogFormat,
     pub second_level: SecondLevel,
-    /// How new leaves get their first proof and disproof numbers (mobility or material).
+    /// How new leaves get their first proof and disproof numbers (mobility, material or learned).
     pub init: Init,
     /// The store's page cache, in bytes.
     pub store_cache: u64,
@@ -270,7 +270,7 @@ impl Config {
                     "init",
                     span,
                     format!("{s:?}"),
-                    "\"mobility\" or \"material\"",
+                    "\"mobility\", \"material\" or \"learned\"",
                 )
             })?;
         }
@@ -534,7 +534,7 @@ fn expected(key: &str) -> Option<&'static str> {
         "second_level" => {
             "\"tree-size\", a node count in quotes such as \"1000000\", \"tree/D\" or \"max(N,tree/D)\""
         }
-        "init" => "\"mobility\" or \"material\"",
+        "init" => "\"mobility\", \"material\" or \"learned\"",
         "store_cache" | "second_level_table" => {
             "a size of at least 1MiB in quotes, such as \"256MiB\""
         }
@@ -651,7 +651,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("line 1") && e.contains("\"mobility\" or \"material\""),
+            e.contains("line 1") && e.contains("\"mobility\", \"material\" or \"learned\""),
             "{e}"
         );
         assert_eq!(c.store_cache, 64 << 20);

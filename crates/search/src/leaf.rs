@@ -36,6 +36,10 @@ pub enum Init {
     /// one in 44 adds half. (24 was the best of 8, 16, 24 and 32 on the 5x9 start's "Black
     /// wins?"; docs/journal/5x9.md, "First numbers from material".)
     Material,
+    /// Mobility scaled by the value model trained on the tables (`fanorona learn`, weights
+    /// built in for 5x9 and 9x5): the number that says the side less likely to win must
+    /// win is multiplied by up to 16, the other divided (`learned::numbers`).
+    Learned,
 }
 
 impl Init {
@@ -43,6 +47,7 @@ impl Init {
         match self {
             Init::Mobility => "mobility",
             Init::Material => "material",
+            Init::Learned => "learned",
         }
     }
 }
@@ -50,12 +55,12 @@ impl Init {
 impl std::str::FromStr for Init {
     type Err = String;
 
-    /// "mobility" or "material" (the command line's and the config's words).
+    /// "mobility", "material" or "learned" (the command line's and the config's words).
     fn from_str(s: &str) -> Result<Init, String> {
-        [Init::Mobility, Init::Material]
+        [Init::Mobility, Init::Material, Init::Learned]
             .into_iter()
             .find(|i| i.name() == s)
-            .ok_or_else(|| format!("'{s}' is not \"mobility\" or \"material\""))
+            .ok_or_else(|| format!("'{s}' is not \"mobility\", \"material\" or \"learned\""))
     }
 }
 
@@ -101,6 +106,21 @@ impl<'a> LeafEval<'a> {
         };
         match self.init {
             Init::Mobility => (pn, dn),
+            // Refused before a search starts on a board without weights
+            // (`learned::unavailable`): mobility's numbers here would be a silent change.
+            Init::Learned => match crate::learned::builtin(pos.board()) {
+                Some(model) => crate::learned::numbers(
+                    model,
+                    pos,
+                    moves,
+                    pos.side_to_move() == goal.attacker,
+                    (pn, dn),
+                ),
+                None => panic!(
+                    "{}",
+                    crate::learned::unavailable(pos.board()).unwrap_or_default()
+                ),
+            },
             Init::Material => {
                 let attacker = pos.pieces(goal.attacker).count_ones() as i64;
                 let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;

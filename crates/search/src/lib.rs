@@ -29,6 +29,7 @@ pub mod config;
 pub mod dfpn;
 pub mod jobs;
 pub mod leaf;
+pub mod learned;
 pub mod pn;
 pub mod proof;
 pub mod report;

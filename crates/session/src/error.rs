@@ -66,6 +66,9 @@ pub enum SessionError {
     Name(#[from] name::NameError),
     #[error("session {id} is already named '{name}': give another name")]
     NameTaken { id: u64, name: String },
+    /// Settings that cannot run on the session's board (first numbers without weights).
+    #[error("{0}")]
+    Unusable(String),
     #[error("cannot write the progress log {path}: {source}")]
     Log {
         path: PathBuf,

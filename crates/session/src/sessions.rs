@@ -99,6 +99,7 @@ impl Sessions {
         if let Some(n) = &name {
             name::check_name(n)?;
         }
+        usable(settings.init, root.board())?;
         let _w = self.writes.read().expect("writes lock");
         let _g = self.lock.lock().expect("sessions lock");
         if let Some(name) = &name {
@@ -482,6 +483,12 @@ impl Sessions {
                 r.settings.second_level = b;
             }
             if let Some(i) = tuning.init {
+                let board = r
+                    .root
+                    .parse::<Position>()
+                    .map_err(|e| SessionError::Foreign(e.to_string()))?
+                    .board();
+                usable(i, board)?;
                 r.settings.init = i;
             }
             if let Some(d) = &tuning.db_dir {
@@ -724,5 +731,15 @@ struct BackupDone<'a>(&'a std::sync::atomic::AtomicBool);
 impl Drop for BackupDone<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Refuses first numbers that cannot run on `board` (learned ones without weights for it),
+/// before a session is made or changed rather than when its search starts.
+fn usable(init: fanorona_search::Init, board: fanorona_rules::Board) -> Result<(), SessionError> {
+    match init {
+        fanorona_search::Init::Learned => fanorona_search::learned::unavailable(board)
+            .map_or(Ok(()), |why| Err(SessionError::Unusable(why))),
+        _ => Ok(()),
     }
 }

@@ -122,8 +122,9 @@ pub enum SessionCommand {
         /// (the tree's size over D) or "max(N,tree/D)" (that, at least N).
         #[arg(long, value_name = "tree-size|N|tree/D|max(N,tree/D)", required_unless_present_any = ["db", "init"])]
         second_level: Option<SecondLevel>,
-        /// How new leaves get their first numbers from now on: "mobility" or "material".
-        #[arg(long, value_name = "mobility|material")]
+        /// How new leaves get their first numbers from now on: "mobility", "material" or
+        /// "learned" (5x9 and 9x5).
+        #[arg(long, value_name = "mobility|material|learned")]
         init: Option<Init>,
         /// Endgame tables to use from now on.
         ///

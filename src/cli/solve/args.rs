@@ -89,9 +89,10 @@ pub struct SolveArgs {
     pub second_level: Option<SecondLevel>,
     /// How a new leaf's first numbers are set (default: init of the config).
     ///
-    /// "mobility" (Allis) or "material" (mobility weighted by the material lead, after
-    /// EF-PN).
-    #[arg(long, value_name = "mobility|material")]
+    /// "mobility" (Allis), "material" (mobility weighted by the material lead, after
+    /// EF-PN) or "learned" (mobility weighted by the value model trained on the tables;
+    /// 5x9 and 9x5).
+    #[arg(long, value_name = "mobility|material|learned")]
     pub init: Option<Init>,
     /// Threads of a solve run as a session (default: threads of the config).
     ///

@@ -106,6 +106,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
+    crate::cli::args::usable_init(config.init, pos.board())?;
     let (dir, db) = tables_for(&args, config, &pos)?;
     let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
     // Whether every decided search's solution tree passed the check, and how many there were.

@@ -1,0 +1,98 @@
+//! A learned value model for positions above the endgame tables: trained on positions the
+//! tables value, it gives the search's open leaves their first proof and disproof numbers
+//! (`Init::Learned`).
+
+pub mod features;
+pub mod model;
+pub mod train;
+
+pub use model::{Model, WeightsError};
+
+use std::sync::OnceLock;
+
+use fanorona_rules::{Board, Position};
+
+/// The weights made by `fanorona learn` on the 5x9 tables to 9 pieces, kept in the source so
+/// that a machine without the tables has them (docs/journal/learned-guide.md says how).
+const WEIGHTS_5X9: &[u8] = include_bytes!("../../weights/5x9.fnlw");
+
+/// The model the search uses on `board`: the 5x9 weights, read for 5x9 or 9x5; `None` on
+/// other boards (`Init::Learned` is refused there before a search starts).
+pub fn builtin(board: Board) -> Option<&'static Model> {
+    static BY_ORIENTATION: [OnceLock<Model>; 2] = [OnceLock::new(), OnceLock::new()];
+    let rows_first = match (board.rows(), board.cols()) {
+        (5, 9) => 0,
+        (9, 5) => 1,
+        _ => return None,
+    };
+    Some(BY_ORIENTATION[rows_first].get_or_init(|| {
+        Model::from_bytes("the built-in 5x9 weights", WEIGHTS_5X9)
+            .ok()
+            .and_then(|m| m.for_board(board))
+            .expect("the built-in weights are checked by a test")
+    }))
+}
+
+/// Why `Init::Learned` cannot be used on `board`, if it cannot.
+pub fn unavailable(board: Board) -> Option<String> {
+    builtin(board).is_none().then(|| {
+        format!(
+            "first numbers \"learned\" have weights for 5x9 and 9x5 only, not {board}; use \"material\" (or make weights with `{}`)",
+            model::LEARN_COMMAND
+        )
+    })
+}
+
+/// The first (pn, dn) from the model: the number that says the attacker must win is
+/// multiplied by (1 - p) / p, p the model's chance that the attacker wins, and the number
+/// that says it must not by p / (1 - p), each only where that is above 1 and at most 16, so
+/// the numbers stay on mobility's scale and never fall below it (dividing them as well
+/// spent twice the nodes of `material` on the f2-e3A question; docs/journal/learned-guide.md).
+#[inline]
+pub fn numbers(
+    model: &Model,
+    pos: &Position,
+    moves: u64,
+    attacker_moves: bool,
+    (pn, dn): (u64, u64),
+) -> (u64, u64) {
+    let [win, _, loss] = model.predict(pos, moves);
+    let p = if attacker_moves { win } else { loss }.clamp(1e-4, 1.0 - 1e-4);
+    // In sixteenths, 16 (1) to 256 (16).
+    let up = |r: f32| (r * 16.0).clamp(16.0, 256.0) as u64;
+    let (a, b) = (up((1.0 - p) / p), up(p / (1.0 - p)));
+    ((pn * a + 8) / 16, (dn * b + 8) / 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_weights_load_for_both_orientations_only() {
+        let m = builtin("5x9".parse().unwrap()).expect("5x9 weights");
+        assert_eq!(m.board, "5x9".parse().unwrap());
+        assert!(builtin("9x5".parse().unwrap()).is_some());
+        assert!(builtin("5x5".parse().unwrap()).is_none());
+        assert!(unavailable("7x5".parse().unwrap()).unwrap().contains("7x5"));
+    }
+
+    #[test]
+    fn numbers_stay_positive_and_favour_the_likely_winner() {
+        let board: Board = "5x9".parse().unwrap();
+        let m = builtin(board).unwrap();
+        // White to move with 6 pieces against 2: White should be likely to win.
+        let pos: Position = ".........\n.........\n..W.W.W..\n...B.B...\nW.W.W.... w"
+            .replace('\n', "/")
+            .parse()
+            .unwrap();
+        let moves = fanorona_rules::movegen::count_moves(&pos);
+        let (pn, dn) = numbers(m, &pos, moves, true, (1, moves));
+        assert!(pn >= 1 && dn >= 1);
+        let (pn_b, dn_b) = numbers(m, &pos, moves, false, (moves, 1));
+        assert!(
+            pn <= pn_b && dn >= dn_b,
+            "White's win looks likelier than Black's: {pn},{dn} against {pn_b},{dn_b}"
+        );
+    }
+}

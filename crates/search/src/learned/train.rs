@@ -1,0 +1,339 @@
+//! Training the value model on positions sampled from the endgame tables: each material of
+//! 2 to N pieces (the side to move's count first), positions drawn uniformly, valued by the
+//! tables; quiet ones (no capture for either side) weighted more, as they are what a search
+//! meets at its open leaves. Mini-batch Adam on the cross-entropy, by hand: the model is a
+//! few hundred weights, the data a few million rows, and no crate's tensors would be faster.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use thiserror::Error;
+
+use super::features::{INPUTS, Regions};
+use super::model::{HIDDEN, Model, OUTPUTS, softmax};
+use fanorona_rules::movegen::{count_moves, has_capture};
+use fanorona_rules::rng::Rng;
+use fanorona_rules::{Bitboard, Board, Color, Position};
+use fanorona_tables::{Database, Wdl};
+
+#[derive(Debug, Error)]
+pub enum TrainError {
+    #[error(
+        "the tables under {root} lack {missing} of {board} up to {pieces} pieces; build them first: fanorona db build --board {board} --pieces {pieces} --db {root}"
+    )]
+    Missing {
+        root: String,
+        board: Board,
+        pieces: usize,
+        missing: String,
+    },
+    #[error("--pieces must be 2 to 9 and --samples at least 100")]
+    Settings,
+}
+
+/// How a model is trained.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Tables of 2 to `pieces` pieces are sampled.
+    pub pieces: usize,
+    /// Positions drawn for each material (side to move's count, opponent's count).
+    pub samples: u64,
+    pub seed: u64,
+    pub epochs: usize,
+    /// A quiet position (no capture for either side) counts this many times.
+    pub quiet_weight: f32,
+    pub threads: usize,
+}
+
+/// A position as the model sees it, with its value and what it is reported by.
+#[derive(Clone)]
+pub struct Sample {
+    pub x: [f32; INPUTS],
+    /// 0 win, 1 draw, 2 loss for the side to move.
+    pub label: u8,
+    pub pieces: u8,
+    pub quiet: bool,
+    /// The side to move's pieces minus the other's.
+    pub lead: i8,
+    pub held_out: bool,
+}
+
+/// `k` distinct points of `free`, drawn uniformly.
+fn draw(rng: &mut Rng, free: Bitboard, k: u32) -> Bitboard {
+    let mut set: Bitboard = 0;
+    let size = Bitboard::BITS - free.leading_zeros();
+    while set.count_ones() < k {
+        let p = rng.below(size as usize) as u32;
+        let bit = (1 as Bitboard) << p;
+        if free & bit != 0 {
+            set |= bit;
+        }
+    }
+    set
+}
+
+fn label(v: Wdl) -> u8 {
+    match v {
+        Wdl::Win => 0,
+        Wdl::Draw => 1,
+        Wdl::Loss => 2,
+    }
+}
+
+/// The materials trained on: (side to move's pieces, the other's), each at least 1.
+pub fn materials(pieces: usize) -> Vec<(u32, u32)> {
+    (2..=pieces as u32)
+        .flat_map(|n| (1..n).map(move |a| (a, n - a)))
+        .collect()
+}
+
+/// Samples of every material to `settings.pieces` from `db`, one in ten held out (the same
+/// ones for a seed); `progress` hears how many are done of how many.
+pub fn sample(
+    db: &Database,
+    settings: &Settings,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<Sample>, TrainError> {
+    if !(2..=9).contains(&settings.pieces) || settings.samples < 100 {
+        return Err(TrainError::Settings);
+    }
+    let board = db.board();
+    let missing: Vec<String> = materials(settings.pieces)
+        .into_iter()
+        .filter(|&(a, b)| {
+            let m = fanorona_tables::Material {
+                a: a as u8,
+                b: b as u8,
+            };
+            !matches!(db.slice(m), Ok(Some(_)))
+        })
+        .map(|(a, b)| format!("{a}-{b}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(TrainError::Missing {
+            root: db.root().display().to_string(),
+            board,
+            pieces: settings.pieces,
+            missing: format!("the slices {}", missing.join(", ")),
+        });
+    }
+    let regions = Regions::new(board);
+    let full: Bitboard = if board.size() == Bitboard::BITS as usize {
+        Bitboard::MAX
+    } else {
+        ((1 as Bitboard) << board.size()) - 1
+    };
+    let jobs = materials(settings.pieces);
+    let total = jobs.len() as u64 * settings.samples;
+    let done = AtomicU64::new(0);
+    let next = AtomicU64::new(0);
+    let threads = settings.threads.max(1);
+    let mut parts: Vec<(usize, Vec<Sample>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                        let Some(&(a, b)) = jobs.get(i) else { break };
+                        let mut rng = Rng::new(
+                            settings.seed.wrapping_mul(1_000_003) ^ (a as u64) << 8 ^ b as u64,
+                        );
+                        let mut v = Vec::with_capacity(settings.samples as usize);
+                        for n in 0..settings.samples {
+                            let us = draw(&mut rng, full, a);
+                            let them = draw(&mut rng, full & !us, b);
+                            let Some(value) = db.probe_sides(us, them) else {
+                                continue;
+                            };
+                            let pos = Position::from_parts(board, us, them, Color::White);
+                            let quiet =
+                                !has_capture(&pos) && !has_capture(&pos.with_side(Color::Black));
+                            let mut x = [0.0; INPUTS];
+                            regions.inputs(&pos, count_moves(&pos), &mut x);
+                            v.push(Sample {
+                                x,
+                                label: label(value),
+                                pieces: (a + b) as u8,
+                                quiet,
+                                lead: a as i8 - b as i8,
+                                held_out: rng.below(10) == 0,
+                            });
+                            if n % 1024 == 1023 {
+                                progress(done.fetch_add(1024, Ordering::Relaxed) + 1024, total);
+                            }
+                        }
+                        out.push((i, v));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a sampling thread panicked"))
+            .collect()
+    });
+    // The same order whatever the threads did.
+    parts.sort_by_key(|(i, _)| *i);
+    Ok(parts.into_iter().flat_map(|(_, v)| v).collect())
+}
+
+/// Trains a model of `board` on the samples not held out.
+pub fn train(
+    board: Board,
+    samples: &[Sample],
+    settings: &Settings,
+    progress: &dyn Fn(usize, f64),
+) -> Model {
+    let mut rng = Rng::new(settings.seed);
+    // He initialisation for the rectified layer, small outputs.
+    let scale1 = (2.0 / INPUTS as f32).sqrt();
+    let mut uniform = || (rng.unit() * 2.0 - 1.0) as f32;
+    let w1: Vec<f32> = (0..HIDDEN * INPUTS).map(|_| uniform() * scale1).collect();
+    let w2: Vec<f32> = (0..OUTPUTS * (HIDDEN + 1))
+        .map(|_| uniform() * 0.1)
+        .collect();
+    let mut model = Model::new(board, settings.seed, samples.len() as u64, w1, w2);
+    let train: Vec<&Sample> = samples.iter().filter(|s| !s.held_out).collect();
+    let mut order: Vec<usize> = (0..train.len()).collect();
+    let (mut adam1, mut adam2) = (Adam::new(model.w1.len()), Adam::new(model.w2.len()));
+    const BATCH: usize = 512;
+    let steps_per_epoch = train.len().div_ceil(BATCH);
+    let mut g1 = vec![0.0f32; model.w1.len()];
+    let mut g2 = vec![0.0f32; model.w2.len()];
+    for epoch in 0..settings.epochs {
+        // Fisher-Yates with the seed.
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        // The step size falls over the last epochs.
+        let lr = 3e-3
+            * if epoch + 2 > settings.epochs {
+                0.3
+            } else {
+                1.0
+            };
+        let mut loss_sum = 0.0f64;
+        let mut weight_sum = 0.0f64;
+        for step in 0..steps_per_epoch {
+            g1.iter_mut().for_each(|g| *g = 0.0);
+            g2.iter_mut().for_each(|g| *g = 0.0);
+            let mut wsum = 0.0f32;
+            for &i in &order[step * BATCH..((step + 1) * BATCH).min(order.len())] {
+                let s = train[i];
+                let w = if s.quiet { settings.quiet_weight } else { 1.0 };
+                let mut h = [0.0f32; HIDDEN];
+                let p = softmax(model.logits(&s.x, &mut h));
+                loss_sum += -(p[s.label as usize].max(1e-7).ln() as f64) * w as f64;
+                weight_sum += w as f64;
+                wsum += w;
+                // d loss / d logit = p - onehot.
+                let mut d = p;
+                d[s.label as usize] -= 1.0;
+                let mut dh = [0.0f32; HIDDEN];
+                for (o, d) in d.iter().enumerate() {
+                    let row = o * (HIDDEN + 1);
+                    let dw = d * w;
+                    for j in 0..HIDDEN {
+                        g2[row + j] += dw * h[j];
+                        dh[j] += dw * model.w2[row + j];
+                    }
+                    g2[row + HIDDEN] += dw;
+                }
+                for j in 0..HIDDEN {
+                    if h[j] > 0.0 {
+                        let row = &mut g1[j * INPUTS..(j + 1) * INPUTS];
+                        for (g, x) in row.iter_mut().zip(&s.x) {
+                            *g += dh[j] * x;
+                        }
+                    }
+                }
+            }
+            let inv = 1.0 / wsum.max(1e-6);
+            adam1.step(&mut model.w1, &g1, inv, lr);
+            adam2.step(&mut model.w2, &g2, inv, lr);
+        }
+        progress(epoch + 1, loss_sum / weight_sum.max(1e-9));
+    }
+    model
+}
+
+/// Adam's moments for one weight vector.
+struct Adam {
+    m: Vec<f32>,
+    v: Vec<f32>,
+    t: i32,
+}
+
+impl Adam {
+    fn new(n: usize) -> Adam {
+        Adam {
+            m: vec![0.0; n],
+            v: vec![0.0; n],
+            t: 0,
+        }
+    }
+
+    fn step(&mut self, w: &mut [f32], g: &[f32], scale: f32, lr: f32) {
+        const B1: f32 = 0.9;
+        const B2: f32 = 0.999;
+        self.t += 1;
+        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
+        for i in 0..w.len() {
+            let g = g[i] * scale;
+            self.m[i] = B1 * self.m[i] + (1.0 - B1) * g;
+            self.v[i] = B2 * self.v[i] + (1.0 - B2) * g * g;
+            w[i] -= lr * (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + 1e-8);
+        }
+    }
+}
+
+/// How a model (or the material baseline) does on some samples.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Score {
+    pub positions: u64,
+    /// Share whose most likely value is the tables'.
+    pub accuracy: f64,
+    /// Mean cross-entropy, in nats.
+    pub log_loss: f64,
+    /// The accuracy of the material baseline: the value most common in training for the same
+    /// material (side to move's and the other's pieces).
+    pub material_accuracy: f64,
+}
+
+/// The score of `model` on the held-out samples by piece count (index = pieces), quiet ones
+/// alone when `quiet_only`.
+pub fn evaluate(model: &Model, samples: &[Sample], quiet_only: bool) -> Vec<Score> {
+    use std::collections::HashMap;
+    // The material baseline, from the training samples.
+    let mut counts: HashMap<(u8, i8), [u64; 3]> = HashMap::new();
+    for s in samples.iter().filter(|s| !s.held_out) {
+        counts.entry((s.pieces, s.lead)).or_default()[s.label as usize] += 1;
+    }
+    let mut by: Vec<(u64, u64, f64, u64)> = vec![(0, 0, 0.0, 0); 10];
+    for s in samples
+        .iter()
+        .filter(|s| s.held_out && (!quiet_only || s.quiet))
+    {
+        let p = softmax(model.logits(&s.x, &mut [0.0; HIDDEN]));
+        let best = (0..3)
+            .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+            .expect("three") as u8;
+        let common = counts
+            .get(&(s.pieces, s.lead))
+            .map_or(1, |c| (0..3).max_by_key(|&i| c[i]).expect("three") as u8);
+        let e = &mut by[s.pieces as usize];
+        e.0 += 1;
+        e.1 += (best == s.label) as u64;
+        e.2 += -(p[s.label as usize].max(1e-7).ln() as f64);
+        e.3 += (common == s.label) as u64;
+    }
+    by.into_iter()
+        .map(|(n, right, loss, base)| Score {
+            positions: n,
+            accuracy: right as f64 / n.max(1) as f64,
+            log_loss: loss / n.max(1) as f64,
+            material_accuracy: base as f64 / n.max(1) as f64,
+        })
+        .collect()
+}

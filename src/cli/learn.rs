@@ -1,0 +1,150 @@
+//! `fanorona learn`: the value model trained on the endgame tables, its accuracy printed by
+//! piece count against the material baseline, its weights written.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+
+use crate::cli::output::{CliResult, Failure, print_json};
+use crate::out;
+use fanorona::search::learned::train::{self, Settings};
+
+#[derive(clap::Args)]
+pub struct LearnArgs {
+    /// The endgame tables to learn from (default: db_dir of the config).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// The board (RxC); its transpose reads the same weights.
+    #[arg(long, default_value = "5x9")]
+    pub board: String,
+    /// Tables of 2 to this many pieces are sampled (all must be built).
+    #[arg(long, default_value_t = 9)]
+    pub pieces: usize,
+    /// Positions drawn for each material (the side to move's pieces and the other's).
+    #[arg(long, default_value_t = 40_000)]
+    pub samples: u64,
+    /// Seed of the samples, of the held-out tenth and of the training's order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Passes over the training samples.
+    #[arg(long, default_value_t = 6)]
+    pub epochs: usize,
+    /// How many times a quiet position (no capture for either side) counts.
+    #[arg(long, default_value_t = 4.0)]
+    pub quiet_weight: f32,
+    /// Threads drawing samples (default: threads of the config).
+    #[arg(long, value_parser = crate::cli::args::threads)]
+    pub threads: Option<usize>,
+    /// Where to write the weights.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Learned {
+    board: String,
+    weights: String,
+    samples: u64,
+    seed: u64,
+    /// Held-out positions by piece count (index: pieces), all and quiet ones alone.
+    held_out: Vec<(usize, train::Score)>,
+    held_out_quiet: Vec<(usize, train::Score)>,
+}
+
+pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
+    let board: fanorona::Board = args
+        .board
+        .parse()
+        .map_err(|e| Failure::input(anyhow!("--board: {e}")))?;
+    let root = args.db.clone().unwrap_or_else(|| config.db_dir.clone());
+    if !root.is_dir() {
+        return Err(Failure::input(anyhow!(
+            "{}: no such directory; build the tables first: fanorona db build --board {board} --pieces {} --db {}",
+            root.display(),
+            args.pieces,
+            root.display()
+        )));
+    }
+    if let Some(dir) = args
+        .out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return Err(Failure::input(anyhow!(
+            "--out: {} is not a directory",
+            dir.display()
+        )));
+    }
+    let settings = Settings {
+        pieces: args.pieces,
+        samples: args.samples,
+        seed: args.seed,
+        epochs: args.epochs.max(1),
+        quiet_weight: args.quiet_weight.max(0.0),
+        threads: args.threads.unwrap_or(config.threads),
+    };
+    let db = fanorona::egdb::Database::new(&root, board);
+    let started = std::time::Instant::now();
+    let last = std::sync::Mutex::new(std::time::Instant::now());
+    let samples = train::sample(&db, &settings, &|done, total| {
+        let mut last = last.lock().expect("progress");
+        if last.elapsed().as_secs() >= 10 {
+            eprintln!("sampling: {done} of {total} positions valued");
+            *last = std::time::Instant::now();
+        }
+    })
+    .map_err(Failure::input)?;
+    eprintln!(
+        "sampled {} positions in {:.0} s; training",
+        samples.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let model = train::train(board, &samples, &settings, &|epoch, loss| {
+        eprintln!("epoch {epoch}: training loss {loss:.4}");
+    });
+    std::fs::write(&args.out, model.to_bytes())
+        .map_err(|e| Failure::other(anyhow!("{}: {e}", args.out.display())))?;
+    let scores = |quiet| {
+        train::evaluate(&model, &samples, quiet)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| s.positions > 0)
+            .collect::<Vec<_>>()
+    };
+    let result = Learned {
+        board: board.to_string(),
+        weights: args.out.display().to_string(),
+        samples: samples.len() as u64,
+        seed: args.seed,
+        held_out: scores(false),
+        held_out_quiet: scores(true),
+    };
+    if args.json {
+        return print_json(&result);
+    }
+    out!(
+        "{}: weights of {board} from {} positions (seed {}), in {:.0} s",
+        result.weights,
+        result.samples,
+        result.seed,
+        started.elapsed().as_secs_f64()
+    );
+    out!("held-out positions: the model's accuracy against the material baseline's");
+    out!("pieces  positions  accuracy  material  log-loss   quiet: positions  accuracy  material");
+    for ((n, s), (_, q)) in result.held_out.iter().zip(&result.held_out_quiet) {
+        out!(
+            "{n:>6} {:>10} {:>8.1}% {:>8.1}% {:>9.3}   {:>16} {:>8.1}% {:>8.1}%",
+            s.positions,
+            100.0 * s.accuracy,
+            100.0 * s.material_accuracy,
+            s.log_loss,
+            q.positions,
+            100.0 * q.accuracy,
+            100.0 * q.material_accuracy
+        );
+    }
+    Ok(())
+}
