@@ -14,20 +14,7 @@ cd "$(dirname "$0")/.."
 position=${1:-7x5}
 goal=${2:-black}
 second_level=${3:-30000}
-scripts/install-nats.sh
-cargo build --release --quiet
-bin=$PWD/target/release/fanorona
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-# Neither run reads a config of this machine's: the defaults, the same for both.
-: > "$work/config.toml"
-common=(--config "$work/config.toml")
+cluster_bench_setup
 question=("$position" --goal "$goal" --second-level "$second_level")
 # Processor seconds (user and system) of the processes given, together, from /proc.
 cpu() {

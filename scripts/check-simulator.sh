@@ -21,22 +21,10 @@ counts=${1:-2 4 8}
 position=${2:-7x5}
 goal=${3:-black}
 second_level=${4:-30000}
-scripts/install-nats.sh
-cargo build --release --quiet
-bin=$PWD/target/release/fanorona
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-: > "$work/config.toml"
+cluster_bench_setup
 # Workers log each job (debug level), so the real idle time can be split: before a worker's
 # first job, between its jobs, after its last.
 printf 'log_level = "debug"\nlog_format = "json"\n' > "$work/worker.toml"
-common=(--config "$work/config.toml")
 question=("$position" --goal "$goal" --second-level "$second_level")
 echo "$position, whether $goal wins, second level $second_level; $(nproc) cores; $(date -u +%FT%TZ)"
 printf '%8s %10s %10s %7s %10s %10s %7s %9s %9s\n' workers "real j/s" "model j/s" ratio \

@@ -19,3 +19,24 @@ start_nats() {
     echo "nats-server did not start on port $port (its log: $dir/nats.log)" >&2
     return 1
 }
+
+# cluster_bench_setup: what the cluster's measuring scripts share. Installs nats-server if
+# missing, builds the release binary (bin), makes a scratch directory (work) removed at the
+# end with every process whose id the script adds to pids, and an empty config there
+# (common: every run takes the defaults, none of this machine's settings).
+cluster_bench_setup() {
+    scripts/install-nats.sh
+    cargo build --release --quiet
+    bin=$PWD/target/release/fanorona
+    work=$(mktemp -d)
+    pids=()
+    trap cluster_bench_cleanup EXIT
+    : > "$work/config.toml"
+    common=(--config "$work/config.toml")
+}
+
+cluster_bench_cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}

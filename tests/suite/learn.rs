@@ -15,23 +15,29 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn learn(db: &str, out: &str) -> serde_json::Value {
-    let o = run(&[
+/// `learn` on 5x5 tables to `pieces` from seed 3, with the flags `extra` besides.
+fn learn(db: &str, pieces: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
         "learn",
         "--db",
         db,
         "--board",
         "5x5",
         "--pieces",
-        "5",
+        pieces,
         "--samples",
         "3000",
         "--seed",
         "3",
         "--out",
         out,
-        "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn learned(db: &str, out: &str) -> serde_json::Value {
+    let o = learn(db, "5", out, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -44,8 +50,8 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.fnlw"), dir.path().join("b.fnlw"));
-    let first = learn(db, a.to_str().unwrap());
-    learn(db, b.to_str().unwrap());
+    let first = learned(db, a.to_str().unwrap());
+    learned(db, b.to_str().unwrap());
     let bytes = std::fs::read(&a).unwrap();
     assert_eq!(
         bytes,
@@ -85,17 +91,7 @@ fn learned_first_numbers_are_refused_where_they_cannot_run() {
     let tables = tempfile::tempdir().unwrap();
     let db = tables.path().to_str().unwrap();
     let out = tables.path().join("w.fnlw");
-    let o = run(&[
-        "learn",
-        "--db",
-        db,
-        "--board",
-        "5x5",
-        "--pieces",
-        "4",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = learn(db, "4", out.to_str().unwrap(), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("fanorona db build --board 5x5 --pieces 4"),
