@@ -56,7 +56,8 @@ Examples:
 
 pub const LEARN: &str = "\
 Examples:
-  fanorona learn --db tables --board 5x9 --out 5x9.fnlw            # 2 to 9 pieces, about 15 minutes
+  fanorona learn --db tables --board 5x9 --out 5x9.fnlw            # 2 to 9 pieces, a few minutes
+  fanorona learn --db tables --out 5x9.fnlw --certificates docs/certificates/over-9-pieces
   fanorona learn --db egdb --board 5x5 --pieces 6 --samples 2000 --out 5x5.fnlw --json";
 
 pub const VERIFY: &str = "\

@@ -35,6 +35,11 @@ pub struct LearnArgs {
     /// Threads drawing samples (default: threads of the config).
     #[arg(long, value_parser = crate::cli::args::threads)]
     pub threads: Option<usize>,
+    /// Certificates (files, or directories of .cert.gz files) whose decided positions of 10
+    /// to 12 pieces test how the model carries over above the tables (those of other boards
+    /// are passed over).
+    #[arg(long, value_name = "PATH")]
+    pub certificates: Vec<PathBuf>,
     /// Where to write the weights.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -52,6 +57,48 @@ struct Learned {
     /// Held-out positions by piece count (index: pieces), all and quiet ones alone.
     held_out: Vec<(usize, train::Score)>,
     held_out_quiet: Vec<(usize, train::Score)>,
+    /// Positions of 10 to 12 pieces the certificates decide, by piece count.
+    decided: Vec<(usize, train::CarryOver)>,
+}
+
+/// The decided positions of 10 to 12 pieces of the certificates at `paths` (a directory
+/// stands for its .cert.gz files) whose board is `board` or its transpose.
+fn decided(
+    paths: &[PathBuf],
+    board: fanorona::Board,
+) -> Result<Vec<(fanorona::Position, fanorona::Color, bool)>, Failure> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let entries = std::fs::read_dir(p)
+                .map_err(|e| Failure::input(anyhow!("{}: {e}", p.display())))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.to_string_lossy().ends_with(".cert.gz"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            return Err(Failure::input(anyhow!(
+                "--certificates: {}: no such file or directory",
+                p.display()
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let positions = fanorona::certificate::decided::decided_positions(&f, 10..=12)
+            .map_err(Failure::input)?;
+        out.extend(
+            positions
+                .into_iter()
+                .filter(|d| d.position.board() == board || d.position.board() == board.transposed())
+                .map(|d| (d.position, d.attacker, d.attacker_wins)),
+        );
+    }
+    Ok(out)
 }
 
 pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
@@ -78,6 +125,8 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
             dir.display()
         )));
     }
+    // Read before the training, so that a bad path costs nothing.
+    let decided = decided(&args.certificates, board)?;
     let settings = Settings {
         pieces: args.pieces,
         samples: args.samples,
@@ -121,6 +170,11 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         seed: args.seed,
         held_out: scores(false),
         held_out_quiet: scores(true),
+        decided: train::carry_over(&model, &decided)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| s.positions > 0)
+            .collect(),
     };
     if args.json {
         return print_json(&result);
@@ -145,6 +199,19 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
             100.0 * q.accuracy,
             100.0 * q.material_accuracy
         );
+    }
+    if !result.decided.is_empty() {
+        out!("positions of the certificates (attacker wins or not): the model against material");
+        out!("pieces  positions  attacker wins  accuracy  material");
+        for (n, c) in &result.decided {
+            out!(
+                "{n:>6} {:>10} {:>13.1}% {:>8.1}% {:>8.1}%",
+                c.positions,
+                100.0 * c.attacker_wins,
+                100.0 * c.accuracy,
+                100.0 * c.material_accuracy
+            );
+        }
     }
     Ok(())
 }

@@ -99,6 +99,15 @@ fn learned_first_numbers_are_refused_where_they_cannot_run() {
         stderr(&o)
     );
     assert!(!out.exists(), "no weights written");
+    // Certificates that are not there: named before any sampling.
+    let o = learn(
+        db,
+        "4",
+        out.to_str().unwrap(),
+        &["--certificates", "no/such/dir"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no/such/dir"), "{}", stderr(&o));
 }
 
 #[test]

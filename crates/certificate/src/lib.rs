@@ -6,6 +6,7 @@
 
 pub mod checked;
 pub mod close;
+pub mod decided;
 pub mod write;
 
 // The checker and the certificate format live in `fanorona-check`, which cannot reach the

@@ -337,3 +337,88 @@ pub fn evaluate(model: &Model, samples: &[Sample], quiet_only: bool) -> Vec<Scor
         })
         .collect()
 }
+
+/// How a model carries over to positions decided above the tables, at one piece count.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct CarryOver {
+    pub positions: u64,
+    /// Share where the attacker wins.
+    pub attacker_wins: f64,
+    /// Share where the model's chance that the attacker wins is above one half exactly when
+    /// it does.
+    pub accuracy: f64,
+    /// The same for "the attacker wins exactly when it has more pieces".
+    pub material_accuracy: f64,
+}
+
+/// `model` on decided positions (position, attacker, whether it wins), by piece count
+/// (index = pieces); positions of the model's board or its transpose.
+pub fn carry_over(model: &Model, decided: &[(Position, Color, bool)]) -> Vec<CarryOver> {
+    let transposed = model.for_board(model.board.transposed());
+    let mut by: Vec<(u64, u64, u64, u64)> = Vec::new();
+    for &(pos, attacker, wins) in decided {
+        let m = if pos.board() == model.board {
+            model
+        } else {
+            match &transposed {
+                Some(t) if t.board == pos.board() => t,
+                _ => continue,
+            }
+        };
+        let [win, _, loss] = m.predict(&pos, count_moves(&pos));
+        let p = if pos.side_to_move() == attacker {
+            win
+        } else {
+            loss
+        };
+        let ahead =
+            pos.pieces(attacker).count_ones() > pos.pieces(attacker.opponent()).count_ones();
+        let n = pos.piece_count() as usize;
+        if by.len() <= n {
+            by.resize(n + 1, (0, 0, 0, 0));
+        }
+        let e = &mut by[n];
+        e.0 += 1;
+        e.1 += wins as u64;
+        e.2 += ((p > 0.5) == wins) as u64;
+        e.3 += (ahead == wins) as u64;
+    }
+    by.into_iter()
+        .map(|(n, w, right, base)| CarryOver {
+            positions: n,
+            attacker_wins: w as f64 / n.max(1) as f64,
+            accuracy: right as f64 / n.max(1) as f64,
+            material_accuracy: base as f64 / n.max(1) as f64,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carry_over_counts_by_pieces_and_passes_over_other_boards() {
+        let model = crate::learned::builtin("5x9".parse().unwrap()).unwrap();
+        // White ahead by two, on 5x9 and on 9x5 (the transpose reads the same model).
+        let pos: Position = "........./....B..../..W.W..../......W../......... w"
+            .parse()
+            .unwrap();
+        let other: Position = "...../..B../..W../...../..... w".parse().unwrap();
+        let decided = [
+            (pos, Color::White, true),
+            (pos.transposed(), Color::White, false),
+            (other, Color::White, true),
+        ];
+        let by = carry_over(model, &decided);
+        assert_eq!(by.len(), 5, "up to 4 pieces: {by:?}");
+        let four = by[4];
+        assert_eq!(four.positions, 2);
+        assert_eq!(four.attacker_wins, 0.5);
+        // Material says White wins both; it does in one.
+        assert_eq!(four.material_accuracy, 0.5);
+        // The model says the same of both (one position, two orientations): right once.
+        assert_eq!(four.accuracy, 0.5);
+        assert!(by[..4].iter().all(|c| c.positions == 0));
+    }
+}
