@@ -135,11 +135,7 @@ pub fn usable_init(
     init: fanorona::search::Init,
     board: fanorona::Board,
 ) -> Result<(), crate::cli::output::Failure> {
-    match init {
-        fanorona::search::Init::Learned => fanorona::search::learned::unavailable(board)
-            .map_or(Ok(()), |why| {
-                Err(crate::cli::output::Failure::input(anyhow::anyhow!(why)))
-            }),
-        _ => Ok(()),
-    }
+    init.refused_on(board).map_or(Ok(()), |why| {
+        Err(crate::cli::output::Failure::input(anyhow::anyhow!(why)))
+    })
 }

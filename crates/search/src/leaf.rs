@@ -37,12 +37,22 @@ pub enum Init {
     /// wins?"; docs/journal/5x9.md, "First numbers from material".)
     Material,
     /// Mobility scaled by the value model trained on the tables (`fanorona learn`, weights
-    /// built in for 5x9 and 9x5): the number that says the side less likely to win must
-    /// win is multiplied by up to 16, the other divided (`learned::numbers`).
+    /// built in for 5x9 and 9x5): the number that says a side the model thinks unlikely to
+    /// win must win is multiplied by up to 16 (`learned::numbers`).
     Learned,
 }
 
 impl Init {
+    /// Why these first numbers cannot be used on `board`, if they cannot (learned ones
+    /// where no weights are built in). Every way a search starts asks this first, so that
+    /// `LeafEval::initial` never meets a board it has no numbers for.
+    pub fn refused_on(self, board: fanorona_rules::Board) -> Option<String> {
+        match self {
+            Init::Learned => crate::learned::unavailable(board),
+            Init::Mobility | Init::Material => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Init::Mobility => "mobility",
@@ -107,7 +117,7 @@ impl<'a> LeafEval<'a> {
         match self.init {
             Init::Mobility => (pn, dn),
             // Refused before a search starts on a board without weights
-            // (`learned::unavailable`): mobility's numbers here would be a silent change.
+            // (`Init::refused_on`): mobility's numbers here would be a silent change.
             Init::Learned => match crate::learned::builtin(pos.board()) {
                 Some(model) => crate::learned::numbers(
                     model,
@@ -116,10 +126,7 @@ impl<'a> LeafEval<'a> {
                     pos.side_to_move() == goal.attacker,
                     (pn, dn),
                 ),
-                None => panic!(
-                    "{}",
-                    crate::learned::unavailable(pos.board()).unwrap_or_default()
-                ),
+                None => panic!("{}", self.init.refused_on(pos.board()).unwrap_or_default()),
             },
             Init::Material => {
                 let attacker = pos.pieces(goal.attacker).count_ones() as i64;

@@ -99,7 +99,9 @@ impl Sessions {
         if let Some(n) = &name {
             name::check_name(n)?;
         }
-        usable(settings.init, root.board())?;
+        if let Some(why) = settings.init.refused_on(root.board()) {
+            return Err(SessionError::Unusable(why));
+        }
         let _w = self.writes.read().expect("writes lock");
         let _g = self.lock.lock().expect("sessions lock");
         if let Some(name) = &name {
@@ -488,7 +490,9 @@ impl Sessions {
                     .parse::<Position>()
                     .map_err(|e| SessionError::Foreign(e.to_string()))?
                     .board();
-                usable(i, board)?;
+                if let Some(why) = i.refused_on(board) {
+                    return Err(SessionError::Unusable(why));
+                }
                 r.settings.init = i;
             }
             if let Some(d) = &tuning.db_dir {
@@ -731,15 +735,5 @@ struct BackupDone<'a>(&'a std::sync::atomic::AtomicBool);
 impl Drop for BackupDone<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::SeqCst);
-    }
-}
-
-/// Refuses first numbers that cannot run on `board` (learned ones without weights for it),
-/// before a session is made or changed rather than when its search starts.
-fn usable(init: fanorona_search::Init, board: fanorona_rules::Board) -> Result<(), SessionError> {
-    match init {
-        fanorona_search::Init::Learned => fanorona_search::learned::unavailable(board)
-            .map_or(Ok(()), |why| Err(SessionError::Unusable(why))),
-        _ => Ok(()),
     }
 }

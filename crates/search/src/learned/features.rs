@@ -21,7 +21,6 @@ pub const CLASSES: usize = 15;
 /// The groups of a board's points, as masks.
 #[derive(Clone, Debug)]
 pub struct Regions {
-    pub board: Board,
     pub masks: [Bitboard; CLASSES],
     /// Each point's group.
     pub class_of: Vec<u8>,
@@ -49,7 +48,6 @@ impl Regions {
             class_of[p as usize] = class as u8;
         }
         Regions {
-            board,
             masks,
             class_of,
             half: board.size().div_ceil(2) as f32,
@@ -61,20 +59,19 @@ impl Regions {
     #[inline]
     pub fn inputs(&self, pos: &Position, moves: u64, out: &mut [f32; INPUTS]) {
         let mut dense = [0.0; DENSE];
-        self.dense(pos, moves, &mut dense);
+        let (ru, rt) = self.dense(pos, moves, &mut dense);
         out[..DENSE].copy_from_slice(&dense);
         let (us, them) = (pos.us(), pos.them());
-        let ru = 1.0 / (us.count_ones() as f32).max(1.0);
-        let rt = 1.0 / (them.count_ones() as f32).max(1.0);
         for (i, m) in self.masks.iter().enumerate() {
             out[DENSE + i] = (us & m).count_ones() as f32 * ru;
             out[DENSE + CLASSES + i] = (them & m).count_ones() as f32 * rt;
         }
     }
 
-    /// The first `DENSE` inputs (material, mobility, captures).
+    /// The first `DENSE` inputs (material, mobility, captures); returns one over each
+    /// side's piece count (at least 1), the scale of its shares.
     #[inline]
-    pub fn dense(&self, pos: &Position, moves: u64, out: &mut [f32; DENSE]) {
+    pub fn dense(&self, pos: &Position, moves: u64, out: &mut [f32; DENSE]) -> (f32, f32) {
         let (us, them) = (pos.us(), pos.them());
         let (u, t) = (us.count_ones() as f32, them.count_ones() as f32);
         let (ru, rt) = (1.0 / u.max(1.0), 1.0 / t.max(1.0));
@@ -90,6 +87,7 @@ impl Regions {
         out[7] = ours.count_ones() as f32 * ru;
         out[8] = (theirs != 0) as u8 as f32;
         out[9] = theirs.count_ones() as f32 * rt;
+        (ru, rt)
     }
 }
 

@@ -41,10 +41,6 @@ pub enum WeightsError {
         "{0}: made for {1} inputs and {2} hidden units, this program has {INPUTS} and {HIDDEN}; make it again with `{LEARN_COMMAND}`"
     )]
     Shape(String, u32, u32),
-    #[error("{0}: weights of {1}, not of {2}; make them with `{LEARN_COMMAND}` (--board {2})")]
-    Board(String, Board, Board),
-    #[error("{0}: {1}")]
-    Io(String, String),
 }
 
 /// A trained model, ready to evaluate positions of its board (and of its transpose).
@@ -130,6 +126,12 @@ impl Model {
         for (h, row) in hidden.iter_mut().zip(self.w1.chunks_exact(INPUTS)) {
             *h = dot(row, x).max(0.0);
         }
+        self.output(hidden)
+    }
+
+    /// The output layer's logits for the hidden layer's values.
+    #[inline]
+    fn output(&self, hidden: &[f32; HIDDEN]) -> [f32; OUTPUTS] {
         let mut out = [0.0; OUTPUTS];
         for (o, row) in out.iter_mut().zip(self.w2.chunks_exact(HIDDEN + 1)) {
             *o = row[HIDDEN] + dot(&row[..HIDDEN], hidden);
@@ -143,7 +145,7 @@ impl Model {
     #[inline]
     pub fn predict(&self, pos: &Position, moves: u64) -> [f32; OUTPUTS] {
         let mut x = [0.0; DENSE];
-        self.regions.dense(pos, moves, &mut x);
+        let (ru, rt) = self.regions.dense(pos, moves, &mut x);
         let f = &self.fast;
         let mut hidden = [0.0f32; HIDDEN];
         for (x, column) in x.iter().zip(&f.dense) {
@@ -158,21 +160,10 @@ impl Model {
             }
             sum
         };
-        let (us, them) = (pos.us(), pos.them());
-        let ours = side(us, &f.ours);
-        let theirs = side(them, &f.theirs);
-        add_scaled(&mut hidden, &ours, 1.0 / (us.count_ones() as f32).max(1.0));
-        add_scaled(
-            &mut hidden,
-            &theirs,
-            1.0 / (them.count_ones() as f32).max(1.0),
-        );
+        add_scaled(&mut hidden, &side(pos.us(), &f.ours), ru);
+        add_scaled(&mut hidden, &side(pos.them(), &f.theirs), rt);
         hidden.iter_mut().for_each(|h| *h = h.max(0.0));
-        let mut out = [0.0; OUTPUTS];
-        for (o, row) in out.iter_mut().zip(self.w2.chunks_exact(HIDDEN + 1)) {
-            *o = row[HIDDEN] + dot(&row[..HIDDEN], &hidden);
-        }
-        softmax(out)
+        softmax(self.output(&hidden))
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -233,18 +224,6 @@ impl Model {
             w1.to_vec(),
             w2.to_vec(),
         ))
-    }
-
-    /// Reads the weights file at `path`, refused unless made for `board` (or its transpose).
-    pub fn load(path: &std::path::Path, board: Board) -> Result<Model, WeightsError> {
-        let name = path.display().to_string();
-        let bytes =
-            std::fs::read(path).map_err(|e| WeightsError::Io(name.clone(), e.to_string()))?;
-        let model = Model::from_bytes(&name, &bytes)?;
-        let made = model.board;
-        model
-            .for_board(board)
-            .ok_or(WeightsError::Board(name, made, board))
     }
 }
 

@@ -13,7 +13,7 @@ use super::model::{HIDDEN, Model, OUTPUTS, softmax};
 use fanorona_rules::movegen::{count_moves, has_capture};
 use fanorona_rules::rng::Rng;
 use fanorona_rules::{Bitboard, Board, Color, Position};
-use fanorona_tables::{Database, Wdl};
+use fanorona_tables::{Database, Material, Wdl};
 
 #[derive(Debug, Error)]
 pub enum TrainError {
@@ -79,11 +79,12 @@ fn label(v: Wdl) -> u8 {
     }
 }
 
-/// The materials trained on: (side to move's pieces, the other's), each at least 1.
-pub fn materials(pieces: usize) -> Vec<(u32, u32)> {
-    (2..=pieces as u32)
-        .flat_map(|n| (1..n).map(move |a| (a, n - a)))
-        .collect()
+/// The materials trained on, every slice of 2 to `pieces` pieces: by pieces, then by the
+/// side to move's count ascending (the order samples are drawn and kept in).
+pub fn materials(pieces: usize) -> Vec<Material> {
+    let mut all: Vec<Material> = (2..=pieces).flat_map(Material::with_pieces).collect();
+    all.sort_by_key(|m| (m.a + m.b, m.a));
+    all
 }
 
 /// Samples of every material to `settings.pieces` from `db`, one in ten held out (the same
@@ -99,14 +100,8 @@ pub fn sample(
     let board = db.board();
     let missing: Vec<String> = materials(settings.pieces)
         .into_iter()
-        .filter(|&(a, b)| {
-            let m = fanorona_tables::Material {
-                a: a as u8,
-                b: b as u8,
-            };
-            !matches!(db.slice(m), Ok(Some(_)))
-        })
-        .map(|(a, b)| format!("{a}-{b}"))
+        .filter(|&m| !matches!(db.slice(m), Ok(Some(_))))
+        .map(|m| m.to_string())
         .collect();
     if !missing.is_empty() {
         return Err(TrainError::Missing {
@@ -117,11 +112,7 @@ pub fn sample(
         });
     }
     let regions = Regions::new(board);
-    let full: Bitboard = if board.size() == Bitboard::BITS as usize {
-        Bitboard::MAX
-    } else {
-        ((1 as Bitboard) << board.size()) - 1
-    };
+    let full = board.geometry().all;
     let jobs = materials(settings.pieces);
     let total = jobs.len() as u64 * settings.samples;
     let done = AtomicU64::new(0);
@@ -134,7 +125,8 @@ pub fn sample(
                     let mut out = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(&(a, b)) = jobs.get(i) else { break };
+                        let Some(&m) = jobs.get(i) else { break };
+                        let (a, b) = (m.a as u32, m.b as u32);
                         let mut rng = Rng::new(
                             settings.seed.wrapping_mul(1_000_003) ^ (a as u64) << 8 ^ b as u64,
                         );
