@@ -41,13 +41,15 @@ Examples:
   fanorona play                               # you (White) against alpha-beta on 5x9
   fanorona play 5x5 --black mcts:easy --save game.txt   # its record kept after every move
   fanorona play --load game.txt               # go on with it
-  fanorona play 3x3 --white mcts:hard --black perfect   # two players";
+  fanorona play 3x3 --white mcts:hard --black perfect   # two players
+  fanorona play --black proof --db tables --certificates docs/certificates   # the certificates' side";
 
 pub const MATCH: &str = "\
 Examples:
   fanorona match alphabeta:easy random --board 3x3 --games 4 --threads 1
   fanorona match mcts alphabeta --games 200 --csv games.csv
-  fanorona match perfect alphabeta:hard --board 5x5 --db egdb --games 10";
+  fanorona match perfect alphabeta:hard --board 5x5 --db egdb --games 10
+  fanorona match proof random --db egdb --certificates docs/certificates --games 20";
 
 pub const STATS: &str = "\
 Examples:

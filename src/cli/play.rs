@@ -20,7 +20,8 @@ use fanorona::egdb::file::board_dir;
 use fanorona::play::arena::{GameRow, MatchSpec, run_match, summarise};
 use fanorona::play::mcts::Rollout;
 use fanorona::play::perfect::{Sources, move_values, rank};
-use fanorona::play::report::MatchPlayed;
+use fanorona::play::report::{MatchPlayed, MovesFrom};
+use fanorona::play::strategy::Library;
 use fanorona::play::{Agent, Game, Spec, Tools, make, record};
 use fanorona::search::rote::RoteTable;
 use fanorona::{Board, Position, diagram, legal_moves};
@@ -76,7 +77,7 @@ pub struct PlayArgs {
     pub board: Option<String>,
     /// Who plays White: human (the default) or a player such as mcts:hard.
     ///
-    /// The players: random, minimax, alphabeta, mcts, perfect, winimax; a level after a
+    /// The players: random, minimax, alphabeta, mcts, perfect, winimax, proof; a level after a
     /// colon: easy, medium, hard, perfect. A loaded game keeps its record's players unless
     /// this is given.
     #[arg(long)]
@@ -126,6 +127,12 @@ pub struct PlayerOptions {
     /// The positions solved sessions learned.
     #[arg(long)]
     pub rote: bool,
+    /// Certificates the proof player follows (default: DATA_DIR/certificates).
+    ///
+    /// Each is checked with the rules and the tables the first time a game reaches its
+    /// root, and never followed otherwise. The published ones: docs/certificates.
+    #[arg(long, value_name = "DIR")]
+    pub certificates: Option<PathBuf>,
 }
 
 impl PlayerOptions {
@@ -134,6 +141,7 @@ impl PlayerOptions {
         &self,
         db: Option<Arc<Database>>,
         rote: Option<Arc<RoteTable>>,
+        certificates: Option<Arc<Library>>,
         seed: u64,
     ) -> Result<Tools, Failure> {
         if let Some(c) = self.mcts_c
@@ -150,7 +158,49 @@ impl PlayerOptions {
             mcts_c: self.mcts_c,
             mcts_rollout: self.mcts_rollouts,
             rote,
+            certificates,
         })
+    }
+
+    /// The certificates for the proof player, if one of `specs` is it: those of
+    /// `--certificates` (which must be readable) or of DATA_DIR/certificates (if it is
+    /// there); their headers read now, each checked when a game first reaches its root.
+    fn load_certificates(
+        &self,
+        config: &fanorona::config::Config,
+        db: Option<&Arc<Database>>,
+        specs: &[Spec],
+    ) -> Result<Option<Arc<Library>>, Failure> {
+        if !specs.iter().any(|s| s.follows_certificates()) {
+            return Ok(None);
+        }
+        let dir = match &self.certificates {
+            Some(d) => d.clone(),
+            None => {
+                let d = config.data_dir.join("certificates");
+                if !d.is_dir() {
+                    eprintln!(
+                        "note: the proof player has no certificates ({} is not there): give --certificates DIR (the published ones: docs/certificates)",
+                        d.display()
+                    );
+                    return Ok(None);
+                }
+                d
+            }
+        };
+        let library = input(Library::open(&dir, db.cloned()))?;
+        for (name, why) in &library.unreadable {
+            eprintln!(
+                "note: {}/{name} is not a certificate the proof player reads: {why}",
+                dir.display()
+            );
+        }
+        eprintln!(
+            "proof player: {} in {}",
+            counted(library.len(), "certificate", "certificates"),
+            dir.display()
+        );
+        Ok(Some(Arc::new(library)))
     }
 
     /// The rote store's entries for `board` (and its transpose), if asked for.
@@ -274,20 +324,28 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
     let db = tables(args.db.as_deref(), &config.db_dir, board, &specs, human)?;
     warn_without_tables(&specs, db.as_deref(), board);
     let rote = args.options.load_rote(config, board)?;
+    let certificates = args
+        .options
+        .load_certificates(config, db.as_ref(), &specs)?;
     let mut agents: [Option<Box<dyn Agent>>; 2] = [
         match white {
             Some(s) => Some(make(
                 s,
-                &args.options.tools(db.clone(), rote.clone(), args.seed)?,
+                &args
+                    .options
+                    .tools(db.clone(), rote.clone(), certificates.clone(), args.seed)?,
             )),
             None => None,
         },
         match black {
             Some(s) => Some(make(
                 s,
-                &args
-                    .options
-                    .tools(db.clone(), rote.clone(), args.seed.wrapping_add(1))?,
+                &args.options.tools(
+                    db.clone(),
+                    rote.clone(),
+                    certificates.clone(),
+                    args.seed.wrapping_add(1),
+                )?,
             )),
             None => None,
         },
@@ -312,8 +370,13 @@ pub fn play(args: PlayArgs, config: &fanorona::config::Config) -> CliResult {
                 .value
                 .map(|(v, s)| format!(" ({v} for {mover}, {})", s.name()))
                 .unwrap_or_default();
+            let why = choice
+                .why
+                .as_ref()
+                .map(|w| format!(": {}", w.text))
+                .unwrap_or_default();
             out!(
-                "{} {mover} plays {}{what}",
+                "{} {mover} plays {}{what}{why}",
                 game.plies() + 1,
                 choice.mv.notation(board)
             );
@@ -511,7 +574,7 @@ fn human_turn(
 pub struct MatchArgs {
     /// Player A, such as alphabeta:hard.
     ///
-    /// The players: random, minimax, alphabeta, mcts, perfect, winimax; a level after a
+    /// The players: random, minimax, alphabeta, mcts, perfect, winimax, proof; a level after a
     /// colon: easy, medium, hard, perfect.
     pub a: String,
     /// Player B.
@@ -591,6 +654,9 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         false,
     )?;
     warn_without_tables(&[a, b], db.as_deref(), start.board());
+    let certificates = args
+        .options
+        .load_certificates(config, db.as_ref(), &[a, b])?;
     let spec = MatchSpec {
         a,
         b,
@@ -599,9 +665,12 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
         threads: args.threads.unwrap_or(config.threads),
         seed: args.seed,
         max_plies: (args.max_plies > 0).then_some(args.max_plies),
-        tools: args
-            .options
-            .tools(db, args.options.load_rote(config, start.board())?, 0)?,
+        tools: args.options.tools(
+            db,
+            args.options.load_rote(config, start.board())?,
+            certificates,
+            0,
+        )?,
     };
     let batch = GameBatch::start(format!("{a} vs {b}"), args.games, args.json);
     let t = std::time::Instant::now();
@@ -614,6 +683,8 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
     }
     let mean = |f: fn(&GameRow) -> f64| rows.iter().map(f).sum::<f64>() / rows.len() as f64;
     let plies = mean(|r| r.plies as f64);
+    let a_from = MovesFrom::total(rows.iter().map(|r| &r.a_from));
+    let b_from = MovesFrom::total(rows.iter().map(|r| &r.b_from));
     let (a_time, b_time) = (
         mean(|r| r.a_seconds_per_move),
         mean(|r| r.b_seconds_per_move),
@@ -634,6 +705,8 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             seed: spec.seed,
             games_asked: spec.games,
             interrupted: interrupted.is_some(),
+            a_moves_from: a_from,
+            b_moves_from: b_from,
         })?;
     } else {
         out!(
@@ -676,6 +749,11 @@ pub fn match_cmd(args: MatchArgs, config: &fanorona::config::Config) -> CliResul
             per_move(b_time),
             counted(spec.threads, "thread", "threads")
         );
+        for (who, from) in [(a, a_from), (b, b_from)] {
+            if let Some(f) = from {
+                out!("{who}'s moves: {f}");
+            }
+        }
     }
     game_batch::end(interrupted, args.json)
 }

@@ -24,6 +24,7 @@ mod perft_deep;
 mod perft_reference;
 mod play_cli;
 mod players;
+mod proof_player;
 mod rules;
 mod service;
 mod service_unit;

@@ -80,7 +80,7 @@ fn two_players_play_and_bad_players_are_named() {
     for (args, says) in [
         (
             &["match", "chess", "random"][..],
-            "unknown player 'chess': use random, minimax, alphabeta, mcts, perfect or winimax",
+            "unknown player 'chess': use random, minimax, alphabeta, mcts, perfect, winimax or proof",
         ),
         (
             &["match", "mcts:insane", "random"],
@@ -318,4 +318,94 @@ fn a_match_from_a_finished_position_is_refused() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn the_proof_player_follows_a_certificate_solve_wrote_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    let prefix = certs.join("3x7");
+    let o = run_with(
+        &[
+            "solve",
+            "3x7",
+            "--no-store",
+            "--goal",
+            "white",
+            "--certificate",
+            prefix.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_with(
+        &[
+            "play",
+            "3x7",
+            "--white",
+            "proof",
+            "--black",
+            "random",
+            "--certificates",
+            certs.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 white plays")
+            && out.contains(
+                "(win for white, certificate): 3x7.white-wins.cert.gz: its move, which wins"
+            ),
+        "{out}"
+    );
+    assert!(out.contains("white wins"), "{out}");
+    // A match counts where the proof player's moves came from.
+    let o = run_with(
+        &[
+            "match",
+            "proof",
+            "random",
+            "--board",
+            "3x7",
+            "--games",
+            "4",
+            "--threads",
+            "1",
+            "--certificates",
+            certs.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("4 wins, 0 draws, 0 losses"), "{out}");
+    assert!(
+        out.contains("proof's moves: ") && out.contains(" from certificates"),
+        "{out}"
+    );
+    // A directory that is not there is named, and nothing is played.
+    let missing = dir.path().join("none");
+    let o = run_with(
+        &[
+            "play",
+            "3x7",
+            "--white",
+            "proof",
+            "--black",
+            "random",
+            "--certificates",
+            missing.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(missing.to_str().unwrap()),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("plays"), "{}", stdout(&o));
 }

@@ -62,6 +62,51 @@ pub struct Choice {
     pub info: MoveInfo,
     /// Work done: nodes searched or playouts run.
     pub work: u64,
+    /// Why it chose the move, for players that say (the proof player).
+    pub why: Option<Why>,
+}
+
+/// Why the proof player made a move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Why {
+    pub from: MoveFrom,
+    /// In words, naming the certificate or what the player fell back on.
+    pub text: String,
+}
+
+/// Where the proof player's move came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MoveFrom {
+    /// A checked certificate's move.
+    Certificate,
+    /// The endgame tables (at or below a certificate's table leaf, or anywhere they reach).
+    Tables,
+    /// A win a bounded search proved, taken instead of the certificate's move.
+    Win,
+    /// Outside every certificate and the tables: perfect play's choice.
+    Fallback,
+}
+
+impl MoveFrom {
+    pub const ALL: [MoveFrom; 4] = [
+        MoveFrom::Certificate,
+        MoveFrom::Tables,
+        MoveFrom::Win,
+        MoveFrom::Fallback,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MoveFrom::Certificate => "certificate",
+            MoveFrom::Tables => "tables",
+            MoveFrom::Win => "win",
+            MoveFrom::Fallback => "fallback",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// A player. `choose` is only called on a game that has not ended.
@@ -110,16 +155,19 @@ pub enum Kind {
     Mcts,
     Perfect,
     Winimax,
+    /// The proof player: the certificates' moves, the tables, then perfect play.
+    Proof,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Random,
         Kind::Minimax,
         Kind::AlphaBeta,
         Kind::Mcts,
         Kind::Perfect,
         Kind::Winimax,
+        Kind::Proof,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +178,7 @@ impl Kind {
             Kind::Mcts => "mcts",
             Kind::Perfect => "perfect",
             Kind::Winimax => "winimax",
+            Kind::Proof => "proof",
         }
     }
 
@@ -143,7 +192,7 @@ impl Kind {
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SpecError {
     #[error(
-        "unknown player '{0}': use random, minimax, alphabeta, mcts, perfect or winimax, with a level after a colon (alphabeta:hard)"
+        "unknown player '{0}': use random, minimax, alphabeta, mcts, perfect, winimax or proof, with a level after a colon (alphabeta:hard)"
     )]
     Kind(String),
     #[error("unknown level '{0}': use easy, medium, hard or perfect")]
@@ -161,10 +210,17 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Whether it plays perfectly where it can (perfect play, WINIMAX, or a searcher's
-    /// perfect level, which is perfect play): those read the tables and the rote store.
+    /// Whether it plays perfectly where it can (perfect play, WINIMAX, the proof player, or
+    /// a searcher's perfect level, which is perfect play): those read the tables and the rote
+    /// store.
     pub fn plays_perfectly(self) -> bool {
-        matches!(self.kind, Kind::Perfect | Kind::Winimax) || self.level == Level::Perfect
+        matches!(self.kind, Kind::Perfect | Kind::Winimax | Kind::Proof)
+            || self.level == Level::Perfect
+    }
+
+    /// Whether it follows certificates (the proof player).
+    pub fn follows_certificates(self) -> bool {
+        self.kind == Kind::Proof
     }
 }
 
@@ -186,7 +242,7 @@ impl std::str::FromStr for Spec {
             return Err(SpecError::NoLevels(s.to_string(), kind.name()));
         }
         let level = match level.as_deref() {
-            None if matches!(kind, Kind::Perfect | Kind::Winimax) => Level::Perfect,
+            None if matches!(kind, Kind::Perfect | Kind::Winimax | Kind::Proof) => Level::Perfect,
             None => Level::Medium,
             Some(l) => Level::ALL
                 .into_iter()
@@ -223,6 +279,8 @@ pub struct Tools {
     pub mcts_rollout: Option<Rollout>,
     /// Positions solved by earlier searches (the sessions' rote store), for perfect play.
     pub rote: Option<Arc<fanorona_search::rote::RoteTable>>,
+    /// Certificates the proof player may follow.
+    pub certificates: Option<Arc<crate::strategy::Library>>,
 }
 
 /// How rollouts choose their moves.

@@ -378,6 +378,7 @@ impl Agent for AlphaBeta {
                 score: Some(score),
             },
             work,
+            why: None,
         }
     }
 

@@ -19,6 +19,9 @@ pub struct Played {
     pub seconds: [f64; 2],
     /// Moves played by White and by Black.
     pub moves: [u32; 2],
+    /// White's and Black's moves by where they came from, for players that say
+    /// (`MoveFrom::index`).
+    pub from: [[u32; 4]; 2],
 }
 
 fn side(c: Color) -> usize {
@@ -36,7 +39,7 @@ pub fn play_game(
     max_plies: Option<usize>,
 ) -> Played {
     let mut game = Game::new(start, max_plies);
-    let (mut seconds, mut moves) = ([0.0; 2], [0; 2]);
+    let (mut seconds, mut moves, mut from) = ([0.0; 2], [0; 2], [[0; 4]; 2]);
     while game.end().is_none() {
         let mover = game.position().side_to_move();
         let t = Instant::now();
@@ -46,6 +49,9 @@ pub fn play_game(
         };
         seconds[side(mover)] += t.elapsed().as_secs_f64();
         moves[side(mover)] += 1;
+        if let Some(why) = &choice.why {
+            from[side(mover)][why.from.index()] += 1;
+        }
         game.play(&choice.mv)
             .expect("a player chooses among the legal moves");
     }
@@ -55,6 +61,7 @@ pub fn play_game(
         end,
         seconds,
         moves,
+        from,
     }
 }
 
@@ -91,6 +98,9 @@ pub struct GameRow {
     pub seconds: f64,
     pub a_seconds_per_move: f64,
     pub b_seconds_per_move: f64,
+    /// A's and B's moves by where they came from (`MoveFrom::index`), for players that say.
+    pub a_from: [u32; 4],
+    pub b_from: [u32; 4],
     pub moves: String,
 }
 
@@ -132,6 +142,8 @@ pub fn match_game(spec: &MatchSpec, index: usize) -> GameRow {
         seconds: t.elapsed().as_secs_f64(),
         a_seconds_per_move: per_move(ai),
         b_seconds_per_move: per_move(bi),
+        a_from: played.from[ai],
+        b_from: played.from[bi],
         moves: played
             .game
             .moves()
@@ -243,6 +255,8 @@ mod tests {
             seconds: 0.0,
             a_seconds_per_move: 0.0,
             b_seconds_per_move: 0.0,
+            a_from: [0; 4],
+            b_from: [0; 4],
             moves: String::new(),
         }
     }

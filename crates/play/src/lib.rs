@@ -1,7 +1,7 @@
-//! Playing: players (random, minimax, alpha-beta, MCTS, perfect play, WINIMAX) behind one
-//! interface, games with the rules' draws in play, game records, and matches. It uses the
-//! rules, the tables and the searches; nothing below it uses it (it sits beside the
-//! session layer).
+//! Playing: players (random, minimax, alpha-beta, MCTS, perfect play, WINIMAX, and the proof
+//! player that follows checked certificates) behind one interface, games with the rules'
+//! draws in play, game records, and matches. It uses the rules, the tables, the searches and
+//! the certificate checker; nothing below it uses it (it sits beside the session layer).
 
 pub mod agent;
 pub mod alphabeta;
@@ -11,6 +11,7 @@ pub mod game;
 pub mod mcts;
 pub mod perfect;
 pub mod pool;
+pub mod proof;
 pub mod random;
 pub mod record;
 pub mod report;
@@ -20,8 +21,11 @@ pub mod rng {
 }
 pub mod roster;
 pub mod stats;
+pub mod strategy;
 pub mod winimax;
 
-pub use agent::{Agent, Choice, Kind, Level, MoveInfo, Source, Spec, Tools, Verdict};
+pub use agent::{
+    Agent, Choice, Kind, Level, MoveFrom, MoveInfo, Source, Spec, Tools, Verdict, Why,
+};
 pub use game::{End, Game, GameError};
 pub use roster::make;

@@ -338,6 +338,7 @@ impl Agent for Mcts {
                 score,
             },
             work: self.playouts_done - start,
+            why: None,
         }
     }
 }

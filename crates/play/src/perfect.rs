@@ -167,7 +167,7 @@ pub fn child_value(
 
 /// Whether the side to move at `child` (reached from the game's position) has a move back
 /// to a position the game has already had: the game would end there, drawn.
-fn opponent_can_repeat(game: &Game, child: &Position) -> bool {
+pub fn opponent_can_repeat(game: &Game, child: &Position) -> bool {
     let mut found = false;
     fanorona_rules::movegen::for_each_child(child, |c| {
         // A capture makes a position the game never had (pieces do not come back).
@@ -268,6 +268,7 @@ pub fn choice(ranked: &[Valued], i: usize) -> Choice {
         mv: ranked[i].info.mv,
         info: ranked[i].info.clone(),
         work,
+        why: None,
     }
 }
 

@@ -34,6 +34,7 @@ impl Agent for Random {
                 score: None,
             },
             work: 0,
+            why: None,
         }
     }
 }

@@ -28,6 +28,50 @@ pub struct MatchPlayed {
     /// Games asked for: more than `games` when the match was interrupted.
     pub games_asked: usize,
     pub interrupted: bool,
+    /// A's and B's moves by where they came from (certificate, tables, win, fallback), for
+    /// players that say (the proof player); absent for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_moves_from: Option<MovesFrom>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_moves_from: Option<MovesFrom>,
+}
+
+/// A player's moves over a match by where they came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovesFrom {
+    pub certificate: u64,
+    pub tables: u64,
+    pub win: u64,
+    pub fallback: u64,
+}
+
+impl MovesFrom {
+    /// The sum of the games' counts (`MoveFrom::index` order); `None` if the player never
+    /// said where a move came from.
+    pub fn total<'a>(games: impl IntoIterator<Item = &'a [u32; 4]>) -> Option<MovesFrom> {
+        let mut n = [0u64; 4];
+        for g in games {
+            for (t, x) in n.iter_mut().zip(g) {
+                *t += u64::from(*x);
+            }
+        }
+        (n.iter().sum::<u64>() > 0).then_some(MovesFrom {
+            certificate: n[0],
+            tables: n[1],
+            win: n[2],
+            fallback: n[3],
+        })
+    }
+}
+
+impl std::fmt::Display for MovesFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} from certificates, {} from the tables, {} wins found, {} fallback",
+            self.certificate, self.tables, self.win, self.fallback
+        )
+    }
 }
 
 /// `stats --json`: the game measured as the paper's Section 3 (game length, branching), and

@@ -1,7 +1,7 @@
 //! Every player by kind and level: the one place that knows each agent's type.
 
 use crate::agent::{Agent, Kind, Level, Spec, Tools};
-use crate::{alphabeta, mcts, perfect, random, winimax};
+use crate::{alphabeta, mcts, perfect, proof, random, winimax};
 
 /// A player of the given kind and level.
 pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
@@ -16,5 +16,6 @@ pub fn make(spec: Spec, tools: &Tools) -> Box<dyn Agent> {
         Kind::Mcts => Box::new(mcts::Mcts::for_level(spec.level, tools)),
         Kind::Perfect => Box::new(perfect::Perfect::new(tools)),
         Kind::Winimax => Box::new(winimax::Winimax::new(tools)),
+        Kind::Proof => Box::new(proof::Proof::new(tools)),
     }
 }

@@ -112,6 +112,10 @@ pub struct AgentMove {
     /// Nodes searched or playouts run.
     pub work: u64,
     pub seconds: f64,
+    /// Why it chose the move, for players that say (the proof player: the certificate it
+    /// follows, the tables, a win found, or what it fell back on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// GET /api/info: the boards, the players and their levels.

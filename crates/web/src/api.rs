@@ -218,10 +218,16 @@ pub async fn agent(
         } else {
             (None, None)
         };
+        let certificates = if spec.follows_certificates() {
+            state.strategies(board)
+        } else {
+            None
+        };
         let tools = Tools {
             db,
             rote,
             seed,
+            certificates,
             ..Tools::default()
         };
         let mut player = make(spec, &tools);
@@ -235,6 +241,7 @@ pub async fn agent(
             source: choice.info.value.map(|(_, s)| s.name()),
             work: choice.work,
             seconds: started.elapsed().as_secs_f64(),
+            reason: choice.why.map(|w| w.text),
         }))
     })
     .await

@@ -32,6 +32,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use thiserror::Error;
 
+use fanorona_play::strategy::Library;
 use fanorona_rules::geometry::Board;
 use fanorona_search::rote::RoteTable;
 use fanorona_tables::Database;
@@ -103,6 +104,10 @@ impl IntoResponse for ApiError {
 /// then, and the table (none without a daemon).
 type RoteRead = (Instant, Option<usize>, Option<Arc<RoteTable>>);
 
+/// The proof player's certificates of a board, and the certificate directory's file names
+/// when they were read.
+type Strategies = (Vec<String>, Arc<Library>);
+
 /// What the handlers share.
 pub struct AppState {
     pub options: Options,
@@ -118,6 +123,9 @@ pub struct AppState {
     curves: sessions::CurveCache,
     /// Certificates indexed for the proof explorer.
     proof_trees: proofs::Trees,
+    /// The proof player's certificates by board (their tables differ), with the certificate
+    /// directory's file names when they were read.
+    strategies: Mutex<HashMap<Board, Strategies>>,
 }
 
 impl AppState {
@@ -130,7 +138,30 @@ impl AppState {
             certificates: Mutex::new(None),
             curves: sessions::CurveCache::default(),
             proof_trees: proofs::Trees::default(),
+            strategies: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The certificates the proof player follows on `board`: the certificate directory's,
+    /// read again when its files change (each is checked when a game first reaches its
+    /// root; call off the server's threads).
+    pub fn strategies(&self, board: Board) -> Option<Arc<Library>> {
+        let dir = &self.options.certificates_dir;
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut s = self.strategies.lock().expect("strategies lock");
+        if let Some((then, library)) = s.get(&board)
+            && *then == names
+        {
+            return Some(library.clone());
+        }
+        let library = Arc::new(Library::open(dir, self.tables(board)).ok()?);
+        s.insert(board, (names, library.clone()));
+        Some(library)
     }
 
     /// A turn to think (a player's move, an analysis): at most two at once, more wait.

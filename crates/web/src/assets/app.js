@@ -427,7 +427,7 @@ async function agentMove(gen, who) {
     if (gen !== generation) return;
     play.thinking = false;
     play.note = `${who} played ${r.move}` + (r.value ? ` (${r.value}, from the ${r.source})` : '') +
-      ` in ${r.seconds.toFixed(2)} s`;
+      ` in ${r.seconds.toFixed(2)} s` + (r.reason ? `: ${r.reason}` : '');
     play.moves.push(r.move);
     refreshGame(1);
   } catch (e) {
