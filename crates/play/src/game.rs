@@ -185,12 +185,13 @@ impl Game {
         Ok(())
     }
 
-    /// Plays a move given in the paper's notation; returns it.
+    /// Plays a move given in the paper's notation (its capture marks may be left out where
+    /// only one legal move reads so: `Move::parse_typed`); returns it.
     pub fn play_text(&mut self, text: &str) -> Result<Move, GameError> {
         if let Some(end) = self.end() {
             return Err(GameError::Over(end));
         }
-        let mv = Move::parse(self.position(), text)?;
+        let mv = Move::parse_typed(self.position(), text)?;
         self.play(&mv)?;
         Ok(mv)
     }

@@ -98,6 +98,24 @@ impl Move {
     pub fn parse(pos: &Position, text: &str) -> Result<Move, MoveError> {
         parse_move(pos, text)
     }
+
+    /// As `parse`, for a move a person typed: one written without its capture marks
+    /// (`c1-b2` for `c1-b2A`) is taken when it is the only legal move that reads so. The
+    /// error is `parse`'s otherwise (certificates and the checker keep to `parse`).
+    pub fn parse_typed(pos: &Position, text: &str) -> Result<Move, MoveError> {
+        let strict = parse_move(pos, text);
+        let text = text.trim();
+        if strict.is_ok() || text.contains(['A', 'W']) {
+            return strict;
+        }
+        let board = pos.board();
+        let unmarked = |m: &Move| m.notation(board).replace(['A', 'W'], "");
+        let mut found = legal_moves(pos).into_iter().filter(|m| unmarked(m) == text);
+        match (found.next(), found.next()) {
+            (Some(m), None) => Ok(m),
+            _ => strict,
+        }
+    }
 }
 
 impl fmt::Debug for Move {
@@ -408,6 +426,22 @@ mod tests {
             .collect();
         got.sort();
         assert_eq!(got, ["d2-e3A", "d3-e3A", "d3-e3W", "e2-e3A", "f2-e3A"]);
+    }
+
+    #[test]
+    fn a_typed_move_may_leave_out_marks_only_one_move_could_have() {
+        let p = Position::initial(Board::STANDARD);
+        let name = |m: Result<Move, MoveError>| m.map(|m| m.notation(p.board()));
+        // f2-e3 captures only by approach; d3-e3 either way, so it stays refused.
+        assert_eq!(name(Move::parse_typed(&p, "f2-e3")), Ok("f2-e3A".into()));
+        assert_eq!(name(Move::parse_typed(&p, " d2-e3 ")), Ok("d2-e3A".into()));
+        assert!(Move::parse_typed(&p, "d3-e3").is_err());
+        assert_eq!(
+            Move::parse_typed(&p, "d3-e3").err(),
+            Move::parse(&p, "d3-e3").err()
+        );
+        // The strict reading stays strict.
+        assert!(Move::parse(&p, "f2-e3").is_err());
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub struct AnalysedGame {
     #[serde(flatten)]
     pub game: GameState,
     pub analysis: Analysis,
+    /// The last move of the line that reached a position set up on its own (`line_from`),
+    /// for the board to mark.
+    pub last: Option<MovePlayed>,
 }
 
 /// The position's value and every legal move's, best first, with where each came from.
@@ -153,6 +156,9 @@ pub struct ProofRoot {
     pub root: String,
     /// Its board ("" when the root does not read as a position).
     pub board: String,
+    /// How it is reached from its board's start: "the start", "after d3-e3A"; `None` for
+    /// a root further on.
+    pub reached_by: Option<String>,
     pub certificates: Vec<ProofFile>,
 }
 

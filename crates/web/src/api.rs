@@ -252,6 +252,11 @@ pub async fn agent(
 pub struct AnalyseRequest {
     #[serde(flatten)]
     game: GameText,
+    /// The line that reached a position set up on its own (the analysis board's root and
+    /// moves): the certificates rooted at its start are walked along it, as the proof
+    /// explorer walks them.
+    #[serde(default)]
+    line_from: Option<GameText>,
 }
 
 /// POST /api/analyse: every legal move, best first, with its value for the side to move
@@ -264,6 +269,18 @@ pub async fn analyse(
 ) -> Result<Json<AnalysedGame>, ApiError> {
     let req: AnalyseRequest = parse_body(&body)?;
     let game = req.game.replay()?;
+    let line_from = match &req.line_from {
+        Some(l) => {
+            let g = l.replay()?;
+            if g.position() != game.position() {
+                return Err(ApiError::bad(
+                    "line_from does not lead to the position analysed".to_string(),
+                ));
+            }
+            Some(g)
+        }
+        None => None,
+    };
     let board = game.position().board();
     let permit = state.think().await?;
     let in_play = !req.game.moves.is_empty();
@@ -283,18 +300,28 @@ pub async fn analyse(
         } else {
             move_values(&game, sources, ANALYSIS_BUDGET, Some(ANALYSIS_TIME))
         };
-        // A checked certificate rooted here is surer than a small search, and may bound a
-        // value nothing else knows. Its moves are valued with the root as the game's only
-        // position, so only a position set up on its own reads them.
-        let certificates = (!in_play).then(|| state.certificates());
+        // A checked certificate is surer than a small search, and may bound a value nothing
+        // else knows: those rooted at the game's start, walked along its moves (the game's
+        // past is the certificate's line), and for a position set up on its own those
+        // rooted at it or at the position after a move.
+        let certificates = state.certificates();
+        let walked = match &line_from {
+            Some(g) if !in_play => g,
+            _ => &game,
+        };
+        let line: Vec<String> = walked.moves().iter().map(|m| m.notation(board)).collect();
+        let judged =
+            crate::proofs::judge(&state, &certificates, walked.start(), &line, &pos, !in_play).ok();
+        let proved: std::collections::HashMap<String, Bounds> = judged
+            .iter()
+            .flat_map(|j| j.moves.iter())
+            .filter_map(|m| m.bounds.map(|b| (m.notation.clone(), b)))
+            .collect();
         // What the certificates bound of the moves nothing else values exactly.
         let mut partial: std::collections::HashMap<String, Bounds> = Default::default();
         for v in values.iter_mut() {
             let notation = v.info.mv.notation(board);
-            let Some(b) = certificates
-                .as_ref()
-                .and_then(|c| c.bounds(&pos, &notation))
-            else {
+            let Some(&b) = proved.get(&notation) else {
                 continue;
             };
             let weaker = matches!(v.info.value, None | Some((_, Source::Search)));
@@ -370,13 +397,14 @@ pub async fn analyse(
                 pieces: d.max_pieces(),
             }),
             rote: rote.as_ref().map(|r| r.len()),
-            certificates: certificates.as_ref().map(|c| c.len()),
-            certificates_refused: certificates.as_ref().map(|c| c.refused.len()),
+            certificates: Some(certificates.len()),
+            certificates_refused: Some(certificates.refused.len()),
             in_play,
         };
         Ok(Json(AnalysedGame {
             game: game_state(&game, &[]),
             analysis,
+            last: line_from.and_then(|g| game_state(&g, &[]).history.pop()),
         }))
     })
     .await

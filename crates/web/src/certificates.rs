@@ -57,6 +57,33 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    pub fn exact(v: Verdict) -> Bounds {
+        Bounds { low: v, high: v }
+    }
+
+    /// The same bounds for the other side.
+    pub fn flipped(self) -> Bounds {
+        Bounds {
+            low: self.high.flipped(),
+            high: self.low.flipped(),
+        }
+    }
+
+    /// What both say together; `None` for nothing (bounds that disagree say nothing).
+    pub fn meet(a: Option<Bounds>, b: Option<Bounds>) -> Option<Bounds> {
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let m = Bounds {
+                    low: a.low.max(b.low),
+                    high: a.high.min(b.high),
+                };
+                (m.low <= m.high).then_some(m)
+            }
+            (a, None) => a,
+            (None, b) => b,
+        }
+    }
+
     /// The value as the page words it: exact, "at least a draw" or "at most a draw".
     pub fn words(self) -> Option<&'static str> {
         match (self.low, self.high) {
@@ -131,14 +158,13 @@ impl Index {
         self.by_root.get(root).map_or(&[], Vec::as_slice)
     }
 
-    /// What the certificates rooted at `pos` say of its move `notation`, for its mover.
-    pub fn bounds(&self, pos: &Position, notation: &str) -> Option<Bounds> {
+    /// What the certificates rooted at `pos` say of its value for its side to move.
+    pub fn root_bounds(&self, pos: &Position) -> Option<Bounds> {
         let says = self
-            .by_root
-            .get(&pos.to_string())?
+            .rooted_at(&pos.to_string())
             .iter()
-            .map(|k| (k.attacker, k.proven, k.moves.iter().any(|m| m == notation)));
-        bounds_of(says, pos.side_to_move())
+            .map(|k| (k.attacker, k.proven));
+        position_bounds(says, pos.side_to_move())
     }
 }
 

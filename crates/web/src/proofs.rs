@@ -13,12 +13,13 @@ use super::answers::{
     CertificateWalked, LineEnding, MoveProved, ProofFile, ProofList, ProofRefused, ProofRoot,
     ProofWalk,
 };
-use super::certificates::{Known, Stamp, bounds_of, position_bounds, stamp};
+use super::certificates::{Bounds, Index, Known, Stamp, bounds_of, position_bounds, stamp};
 use super::{ApiError, AppState, blocking, view};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::{Json, http::StatusCode};
 use fanorona_certificate::explore::{Ending, Tree, play_line};
+use fanorona_play::agent::Verdict;
 use fanorona_rules::moves::legal_moves;
 use fanorona_rules::position::Position;
 use serde::Deserialize;
@@ -89,6 +90,18 @@ fn claim_words(k: &Known) -> String {
     )
 }
 
+/// How `pos` is reached from its board's start, when it is the start or one move after it.
+fn reached_by(pos: &Position) -> Option<String> {
+    let start = Position::initial(pos.board());
+    if *pos == start {
+        return Some("the start".to_string());
+    }
+    legal_moves(&start)
+        .into_iter()
+        .find(|m| m.apply(&start) == *pos)
+        .map(|m| format!("after {}", m.notation(pos.board())))
+}
+
 /// What to do about a certificate the checker refused, from its reason.
 fn mending(why: &str) -> String {
     if why.contains("tables") || why.contains("slice") {
@@ -107,13 +120,11 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<ProofList>,
         .map(|(root, known)| {
             let mut files: Vec<&Known> = known.iter().collect();
             files.sort_by(|a, b| a.file.cmp(&b.file));
-            let board = root
-                .parse::<Position>()
-                .map(|p| p.board().to_string())
-                .unwrap_or_default();
+            let pos = root.parse::<Position>().ok();
             ProofRoot {
                 root: root.to_string(),
-                board,
+                board: pos.map(|p| p.board().to_string()).unwrap_or_default(),
+                reached_by: pos.and_then(|p| reached_by(&p)),
                 certificates: files
                     .iter()
                     .map(|k| ProofFile {
@@ -175,8 +186,7 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
         .root
         .parse()
         .map_err(|e| ApiError::bad(format!("root: {e}")))?;
-    let known = index.rooted_at(&root.to_string());
-    if known.is_empty() {
+    if index.rooted_at(&root.to_string()).is_empty() {
         return Err(ApiError {
             status: StatusCode::NOT_FOUND,
             message: format!(
@@ -192,58 +202,23 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
     let (positions, line) = (played.positions, played.moves);
     let error = played.error.map(|e| e.to_string());
     let pos = *positions.last().expect("the root at least");
-    let mut walked = Vec::new();
-    for k in known {
-        let tree = state.proof_trees.get(k)?;
-        let at = tree.follow(&line);
-        let (node, followed) = ((at.moves == line.len()).then_some(at.node), at.moves);
-        walked.push(Walked {
-            known: k.clone(),
-            tree,
-            node,
-            followed,
-        });
-    }
+    let judged = judge(state, &index, &root, &line, &pos, true)?;
     let mover = pos.side_to_move();
-    let here = position_bounds(
-        walked
-            .iter()
-            .filter(|w| w.node.is_some())
-            .map(|w| (w.known.attacker, w.known.proven)),
-        mover,
-    );
-    let legal = legal_moves(&pos);
-    let end = legal
-        .is_empty()
-        .then(|| format!("{} has no move: {} has lost", mover.name(), mover.name()));
-    let mut moves: Vec<MoveProved> = legal
+    let mut moves: Vec<MoveProved> = judged
+        .moves
         .into_iter()
-        .map(|m| {
-            let notation = m.notation(pos.board());
-            let after = m.apply(&pos);
-            let mut says = Vec::new();
-            let mut by = Vec::new();
-            for w in walked.iter() {
-                let Some(n) = w.node else { continue };
-                let child = w.tree.children(n).find(|&c| w.tree.mv(c) == notation);
-                says.push((w.known.attacker, w.known.proven, child.is_some()));
-                if let Some(c) = child {
-                    by.push(ending_view(&w.tree, c, &after, &w.known));
-                }
-            }
-            let bounds = bounds_of(says, mover);
-            MoveProved {
-                mv: notation,
-                after,
-                value: bounds.and_then(|b| b.words()),
-                rank: bounds.map_or(0, |b| b.low as i32 + b.high as i32 + 1),
-                by,
-            }
+        .map(|m| MoveProved {
+            value: m.bounds.and_then(|b| b.words()),
+            rank: m.bounds.map_or(0, |b| b.low as i32 + b.high as i32 + 1),
+            mv: m.notation,
+            after: m.after,
+            by: m.by,
         })
         .collect();
     // Best first for the side to move, then in notation order.
     moves.sort_by(|a, b| b.rank.cmp(&a.rank).then_with(|| a.mv.cmp(&b.mv)));
-    let certificates = walked
+    let certificates = judged
+        .walked
         .iter()
         .map(|w| CertificateWalked {
             file: file_name(&w.known.file),
@@ -262,10 +237,126 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
         board: view::board(pos.board()),
         cells: view::cells(&pos),
         side: mover,
-        value: here.and_then(|b| b.words()),
+        value: judged.here.and_then(|b| b.words()),
         certificates,
         moves,
+        end: judged.end,
+    })
+}
+
+/// What the certificates rooted at `root` (walked along `line`, which leads to `pos`), and
+/// those rooted at `pos` and at each position after a move, prove of `pos` and its moves.
+pub(crate) struct Judged {
+    walked: Vec<Walked>,
+    /// The position's value for its side to move.
+    pub here: Option<Bounds>,
+    /// Why the game is over there, if it is (no legal move).
+    pub end: Option<String>,
+    pub moves: Vec<MoveJudged>,
+}
+
+pub(crate) struct MoveJudged {
+    pub notation: String,
+    pub after: Position,
+    /// The move's value for its mover.
+    pub bounds: Option<Bounds>,
+    pub by: Vec<LineEnding>,
+}
+
+/// `Judged` for the line `line` (in notation, legal) from `root` to `pos`. With `elsewhere`
+/// false, only the certificates of `root` are read: a game in play has a past before `pos`
+/// that a certificate rooted there knows nothing of.
+pub(crate) fn judge(
+    state: &AppState,
+    index: &Index,
+    root: &Position,
+    line: &[String],
+    pos: &Position,
+    elsewhere: bool,
+) -> Result<Judged, ApiError> {
+    let rooted = |p: &Position| {
+        if elsewhere {
+            index.root_bounds(p)
+        } else {
+            None
+        }
+    };
+    let mut walked = Vec::new();
+    for k in index.rooted_at(&root.to_string()) {
+        let tree = state.proof_trees.get(k)?;
+        let at = tree.follow(line);
+        let (node, followed) = ((at.moves == line.len()).then_some(at.node), at.moves);
+        walked.push(Walked {
+            known: k.clone(),
+            tree,
+            node,
+            followed,
+        });
+    }
+    let mover = pos.side_to_move();
+    let legal = legal_moves(pos);
+    let end = legal
+        .is_empty()
+        .then(|| format!("{} has no move: {} has lost", mover.name(), mover.name()));
+    // The position's value: lost without a move; else what the walked certificates say
+    // (exact at a table leaf), with those rooted at the position itself.
+    let here = if end.is_some() {
+        Some(Bounds::exact(Verdict::Loss))
+    } else {
+        let leaf = walked
+            .iter()
+            .filter_map(|w| w.node.map(|n| w.tree.ending(n)))
+            .find_map(|e| match e {
+                Ending::Table(v) => Some(Bounds::exact(v)),
+                _ => None,
+            });
+        let said = position_bounds(
+            walked
+                .iter()
+                .filter(|w| w.node.is_some())
+                .map(|w| (w.known.attacker, w.known.proven)),
+            mover,
+        );
+        leaf.or_else(|| Bounds::meet(said, rooted(pos)))
+    };
+    let moves = legal
+        .into_iter()
+        .map(|m| {
+            let notation = m.notation(pos.board());
+            let after = m.apply(pos);
+            let mut says = Vec::new();
+            let mut by = Vec::new();
+            // A line that ends in the tables or the rules ends with an exact value.
+            let mut exact = None;
+            for w in walked.iter() {
+                let Some(n) = w.node else { continue };
+                let child = w.tree.children(n).find(|&c| w.tree.mv(c) == notation);
+                says.push((w.known.attacker, w.known.proven, child.is_some()));
+                if let Some(c) = child {
+                    by.push(ending_view(&w.tree, c, &after, &w.known));
+                    exact = exact.or(match w.tree.ending(c) {
+                        Ending::Table(v) => Some(Bounds::exact(v.flipped())),
+                        Ending::Terminal => Some(Bounds::exact(Verdict::Win)),
+                        _ => None,
+                    });
+                }
+            }
+            let bounds = exact.or_else(|| {
+                Bounds::meet(bounds_of(says, mover), rooted(&after).map(Bounds::flipped))
+            });
+            MoveJudged {
+                notation,
+                after,
+                bounds,
+                by,
+            }
+        })
+        .collect();
+    Ok(Judged {
+        walked,
+        here,
         end,
+        moves,
     })
 }
 

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 mod analysis;
 mod api;
 mod play;
+mod proofs;
 
 pub(super) fn data() -> Data {
     Data::new("log_level = \"warn\"\n")

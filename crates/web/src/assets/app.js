@@ -118,12 +118,18 @@ const MARK_WORDS = { movable: 'can move', selected: 'selected', target: 'can go 
 // screen reader). `caption` (the side to move, say) begins the board's own label. `lastMove`
 // ({ points, taken, color }) draws the last move's path and the pieces it took (marked
 // `captured` in `marks`), faint where they stood.
+// How boards are drawn: flipped or not (the Flip buttons).
+const boardView = { flipped: false };
+
 function drawBoard(board, cells, marks, onPoint, caption, lastMove) {
   const w = MARGIN * 2 + GAP * (board.cols - 1), h = MARGIN * 2 + GAP * (board.rows - 1);
   const on = c => board.points.filter(p => cells[p.index] === c).map(p => p.name).join(' ') || 'none';
   const label = `${caption ? caption + '. ' : ''}${board.name} board. White: ${on('W')}. Black: ${on('B')}.`;
   const svg = sv('svg', { class: 'board', viewBox: `0 0 ${w} ${h}`, width: w, height: h, id: 'board', role: 'group', 'aria-label': label });
-  const xy = p => [MARGIN + p.col * GAP, MARGIN + (board.rows - 1 - p.row) * GAP];
+  // Flipped: seen from the other side (Black's first row at the bottom).
+  const col = c => boardView.flipped ? board.cols - 1 - c : c;
+  const row = r => boardView.flipped ? board.rows - 1 - r : r;
+  const xy = p => [MARGIN + col(p.col) * GAP, MARGIN + (board.rows - 1 - row(p.row)) * GAP];
   for (const [a, b] of board.lines) {
     const [x1, y1] = xy(board.points[a]), [x2, y2] = xy(board.points[b]);
     svg.append(sv('line', { class: 'edge', x1, y1, x2, y2 }));
@@ -133,12 +139,12 @@ function drawBoard(board, cells, marks, onPoint, caption, lastMove) {
     svg.append(sv('polyline', { class: 'last-path', points: pts, 'data-points': lastMove.points.map(i => board.points[i].name).join(' ') }));
   }
   for (let c = 0; c < board.cols; c++) {
-    const t = sv('text', { class: 'coord', x: MARGIN + c * GAP - 4, y: h - 8 });
+    const t = sv('text', { class: 'coord', x: MARGIN + col(c) * GAP - 4, y: h - 8 });
     t.textContent = String.fromCharCode(97 + c);
     svg.append(t);
   }
   for (let r = 0; r < board.rows; r++) {
-    const t = sv('text', { class: 'coord', x: 6, y: MARGIN + (board.rows - 1 - r) * GAP + 4 });
+    const t = sv('text', { class: 'coord', x: 6, y: MARGIN + (board.rows - 1 - row(r)) * GAP + 4 });
     t.textContent = String(r + 1);
     svg.append(t);
   }
@@ -198,6 +204,16 @@ function normalMove(t) {
     const m = /^([a-z])(\d+)([aw]?)$/i.exec(x.trim());
     return m ? m[1].toLowerCase() + m[2] + m[3].toUpperCase() : x.trim();
   }).join('-');
+}
+
+// The move of `moves` (each with its `notation`) a person typed: as written, or without
+// its capture marks where only one move reads so ("f2-e3" for f2-e3A).
+function typedMove(moves, typed) {
+  const t = normalMove(typed);
+  const exact = moves.find(x => x.notation === t);
+  if (exact || /[AW]/.test(t)) return exact;
+  const unmarked = moves.filter(x => x.notation.replace(/[AW]/g, '') === t);
+  return unmarked.length === 1 ? unmarked[0] : undefined;
 }
 
 // A row of a table the keyboard can reach and take with Enter, as a click.
@@ -343,11 +359,21 @@ async function showPlay() {
       el('input', { type: 'text', id: 'position', readonly: true }),
       el('div', {},
         el('button', { id: 'copy-position', onclick: () => copyText(document.getElementById('position').value) }, 'Copy position'),
-        el('button', { id: 'analyse-position', onclick: () => { newRoot(document.getElementById('position').value); location.hash = '#/analyse'; } }, 'Analyse it'),
+        el('button', { id: 'analyse-position', onclick: analyseGame }, 'Analyse it'),
         el('button', { id: 'download-record', onclick: downloadRecord }, 'Download record'),
         el('button', { id: 'load-record', onclick: () => document.getElementById('record-file').click() }, 'Load record'),
         el('input', { type: 'file', id: 'record-file', accept: '.txt,text/plain', style: 'display:none', onchange: e => loadRecord(e.target.files[0]) })))));
   await refreshGame();
+}
+
+// The game on the analysis board: its start as the root, its moves as the line.
+function analyseGame() {
+  const s = play.state;
+  if (!s) return;
+  newRoot(s.start);
+  analysis.line = [...play.moves];
+  analysis.future = [...play.moves];
+  location.hash = analysisAddress(s.start, play.moves);
 }
 
 function copyText(t) {
@@ -450,16 +476,7 @@ function renderGame() {
   }
   const human = playerToMove() === 'human' && !s.end && !play.thinking;
   const { cells, marks } = human ? entryView(s, play.sel) : { cells: s.cells.split(''), marks: new Map() };
-  let lastMove = null;
-  if (s.history.length && !play.sel) {
-    // The last move: its end point ringed, its path drawn (a player's capture chain is
-    // seen step by step), the pieces it took shown faint where they stood.
-    const h = s.history[s.history.length - 1];
-    const points = [h.from, ...h.path];
-    mark(marks, points[points.length - 1], 'last');
-    for (const t of h.taken) mark(marks, t, 'captured');
-    lastMove = { points, taken: h.taken, color: h.side === 'white' ? 'B' : 'W' };
-  }
+  const lastMove = play.sel ? null : markLast(s.history[s.history.length - 1], marks);
   let status;
   if (s.end) status = 'Game over: ' + s.end.text + ' (' + s.end.result + ')';
   else if (play.thinking) status = `${s.side} (${playerToMove()}) is thinking…`;
@@ -496,23 +513,26 @@ function renderGame() {
     }, 'Retry'));
   }
   if (play.choice) {
-    const { to, options } = play.choice;
-    const name = s.board.points[to].name;
-    ch.append(el('div', { class: 'choice', id: 'capture-choice' },
-      `Capture at ${name} by `,
-      options.map(o => el('button', {
-        id: 'choose-' + (o.kind === 'A' ? 'approach' : 'withdrawal'),
-        onclick: () => {
-          play.choice = null;
-          commitStep(to, o.kind);
-          // The keyboard goes on from the point the piece went to.
-          const g = document.querySelector(`#board-holder g.pt[data-index="${to}"]`);
-          if (g) g.focus();
-        },
-      }, (o.kind === 'A' ? 'approach' : 'withdrawal') + ' (takes ' + o.taken.map(p => s.board.points[p].name).join(' ') + ')'))));
+    choiceButtons(play, ch, (to, kind) => {
+      commitStep(to, kind);
+      // The keyboard goes on from the point the piece went to.
+      const g = document.querySelector(`#board-holder g.pt[data-index="${to}"]`);
+      if (g) g.focus();
+    });
     // The choice is what the keyboard answers next.
     if (!ch.contains(document.activeElement) && document.activeElement && document.activeElement.closest('#board-holder, #capture-choice') !== null) ch.querySelector('button').focus();
   }
+}
+
+// A move played, marked: its end point ringed, its path drawn (a player's capture chain is
+// seen step by step), the pieces it took shown faint where they stood. `h` is a history
+// entry; none without one.
+function markLast(h, marks) {
+  if (!h) return null;
+  const points = [h.from, ...h.path];
+  mark(marks, points[points.length - 1], 'last');
+  for (const t of h.taken) mark(marks, t, 'captured');
+  return { points, taken: h.taken, color: h.side === 'white' ? 'B' : 'W' };
 }
 
 // A move typed on the play page: played if it is one of the legal moves here.
@@ -524,7 +544,7 @@ function typedPlayMove(input) {
   if (!human || play.pending) {
     play.error = s.end ? 'the game is over' : `not your move: ${s.side} (${playerToMove()}) moves`;
   } else {
-    const m = s.moves.find(x => x.notation === normalMove(typed));
+    const m = typedMove(s.moves, typed);
     if (m) {
       input.value = '';
       play.error = '';
@@ -554,37 +574,61 @@ function cancelPlayEntry() {
 }
 
 function clickPoint(p) {
-  const s = play.state;
   // One move at a time: the last one is not answered yet.
   if (play.pending) return;
-  play.error = '';
-  if (play.choice) return;
+  clickOn(play, p, playMove, renderGame);
+}
+
+// A click at point `p` while a move is entered on `entry`'s board (Play's or the analysis
+// board: each keeps its own `state`, `sel`, `choice` and `error`): a piece chosen, a step
+// taken, or a choice asked for; `done` gets the move once it is whole.
+function clickOn(entry, p, done, render) {
+  const s = entry.state;
+  entry.error = '';
+  if (entry.choice) return;
   const froms = new Set(s.moves.map(m => m.from));
-  if (!play.sel || play.sel.steps.length === 0) {
-    if (play.sel && p === play.sel.from) { play.sel = null; renderGame(); return; }
-    if (froms.has(p)) { play.sel = { from: p, steps: [] }; renderGame(); return; }
-    if (!play.sel) { play.error = 'that piece cannot move: the ringed ones can'; renderGame(); return; }
+  if (!entry.sel || entry.sel.steps.length === 0) {
+    if (entry.sel && p === entry.sel.from) { entry.sel = null; render(); return; }
+    if (froms.has(p)) { entry.sel = { from: p, steps: [] }; render(); return; }
+    if (!entry.sel) { entry.error = 'that piece cannot move: the ringed ones can'; render(); return; }
   }
-  const k = play.sel.steps.length;
-  const opts = candidates(s.moves, play.sel).filter(m => m.path.length > k && m.path[k] === p);
-  if (!opts.length) { play.error = 'not a legal step: the dots show where the piece can go'; renderGame(); return; }
+  const k = entry.sel.steps.length;
+  const opts = candidates(s.moves, entry.sel).filter(m => m.path.length > k && m.path[k] === p);
+  if (!opts.length) { entry.error = 'not a legal step: the dots show where the piece can go'; render(); return; }
   const kinds = [...new Set(opts.map(m => m.kinds[k]))];
   if (kinds.length > 1) {
-    play.choice = { to: p, options: kinds.map(kind => ({ kind, taken: opts.find(m => m.kinds[k] === kind).captures[k] })) };
-    renderGame();
+    entry.choice = { to: p, options: kinds.map(kind => ({ kind, taken: opts.find(m => m.kinds[k] === kind).captures[k] })) };
+    render();
     return;
   }
-  commitStep(p, kinds[0]);
+  stepOn(entry, p, kinds[0], done, render);
 }
 
 function commitStep(to, kind) {
-  play.sel.steps.push({ to, kind });
-  const k = play.sel.steps.length;
-  const cands = candidates(play.state.moves, play.sel);
+  stepOn(play, to, kind, playMove, renderGame);
+}
+
+// A step of the move entered on `entry`'s board: the move is done once no longer one goes on.
+function stepOn(entry, to, kind, done, render) {
+  entry.sel.steps.push({ to, kind });
+  const k = entry.sel.steps.length;
+  const cands = candidates(entry.state.moves, entry.sel);
   const exact = cands.find(m => m.path.length === k);
   const longer = cands.some(m => m.path.length > k);
-  if (!longer && exact) { playMove(exact.notation); return; }
-  renderGame();
+  if (!longer && exact) { done(exact.notation); return; }
+  render();
+}
+
+// The capture choice of `entry` (approach or withdrawal), as buttons in `holder`.
+function choiceButtons(entry, holder, onChosen) {
+  const { to, options } = entry.choice;
+  const points = entry.state.board.points;
+  holder.append(el('div', { class: 'choice', id: 'capture-choice' },
+    `Capture at ${points[to].name} by `,
+    options.map(o => el('button', {
+      id: 'choose-' + (o.kind === 'A' ? 'approach' : 'withdrawal'),
+      onclick: () => { entry.choice = null; onChosen(to, o.kind); },
+    }, (o.kind === 'A' ? 'approach' : 'withdrawal') + ' (takes ' + o.taken.map(p => points[p].name).join(' ') + ')'))));
 }
 
 function stopChain() {
@@ -680,7 +724,7 @@ async function hint() {
 // the board (each a history entry, so Back and Forward walk it); `future` is the longer line
 // ← stepped back from, which → replays. `known` maps a root and line to the position after
 // it, so stepping through a line asks the server only for its analysis.
-const analysis = { root: null, line: [], future: [], known: new Map(), position: null, state: null, editing: false, cells: null, board: null, side: 'w' };
+const analysis = { root: null, line: [], future: [], known: new Map(), position: null, state: null, editing: false, cells: null, board: null, side: 'w', sel: null, choice: null, error: '', preview: null };
 
 // A new position to analyse from: its line starts empty.
 function newRoot(position) {
@@ -719,10 +763,12 @@ async function showAnalyse(mode = 'replace') {
         onkeydown: e => { if (e.key === 'Enter') { e.preventDefault(); typedAnalysisMove(e.target); } },
       }),
       el('div', { id: 'board-holder' }),
+      el('div', { id: 'analysis-choice' }),
       el('div', { class: 'status', id: 'analysis-value', role: 'status', 'aria-live': 'polite' }),
       el('div', { class: 'line not-editing' },
         el('button', { id: 'line-back', title: 'the move before (←)', 'aria-label': 'one move back (left arrow)', onclick: () => stepLine(-1) }, '◀'),
         el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
+        el('button', { id: 'flip', title: 'the board seen from the other side', onclick: () => { boardView.flipped = !boardView.flipped; drawAnalysisBoard(); } }, 'Flip'),
         el('span', { class: 'note', id: 'analysis-line' })),
       el('div', { class: 'error', id: 'error' }),
       el('div', { class: 'note', id: 'note' })),
@@ -766,7 +812,7 @@ function typedAnalysisMove(input) {
   const a = analysis.state;
   const typed = input.value.trim();
   if (!typed || !a || analysis.editing) return;
-  const m = a.analysis.moves.find(x => x.notation === normalMove(typed));
+  const m = typedMove(a.analysis.moves, typed);
   if (!m) {
     document.getElementById('error').textContent = `'${typed}' is not a legal move here`;
     return;
@@ -777,6 +823,9 @@ function typedAnalysisMove(input) {
 
 // A move of the analysis played on the board: the line grows by it, a new history entry.
 function playAnalysed(m) {
+  analysis.sel = null;
+  analysis.choice = null;
+  analysis.preview = null;
   const line = [...analysis.line, m.notation];
   analysis.known.set(lineKey(analysis.root, line), m.after);
   const future = analysis.future;
@@ -850,7 +899,10 @@ async function runAnalysis(mode = 'replace') {
     }
     analysis.position = pos;
     document.getElementById('analyse-position').value = pos;
-    const a = await api('POST', '/api/analyse', { start: pos });
+    // The line goes too: the certificates rooted at the root are walked along it.
+    const asked = { start: pos };
+    if (line.length) asked.line_from = { start: root, moves: line };
+    const a = await api('POST', '/api/analyse', asked);
     if (gen !== generation) return;
     analysis.state = a;
     // What a set-up starts from, even after a position the server refused.
@@ -926,21 +978,67 @@ function renderSetup() {
   if (text) text.textContent = setUpPosition();
 }
 
+// The analysis board: moves entered on it by clicks, as on Play; the last move of the line
+// marked; a row pointed at (or focused) previewed, its path drawn and its captures faint.
+function drawAnalysisBoard() {
+  const a = analysis.state;
+  const holder = document.getElementById('board-holder');
+  if (!a || !holder) return;
+  const entering = !a.end && (analysis.sel || !analysis.preview);
+  const { cells, marks } = entering ? entryView(a, analysis.sel) : { cells: a.cells.split(''), marks: new Map() };
+  let lastMove = null;
+  const shown = analysis.preview && !analysis.sel && a.moves.find(m => m.notation === analysis.preview);
+  if (shown) {
+    lastMove = { points: [shown.from, ...shown.path], color: null };
+    mark(marks, shown.path[shown.path.length - 1], 'target');
+    for (const t of shown.captures.flat()) mark(marks, t, 'taken');
+  } else if (!analysis.sel && a.last) {
+    lastMove = markLast(a.last, marks);
+  }
+  const caption = `${a.side} to move: ${a.analysis.value}`;
+  showBoard(holder, drawBoard(a.board, cells, marks, a.end ? null : p => clickOn(analysis, p, analysedNotation, renderAnalysisEntry), caption, lastMove));
+  const ch = document.getElementById('analysis-choice');
+  if (ch) {
+    ch.replaceChildren();
+    if (analysis.choice) choiceButtons(analysis, ch, (to, kind) => stepOn(analysis, to, kind, analysedNotation, renderAnalysisEntry));
+  }
+}
+
+// The board and its error while a move is entered on the analysis board.
+function renderAnalysisEntry() {
+  drawAnalysisBoard();
+  document.getElementById('error').textContent = analysis.error;
+}
+
+// A move entered on the analysis board by clicks: played as its row would be.
+function analysedNotation(notation) {
+  const m = analysis.state.analysis.moves.find(x => x.notation === notation);
+  analysis.sel = null;
+  analysis.choice = null;
+  if (m) playAnalysed(m);
+}
+
 function renderAnalysis() {
   if (analysis.editing) { renderSetup(); return; }
   const a = analysis.state;
   if (!a) return;
   const holder = document.getElementById('board-holder');
   const v = a.analysis.value;
-  showBoard(holder, drawBoard(a.board, a.cells.split(''), new Map(), null, `${a.side} to move: ${v}`));
+  // An ended game is headed by how it ended: lost, won or drawn, not a bound.
+  const headline = a.end ? `${a.side} to move: ${a.end.winner ? (a.end.winner === a.side ? 'won' : 'lost') : 'drawn'} (${a.end.text})` : `${a.side} to move: ${v}`;
+  drawAnalysisBoard();
   const val = document.getElementById('analysis-value');
-  val.textContent = `${a.side} to move: ${v}`;
+  val.textContent = headline;
   val.className = 'status ' + valueClass(v);
   const body = document.querySelector('#analysis-moves tbody');
   body.replaceChildren();
   for (const m of a.analysis.moves) {
-    body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m) },
-      el('td', {}, m.notation),
+    const preview = on => () => { analysis.preview = on ? m.notation : null; drawAnalysisBoard(); };
+    body.append(rowKeys(el('tr', {
+      class: 'clickable', 'data-move': m.notation, onclick: () => playAnalysed(m),
+      onmouseenter: preview(true), onmouseleave: preview(false), onfocus: preview(true), onblur: preview(false),
+    },
+      el('td', { class: 'mv' }, m.notation),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value),
       el('td', { class: 'source' }, m.source || '-'),
       el('td', { class: 'num' }, m.distance === null ? '' : m.distance),
@@ -1019,8 +1117,12 @@ function editPoint(p) {
 // chosen there, then "New game".
 function playFromHere() {
   const a = analysis.state;
-  if (!a) return;
-  play.start = a.position;
+  if (a) playFrom(a.position);
+}
+
+// A position as the start of a game on Play (the explorer's "Play from here" too).
+function playFrom(position) {
+  play.start = position;
   play.moves = [];
   play.state = null;
   play.resigned = false;

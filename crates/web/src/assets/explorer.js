@@ -16,8 +16,10 @@ async function showProofs() {
   const list = el('div', { id: 'proof-roots' });
   if (!p.roots.length) list.append(el('p', { class: 'note' }, 'No checked certificate in the server\'s certificate directory (`fanorona serve --certificates DIR`).'));
   for (const r of p.roots) {
+    const name = r.reached_by ? `${r.board}, ${r.reached_by}` : r.board;
     list.append(el('div', { class: 'proof-root' },
-      el('h3', {}, el('a', { href: proofLink(r.root, []), 'data-root': r.root }, `${r.board}: ${r.root}`)),
+      el('h3', {}, el('a', { href: proofLink(r.root, []), 'data-root': r.root }, name)),
+      el('div', { class: 'note position-text' }, r.root),
       el('ul', {}, r.certificates.map(c => el('li', {}, `${c.file}: ${c.claim}`)))));
   }
   const refused = p.refused.length ? el('div', { id: 'proof-refused' },
@@ -26,7 +28,7 @@ async function showProofs() {
       el('strong', {}, r.file), ': ', r.why, el('br'), el('span', { class: 'note' }, 'to mend: ' + r.mend))))) : null;
   main.replaceChildren(el('h2', {}, 'Proofs'),
     el('p', { class: 'note' }, 'Each certificate here passed the checker (rules and tables). Open a root to walk its proof move by move.'),
-    list, refused);
+    ...[list, refused].filter(x => x));
 }
 
 async function showProofWalk(query) {
@@ -61,7 +63,7 @@ function renderWalk(w) {
     }
     if (!m.by.length) why.append(el('span', { class: 'note' }, 'not in the certificates'));
     body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: go },
-      el('td', {}, m.move),
+      el('td', { class: 'mv' }, m.move),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value || '-'),
       el('td', { class: 'num' }, m.by.length ? fmtNumber(Math.max(...m.by.map(b => b.nodes))) : ''),
       why)));
@@ -76,7 +78,11 @@ function renderWalk(w) {
         el('div', { id: 'proof-board' }, drawBoard(w.board, w.cells.split(''), new Map(), null)),
         el('div', { class: 'status ' + valueClass(w.value), id: 'proof-value' }, value),
         el('div', { class: 'error', id: 'error' }, w.error || ''),
-        el('div', { class: 'note position-text' }, w.position)),
+        el('div', { class: 'note position-text', id: 'proof-position' }, w.position),
+        el('p', {},
+          el('a', { id: 'proof-analyse', href: '#/analyse?' + new URLSearchParams({ position: w.root, line: w.line.join(',') }) }, 'Analyse this line'),
+          ' · ',
+          el('a', { id: 'proof-play', href: '#/play', onclick: e => { e.preventDefault(); playFrom(w.position); } }, 'Play from here'))),
       el('div', { class: 'panel controls' },
         el('h3', {}, 'Moves, best first for the side to move'),
         el('p', { class: 'note' }, 'value: what the certificates prove for the side that plays the move; nodes: the size of the proof below it; ← and → walk the line.'),
