@@ -79,8 +79,39 @@ pub struct Analysis {
     pub rote: Option<usize>,
     pub certificates: Option<usize>,
     pub certificates_refused: Option<usize>,
+    /// The certificate directory's check under way (what it says may change): the page
+    /// asks again once it is over.
+    pub certificates_checking: Option<CheckingView>,
     /// After moves: valued as a game in play (repeating one of its positions draws).
     pub in_play: bool,
+}
+
+/// The check of the certificate directory under way.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckingView {
+    /// Files read and files in all.
+    pub done: usize,
+    pub total: usize,
+    /// The file being checked, its size, and the seconds its check has taken so far.
+    pub file: String,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+impl CheckingView {
+    pub fn of(p: &crate::certificates::Progress) -> Option<CheckingView> {
+        let (file, bytes, seconds) = match &p.file {
+            Some((file, bytes, began)) => (file.clone(), *bytes, began.elapsed().as_secs_f64()),
+            None => ("the directory's list".to_string(), 0, 0.0),
+        };
+        Some(CheckingView {
+            done: p.done,
+            total: p.total,
+            file,
+            bytes,
+            seconds,
+        })
+    }
 }
 
 /// The tables an analysis read: up to so many pieces.
@@ -144,14 +175,16 @@ pub struct PlayerInfo {
 }
 
 /// GET /api/proofs: the checked certificates by root, and those refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProofList {
     pub roots: Vec<ProofRoot>,
     pub refused: Vec<ProofRefused>,
+    /// The certificate directory's check under way, if it is: more may come.
+    pub checking: Option<CheckingView>,
 }
 
 /// The checked certificates of one root.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProofRoot {
     pub root: String,
     /// Its board ("" when the root does not read as a position).
@@ -163,10 +196,13 @@ pub struct ProofRoot {
 }
 
 /// A checked certificate: its file name, and its claim in words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProofFile {
     pub file: String,
     pub claim: String,
+    /// Its size, and the seconds its check took.
+    pub bytes: u64,
+    pub check_seconds: f64,
 }
 
 /// A certificate the checker refused: why, and what to do about it.

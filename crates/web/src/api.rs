@@ -399,6 +399,10 @@ pub async fn analyse(
             rote: rote.as_ref().map(|r| r.len()),
             certificates: Some(certificates.len()),
             certificates_refused: Some(certificates.refused.len()),
+            certificates_checking: state
+                .checking
+                .progress()
+                .and_then(|p| crate::answers::CheckingView::of(&p)),
             in_play,
         };
         Ok(Json(AnalysedGame {

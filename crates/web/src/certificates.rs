@@ -16,6 +16,8 @@ use fanorona_rules::position::{Color, Position};
 #[derive(Clone, Debug)]
 pub struct Known {
     pub file: String,
+    /// Seconds its check took.
+    pub seconds: f64,
     /// The file's size and time of change when it was checked: a file changed since is not
     /// walked until it is checked again.
     pub stamp: Stamp,
@@ -25,7 +27,7 @@ pub struct Known {
 }
 
 /// The checked certificates by root position (its text).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Index {
     by_root: HashMap<String, Vec<Known>>,
     /// Files that did not check, with the reason (shown, never used).
@@ -33,6 +35,19 @@ pub struct Index {
     /// What each file read to, by its size and time of change: a file unchanged since the
     /// last reading is not checked again.
     seen: HashMap<PathBuf, (Stamp, Reading)>,
+    /// The tables' directories as they were when the files were read: a certificate refused
+    /// then is checked again once they change (the tables it needs may be built now).
+    tables: Vec<(String, Stamp)>,
+}
+
+/// How far a reading of the certificate directory is.
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    /// Files read (checked, or taken as they were) and files in all.
+    pub done: usize,
+    pub total: usize,
+    /// The file being checked, its size, and when its check began.
+    pub file: Option<(String, u64, std::time::Instant)>,
 }
 
 /// A certificate file read: its root and what it says, or why it is not believed.
@@ -98,10 +113,21 @@ impl Bounds {
 impl Index {
     /// Reads and checks every `*.cert` and `*.cert.gz` file of `dir`, with the tables under
     /// `db_dir` for their table leaves; a file `before` read, unchanged since, is taken as
-    /// it was read then.
-    pub fn load(dir: &Path, db_dir: &Path, before: Option<&Index>) -> Index {
-        let mut index = Index::default();
+    /// it was read then (a refused one only while the tables are unchanged too). The files
+    /// taken as they were come first, then those checked now, one by one: `publish` sees
+    /// the index so far and the progress after each, so readers need not wait for all.
+    pub fn load(
+        dir: &Path,
+        db_dir: &Path,
+        before: Option<&Index>,
+        publish: &mut dyn FnMut(&Index, &Progress),
+    ) -> Index {
+        let mut index = Index {
+            tables: tables_seen(db_dir),
+            ..Index::default()
+        };
         let Ok(entries) = std::fs::read_dir(dir) else {
+            publish(&index, &Progress::default());
             return index;
         };
         let mut files: Vec<PathBuf> = entries
@@ -112,32 +138,81 @@ impl Index {
             })
             .collect();
         files.sort();
-        for path in files {
-            let name = path.display().to_string();
-            let now = stamp(&path);
-            let read_now = match before.and_then(|b| b.seen.get(&path)) {
-                Some((then, result)) if *then == now => result.clone(),
-                _ => fanorona_certificate::verify_file(
-                    &path,
-                    Some(Tables::Dir(db_dir)),
-                    |_| {},
-                    &mut |_| {},
-                    &mut |_, _| {},
-                )
-                .map_err(|e| e.to_string())
-                .and_then(|_| read(&path)),
-            };
-            index.seen.insert(path, (now, read_now.clone()));
-            match read_now {
-                Ok((root, known)) => index.by_root.entry(root).or_default().push(Known {
-                    file: name,
-                    stamp: now,
-                    ..known
-                }),
-                Err(why) => index.refused.push((name, why)),
-            }
+        let tables_same = before.is_some_and(|b| b.tables == index.tables);
+        let known_before = |path: &Path, now: Stamp| {
+            before
+                .and_then(|b| b.seen.get(path))
+                .filter(|(then, result)| *then == now && (result.is_ok() || tables_same))
+                .map(|(_, result)| result.clone())
+        };
+        let stamped: Vec<(PathBuf, Stamp)> = files
+            .into_iter()
+            .map(|p| {
+                let s = stamp(&p);
+                (p, s)
+            })
+            .collect();
+        // What needs no check first: it is there at once.
+        let (kept, fresh): (Vec<_>, Vec<_>) = stamped
+            .into_iter()
+            .partition(|(p, s)| known_before(p, *s).is_some());
+        let mut progress = Progress {
+            done: 0,
+            total: kept.len() + fresh.len(),
+            file: None,
+        };
+        for (path, now) in kept {
+            let read = known_before(&path, now).expect("partitioned as kept");
+            index.add(path, now, read);
+            progress.done += 1;
         }
+        for (path, now) in fresh {
+            progress.file = Some((
+                path.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                now.0,
+                std::time::Instant::now(),
+            ));
+            publish(&index, &progress);
+            let started = std::time::Instant::now();
+            let read = fanorona_certificate::verify_file(
+                &path,
+                Some(Tables::Dir(db_dir)),
+                |_| {},
+                &mut |_| {},
+                &mut |_, _| {},
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|_| read(&path))
+            .map(|(root, known)| {
+                (
+                    root,
+                    Known {
+                        seconds: started.elapsed().as_secs_f64(),
+                        ..known
+                    },
+                )
+            });
+            index.add(path, now, read);
+            progress.done += 1;
+        }
+        progress.file = None;
+        publish(&index, &progress);
         index
+    }
+
+    /// A file read, `read` its reading: indexed by its root, or refused.
+    fn add(&mut self, path: PathBuf, now: Stamp, read: Reading) {
+        let name = path.display().to_string();
+        self.seen.insert(path, (now, read.clone()));
+        match read {
+            Ok((root, known)) => self.by_root.entry(root).or_default().push(Known {
+                file: name,
+                stamp: now,
+                ..known
+            }),
+            Err(why) => self.refused.push((name, why)),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -230,10 +305,31 @@ fn read(path: &Path) -> Reading {
         root.to_string(),
         Known {
             file: String::new(),
+            seconds: 0.0,
             stamp: (0, None),
             attacker,
             proven: header.claim == "proven",
             moves,
         },
     ))
+}
+
+/// The tables' directories under `db_dir` (one a board), each with its stamp: building a
+/// table writes into its board's directory.
+fn tables_seen(db_dir: &Path) -> Vec<(String, Stamp)> {
+    let mut seen: Vec<(String, Stamp)> = std::fs::read_dir(db_dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        stamp(&e.path()),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    seen.sort();
+    seen
 }

@@ -12,6 +12,7 @@
 pub mod answers;
 mod api;
 pub mod certificates;
+pub mod checking;
 pub mod proofs;
 mod sessions;
 pub mod token;
@@ -118,8 +119,8 @@ pub struct AppState {
     /// Players and analyses think on at most this many threads at once; more requests wait.
     /// A turn is held by the thinking itself, so a closed tab does not free it early.
     thinkers: Arc<tokio::sync::Semaphore>,
-    /// The checked certificates, and when they were read.
-    certificates: Mutex<Option<(Instant, Arc<certificates::Index>)>>,
+    /// The certificate directory, checked in the background.
+    pub checking: checking::Checking,
     curves: sessions::CurveCache,
     /// Certificates indexed for the proof explorer.
     proof_trees: proofs::Trees,
@@ -130,12 +131,14 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(options: Options) -> AppState {
+        let checking =
+            checking::Checking::new(options.certificates_dir.clone(), options.db_dir.clone());
         AppState {
             options,
             tables: Mutex::new(HashMap::new()),
             rote: Mutex::new(HashMap::new()),
             thinkers: Arc::new(tokio::sync::Semaphore::new(2)),
-            certificates: Mutex::new(None),
+            checking,
             curves: sessions::CurveCache::default(),
             proof_trees: proofs::Trees::default(),
             strategies: Mutex::new(HashMap::new()),
@@ -212,34 +215,11 @@ impl AppState {
             .clone()
     }
 
-    /// The certificates of the certificate directory, each checked, listed again at most
-    /// every `CERTIFICATES_FRESH` (only new or changed files are checked again, so a look at
-    /// an unchanged directory costs a stat a file; call off the server's threads: checking a
-    /// new one takes a while).
+    /// The certificates of the certificate directory checked so far (`checking`: read in
+    /// the background, again when they are asked for after a few seconds; only new or
+    /// changed files are checked again).
     pub fn certificates(&self) -> Arc<certificates::Index> {
-        let mut c = self.certificates.lock().expect("certificates lock");
-        if let Some((when, index)) = c.as_ref()
-            && when.elapsed() < CERTIFICATES_FRESH
-        {
-            return index.clone();
-        }
-        let before = c.as_ref().map(|(_, index)| index.clone());
-        let index = Arc::new(certificates::Index::load(
-            &self.options.certificates_dir,
-            &self.options.db_dir,
-            before.as_deref(),
-        ));
-        // Each refusal said once.
-        let known = |file: &String| {
-            before
-                .as_ref()
-                .is_some_and(|b| b.refused.iter().any(|(f, _)| f == file))
-        };
-        for (file, why) in index.refused.iter().filter(|(f, _)| !known(f)) {
-            tracing::warn!("certificate {file} not used: {why}");
-        }
-        *c = Some((Instant::now(), index.clone()));
-        index
+        self.checking.index()
     }
 
     /// The rote store's entries of `board` (none when no daemon runs), read from the daemon
@@ -273,8 +253,6 @@ impl AppState {
 }
 
 /// How long the certificate directory's listing is taken as it was.
-const CERTIFICATES_FRESH: Duration = Duration::from_secs(5);
-
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
 const EXPLORER: &str = include_str!("assets/explorer.js");
@@ -509,7 +487,10 @@ pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
             .await
             .map_err(|source| WebError::Bind { addr, source })?;
         ready(listener.local_addr()?);
-        let app = router(Arc::new(AppState::new(options)));
+        let state = Arc::new(AppState::new(options));
+        // The certificates are checked from the start, not at the first page that needs them.
+        state.checking.refresh();
+        let app = router(state);
         axum::serve(listener, app).await?;
         Ok(())
     })

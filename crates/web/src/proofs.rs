@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::answers::{
-    CertificateWalked, LineEnding, MoveProved, ProofFile, ProofList, ProofRefused, ProofRoot,
-    ProofWalk,
+    CertificateWalked, CheckingView, LineEnding, MoveProved, ProofFile, ProofList, ProofRefused,
+    ProofRoot, ProofWalk,
 };
 use super::certificates::{Bounds, Index, Known, Stamp, bounds_of, position_bounds, stamp};
 use super::{ApiError, AppState, blocking, view};
@@ -114,7 +114,7 @@ fn mending(why: &str) -> String {
 
 /// GET /api/proofs: the checked certificates by root, and those refused with the reason.
 pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<ProofList>, ApiError> {
-    let index = blocking(move || Ok(state.certificates())).await?;
+    let index = state.certificates();
     let mut roots: Vec<ProofRoot> = index
         .roots()
         .map(|(root, known)| {
@@ -130,6 +130,8 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<ProofList>,
                     .map(|k| ProofFile {
                         file: file_name(&k.file),
                         claim: claim_words(k),
+                        bytes: k.stamp.0,
+                        check_seconds: k.seconds,
                     })
                     .collect(),
             }
@@ -149,7 +151,12 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<ProofList>,
             mend: mending(why),
         })
         .collect();
-    Ok(Json(ProofList { roots, refused }))
+    let checking = state.checking.progress().and_then(|p| CheckingView::of(&p));
+    Ok(Json(ProofList {
+        roots,
+        refused,
+        checking,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -187,6 +194,20 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
         .parse()
         .map_err(|e| ApiError::bad(format!("root: {e}")))?;
     if index.rooted_at(&root.to_string()).is_empty() {
+        // Not yet, perhaps: the directory is still being checked.
+        if let Some(c) = state.checking.progress().and_then(|p| CheckingView::of(&p)) {
+            return Err(ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "the certificates are being checked ({} of {} done; now {}, {:.1} MB, {:.0} s so far): this page asks again every second",
+                    c.done,
+                    c.total,
+                    c.file,
+                    c.bytes as f64 / 1e6,
+                    c.seconds
+                ),
+            });
+        }
         return Err(ApiError {
             status: StatusCode::NOT_FOUND,
             message: format!(

@@ -42,13 +42,31 @@ pub(super) fn tables_5x9(data: &Data) -> std::path::PathBuf {
     db
 }
 
+/// `fanorona serve` on the data's directory (and tables), once it has checked its
+/// certificates (in the background from its start).
 pub(super) fn serve(data: &Data, db: Option<&std::path::Path>) -> Server {
     let db_arg = db.map(|d| d.display().to_string());
     let mut args = Vec::new();
     if let Some(d) = &db_arg {
         args.extend(["--db", d.as_str()]);
     }
-    Server::start(&data.config, &data.dir, &args)
+    let server = Server::start(&data.config, &data.dir, &args);
+    wait_checked(&server);
+    server
+}
+
+/// Waits until the server's check of its certificate directory is over.
+pub(super) fn wait_checked(server: &Server) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, list) = server.http("GET", "/api/proofs", None);
+        assert_eq!(status, 200, "{list}");
+        if list["checking"].is_null() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "still checking: {list}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A 5x9 position where White's e3 can take at d3 by approach (then on to d4 and c3) or by

@@ -193,3 +193,109 @@ fn the_proofs_pages_fit_a_phone() {
     assert_eq!(split, json!(0));
     b.screenshot(&screenshot_path(data.tmp.path(), "web-proofs-phone.png"));
 }
+
+#[test]
+fn certificates_are_checked_from_the_start_and_again_when_their_tables_appear() {
+    let data = data();
+    // 5x5's "White wins?" disproof: a certificate of some size, checked from `serve`'s start.
+    let certs = data.dir.join("certificates");
+    std::fs::create_dir_all(&certs).unwrap();
+    let prefix = |name: &str| certs.join(name).display().to_string();
+    let o = data.cmd(&[
+        "solve",
+        "5x5",
+        "--goal",
+        "white",
+        "--no-store",
+        "--certificate",
+        &prefix("5x5"),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    // 3x5's proof over its 4-piece tables, built elsewhere: refused until they are here.
+    let elsewhere = data.tmp.path().join("egdb-elsewhere");
+    let here = data.tmp.path().join("egdb");
+    std::fs::create_dir(&here).unwrap();
+    let build = |db: &std::path::Path| {
+        let o = Command::new(common::BIN)
+            .args(["db", "build", "--board", "3x5", "--pieces", "4", "--db"])
+            .arg(db)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+    };
+    build(&elsewhere);
+    let o = data.cmd(&[
+        "solve",
+        "3x5",
+        "--goal",
+        "white",
+        "--db",
+        elsewhere.to_str().unwrap(),
+        "--no-store",
+        "--certificate",
+        &prefix("3x5"),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let server = Server::start(&data.config, &data.dir, &["--db", here.to_str().unwrap()]);
+    // A proof link asked for at once: being checked (503, said so) or shown; shown within
+    // 2 s of the end of the check.
+    let root = urlencode(&Position::initial("5x5".parse().unwrap()).to_string());
+    let walk = format!("/api/proofs/walk?root={root}&line=");
+    let started = Instant::now();
+    let shown = loop {
+        let (status, w) = server.http("GET", &walk, None);
+        match status {
+            200 => break started.elapsed().as_secs_f64(),
+            503 => {
+                let e = w["error"].as_str().unwrap();
+                assert!(e.contains("being checked"), "{e}");
+            }
+            s => panic!("{s}: {w}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never shown");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    wait_checked(&server);
+    let (_, list) = server.http("GET", "/api/proofs", None);
+    let files: Vec<Value> = list["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["certificates"].as_array().unwrap().clone())
+        .collect();
+    // Each file says its size and how long its check took; the walk came within 2 s of
+    // the end of the checks before it (those of every file, at most).
+    assert!(
+        files.iter().all(|f| f["bytes"].as_u64() > Some(0)),
+        "{list}"
+    );
+    let checks: f64 = files
+        .iter()
+        .map(|f| f["check_seconds"].as_f64().unwrap())
+        .sum();
+    assert!(checks > 0.0, "{list}");
+    assert!(
+        shown < checks + 2.0,
+        "shown after {shown:.2} s, the checks took {checks:.2} s"
+    );
+    // The 3x5 proof was refused for its tables; built here, it is checked again.
+    let refused = list["refused"].to_string();
+    assert!(refused.contains("tables"), "{list}");
+    build(&here);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, list) = server.http("GET", "/api/proofs", None);
+        if list["refused"].as_array().unwrap().is_empty() && list["checking"].is_null() {
+            let boards: Vec<&str> = list["roots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["board"].as_str().unwrap())
+                .collect();
+            assert!(boards.contains(&"3x5"), "{list}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still refused: {list}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

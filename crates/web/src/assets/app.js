@@ -924,6 +924,12 @@ async function runAnalysis(mode = 'replace') {
       (an.tables ? `tables of ${a.board.name} up to ${an.tables.pieces} pieces` : `no tables for ${a.board.name}`) +
       (an.rote !== null ? `; rote store ${an.rote} entries` : '; rote store: no daemon') +
       (an.certificates ? `; ${an.certificates} checked certificates` : '');
+    // Certificates still being checked may say more of this position: asked again.
+    if (an.certificates_checking) {
+      note.append('; ', el('span', { id: 'analysis-checking' }, checkingWords(an.certificates_checking)));
+      const here = location.hash;
+      setTimeout(() => { if (gen === generation && location.hash === here) runAnalysis('keep'); }, 1000);
+    }
     // A certificate the checker refused is not used: said here, the reason on Proofs.
     if (an.certificates_refused) {
       note.append('; ', el('a', { href: '#/proofs', id: 'refused-certificates' },

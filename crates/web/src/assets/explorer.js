@@ -20,15 +20,30 @@ async function showProofs() {
     list.append(el('div', { class: 'proof-root' },
       el('h3', {}, el('a', { href: proofLink(r.root, []), 'data-root': r.root }, name)),
       el('div', { class: 'note position-text' }, r.root),
-      el('ul', {}, r.certificates.map(c => el('li', {}, `${c.file}: ${c.claim}`)))));
+      el('ul', {}, r.certificates.map(c => el('li', {}, `${c.file}: ${c.claim}`,
+        el('span', { class: 'note' }, ` (${(c.bytes / 1e6).toFixed(1)} MB, checked in ${c.check_seconds.toFixed(1)} s)`))))));
   }
   const refused = p.refused.length ? el('div', { id: 'proof-refused' },
     el('h3', {}, 'Refused by the checker'),
     el('ul', {}, p.refused.map(r => el('li', { class: 'refused' },
       el('strong', {}, r.file), ': ', r.why, el('br'), el('span', { class: 'note' }, 'to mend: ' + r.mend))))) : null;
+  // The check under way (from the server's start): said, and the list asked for again.
+  const checking = p.checking ? el('p', { class: 'status', id: 'proof-checking' }, checkingWords(p.checking)) : null;
   main.replaceChildren(el('h2', {}, 'Proofs'),
     el('p', { class: 'note' }, 'Each certificate here passed the checker (rules and tables). Open a root to walk its proof move by move.'),
-    ...[list, refused].filter(x => x));
+    ...[checking, list, refused].filter(x => x));
+  if (p.checking) again(1000);
+}
+
+// The check of the certificate directory under way, in words.
+function checkingWords(c) {
+  return `Checking the certificates: ${c.done} of ${c.total} done; now ${c.file} (${(c.bytes / 1e6).toFixed(1)} MB), ${c.seconds.toFixed(0)} s so far. This page asks again every second.`;
+}
+
+// The page at this address shown again after `ms`, unless the address changed meanwhile.
+function again(ms) {
+  const hash = location.hash;
+  setTimeout(() => { if (location.hash === hash) route(); }, ms);
 }
 
 async function showProofWalk(query) {
@@ -40,7 +55,17 @@ async function showProofWalk(query) {
   if (!proofs.last || proofs.last.root !== root) {
     main.replaceChildren(el('p', { class: 'note', id: 'proof-loading' }, 'indexing the certificates (a large one takes a second or two)…'));
   }
-  const w = await api('GET', '/api/proofs/walk?' + new URLSearchParams({ root, line: line.join(' ') }));
+  let w;
+  try {
+    w = await api('GET', '/api/proofs/walk?' + new URLSearchParams({ root, line: line.join(' ') }));
+  } catch (e) {
+    // Its certificates are still being checked: said, and asked again in a second.
+    if (e.status !== 503) throw e;
+    if (gen !== generation) return;
+    main.replaceChildren(el('p', { class: 'status', id: 'proof-checking' }, e.message));
+    again(1000);
+    return;
+  }
   if (gen !== generation) return;
   proofs.last = w;
   renderWalk(w);

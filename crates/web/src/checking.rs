@@ -1,0 +1,88 @@
+//! The certificate directory read in the background: from `serve`'s start, and again when
+//! asked for after `FRESH` (only new or changed files are checked again). Readers never
+//! wait for a check: they get the index as far as it has got, and the progress.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::certificates::{Index, Progress};
+
+/// How long a reading of the directory stands before a request starts another.
+const FRESH: Duration = Duration::from_secs(5);
+
+pub struct Checking {
+    dir: PathBuf,
+    db_dir: PathBuf,
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    /// The index as far as the last reading has got.
+    index: Mutex<Arc<Index>>,
+    /// The reading under way, if one is.
+    progress: Mutex<Option<Progress>>,
+    /// When the last reading began.
+    began: Mutex<Option<Instant>>,
+    running: AtomicBool,
+}
+
+impl Checking {
+    pub fn new(dir: PathBuf, db_dir: PathBuf) -> Checking {
+        Checking {
+            dir,
+            db_dir,
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    /// Starts a reading on a thread of its own, unless one runs or the last began less
+    /// than `FRESH` ago.
+    pub fn refresh(&self) {
+        let sh = &self.shared;
+        {
+            let began = sh.began.lock().expect("began lock");
+            if began.is_some_and(|b| b.elapsed() < FRESH) {
+                return;
+            }
+        }
+        if sh.running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        *sh.began.lock().expect("began lock") = Some(Instant::now());
+        // Under way from now: a reader never sees "nothing to check" before it began.
+        *sh.progress.lock().expect("progress lock") = Some(Progress::default());
+        let (dir, db_dir, sh) = (self.dir.clone(), self.db_dir.clone(), self.shared.clone());
+        std::thread::spawn(move || {
+            let before = sh.index.lock().expect("index lock").clone();
+            let mut publish = |index: &Index, p: &Progress| {
+                *sh.index.lock().expect("index lock") = Arc::new(index.clone());
+                *sh.progress.lock().expect("progress lock") = Some(p.clone());
+            };
+            let index = Index::load(&dir, &db_dir, Some(&before), &mut publish);
+            *sh.index.lock().expect("index lock") = Arc::new(index.clone());
+            // Each refusal said once.
+            for (file, why) in &index.refused {
+                if !before.refused.iter().any(|(f, _)| f == file) {
+                    tracing::warn!("certificate {file} not used: {why}");
+                }
+            }
+            *sh.progress.lock().expect("progress lock") = None;
+            sh.running.store(false, Ordering::Release);
+        });
+    }
+
+    /// The checked certificates as far as they are read (a reading started if the last is
+    /// old): never waits for a check.
+    pub fn index(&self) -> Arc<Index> {
+        self.refresh();
+        self.shared.index.lock().expect("index lock").clone()
+    }
+
+    /// The reading under way: the file being checked and how far the directory is.
+    pub fn progress(&self) -> Option<Progress> {
+        self.shared.progress.lock().expect("progress lock").clone()
+    }
+}
