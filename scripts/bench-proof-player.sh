@@ -9,6 +9,7 @@
 #   (defaults: 100 "alphabeta:hard mcts:hard random"; DB_DIR holds the 5x9 tables to 7
 #   pieces at least: fanorona db build --board 5x9 --pieces 7 --db DB_DIR, about 11 minutes)
 #   THREADS=N: games at once (default 1: each player's time a move is then its own core's).
+#   OUT=DIR: keep each match's CSV (a row a game: its end, plies, moves) and JSON there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${1:?usage: scripts/bench-proof-player.sh DB_DIR [GAMES] [OPPONENTS]}
@@ -17,8 +18,13 @@ opponents=${3:-alphabeta:hard mcts:hard random}
 threads=${THREADS:-1}
 bin=${FANORONA:-target/release/fanorona}
 [[ -x $bin ]] || cargo build --release --quiet
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+if [[ -n ${OUT:-} ]]; then
+    out=$OUT
+    mkdir -p "$out"
+else
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' EXIT
+fi
 echo "proof player from the 5x9 start, $games games a colour; $(nproc) cores, $threads thread(s); $(date -u +%FT%TZ)"
 printf '%-16s %5s %5s %5s %7s %13s %7s %5s %9s %12s %12s\n' opponent games wins draws losses \
     "certificate" tables win fallback "proof/move" "them/move"

@@ -2,8 +2,10 @@
 //! certificate that is a strategy for it (`strategy`), it plays the certificate's move; at
 //! and below a table leaf it plays from the tables; so it never plays a move whose value it
 //! does not know to hold. It still tries to win: where no certificate denies it a win, a
-//! bounded df-pn looks for one and takes it. Outside every certificate and the tables it
-//! plays as perfect play does, and says so in its move's reason.
+//! bounded df-pn looks for one and takes it, and in a drawn table position it keeps the
+//! draw with the move most likely to make the opponent go wrong (WINIMAX). Outside every
+//! certificate and the tables it plays as perfect play does, and says so in its move's
+//! reason.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use crate::agent::{Agent, Choice, MoveFrom, MoveInfo, Source, Tools, Verdict, Wh
 use crate::game::Game;
 use crate::perfect::Perfect;
 use crate::strategy::{Library, Standing, standing};
+use crate::winimax::Winimax;
 use fanorona_check::explore::Ending;
 use fanorona_rules::moves::{Move, legal_moves};
 use fanorona_search::dfpn::DfPn;
@@ -29,6 +32,9 @@ const WIN_TABLE: usize = 1 << 18;
 
 pub struct Proof {
     perfect: Perfect,
+    /// In the tables: perfect play that, where the position is a draw, keeps it with the
+    /// move most likely to make the opponent go wrong.
+    winimax: Winimax,
     library: Option<Arc<Library>>,
     db: Option<Arc<Database>>,
     /// Nodes the search for a win may create a move (0: it never looks).
@@ -53,6 +59,7 @@ impl Proof {
     pub fn new(tools: &Tools) -> Proof {
         Proof {
             perfect: Perfect::new(tools),
+            winimax: Winimax::new(tools),
             library: tools.certificates.clone(),
             db: tools.db.clone(),
             win_budget: WIN_BUDGET,
@@ -162,9 +169,14 @@ impl Proof {
             .is_some_and(|db| db.lookup(game.position()).is_ok())
     }
 
-    /// Perfect play's move, with why it was made.
+    /// Perfect play's move (WINIMAX's where the tables value the position), with why it
+    /// was made.
     fn perfect_choice(&mut self, game: &Game, from: MoveFrom, text: String) -> Choice {
-        let mut c = self.perfect.choose(game);
+        let mut c = if self.in_tables(game) {
+            self.winimax.choose(game)
+        } else {
+            self.perfect.choose(game)
+        };
         let from = match c.info.value {
             Some((_, Source::Tables)) if from == MoveFrom::Fallback => MoveFrom::Tables,
             _ => from,

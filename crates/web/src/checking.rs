@@ -27,6 +27,8 @@ struct Shared {
     /// When the last reading began.
     began: Mutex<Option<Instant>>,
     running: AtomicBool,
+    /// A reading has ended: a later one that checks nothing new is not worth a word.
+    read_once: AtomicBool,
 }
 
 impl Checking {
@@ -70,6 +72,7 @@ impl Checking {
                 }
             }
             *sh.progress.lock().expect("progress lock") = None;
+            sh.read_once.store(true, Ordering::Release);
             sh.running.store(false, Ordering::Release);
         });
     }
@@ -81,8 +84,15 @@ impl Checking {
         self.shared.index.lock().expect("index lock").clone()
     }
 
-    /// The reading under way: the file being checked and how far the directory is.
+    /// The reading under way, while it checks a file (or, the first time, before it has
+    /// listed the directory): the file being checked and how far the directory is.
     pub fn progress(&self) -> Option<Progress> {
-        self.shared.progress.lock().expect("progress lock").clone()
+        let p = self
+            .shared
+            .progress
+            .lock()
+            .expect("progress lock")
+            .clone()?;
+        (p.file.is_some() || !self.shared.read_once.load(Ordering::Acquire)).then_some(p)
     }
 }

@@ -333,6 +333,14 @@ fn a_solved_sessions_result_reaches_the_analysis_within_seconds() {
             .any(|s| s == "rote store" || s == "certificate")
     };
     assert!(!learned(&before), "{before}");
+    // The page is open on it meanwhile.
+    let b = Browser::start();
+    b.open(&server.url("#/analyse?position=3x5"));
+    b.wait_until(
+        "the analysis",
+        "return !!analysis.state && !!analysis.state.analysis",
+        30,
+    );
     let (s, started) = post(&server, "/api/sessions", json!({"target": "3x5"}));
     assert_eq!(s, 200, "{started}");
     let id = started["id"].as_u64().unwrap();
@@ -358,6 +366,12 @@ fn a_solved_sessions_result_reaches_the_analysis_within_seconds() {
         );
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
+    // The open page asks again by itself (it looks at the sessions every 5 s).
+    b.wait_until(
+        "the open analysis updated",
+        "return analysis.state.analysis.moves.some(m => m.source === 'rote store' || m.source === 'certificate')",
+        15,
+    );
 }
 
 #[test]

@@ -789,6 +789,22 @@ async function showAnalyse(mode = 'replace') {
           el('th', { id: 'score-head', title: SCORE_TITLE }, 'score'))),
         el('tbody', {})))));
   await runAnalysis(mode);
+  // A session solved meanwhile may value this position: the analysis is asked again then.
+  analysis.solved = null;
+  watchSessions();
+  every(5000, watchSessions);
+}
+
+// How many sessions are solved: when more are than at the last look, the open analysis is
+// asked again (what they decided reaches it through the rote store and the certificates).
+async function watchSessions() {
+  if (analysis.editing || !analysis.state) return;
+  let list;
+  try { list = await api('GET', '/api/sessions'); } catch (_) { return; }
+  const solved = list.filter(s => s.state === 'solved').length;
+  const before = analysis.solved;
+  analysis.solved = solved;
+  if (before !== null && solved > before && location.hash.startsWith('#/analyse')) runAnalysis('keep');
 }
 
 // ← and →: along the line played, the address following (replaced: these walk the entries
