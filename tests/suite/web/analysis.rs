@@ -699,3 +699,55 @@ fn distances_are_called_plies_to_capture_and_a_hint_is_only_the_persons() {
         json!([false, !b.eval("return play.state.end === null").as_bool().unwrap()])
     );
 }
+
+#[test]
+fn variations_are_a_move_tree_in_the_address_and_a_bad_one_is_named() {
+    let data = data();
+    let server = serve(&data, None);
+    let (_, g) = post(&server, "/api/game", json!({"start": "BBB/B.W/WWW w"}));
+    let firsts: Vec<String> = g["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["notation"].as_str().unwrap().to_string())
+        .collect();
+    assert!(firsts.len() >= 2, "{g}");
+    let (one, two) = (&firsts[0], &firsts[1]);
+    let root = "BBB/B.W/WWW w";
+    let b = Browser::start();
+    b.open(&server.url("#/analyse?position=BBB%2FB.W%2FWWW%20w"));
+    wait_analysed(&b, root);
+    // One move, back, another: two variations, both in the address and on the page.
+    b.click_css(&format!("#analysis-moves tr[data-move='{one}']"));
+    wait_analysed(&b, &after(root, &[one]));
+    b.click_css("#line-back");
+    wait_analysed(&b, root);
+    b.click_css(&format!("#analysis-moves tr[data-move='{two}']"));
+    wait_analysed(&b, &after(root, &[two]));
+    assert!(
+        hash(&b).contains(&format!("vars={one};{two}")),
+        "{}",
+        hash(&b)
+    );
+    assert_eq!(b.all("#analysis-variations .variation").len(), 2);
+    // A move of the other variation, clicked: its position, the address following.
+    b.click_css(&format!(
+        "#analysis-variations a.var-move[data-move='{one}']"
+    ));
+    wait_analysed(&b, &after(root, &[one]));
+    assert!(hash(&b).contains(&format!("line={one}&")), "{}", hash(&b));
+    // A tree with a move that is not legal: named, the legal part kept.
+    let link = format!(
+        "#/analyse?position={}&vars={}",
+        urlencode(root),
+        urlencode(&format!("{one};{two},x9-z9"))
+    );
+    b.open(&server.url(&link));
+    wait_analysed(&b, root);
+    b.wait_until(
+        "the bad variation named",
+        "return document.getElementById('error').textContent.includes(\"variation 2: move 2 'x9-z9'\")",
+        10,
+    );
+    assert_eq!(b.all("#analysis-variations .variation").len(), 2);
+}

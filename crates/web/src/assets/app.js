@@ -731,6 +731,18 @@ function newRoot(position) {
   analysis.root = position;
   analysis.line = [];
   analysis.future = [];
+  analysis.variations = [];
+}
+
+// Whether `line` begins with `prefix`.
+const startsWith = (line, prefix) => line.length >= prefix.length && prefix.every((m, i) => line[i] === m);
+
+// The variations (the lines of the move tree, none a beginning of another) with `line`:
+// kept as they are if one goes on through it, else it joins them, replacing those it
+// goes on from.
+function withVariation(variations, line) {
+  if (!line.length || variations.some(v => startsWith(v, line))) return variations;
+  return [...variations.filter(v => !startsWith(line, v)), line];
 }
 
 const lineKey = (root, line) => root + '|' + line.join(',');
@@ -739,6 +751,9 @@ const lineKey = (root, line) => root + '|' + line.join(',');
 function analysisAddress(root, line) {
   const q = { position: root };
   if (line.length) q.line = line.join(',');
+  // The move tree, when it is more than the line and what follows it.
+  const vars = analysis.variations || [];
+  if (vars.length > 1) q.vars = vars.map(v => v.join(',')).join(';');
   return '#/analyse?' + new URLSearchParams(q);
 }
 
@@ -770,6 +785,7 @@ async function showAnalyse(mode = 'replace') {
         el('button', { id: 'line-forward', title: 'the next move of the line (→)', 'aria-label': 'one move forward (right arrow)', onclick: () => stepLine(1) }, '▶'),
         el('button', { id: 'flip', title: 'the board seen from the other side', onclick: () => { boardView.flipped = !boardView.flipped; drawAnalysisBoard(); } }, 'Flip'),
         el('span', { class: 'note', id: 'analysis-line' })),
+      el('div', { id: 'analysis-variations', class: 'not-editing' }),
       el('div', { class: 'error', id: 'error' }),
       el('div', { class: 'note', id: 'note' })),
     el('div', { class: 'panel controls' },
@@ -843,6 +859,7 @@ function playAnalysed(m) {
   analysis.choice = null;
   analysis.preview = null;
   const line = [...analysis.line, m.notation];
+  analysis.variations = withVariation(analysis.variations || [], line);
   analysis.known.set(lineKey(analysis.root, line), m.after);
   const future = analysis.future;
   if (!(future.length >= line.length && line.every((x, i) => future[i] === x))) analysis.future = [...line];
@@ -913,6 +930,13 @@ async function runAnalysis(mode = 'replace') {
         analysis.known.set(lineKey(root, line), pos);
       }
     }
+    // A move tree from the address is checked once, move by move.
+    let varError = '';
+    if (analysis.checkVariations) {
+      analysis.checkVariations = false;
+      varError = await checkVariations(root);
+      if (gen !== generation) return;
+    }
     analysis.position = pos;
     document.getElementById('analyse-position').value = pos;
     // The line goes too: the certificates rooted at the root are walked along it.
@@ -933,7 +957,7 @@ async function runAnalysis(mode = 'replace') {
     if (mode === 'push' && location.hash !== address) history.pushState(null, '', address);
     else if (mode !== 'keep') history.replaceState(null, '', address);
     renderAnalysis();
-    document.getElementById('error').textContent = lineError;
+    document.getElementById('error').textContent = [lineError, varError].filter(x => x).join('; ');
     const an = a.analysis;
     const note = document.getElementById('note');
     note.textContent =
@@ -1026,6 +1050,43 @@ function drawAnalysisBoard() {
   }
 }
 
+// The move tree: each variation a row of moves, each move a link to the position after it;
+// the moves of the line on the board marked.
+function renderVariations() {
+  const holder = document.getElementById('analysis-variations');
+  if (!holder) return;
+  const vars = analysis.variations || [];
+  holder.replaceChildren();
+  if (vars.length < 2) return;
+  holder.append(el('div', { class: 'note' }, 'variations:'));
+  vars.forEach((v, k) => {
+    const row = el('div', { class: 'variation', 'data-variation': k });
+    v.forEach((m, i) => {
+      const upto = v.slice(0, i + 1);
+      const on = startsWith(analysis.line, upto);
+      row.append(el('a', {
+        href: analysisAddress(analysis.root, upto), class: 'var-move' + (on ? ' on' : ''), 'data-move': m,
+        onclick: e => { e.preventDefault(); analysis.line = upto; analysis.future = v; runAnalysis('push'); },
+      }, m), ' ');
+    });
+    holder.append(row);
+  });
+}
+
+// The variations an address named, each played from the root: one with a move that is
+// not legal keeps the moves before it, and says which it was.
+async function checkVariations(root) {
+  const errors = [];
+  const kept = [];
+  for (const [k, v] of (analysis.variations || []).entries()) {
+    const r = await resolveLine(root, v);
+    if (r.error) errors.push(`variation ${k + 1}: ${r.error.replace(/ of the line in the address.*$/, '')}: kept to move ${r.good}`);
+    kept.push(v.slice(0, r.good));
+  }
+  analysis.variations = kept.filter(v => v.length).reduce(withVariation, []);
+  return errors.join('; ');
+}
+
 // The board and its error while a move is entered on the analysis board.
 function renderAnalysisEntry() {
   drawAnalysisBoard();
@@ -1069,6 +1130,7 @@ function renderAnalysis() {
   if (!a.analysis.moves.length) body.append(el('tr', {}, el('td', { colspan: 5 }, a.end ? a.end.text : 'no legal move')));
   const { line, future } = analysis;
   document.getElementById('analysis-line').textContent = line.length ? 'line: ' + line.join(' ') : '';
+  renderVariations();
   document.getElementById('line-back').disabled = !line.length;
   document.getElementById('line-forward').disabled =
     !(future.length > line.length && line.every((m, i) => future[i] === m));
@@ -1510,6 +1572,11 @@ async function route() {
       if (p) {
         analysis.root = p;
         analysis.line = (q.get('line') || '').split(',').map(x => x.trim()).filter(x => x);
+        analysis.variations = (q.get('vars') || '').split(';')
+          .map(v => v.split(',').map(x => x.trim()).filter(x => x)).filter(v => v.length)
+          .reduce(withVariation, []);
+        analysis.variations = withVariation(analysis.variations, analysis.line);
+        analysis.checkVariations = !!q.get('vars');
         const f = analysis.future;
         if (!(f.length >= analysis.line.length && analysis.line.every((x, i) => f[i] === x))) analysis.future = [...analysis.line];
       }
