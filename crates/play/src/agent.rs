@@ -66,6 +66,23 @@ pub struct Choice {
     pub why: Option<Why>,
 }
 
+impl Choice {
+    /// `mv`, with its value and score where the player knows them, and the work it took.
+    pub fn of(mv: Move, value: Option<(Verdict, Source)>, score: Option<f64>, work: u64) -> Choice {
+        Choice {
+            mv,
+            info: MoveInfo {
+                mv,
+                value,
+                distance: None,
+                score,
+            },
+            work,
+            why: None,
+        }
+    }
+}
+
 /// Why the proof player made a move.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Why {

@@ -369,17 +369,7 @@ impl Agent for AlphaBeta {
 
     fn choose(&mut self, game: &Game) -> Choice {
         let (mv, score, work) = self.search(game);
-        Choice {
-            mv,
-            info: MoveInfo {
-                mv,
-                value: verdict_of(score),
-                distance: None,
-                score: Some(score),
-            },
-            work,
-            why: None,
-        }
+        Choice::of(mv, verdict_of(score), Some(score), work)
     }
 
     fn analyse(&mut self, game: &Game) -> Vec<MoveInfo> {

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::agent::{Agent, Choice, Level, MoveInfo, Source, Tools, Verdict};
+use crate::agent::{Agent, Choice, Level, Source, Tools, Verdict};
 use crate::eval;
 use crate::game::Game;
 use crate::rng::Rng;
@@ -329,16 +329,6 @@ impl Agent for Mcts {
             .into_iter()
             .find(|m| m.apply(&pos) == child)
             .expect("a child is reached by a legal move");
-        Choice {
-            mv,
-            info: MoveInfo {
-                mv,
-                value,
-                distance: None,
-                score,
-            },
-            work: self.playouts_done - start,
-            why: None,
-        }
+        Choice::of(mv, value, score, self.playouts_done - start)
     }
 }

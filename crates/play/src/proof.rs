@@ -194,15 +194,8 @@ fn made(
     text: String,
 ) -> Choice {
     Choice {
-        mv,
-        info: MoveInfo {
-            mv,
-            value,
-            distance: None,
-            score: None,
-        },
-        work,
         why: Some(Why { from, text }),
+        ..Choice::of(mv, value, None, work)
     }
 }
 

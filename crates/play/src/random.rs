@@ -1,6 +1,6 @@
 //! The random player: a legal move chosen uniformly.
 
-use crate::agent::{Agent, Choice, MoveInfo};
+use crate::agent::{Agent, Choice};
 use crate::game::Game;
 use crate::rng::Rng;
 use fanorona_rules::moves::legal_moves;
@@ -25,16 +25,6 @@ impl Agent for Random {
     fn choose(&mut self, game: &Game) -> Choice {
         let moves = legal_moves(game.position());
         let mv = moves[self.rng.below(moves.len())];
-        Choice {
-            mv,
-            info: MoveInfo {
-                mv,
-                value: None,
-                distance: None,
-                score: None,
-            },
-            work: 0,
-            why: None,
-        }
+        Choice::of(mv, None, None, 0)
     }
 }
