@@ -84,7 +84,9 @@ function renderWalk(w) {
     const go = () => { location.hash = proofLink(w.root, [...w.line, m.move]); };
     const why = el('td', { class: 'why' });
     for (const b of m.by) {
-      why.append(el('div', {}, b.why, ' ', b.shared ? el('a', { href: proofLink(w.root, b.shared), class: 'shared' }, 'go there') : null));
+      // Which certificate says it: two of one root may end a line differently.
+      why.append(el('div', {}, el('span', { class: 'note cert-name' }, b.file.replace(/\.cert(\.gz)?$/, '') + ': '), b.why, ' ',
+        b.shared ? el('a', { href: proofLink(w.root, b.shared), class: 'shared' }, 'go there') : null));
     }
     if (!m.by.length) why.append(el('span', { class: 'note' }, 'not in the certificates'));
     body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: go },
