@@ -268,6 +268,37 @@ impl Tree {
     }
 }
 
+impl Tree {
+    /// The first node (in file order) whose position is `target`, found by playing the
+    /// certificate's moves from the root; `None` if no node of it is that position. Lines
+    /// are left where they have fewer pieces than `target` (pieces never come back), and
+    /// repetition and shared leaves stand for nodes searched elsewhere.
+    pub fn find(&self, target: &Position) -> Option<u32> {
+        let pieces = target.piece_count();
+        let mut stack = vec![(0u32, self.root)];
+        while let Some((node, pos)) = stack.pop() {
+            if pos == *target {
+                return Some(node);
+            }
+            if pos.piece_count() < pieces || pos.piece_count() == 0 {
+                continue;
+            }
+            // Children pushed in reverse: the first child is searched first.
+            let mut children: Vec<u32> = self
+                .children(node)
+                .filter(|&c| !matches!(self.kind[c as usize], REPETITION | SHARED))
+                .collect();
+            children.reverse();
+            for c in children {
+                if let Ok(mv) = Move::parse(&pos, self.mv(c)) {
+                    stack.push((c, mv.apply(&pos)));
+                }
+            }
+        }
+        None
+    }
+}
+
 /// How far a line goes in a certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Followed {
@@ -347,6 +378,13 @@ mod tests {
         assert_eq!(t.follow(&["a3-a2", "c3-b3", "a2-a3"]), at(0, 3));
         assert_eq!(t.follow(&["a3-a2", "c3-c2"]), at(1, 2));
         assert_eq!(t.follow(&["a3-a2", "c3-a1", "a2-a3"]), at(2, 1));
+        // Positions found by playing the moves (this tree's other moves are not legal: only
+        // the checker minds); a position the tree never reaches is not found.
+        let after = |line: &[&str]| *play_line(&t.root, line).positions.last().unwrap();
+        assert_eq!(t.find(&t.root), Some(0));
+        assert_eq!(t.find(&after(&["a3-b3A"])), Some(1));
+        let elsewhere: Position = "..B/W../... w".parse().unwrap();
+        assert_eq!(t.find(&elsewhere), None);
     }
 
     #[test]

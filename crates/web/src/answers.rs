@@ -213,6 +213,18 @@ pub struct ProofRefused {
     pub mend: String,
 }
 
+/// GET /api/proofs/find: where a position is in the checked certificates: the first
+/// certificate (by root, then file) that reaches it, and the line from its root.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProofFound {
+    pub root: String,
+    pub line: Vec<String>,
+    pub file: String,
+    /// Nodes searched in all, and the seconds the search took.
+    pub searched: u64,
+    pub seconds: f64,
+}
+
 /// GET /api/proofs/walk: the position after a line from a root, what the certificates of
 /// that root prove of it and of each of its moves, and how each line ends.
 #[derive(Serialize)]

@@ -300,6 +300,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/proofs", get(proofs::list))
         .route("/api/proofs/walk", get(proofs::walk))
         .route("/api/proofs/file", get(proofs::file))
+        .route("/api/proofs/find", get(proofs::find))
         .route("/api/sessions", get(sessions::list).post(sessions::start))
         .route("/api/sessions/{id}", get(sessions::status))
         .route("/api/sessions/{id}/curve", get(sessions::curve))

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::answers::{
-    CertificateWalked, CheckingView, LineEnding, MoveProved, ProofFile, ProofList, ProofRefused,
-    ProofRoot, ProofWalk,
+    CertificateWalked, CheckingView, LineEnding, MoveProved, ProofFile, ProofFound, ProofList,
+    ProofRefused, ProofRoot, ProofWalk,
 };
 use super::certificates::{Bounds, Index, Known, Stamp, bounds_of, position_bounds, stamp};
 use super::{ApiError, AppState, blocking, view};
@@ -433,6 +433,60 @@ fn ending_view(tree: &Tree, child: u32, after: &Position, known: &Known) -> Line
         why,
         shared,
     }
+}
+
+#[derive(Deserialize)]
+pub struct FindQuery {
+    position: String,
+}
+
+/// GET /api/proofs/find?position=POSITION: the first checked certificate that reaches the
+/// position, and the line to it from its root (its moves played from the root; a few
+/// seconds for the largest certificates).
+pub async fn find(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<FindQuery>,
+) -> Result<Json<ProofFound>, ApiError> {
+    blocking(move || {
+        let pos: Position = q
+            .position
+            .parse()
+            .map_err(|e| ApiError::bad(format!("position: {e}")))?;
+        let index = state.certificates();
+        let started = Instant::now();
+        let mut roots: Vec<(&String, &Vec<Known>)> = index.roots().collect();
+        roots.sort_by(|a, b| a.0.cmp(b.0));
+        let mut searched = 0;
+        for (root, known) in roots {
+            let board = root.parse::<Position>().map(|p| p.board()).ok();
+            if board != Some(pos.board()) {
+                continue;
+            }
+            let mut files: Vec<&Known> = known.iter().collect();
+            files.sort_by(|a, b| a.file.cmp(&b.file));
+            for k in files {
+                let tree = state.proof_trees.get(k)?;
+                searched += tree.len();
+                if let Some(node) = tree.find(&pos) {
+                    return Ok(Json(ProofFound {
+                        root: root.clone(),
+                        line: tree.line_to(node).iter().map(|m| m.to_string()).collect(),
+                        file: file_name(&k.file),
+                        searched,
+                        seconds: started.elapsed().as_secs_f64(),
+                    }));
+                }
+            }
+        }
+        Err(ApiError {
+            status: StatusCode::NOT_FOUND,
+            message: format!(
+                "no checked certificate reaches {pos} ({searched} nodes searched in {:.1} s)",
+                started.elapsed().as_secs_f64()
+            ),
+        })
+    })
+    .await
 }
 
 #[derive(Deserialize)]

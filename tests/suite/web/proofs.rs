@@ -90,7 +90,47 @@ fn certificates_value_every_move_they_reach_and_the_analysis_board_takes_clicks(
     assert!(named.contains(&"the start"), "{list}");
     assert!(named.contains(&format!("after {other}").as_str()), "{list}");
 
+    // A position looked up in the certificates: the line to it from a root.
+    let found = after(&root, &[&winning]);
+    let (s, f) = server.http(
+        "GET",
+        &format!("/api/proofs/find?position={}", urlencode(&found)),
+        None,
+    );
+    assert_eq!(s, 200, "{f}");
+    assert_eq!(f["root"], json!(root), "{f}");
+    assert_eq!(f["line"], json!([winning]), "{f}");
+    let (s, f) = server.http(
+        "GET",
+        &format!(
+            "/api/proofs/find?position={}",
+            urlencode("......./...B.../W...... w")
+        ),
+        None,
+    );
+    assert_eq!(s, 404, "{f}");
+    assert!(
+        f["error"]
+            .as_str()
+            .unwrap()
+            .contains("no checked certificate reaches"),
+        "{f}"
+    );
+
     let b = Browser::start();
+    // On Proofs, the same look-up opens the walk there.
+    b.open(&server.url("#/proofs"));
+    b.wait("#proof-find-position", 30);
+    b.type_into("#proof-find-position", &found);
+    b.click_css("#proof-find button");
+    b.wait_until(
+        "the walk to the position looked up",
+        &format!(
+            "return !!proofs.last && proofs.last.position === {}",
+            serde_json::to_string(&found).unwrap()
+        ),
+        30,
+    );
     b.open(&server.url("#/analyse?position=3x7"));
     wait_analysed(&b, &root);
     // A move by clicks on the board: the piece, then the dot (and a capture's kind where

@@ -29,9 +29,24 @@ async function showProofs() {
       el('strong', {}, r.file), ': ', r.why, el('br'), el('span', { class: 'note' }, 'to mend: ' + r.mend))))) : null;
   // The check under way (from the server's start): said, and the list asked for again.
   const checking = p.checking ? el('p', { class: 'status', id: 'proof-checking' }, checkingWords(p.checking)) : null;
+  // A position looked up in every certificate: the walk to it, or why not.
+  const lookup = el('form', { id: 'proof-find', onsubmit: async e => {
+    e.preventDefault();
+    const said = document.getElementById('proof-find-result');
+    const position = document.getElementById('proof-find-position').value.trim();
+    if (!position) return;
+    said.textContent = 'looking through the certificates (a few seconds for the largest)…';
+    try {
+      const f = await api('GET', '/api/proofs/find?' + new URLSearchParams({ position }));
+      location.hash = proofLink(f.root, f.line);
+    } catch (err) { said.textContent = err.message; }
+  } },
+    el('input', { type: 'text', id: 'proof-find-position', class: 'move-entry', placeholder: 'a position to look up in the certificates', 'aria-label': 'a position to look up in the certificates' }),
+    el('button', { type: 'submit' }, 'Look up'),
+    el('span', { class: 'note', id: 'proof-find-result' }));
   main.replaceChildren(el('h2', {}, 'Proofs'),
-    el('p', { class: 'note' }, 'Each certificate here passed the checker (rules and tables). Open a root to walk its proof move by move.'),
-    ...[checking, list, refused].filter(x => x));
+    el('p', { class: 'note' }, 'Each certificate here passed the checker (rules and tables). Open a root to walk its proof move by move, or look a position up.'),
+    ...[checking, lookup, list, refused].filter(x => x));
   if (p.checking) again(1000);
 }
 
