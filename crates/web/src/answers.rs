@@ -245,6 +245,10 @@ pub struct ProofWalk {
     pub moves: Vec<MoveProved>,
     /// The side to move has no move (and so has lost).
     pub end: Option<String>,
+    /// The legal moves step by step, for the board to preview a move's path and captures.
+    pub steps: Vec<crate::view::MoveView>,
+    /// The line's last move, for the board to mark.
+    pub last: Option<MovePlayed>,
 }
 
 /// One certificate of a walk: how far it follows the line, and its subtree there.

@@ -224,6 +224,13 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
     let error = played.error.map(|e| e.to_string());
     let pos = *positions.last().expect("the root at least");
     let judged = judge(state, &index, &root, &line, &pos, true)?;
+    // The line's last move, for the board to mark.
+    let last = line.last().and_then(|m| {
+        let before = positions[positions.len() - 2];
+        fanorona_rules::moves::Move::parse(&before, m)
+            .ok()
+            .map(|mv| super::api::played(&mv, &before))
+    });
     let mover = pos.side_to_move();
     let mut moves: Vec<MoveProved> = judged
         .moves
@@ -262,6 +269,8 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
         certificates,
         moves,
         end: judged.end,
+        steps: view::moves(&pos),
+        last,
     })
 }
 

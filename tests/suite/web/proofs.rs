@@ -131,6 +131,15 @@ fn certificates_value_every_move_they_reach_and_the_analysis_board_takes_clicks(
         ),
         30,
     );
+    // There its last move is marked; a row pointed at previews its move; Flip turns it.
+    assert!(!b.all("#proof-board g.pt.last").is_empty());
+    b.eval("document.querySelector('#proof-moves tr[data-move]').dispatchEvent(new MouseEvent('mouseenter')); return 1");
+    assert!(!b.all("#proof-board g.pt.target").is_empty());
+    let a1 = "return document.querySelector('#proof-board g.pt[data-point=\"a1\"] circle.hit').getAttribute('cx')";
+    let unflipped = b.eval(a1);
+    b.click_css("#proof-flip");
+    assert_ne!(b.eval(a1), unflipped);
+    b.click_css("#proof-flip");
     b.open(&server.url("#/analyse?position=3x7"));
     wait_analysed(&b, &root);
     // A move by clicks on the board: the piece, then the dot (and a capture's kind where

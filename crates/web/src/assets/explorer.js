@@ -104,7 +104,11 @@ function renderWalk(w) {
         b.shared ? el('a', { href: proofLink(w.root, b.shared), class: 'shared' }, 'go there') : null));
     }
     if (!m.by.length) why.append(el('span', { class: 'note' }, 'not in the certificates'));
-    body.append(rowKeys(el('tr', { class: 'clickable', 'data-move': m.move, onclick: go },
+    const preview = on => () => drawWalkBoard(w, on ? m.move : null);
+    body.append(rowKeys(el('tr', {
+      class: 'clickable', 'data-move': m.move, onclick: go,
+      onmouseenter: preview(true), onmouseleave: preview(false), onfocus: preview(true), onblur: preview(false),
+    },
       el('td', { class: 'mv' }, m.move),
       el('td', { class: 'value ' + valueClass(m.value) }, m.value || '-'),
       el('td', { class: 'num' }, m.by.length ? fmtNumber(Math.max(...m.by.map(b => b.nodes))) : ''),
@@ -117,7 +121,8 @@ function renderWalk(w) {
     el('div', { class: 'columns' },
       el('div', { class: 'panel' },
         el('div', { id: 'proof-line', class: 'crumbs' }, crumbs),
-        el('div', { id: 'proof-board' }, drawBoard(w.board, w.cells.split(''), new Map(), null)),
+        el('div', { id: 'proof-board' }),
+        el('button', { id: 'proof-flip', title: 'the board seen from the other side', onclick: () => { boardView.flipped = !boardView.flipped; drawWalkBoard(w, null); } }, 'Flip'),
         el('div', { class: 'status ' + valueClass(w.value), id: 'proof-value' }, value),
         el('div', { class: 'error', id: 'error' }, w.error || ''),
         el('div', { class: 'note position-text', id: 'proof-position' }, w.position),
@@ -133,6 +138,24 @@ function renderWalk(w) {
           body),
         el('h3', {}, 'Certificates'),
         certs)));
+  drawWalkBoard(w, null);
+}
+
+// The walk's board; with `move`, that move previewed: its path drawn, its captures faint.
+function drawWalkBoard(w, move) {
+  const holder = document.getElementById('proof-board');
+  if (!holder) return;
+  const marks = new Map();
+  const shown = move && w.steps.find(s => s.notation === move);
+  let path = null;
+  if (shown) {
+    path = { points: [shown.from, ...shown.path], color: null };
+    mark(marks, shown.path[shown.path.length - 1], 'target');
+    for (const t of shown.captures.flat()) mark(marks, t, 'taken');
+  } else {
+    path = markLast(w.last, marks);
+  }
+  holder.replaceChildren(drawBoard(w.board, w.cells.split(''), marks, null, null, path));
 }
 
 // ← back one move, → on along the first move listed (the best): only on the explorer.
