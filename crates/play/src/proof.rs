@@ -214,14 +214,41 @@ impl Agent for Proof {
 
     fn choose(&mut self, game: &Game) -> Choice {
         let side = game.position().side_to_move();
-        match self.plan(game) {
-            Plan::Certificate { mv, name, proven } if proven => made(
-                mv,
-                Some((Verdict::Win, Source::Certificate)),
-                0,
-                MoveFrom::Certificate,
-                format!("{name}: its move, which wins"),
-            ),
+        let plan = self.plan(game);
+        // Where the tables hold the position they know its value exactly, which is at least
+        // what any certificate there promises.
+        if self.in_tables(game) && !matches!(plan, Plan::Tables { .. }) {
+            let whose = match &plan {
+                Plan::Certificate { name, .. } => format!("inside {name}, "),
+                _ => String::new(),
+            };
+            return self.perfect_choice(
+                game,
+                MoveFrom::Tables,
+                format!("{whose}inside the tables: from the tables"),
+            );
+        }
+        match plan {
+            Plan::Certificate { mv, name, proven } if proven => {
+                // The game's past is not the certificate's: a move back to a position of the
+                // game, or one the opponent can answer so, is a draw in play.
+                let child = mv.apply(game.position());
+                let value = (!game.occurred(&child)
+                    && !crate::perfect::opponent_can_repeat(game, &child))
+                .then_some((Verdict::Win, Source::Certificate));
+                let said = if value.is_some() {
+                    "which wins"
+                } else {
+                    "a win in the certificate, but the game can repeat a position from here"
+                };
+                made(
+                    mv,
+                    value,
+                    0,
+                    MoveFrom::Certificate,
+                    format!("{name}: its move, {said}"),
+                )
+            }
             Plan::Certificate { mv, name, .. } => {
                 // A disproof of our own win holding the position too: the value is a draw,
                 // and no search can find a win.

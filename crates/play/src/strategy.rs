@@ -176,6 +176,10 @@ impl Library {
         if tree.header.partial {
             return Err("it is partial (open leaves)".to_string());
         }
+        // The file may have changed since its header was read: it is what it said it was.
+        if (tree.root, tree.attacker, tree.proven) != (e.root, e.attacker, e.proven) {
+            return Err("it changed since the library was read: open it again".to_string());
+        }
         Ok(Arc::new(tree))
     }
 
@@ -201,10 +205,9 @@ impl Library {
                 && e.attacker == side
                 && root_index(game, &e.root).is_some_and(|at| {
                     self.tree(i).is_ok_and(|t| {
-                        matches!(
-                            standing(&t, game, at),
-                            Standing::At { .. } | Standing::BelowTableLeaf
-                        )
+                        // Only where it holds the position itself: below a table leaf the
+                        // opponent may have erred since, and the tables know.
+                        matches!(standing(&t, game, at), Standing::At { .. })
                     })
                 })
         })

@@ -326,9 +326,19 @@ pub async fn analyse(
         let mut partial: std::collections::HashMap<String, Bounds> = Default::default();
         for v in values.iter_mut() {
             let notation = v.info.mv.notation(board);
-            let Some(&b) = proved.get(&notation) else {
+            let Some(&(mut b)) = proved.get(&notation) else {
                 continue;
             };
+            // In play, a win the game's past can turn into a draw (a position repeated) is
+            // a draw at least, not a win.
+            let after = v.info.mv.apply(&pos);
+            if in_play
+                && b.low == Verdict::Win
+                && (game.occurred(&after)
+                    || fanorona_play::perfect::opponent_can_repeat(&game, &after))
+            {
+                b.low = Verdict::Draw;
+            }
             let weaker = matches!(v.info.value, None | Some((_, Source::Search)));
             if b.low == b.high && weaker {
                 v.info.value = Some((b.low, Source::Certificate));

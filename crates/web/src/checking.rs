@@ -58,6 +58,8 @@ impl Checking {
         *sh.progress.lock().expect("progress lock") = Some(Progress::default());
         let (dir, db_dir, sh) = (self.dir.clone(), self.db_dir.clone(), self.shared.clone());
         std::thread::spawn(move || {
+            // However the reading ends (a panic too), it is no longer under way.
+            let _over = Over(sh.clone());
             let before = sh.index.lock().expect("index lock").clone();
             let mut publish = |index: &Index, p: &Progress| {
                 *sh.index.lock().expect("index lock") = Arc::new(index.clone());
@@ -71,9 +73,6 @@ impl Checking {
                     tracing::warn!("certificate {file} not used: {why}");
                 }
             }
-            *sh.progress.lock().expect("progress lock") = None;
-            sh.read_once.store(true, Ordering::Release);
-            sh.running.store(false, Ordering::Release);
         });
     }
 
@@ -94,5 +93,19 @@ impl Checking {
             .expect("progress lock")
             .clone()?;
         (p.file.is_some() || !self.shared.read_once.load(Ordering::Acquire)).then_some(p)
+    }
+}
+
+/// Marks the reading over when dropped, a panic's unwinding included: no reading is shown
+/// under way for ever, and the next one can start.
+struct Over(Arc<Shared>);
+
+impl Drop for Over {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.progress.lock() {
+            *p = None;
+        }
+        self.0.read_once.store(true, Ordering::Release);
+        self.0.running.store(false, Ordering::Release);
     }
 }

@@ -105,8 +105,8 @@ impl IntoResponse for ApiError {
 /// then, and the table (none without a daemon).
 type RoteRead = (Instant, Option<usize>, Option<Arc<RoteTable>>);
 
-/// The proof player's certificates of a board, and the certificate directory's file names
-/// when they were read.
+/// The proof player's certificates of a board, and the certificate directory's files (names
+/// and stamps) when they were read.
 type Strategies = (Vec<String>, Arc<Library>);
 
 /// What the handlers share.
@@ -150,10 +150,14 @@ impl AppState {
     /// root; call off the server's threads).
     pub fn strategies(&self, board: Board) -> Option<Arc<Library>> {
         let dir = &self.options.certificates_dir;
+        // Each file's name, size and time of change: a file rewritten is read again.
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .ok()?
             .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .map(|e| {
+                let (len, modified) = certificates::stamp(&e.path());
+                format!("{} {len} {modified:?}", e.file_name().to_string_lossy())
+            })
             .collect();
         names.sort();
         let mut s = self.strategies.lock().expect("strategies lock");

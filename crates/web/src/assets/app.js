@@ -811,6 +811,19 @@ async function showAnalyse(mode = 'replace') {
   every(5000, watchSessions);
 }
 
+// Once the certificates' check is over (asked each second, cheaply), the analysis of
+// generation `gen` is asked again, unless the page moved on or pieces are being set up.
+async function afterCheck(gen) {
+  for (;;) {
+    await new Promise(r => setTimeout(r, 1000));
+    if (gen !== generation || analysis.editing) return;
+    let p;
+    try { p = await api('GET', '/api/proofs'); } catch (_) { return; }
+    if (gen !== generation || analysis.editing) return;
+    if (!p.checking) { runAnalysis('keep'); return; }
+  }
+}
+
 // How many sessions are solved: when more are than at the last look, the open analysis is
 // asked again (what they decided reaches it through the rote store and the certificates).
 async function watchSessions() {
@@ -903,6 +916,10 @@ function analyseTyped() {
 // address came first: Back, Forward, a link).
 async function runAnalysis(mode = 'replace') {
   const gen = ++generation;
+  // A move half entered on the old position's board goes with it.
+  analysis.sel = null;
+  analysis.choice = null;
+  analysis.preview = null;
   // Whether this request is a set-up's (read once: a newer request takes the question over).
   const fromSetup = analysis.fromSetup;
   analysis.fromSetup = false;
@@ -967,8 +984,7 @@ async function runAnalysis(mode = 'replace') {
     // Certificates still being checked may say more of this position: asked again.
     if (an.certificates_checking) {
       note.append('; ', el('span', { id: 'analysis-checking' }, checkingWords(an.certificates_checking)));
-      const here = location.hash;
-      setTimeout(() => { if (gen === generation && location.hash === here) runAnalysis('keep'); }, 1000);
+      afterCheck(gen);
     }
     // A certificate the checker refused is not used: said here, the reason on Proofs.
     if (an.certificates_refused) {
@@ -1576,7 +1592,7 @@ async function route() {
           .map(v => v.split(',').map(x => x.trim()).filter(x => x)).filter(v => v.length)
           .reduce(withVariation, []);
         analysis.variations = withVariation(analysis.variations, analysis.line);
-        analysis.checkVariations = !!q.get('vars');
+        analysis.checkVariations = analysis.variations.length > 0;
         const f = analysis.future;
         if (!(f.length >= analysis.line.length && analysis.line.every((x, i) => f[i] === x))) analysis.future = [...analysis.line];
       }

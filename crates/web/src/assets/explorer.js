@@ -11,7 +11,9 @@ function proofLink(root, line) {
 
 async function showProofs() {
   const main = document.getElementById('main');
-  main.replaceChildren(el('p', { class: 'note' }, 'reading the certificates…'));
+  // Shown again while a check goes on: the look-up form stays as it is, typing and all.
+  const kept = document.getElementById('proof-find');
+  if (!kept) main.replaceChildren(el('p', { class: 'note' }, 'reading the certificates…'));
   const p = await api('GET', '/api/proofs');
   const list = el('div', { id: 'proof-roots' });
   if (!p.roots.length) list.append(el('p', { class: 'note' }, 'No checked certificate in the server\'s certificate directory (`fanorona serve --certificates DIR`).'));
@@ -30,7 +32,8 @@ async function showProofs() {
   // The check under way (from the server's start): said, and the list asked for again.
   const checking = p.checking ? el('p', { class: 'status', id: 'proof-checking' }, checkingWords(p.checking)) : null;
   // A position looked up in every certificate: the walk to it, or why not.
-  const lookup = el('form', { id: 'proof-find', onsubmit: async e => {
+  // The form of the last showing, if there was one: what was typed in it stays.
+  const lookup = kept || el('form', { id: 'proof-find', onsubmit: async e => {
     e.preventDefault();
     const said = document.getElementById('proof-find-result');
     const position = document.getElementById('proof-find-position').value.trim();
@@ -55,10 +58,11 @@ function checkingWords(c) {
   return `Checking the certificates: ${c.done} of ${c.total} done; now ${c.file} (${(c.bytes / 1e6).toFixed(1)} MB), ${c.seconds.toFixed(0)} s so far. This page asks again every second.`;
 }
 
-// The page at this address shown again after `ms`, unless the address changed meanwhile.
+// The page shown again after `ms`, unless the page moved on meanwhile (each showing of a
+// page is a generation: one chain of these at most).
 function again(ms) {
-  const hash = location.hash;
-  setTimeout(() => { if (location.hash === hash) route(); }, ms);
+  const gen = generation;
+  setTimeout(() => { if (gen === generation) route(); }, ms);
 }
 
 async function showProofWalk(query) {
