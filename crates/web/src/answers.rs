@@ -45,6 +45,19 @@ pub struct MovePlayed {
     pub taken: Vec<u8>,
 }
 
+impl MovePlayed {
+    /// `m`, played from `before`: who played it, the points it went through, what it took.
+    pub fn of(m: &fanorona_rules::moves::Move, before: &Position) -> MovePlayed {
+        MovePlayed {
+            notation: m.notation(before.board()),
+            side: before.side_to_move(),
+            from: m.from(),
+            path: m.path().to_vec(),
+            taken: super::view::point_list(m.captured()),
+        }
+    }
+}
+
 /// How a game ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GameEnd {
@@ -246,7 +259,7 @@ pub struct ProofWalk {
     /// The side to move has no move (and so has lost).
     pub end: Option<String>,
     /// The legal moves step by step, for the board to preview a move's path and captures.
-    pub steps: Vec<crate::view::MoveView>,
+    pub steps: Vec<MoveView>,
     /// The line's last move, for the board to mark.
     pub last: Option<MovePlayed>,
 }

@@ -80,17 +80,6 @@ impl GameText {
 
 /// What the page shows of a game: the board, the pieces, the legal moves step by step, the
 /// moves so far and how it ended.
-/// `m`, played from `before`: who played it, the points it went through, what it took.
-pub fn played(m: &fanorona_rules::moves::Move, before: &Position) -> MovePlayed {
-    MovePlayed {
-        notation: m.notation(before.board()),
-        side: before.side_to_move(),
-        from: m.from(),
-        path: m.path().to_vec(),
-        taken: view::point_list(m.captured()),
-    }
-}
-
 pub fn game_state(game: &Game, tags: &[(String, String)]) -> GameState {
     let pos = game.position();
     let board = pos.board();
@@ -100,7 +89,7 @@ pub fn game_state(game: &Game, tags: &[(String, String)]) -> GameState {
         .moves()
         .iter()
         .zip(game.positions())
-        .map(|(m, before)| played(m, before))
+        .map(|(m, before)| MovePlayed::of(m, before))
         .collect();
     GameState {
         board: view::board(board),

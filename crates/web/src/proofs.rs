@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::answers::{
-    CertificateWalked, CheckingView, LineEnding, MoveProved, ProofFile, ProofFound, ProofList,
-    ProofRefused, ProofRoot, ProofWalk,
+    CertificateWalked, CheckingView, LineEnding, MovePlayed, MoveProved, ProofFile, ProofFound,
+    ProofList, ProofRefused, ProofRoot, ProofWalk,
 };
 use super::certificates::{Bounds, Index, Known, Stamp, bounds_of, position_bounds, stamp};
 use super::{ApiError, AppState, blocking, view};
@@ -229,7 +229,7 @@ fn walk_now(state: &AppState, q: &WalkQuery) -> Result<ProofWalk, ApiError> {
         let before = positions[positions.len() - 2];
         fanorona_rules::moves::Move::parse(&before, m)
             .ok()
-            .map(|mv| super::api::played(&mv, &before))
+            .map(|mv| MovePlayed::of(&mv, &before))
     });
     let mover = pos.side_to_move();
     let mut moves: Vec<MoveProved> = judged
