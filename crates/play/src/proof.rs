@@ -220,7 +220,7 @@ impl Agent for Proof {
         if self.in_tables(game) && !matches!(plan, Plan::Tables { .. }) {
             let whose = match &plan {
                 Plan::Certificate { name, .. } => format!("inside {name}, "),
-                _ => String::new(),
+                _ => "outside every certificate, ".to_string(),
             };
             return self.perfect_choice(
                 game,
@@ -292,14 +292,8 @@ impl Agent for Proof {
                 MoveFrom::Tables,
                 format!("at or below a table leaf of {name}: from the tables"),
             ),
+            // Inside the tables the choice was made above.
             Plan::Outside { notes } => {
-                if self.in_tables(game) {
-                    return self.perfect_choice(
-                        game,
-                        MoveFrom::Tables,
-                        "outside every certificate, inside the tables: from the tables".into(),
-                    );
-                }
                 let outside = format!("outside every certificate ({})", notes.join("; "));
                 let (win, nodes) = self.find_win(game);
                 if let Some(w) = win {

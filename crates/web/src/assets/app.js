@@ -535,6 +535,14 @@ function markLast(h, marks) {
   return { points, taken: h.taken, color: h.side === 'white' ? 'B' : 'W' };
 }
 
+// A legal move previewed (a move's view: from, path, captures): its end dotted, the pieces
+// it would take faint; returns its path for the board to draw.
+function markPreview(v, marks) {
+  mark(marks, v.path[v.path.length - 1], 'target');
+  for (const t of v.captures.flat()) mark(marks, t, 'taken');
+  return { points: [v.from, ...v.path], color: null };
+}
+
 // A move typed on the play page: played if it is one of the legal moves here.
 function typedPlayMove(input) {
   const s = play.state;
@@ -1051,9 +1059,7 @@ function drawAnalysisBoard() {
   let lastMove = null;
   const shown = analysis.preview && !analysis.sel && a.moves.find(m => m.notation === analysis.preview);
   if (shown) {
-    lastMove = { points: [shown.from, ...shown.path], color: null };
-    mark(marks, shown.path[shown.path.length - 1], 'target');
-    for (const t of shown.captures.flat()) mark(marks, t, 'taken');
+    lastMove = markPreview(shown, marks);
   } else if (!analysis.sel && a.last) {
     lastMove = markLast(a.last, marks);
   }

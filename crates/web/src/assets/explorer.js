@@ -151,14 +151,7 @@ function drawWalkBoard(w, move) {
   if (!holder) return;
   const marks = new Map();
   const shown = move && w.steps.find(s => s.notation === move);
-  let path = null;
-  if (shown) {
-    path = { points: [shown.from, ...shown.path], color: null };
-    mark(marks, shown.path[shown.path.length - 1], 'target');
-    for (const t of shown.captures.flat()) mark(marks, t, 'taken');
-  } else {
-    path = markLast(w.last, marks);
-  }
+  const path = shown ? markPreview(shown, marks) : markLast(w.last, marks);
   holder.replaceChildren(drawBoard(w.board, w.cells.split(''), marks, null, null, path));
 }
 
