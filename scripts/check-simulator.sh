@@ -14,6 +14,13 @@
 #       workers, stretched to N/2 times that with N: here N workers share two cores, and their
 #       messages wait for the processor as their searches do. Default 0.55, the round trip
 #       bench-cluster.sh measures with one worker, not stretched.)
+#   LATENCY=gap scripts/check-simulator.sh ...   (the model's round trip set to the mean gap
+#       between a worker's jobs in the real run it is checked against: a weaker check, as the
+#       model then takes its round trip from that run, and what is left to agree is the rest
+#       of the model: the master's turns, the server's queue, the leaves in flight)
+#   NICE=19 scripts/check-simulator.sh ...   (the workers at that niceness: the master and
+#       the server, at 0, are run first when they have work, as on a cluster, where no
+#       worker's search takes their core; the round trip then stays the idle machine's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/nats.sh
@@ -32,11 +39,32 @@ printf '%8s %10s %10s %7s %10s %10s %7s %9s %9s\n' workers "real j/s" "model j/s
 # Seconds of a run: from its search's start (connected) to the decision, as the master counts
 # them (the model's from its first job).
 latency() {
-    if [[ -n ${LATENCY:-} ]]; then
+    if [[ ${LATENCY:-} == gap ]]; then
+        mean_gap "$work/$1"
+    elif [[ -n ${LATENCY:-} ]]; then
         python3 -c "print(f'{$LATENCY * max($1, 2) / 2:.3f}ms')"
     else
         echo 0.55ms
     fi
+}
+# The mean gap between a worker's jobs in run DIR (from the workers' per-job lines).
+mean_gap() {
+    python3 - "$1" <<'PY'
+import datetime, glob, json, re, sys
+gaps = []
+for log in glob.glob(f"{sys.argv[1]}/w*.log"):
+    spans = []
+    for l in open(log):
+        if not l.startswith("{"):
+            continue
+        e = json.loads(l)
+        hit = re.search(r"answered in ([0-9.]+) s", e.get("fields", {}).get("message", ""))
+        if hit:
+            at = datetime.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
+            spans.append((at - float(hit.group(1)), at))
+    gaps += [b[0] - a[1] for a, b in zip(spans, spans[1:])]
+print(f"{1000 * sum(gaps) / max(len(gaps), 1):.3f}ms")
+PY
 }
 for n in $counts; do
     mkdir -p "$work/$n"
@@ -44,7 +72,7 @@ for n in $counts; do
     pids+=("$nats_pid")
     workers=()
     for i in $(seq "$n"); do
-        FANORONA_NATS_TOKEN=$nats_token "$bin" --config "$work/worker.toml" worker --nats "$nats_url" \
+        FANORONA_NATS_TOKEN=$nats_token nice -n "${NICE:-0}" "$bin" --config "$work/worker.toml" worker --nats "$nats_url" \
             --name "w$i" --threads 1 2> "$work/$n/w$i.log" &
         workers+=($!)
         pids+=($!)

@@ -152,7 +152,7 @@ pub enum ClusterCommand {
         #[command(flatten)]
         out: crate::cli::args::JsonFlag,
     },
-    /// What the server holds: jobs queued and under way, worker threads asking for one,
+    /// What the server holds: jobs queued and under way, workers' requests waiting,
     /// redeliveries, answers not yet read. The workers by name, and each session's jobs,
     /// are in `fanorona session status`.
     #[command(after_long_help = help::CLUSTER_STATUS)]
@@ -172,13 +172,21 @@ pub enum ClusterCommand {
     Bench {
         #[command(flatten)]
         nats: Nats,
-        /// Worker connections to try, each an echo worker of one thread.
+        /// Worker connections to try, each an echo worker of --threads threads.
         #[arg(long, value_delimiter = ',', default_value = "1,8,64,256")]
         connections: Vec<usize>,
+        /// Threads of each echo worker (a worker asks for all its idle threads' jobs in one
+        /// request).
+        #[arg(long, default_value = "1", value_parser = crate::cli::args::threads)]
+        threads: usize,
+        /// Jobs an echo worker asks for in one request at most (1: a request a thread, as
+        /// workers did before; default: all its idle threads').
+        #[arg(long, default_value_t = cluster::worker::FETCH_ALL, hide_default_value = true)]
+        fetch: usize,
         /// Seconds measured for each (after one of warm-up).
         #[arg(long, default_value = "10")]
         seconds: f64,
-        /// Jobs the master keeps in flight (default: 4 a connection, at least 64).
+        /// Jobs the master keeps in flight (default: 4 a worker thread, at least 64).
         #[arg(long)]
         in_flight: Option<usize>,
         /// The server's process, for its processor time.
@@ -201,6 +209,10 @@ pub enum ClusterCommand {
         nats: Nats,
         #[arg(long)]
         connections: usize,
+        #[arg(long, default_value = "1")]
+        threads: usize,
+        #[arg(long, default_value_t = cluster::worker::FETCH_ALL)]
+        fetch: usize,
     },
 }
 
@@ -249,6 +261,7 @@ pub fn worker(args: WorkerArgs, config: &Config) -> CliResult {
             .unwrap_or_else(|| format!("{}-{}", cluster::host_name(), std::process::id())),
         table_bytes: cluster::worker::TABLE_BYTES,
         echo: false,
+        fetch: cluster::worker::FETCH_ALL,
     };
     cluster::worker::run(options, &|line| eprintln!("{line}")).map_err(Failure::other)?;
     Ok(())
@@ -333,6 +346,8 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
         ClusterCommand::Bench {
             nats,
             connections,
+            threads,
+            fetch,
             seconds,
             in_flight,
             server_pid,
@@ -341,21 +356,27 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
             out,
         } => bench(
             &nats,
-            &connections,
+            (&connections, threads, fetch),
             seconds,
             (in_flight, server_pid),
             (window, batch),
             out.json,
         ),
-        ClusterCommand::BenchEcho { nats, connections } => {
+        ClusterCommand::BenchEcho {
+            nats,
+            connections,
+            threads,
+            fetch,
+        } => {
             let options = cluster::worker::Options {
                 url: nats.nats.clone(),
                 token: nats.token()?,
                 db: None,
-                threads: 1,
+                threads,
                 name: format!("echo-{}", std::process::id()),
                 table_bytes: 0,
                 echo: true,
+                fetch,
             };
             cluster::worker::run_echo(options, connections, &|_| {}).map_err(Failure::other)?;
             Ok(())
@@ -388,7 +409,7 @@ pub fn cluster(command: ClusterCommand, config: &Config) -> CliResult {
 /// their own, the master here, one row.
 fn bench(
     nats: &Nats,
-    connections: &[usize],
+    (connections, threads, fetch): (&[usize], usize, usize),
     seconds: f64,
     (in_flight, server_pid): (Option<usize>, Option<u32>),
     pipeline: (usize, usize),
@@ -404,8 +425,9 @@ fn bench(
     let mut rows = Vec::new();
     if !json {
         out!(
-            "{:>11} {:>9} {:>8} {:>14} {:>14} {:>14}",
+            "{:>11} {:>7} {:>9} {:>8} {:>14} {:>14} {:>14}",
             "connections",
+            "threads",
             "in flight",
             "jobs/s",
             "server µs/job",
@@ -417,6 +439,8 @@ fn bench(
         let mut echo = std::process::Command::new(&exe);
         echo.args(["cluster", "bench-echo", "--nats", &nats.nats])
             .args(["--connections", &n.to_string()])
+            .args(["--threads", &threads.to_string()])
+            .args(["--fetch", &fetch.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         if let Some(t) = &token {
@@ -428,12 +452,18 @@ fn bench(
         let options = dispatch::Options {
             url: nats.nats.clone(),
             token: token.clone(),
-            width: in_flight.unwrap_or((4 * n).max(64)),
+            width: in_flight.unwrap_or((4 * n * threads).max(64)),
             ack_wait: cluster::ACK_WAIT,
             window: pipeline.0,
             batch: pipeline.1,
         };
-        let row = cluster::bench::measure(&options, n, seconds, server_pid, Some(child.id()));
+        let row = cluster::bench::measure(
+            &options,
+            (n, threads),
+            seconds,
+            server_pid,
+            Some(child.id()),
+        );
         let _ = std::process::Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status();
@@ -442,8 +472,9 @@ fn bench(
         if !json {
             let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
             out!(
-                "{:>11} {:>9} {:>8.0} {:>14} {:>14.0} {:>14}",
+                "{:>11} {:>7} {:>9} {:>8.0} {:>14} {:>14.0} {:>14}",
                 row.connections,
+                row.threads,
                 row.in_flight,
                 row.jobs_per_second,
                 us(row.server_us_per_job),
@@ -490,14 +521,14 @@ fn server_status(nats: MaybeNats, config: &Config, json: bool) -> CliResult {
     };
     out!("  jobs queued: {}", list(&s.queued));
     out!(
-        "  jobs held by workers: {}; worker threads asking for one: {}; redelivered: {}",
+        "  jobs held by workers: {}; workers' requests waiting: {}; redelivered: {}",
         s.running,
-        s.idle_threads,
+        s.requests_waiting,
         s.redelivered
     );
     for r in &s.runs {
         out!(
-            "  run {}{}: {} waiting, {} held, {} threads asking, ack wait {} s",
+            "  run {}{}: {} waiting, {} held, {} requests waiting, ack wait {} s",
             r.run,
             if r.open { "" } else { " (closed)" },
             r.waiting,

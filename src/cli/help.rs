@@ -315,7 +315,9 @@ pub const CLUSTER_BENCH: &str = "\
 Examples:
   scripts/bench-pipeline.sh 10 1,8,64,256          # starts a server and runs this against it
   fanorona cluster bench --nats nats://127.0.0.1:4222 --token-file nats.token --connections 1,64
-  fanorona cluster bench --nats nats://127.0.0.1:4222 --window 1 --batch 1 --json   # a round trip a job";
+  fanorona cluster bench --nats nats://127.0.0.1:4222 --window 1 --batch 1 --json   # a round trip a job
+  fanorona cluster bench --nats nats://127.0.0.1:4222 --connections 16,64 --threads 8   # workers of 8 threads
+  fanorona cluster bench --nats nats://127.0.0.1:4222 --connections 16,64 --threads 8 --fetch 1   # a request a thread";
 
 pub const CLUSTER_BENCH_ECHO: &str = "\
 Examples:

@@ -82,10 +82,16 @@ struct Worker {
 
 impl Worker {
     fn start(data: &Data, nats: &Nats, name: &str, token: &str) -> Worker {
+        Worker::start_with(data, nats, name, token, &[])
+    }
+
+    /// A worker with these arguments besides.
+    fn start_with(data: &Data, nats: &Nats, name: &str, token: &str, more: &[&str]) -> Worker {
         let log = data.tmp.path().join(format!("{name}.log"));
         let child = Command::new(BIN)
             .args(["worker", "--nats", &nats.url, "--name", name, "--config"])
             .arg(&data.config)
+            .args(more)
             .env("FANORONA_NATS_TOKEN", token)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -227,6 +233,41 @@ fn a_job_that_does_not_decode_is_set_aside_and_the_worker_goes_on() {
         "{c}"
     );
     cluster_solve_agrees(&data, &nats, "3x7", "4");
+    drop(w);
+}
+
+#[test]
+fn a_worker_of_four_threads_asks_for_their_jobs_in_one_request() {
+    let data = Data::new("log_level = \"warn\"\n");
+    let nats = Nats::start(&data.tmp.path().join("nats"));
+    let w = Worker::start_with(&data, &nats, "w4", TOKEN, &["--threads", "4"]);
+    // Its four threads run a master's jobs (and the master makes the streams).
+    let s = cluster_solve_agrees(&data, &nats, "3x7", "8");
+    assert!(s["searches"][0]["jobs"].as_u64().unwrap() > 8, "{s}");
+    // Idle on a run with no job: one request out for the four threads, not four.
+    open_raw_run(&nats, "idle");
+    let asking = || {
+        let c = cluster_status(&nats);
+        c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run"] == "idle")
+            .map_or(0, |r| r["asking"].as_u64().unwrap())
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while asking() == 0 {
+        assert!(Instant::now() < deadline, "{}", w.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let seen: Vec<u64> = (0..20)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            asking()
+        })
+        .collect();
+    assert!(seen.iter().all(|&n| n <= 1), "{seen:?}");
+    assert!(seen.contains(&1), "{seen:?}");
     drop(w);
 }
 

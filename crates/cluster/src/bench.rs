@@ -18,8 +18,9 @@ use fanorona_search::jobs::{Dispatch, Job};
 /// One line of the load test's table.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {
-    /// Worker connections (echo workers of one thread each).
+    /// Worker connections (echo workers), and the threads of each.
     pub connections: usize,
+    pub threads: usize,
     /// Jobs kept in flight by the master.
     pub in_flight: usize,
     /// Jobs answered in the measured window, and its length.
@@ -52,7 +53,7 @@ const CLOCK_TICKS: f64 = 100.0;
 /// for its processor time.
 pub fn measure(
     options: &Options,
-    connections: usize,
+    (connections, threads): (usize, usize),
     seconds: f64,
     server: Option<u32>,
     workers: Option<u32>,
@@ -111,6 +112,7 @@ pub fn measure(
     let per_job = |a: Option<f64>, b: Option<f64>| Some((b? - a?) * 1e6 / jobs.max(1) as f64);
     Ok(BenchRow {
         connections,
+        threads,
         in_flight: options.width,
         jobs,
         seconds: window,

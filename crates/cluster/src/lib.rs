@@ -1,7 +1,7 @@
 //! Second-level searches as jobs for workers on other machines, over NATS JetStream.
 //!
 //! The master (a run that owns a first-level tree) publishes each job to a work-queue
-//! stream; workers (`fanorona worker`) take them one at a time, run them over their own
+//! stream; workers (`fanorona worker`) take them one a thread (a request for all its idle threads), run them over their own
 //! tables, publish the answer to the answers stream and only then acknowledge the job. A
 //! worker that dies before that leaves its job unacknowledged, and the server hands it to
 //! another worker once its acknowledgement wait runs out; a worker still busy says so
@@ -120,7 +120,8 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 pub const MAX_DELIVER: i64 = 10;
 /// Jobs a run's workers may hold at once: more than 1,024 workers of several threads.
 const MAX_ACK_PENDING: i64 = 65_536;
-/// Pull requests a run's consumer keeps waiting at once (one a worker thread asking).
+/// Pull requests a run's consumer keeps waiting at once (a worker process has one out, more
+/// while threads free up during a wait).
 const MAX_WAITING: i64 = 4_096;
 
 /// This machine's name, as workers sign their answers and masters name their runs.

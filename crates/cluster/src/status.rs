@@ -18,8 +18,9 @@ pub struct ClusterStatus {
     pub queued: Vec<(String, u64)>,
     /// Jobs a worker holds now (delivered, not yet acknowledged).
     pub running: u64,
-    /// Worker threads asking for a job now, over all runs.
-    pub idle_threads: u64,
+    /// Workers' requests for jobs waiting now, over all runs (a worker has one out for all
+    /// its idle threads).
+    pub requests_waiting: u64,
     /// Deliveries beyond a job's first (its worker went quiet).
     pub redelivered: u64,
     /// Each run's own jobs consumer: the runs open here.
@@ -42,7 +43,7 @@ pub struct RunStatus {
     /// Jobs not yet delivered, and delivered but not yet acknowledged.
     pub waiting: u64,
     pub held: u64,
-    /// Worker threads asking for one of its jobs now.
+    /// Workers' requests for its jobs waiting now.
     pub asking: u64,
     pub redelivered: u64,
     /// How long a job may go without word from its worker.
@@ -91,7 +92,7 @@ pub fn status(url: &str, token: Option<&str>) -> Result<ClusterStatus, ClusterEr
                 ack_wait_seconds: Duration::as_secs_f64(&info.config.ack_wait),
             };
             s.running += run.held;
-            s.idle_threads += run.asking;
+            s.requests_waiting += run.asking;
             s.redelivered += run.redelivered;
             s.runs.push(run);
         }

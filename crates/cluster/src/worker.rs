@@ -1,17 +1,18 @@
 //! `fanorona worker`: hears the runs masters announce, binds to those whose tables it holds
 //! (and tells the others' masters why not, without touching their jobs), takes their jobs
-//! one a thread, runs each (bounded df-pn, its table kept warm from job to job), says "in
+//! one a thread (asked for by one feeder, as many in one request as threads are idle), runs each (bounded df-pn, its table kept warm from job to job), says "in
 //! progress" while it works, publishes the answer, then acknowledges the job. On SIGTERM or
 //! SIGINT it takes no new job, finishes those under way, and exits.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind};
 use futures_util::StreamExt;
+use tokio::sync::{Notify, mpsc};
 
 use super::wire::{self, AnswerMsg, JobMsg, Signature, Tables};
 use super::{ClusterError, Reply, RunCard, connect, nats};
@@ -36,7 +37,13 @@ pub struct Options {
     /// Answers every job at once without searching it: the pipeline's load test
     /// (`cluster bench`), where the server and the master are all that is measured.
     pub echo: bool,
+    /// Jobs asked for in one request at most (`FETCH_ALL`: as many as threads are idle; 1:
+    /// a request a thread, as workers did before, for the load test's comparison).
+    pub fetch: usize,
 }
+
+/// `Options::fetch` of a worker: its idle threads' jobs in one request.
+pub const FETCH_ALL: usize = usize::MAX;
 
 impl Options {
     /// The tables' directory as messages show it ("DIR" when none was given).
@@ -210,8 +217,8 @@ pub fn run(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Cluster
     runtime.block_on(serve(options, log))
 }
 
-/// `connections` echo workers of one thread each (`Options::echo`), each on a connection of
-/// its own, in this process, until stopped: the load test's workers. Returns the jobs they
+/// `connections` echo workers of `options.threads` threads each (`Options::echo`), each on a
+/// connection of its own, in this process, until stopped: the load test's workers. Returns the jobs they
 /// answered.
 pub fn run_echo(
     options: Options,
@@ -228,7 +235,7 @@ pub fn run_echo(
             serve(
                 Options {
                     name: format!("{}-{i}", options.name),
-                    threads: 1,
+                    threads: options.threads.max(1),
                     echo: true,
                     ..options.clone()
                 },
@@ -331,8 +338,17 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
                 .retain(|_, t| t.heard.elapsed() < FORGET_AFTER);
         }
     };
-    let slots = futures_util::future::join_all((0..options.threads.max(1)).map(|_| shared.slot()));
-    futures_util::future::join(listen, slots).await;
+    let threads = options.threads.max(1);
+    let (hand, jobs) = mpsc::channel(threads);
+    let jobs = tokio::sync::Mutex::new(jobs);
+    let (waiting, wake) = (AtomicUsize::new(0), Notify::new());
+    let slots =
+        futures_util::future::join_all((0..threads).map(|_| shared.slot(&jobs, &waiting, &wake)));
+    futures_util::future::join3(listen, shared.feed(hand, &waiting, &wake), slots).await;
+    // Jobs fed but not taken go back to the server at once, for another worker.
+    while let Ok(handed) = jobs.lock().await.try_recv() {
+        let _ = handed.message.ack_with(AckKind::Nak(None)).await;
+    }
     let n = done.load(Ordering::Relaxed);
     log(&format!(
         "worker {}: stopped after {n} jobs answered ({} searched; {} of closed runs skipped unsearched)",
@@ -362,6 +378,58 @@ struct Shared<'a> {
     runs: &'a Mutex<Runs>,
     log: &'a (dyn Fn(&str) + Sync),
     signature: Signature,
+}
+
+/// A job the feeder handed to a thread, with how often it says "in progress".
+struct Handed {
+    message: jetstream::Message,
+    progress_every: Duration,
+}
+
+/// What a pull request brings: a job, then its end (the jobs asked for that did not come,
+/// whether it ended well after its wait, and the error that ended it).
+enum Pulled {
+    Job(Duration, Box<jetstream::Message>),
+    Done {
+        run: String,
+        undelivered: usize,
+        overdue: bool,
+        error: Option<String>,
+    },
+}
+
+/// Run `run`'s pull request of `want` jobs (`batch`, expiring after `wait`) as a stream of
+/// what it brings, its end included.
+fn pulled(
+    run: String,
+    progress_every: Duration,
+    batch: jetstream::consumer::pull::Batch,
+    want: usize,
+    wait: Duration,
+) -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Pulled> + Send>> {
+    let asked = Instant::now();
+    Box::pin(futures_util::stream::unfold(
+        Some((batch, 0usize)),
+        move |state| {
+            let run = run.clone();
+            async move {
+                let (mut batch, got) = state?;
+                let done = |error| Pulled::Done {
+                    run: run.clone(),
+                    undelivered: want - got,
+                    overdue: asked.elapsed() > wait + Duration::from_secs(2),
+                    error,
+                };
+                match batch.next().await {
+                    Some(Ok(message)) => {
+                        Some((Pulled::Job(progress_every, Box::new(message)), Some((batch, got + 1))))
+                    }
+                    Some(Err(e)) => Some((done(Some(e.to_string())), None)),
+                    None => Some((done(None), None)),
+                }
+            }
+        },
+    ))
 }
 
 /// One thread's tables.
@@ -469,83 +537,152 @@ impl Shared<'_> {
         self.runs.lock().expect("runs").closed.contains(run)
     }
 
-    /// One thread's loop: a job at a time, from each run taken in turn, until stopped. The
-    /// server going away (a restart, the network) is said once and waited out: the client
-    /// reconnects, and a job whose answer could not be sent is handed to a worker again by
-    /// the server.
-    async fn slot(&self) {
-        let mut slot = Slot::default();
-        let mut trouble: Option<String> = None;
+    /// The process's feeder: asks the server for as many jobs as threads wait for, in one
+    /// request a run in turn (a batch: one request for a worker of 64 idle threads, not 64),
+    /// with more requests out as threads free up while one waits; hands each job to a waiting
+    /// thread. The server going away (a restart, the network) is said once and waited out:
+    /// the client reconnects, and a job whose answer could not be sent is handed to a worker
+    /// again by the server.
+    async fn feed(&self, hand: mpsc::Sender<Handed>, waiting: &AtomicUsize, wake: &Notify) {
+        let mut pulls = futures_util::stream::SelectAll::new();
+        // Jobs asked for in requests still out: never more than the threads waiting.
+        let mut asked = 0usize;
         let mut turn = 0usize;
+        let mut trouble: Option<String> = None;
         while !self.stop.load(Ordering::Relaxed) {
+            let want = waiting
+                .load(Ordering::Acquire)
+                .saturating_sub(asked)
+                .min(self.options.fetch.max(1));
             let runs = self.taken();
-            if runs.is_empty() {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                continue;
-            }
-            let (run, consumer, progress_every) = &runs[turn % runs.len()];
-            turn = turn.wrapping_add(1);
-            let wait = (POLL / runs.len() as u32).max(Duration::from_millis(100));
-            let asked = Instant::now();
-            let took = self
-                .take_one(consumer, *progress_every, wait, &mut slot)
-                .await;
-            // A pull on a consumer that is gone gets no word from the server at all: a pull
-            // that took well over its wait is checked, and its run let go if so.
-            if asked.elapsed() > wait + Duration::from_secs(2)
-                && matches!(&took, Ok(()))
-                && self
-                    .jobs_consumer(run)
+            if want > 0 && !runs.is_empty() {
+                let (run, consumer, progress_every) = &runs[turn % runs.len()];
+                turn = turn.wrapping_add(1);
+                let wait = (POLL / runs.len() as u32).max(Duration::from_millis(100));
+                match consumer
+                    .batch()
+                    .max_messages(want)
+                    .expires(wait)
+                    .messages()
                     .await
-                    .is_err_and(|e| e.to_string().to_lowercase().contains("consumer not found"))
-            {
-                self.runs.lock().expect("runs").taken.remove(run);
-                continue;
-            }
-            match took {
-                // Its master closed it (the announcement may come after): not trouble.
-                Err(e) if e.to_string().contains("Consumer Deleted") => {
-                    self.runs.lock().expect("runs").taken.remove(run);
+                {
+                    Ok(batch) => {
+                        asked += want;
+                        pulls.push(pulled(run.clone(), *progress_every, batch, want, wait));
+                        continue;
+                    }
+                    Err(e) => self.troubled(&mut trouble, e.to_string()).await,
                 }
-                Ok(()) => {
+            }
+            let event = tokio::select! {
+                Some(event) = pulls.next(), if !pulls.is_empty() => event,
+                _ = wake.notified() => continue,
+                _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
+            };
+            match event {
+                Pulled::Job(progress_every, message) => {
+                    asked -= 1;
+                    waiting.fetch_sub(1, Ordering::AcqRel);
                     if trouble.take().is_some() {
                         (self.log)(&format!(
                             "worker {}: the server answers again",
                             self.options.name
                         ));
                     }
-                }
-                Err(e) => {
-                    let e = e.to_string();
-                    if trouble.as_deref() != Some(e.as_str()) {
-                        (self.log)(&format!("worker {}: {e}; trying again", self.options.name));
-                        trouble = Some(e);
+                    let handed = Handed {
+                        message: *message,
+                        progress_every,
+                    };
+                    if hand.send(handed).await.is_err() {
+                        return;
                     }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Pulled::Done {
+                    run,
+                    undelivered,
+                    overdue,
+                    error,
+                } => {
+                    asked -= undelivered;
+                    match error {
+                        // Its master closed it (the announcement may come after): not trouble.
+                        Some(e) if e.contains("Consumer Deleted") => {
+                            self.runs.lock().expect("runs").taken.remove(&run);
+                        }
+                        Some(e) => self.troubled(&mut trouble, e).await,
+                        // A pull on a consumer that is gone gets no word from the server at
+                        // all: a pull that took well over its wait is checked, and its run let
+                        // go if so.
+                        None if overdue
+                            && self.jobs_consumer(&run).await.is_err_and(|e| {
+                                e.to_string().to_lowercase().contains("consumer not found")
+                            }) =>
+                        {
+                            self.runs.lock().expect("runs").taken.remove(&run);
+                        }
+                        None => {}
+                    }
                 }
             }
         }
     }
 
-    /// Takes one job if one comes within `wait`, runs it and answers it.
-    async fn take_one(
+    /// Says a trouble with the server once (until it answers again), and waits a second.
+    async fn troubled(&self, trouble: &mut Option<String>, e: String) {
+        if trouble.as_deref() != Some(e.as_str()) {
+            (self.log)(&format!("worker {}: {e}; trying again", self.options.name));
+            *trouble = Some(e);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    /// One thread's loop: waits for a job from the feeder, runs it and answers it, until
+    /// stopped.
+    async fn slot(
         &self,
-        consumer: &JobsConsumer,
-        progress_every: Duration,
-        wait: Duration,
-        slot: &mut Slot,
-    ) -> Result<(), ClusterError> {
+        jobs: &tokio::sync::Mutex<mpsc::Receiver<Handed>>,
+        waiting: &AtomicUsize,
+        wake: &Notify,
+    ) {
+        let mut slot = Slot::default();
+        let mut trouble: Option<String> = None;
+        while !self.stop.load(Ordering::Relaxed) {
+            waiting.fetch_add(1, Ordering::AcqRel);
+            wake.notify_one();
+            let handed = loop {
+                if self.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let next = {
+                    let mut jobs = jobs.lock().await;
+                    tokio::time::timeout(Duration::from_millis(250), jobs.recv()).await
+                };
+                match next {
+                    Ok(Some(handed)) => break handed,
+                    Ok(None) => return,
+                    Err(_) => {}
+                }
+            };
+            match self.take(handed, &mut slot).await {
+                Ok(()) => trouble = None,
+                Err(e) => {
+                    let e = e.to_string();
+                    if trouble.as_deref() != Some(e.as_str()) && !e.contains("Consumer Deleted") {
+                        (self.log)(&format!("worker {}: {e}", self.options.name));
+                        trouble = Some(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the job handed and answers it.
+    async fn take(&self, handed: Handed, slot: &mut Slot) -> Result<(), ClusterError> {
         let options = self.options;
-        let mut batch = consumer
-            .batch()
-            .max_messages(1)
-            .expires(wait)
-            .messages()
-            .await
-            .map_err(nats)?;
-        let Some(message) = batch.next().await.transpose().map_err(nats)? else {
-            return Ok(());
-        };
+        let Handed {
+            message,
+            progress_every,
+        } = handed;
         let job: JobMsg = match wire::decode_job(&message.payload) {
             Ok(j) => j,
             Err(e) => {
