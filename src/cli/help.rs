@@ -34,7 +34,8 @@ Examples:
   fanorona solve 3x5 --no-store --json        # in memory, one JSON object
   fanorona solve 3x3 --no-store --certificate proof
   fanorona solve 5x5 --db egdb --no-store     # over the tables `db build` wrote to egdb
-  fanorona solve 5x9 --nodes 100000 --no-store";
+  fanorona solve 5x9 --nodes 100000 --no-store
+  fanorona solve 5x5 --db egdb --goal white --init learned --weights 5x5.fnlw   # weights `learn` made";
 
 pub const PLAY: &str = "\
 Examples:

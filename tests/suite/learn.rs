@@ -79,6 +79,75 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
         model / n,
         material / n
     );
+    // Those weights given to a search on 5x5, which has none built in: the first numbers
+    // change its order, never its value.
+    let w = a.to_str().unwrap();
+    for pos in [
+        "...../..B../.W.W./...../..... w",
+        "...../.B.B./..W../...../..... b",
+    ] {
+        let value = |extra: &[&str]| {
+            let mut args = vec!["solve", pos, "--no-store", "--json"];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success(), "{pos} {extra:?}: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            v["value"].clone()
+        };
+        assert_eq!(
+            value(&["--init", "learned", "--weights", w]),
+            value(&["--init", "mobility"]),
+            "{pos}"
+        );
+    }
+    // A weights file missing, damaged, of another board, or given without learned first
+    // numbers: one line naming it, and how to make one.
+    let damaged = dir.path().join("damaged.fnlw");
+    let mut bad = bytes.clone();
+    let middle = bad.len() / 2;
+    bad[middle] ^= 0x40;
+    std::fs::write(&damaged, bad).unwrap();
+    let missing = dir.path().join("missing.fnlw");
+    let five_by_nine = "........./....B..../..W.W..../........./......... w";
+    for (target, weights, init, said) in [
+        (
+            "5x5",
+            missing.to_str().unwrap(),
+            "learned",
+            "missing.fnlw: cannot be read",
+        ),
+        (
+            "5x5",
+            damaged.to_str().unwrap(),
+            "learned",
+            "damaged.fnlw: damaged",
+        ),
+        (five_by_nine, w, "learned", "weights for 5x5, not 5x9"),
+        (
+            "5x5",
+            w,
+            "material",
+            "--weights is for the learned first numbers",
+        ),
+    ] {
+        let o = run(&[
+            "solve",
+            target,
+            "--init",
+            init,
+            "--weights",
+            weights,
+            "--goal",
+            "white",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{said}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(said), "{said}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        if init == "learned" {
+            assert!(e.contains("fanorona learn --db DIR --board"), "{e}");
+        }
+    }
 }
 
 #[test]

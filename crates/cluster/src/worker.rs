@@ -421,9 +421,10 @@ fn pulled(
                     error,
                 };
                 match batch.next().await {
-                    Some(Ok(message)) => {
-                        Some((Pulled::Job(progress_every, Box::new(message)), Some((batch, got + 1))))
-                    }
+                    Some(Ok(message)) => Some((
+                        Pulled::Job(progress_every, Box::new(message)),
+                        Some((batch, got + 1)),
+                    )),
                     Some(Err(e)) => Some((done(Some(e.to_string())), None)),
                     None => Some((done(None), None)),
                 }

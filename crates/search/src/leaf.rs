@@ -80,6 +80,9 @@ impl std::str::FromStr for Init {
 pub struct LeafEval<'a> {
     pub db: Option<&'a Database>,
     pub init: Init,
+    /// The model of `Init::Learned` when not the built-in one (`solve --weights`): made for
+    /// the board searched.
+    pub model: Option<&'a crate::learned::Model>,
 }
 
 impl<'a> LeafEval<'a> {
@@ -97,11 +100,22 @@ impl<'a> LeafEval<'a> {
         LeafEval {
             db,
             init: Init::Mobility,
+            model: None,
         }
     }
 
     pub fn with_init(self, init: Init) -> LeafEval<'a> {
         LeafEval { init, ..self }
+    }
+
+    /// Learned first numbers from `model` (read for the board searched), not the built-in
+    /// weights.
+    pub fn with_model(self, model: &'a crate::learned::Model) -> LeafEval<'a> {
+        LeafEval {
+            init: Init::Learned,
+            model: Some(model),
+            ..self
+        }
     }
 
     /// The first (pn, dn) of an open leaf. Mobility: a side with many moves is harder to
@@ -118,7 +132,7 @@ impl<'a> LeafEval<'a> {
             Init::Mobility => (pn, dn),
             // Refused before a search starts on a board without weights
             // (`Init::refused_on`): mobility's numbers here would be a silent change.
-            Init::Learned => match crate::learned::builtin(pos.board()) {
+            Init::Learned => match self.model.or_else(|| crate::learned::builtin(pos.board())) {
                 Some(model) => crate::learned::numbers(
                     model,
                     pos,

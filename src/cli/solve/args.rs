@@ -94,6 +94,11 @@ pub struct SolveArgs {
     /// 5x9 and 9x5).
     #[arg(long, value_name = "mobility|material|learned")]
     pub init: Option<Init>,
+    /// The value model's weights for --init learned, instead of the built-in 5x9 ones (a
+    /// file `fanorona learn` wrote, for this board or its transpose). The search runs in
+    /// memory, as with --no-store: sessions and workers use the built-in weights.
+    #[arg(long, value_name = "FILE")]
+    pub weights: Option<PathBuf>,
     /// Threads of a solve run as a session (default: threads of the config).
     ///
     /// 2 searches both questions at once. A run in memory asks one question at a time.

@@ -22,8 +22,10 @@ use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::census;
+use fanorona::search::learned::Model;
 use fanorona::search::{
-    Algorithm, CurvePoint, Goal, LeafEval, Limits, Outcome, SearchResult, Solution, game_value,
+    Algorithm, CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution,
+    game_value,
 };
 use fanorona::{Board, Color, Position, legal_moves};
 
@@ -95,6 +97,7 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     // rote learning), unless asked for a bounded or in-memory run.
     if args.algo != Algorithm::DfPn
         && !args.no_store
+        && args.weights.is_none()
         && args.nodes.is_none()
         && args.memory.is_none()
         && !args.moves
@@ -106,9 +109,25 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
-    crate::cli::args::usable_init(config.init, pos.board())?;
+    let model = match &args.weights {
+        Some(_) if config.init != Init::Learned => {
+            return Err(Failure::input(anyhow!(
+                "--weights is for the learned first numbers (--init learned), and this search's are {}",
+                config.init.name()
+            )));
+        }
+        Some(path) => Some(Model::load(path, pos.board()).map_err(Failure::input)?),
+        None => {
+            crate::cli::args::usable_init(config.init, pos.board())?;
+            None
+        }
+    };
     let (dir, db) = tables_for(&args, config, &pos)?;
     let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
+    let leaf = match &model {
+        Some(model) => leaf.with_model(model),
+        None => leaf,
+    };
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
     let mut certificates: Vec<Made> = Vec::new();

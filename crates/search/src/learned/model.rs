@@ -41,6 +41,12 @@ pub enum WeightsError {
         "{0}: made for {1} inputs and {2} hidden units, this program has {INPUTS} and {HIDDEN}; make it again with `{LEARN_COMMAND}`"
     )]
     Shape(String, u32, u32),
+    #[error("{0}: cannot be read ({1}); make weights with `{LEARN_COMMAND}`")]
+    Unreadable(String, String),
+    #[error(
+        "{0}: weights for {1}, not {2} (nor its transpose); make weights for {2} with `fanorona learn --db DIR --board {2} --out FILE`"
+    )]
+    OtherBoard(String, Board, Board),
 }
 
 /// A trained model, ready to evaluate positions of its board (and of its transpose).
@@ -182,6 +188,18 @@ impl Model {
         let crc = crc32fast::hash(&b);
         b.extend_from_slice(&crc.to_le_bytes());
         b
+    }
+
+    /// Reads the weights file at `path` for a search on `board` (its own board or the
+    /// transpose), every fault named with the file and the command that makes weights.
+    pub fn load(path: &std::path::Path, board: Board) -> Result<Model, WeightsError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path)
+            .map_err(|e| WeightsError::Unreadable(name.clone(), e.to_string()))?;
+        let model = Model::from_bytes(&name, &bytes)?;
+        model
+            .for_board(board)
+            .ok_or(WeightsError::OtherBoard(name, model.board, board))
     }
 
     /// Reads a weights file's bytes (`name` names it in errors).
