@@ -18,9 +18,7 @@
 #       between a worker's jobs in the real run it is checked against: a weaker check, as the
 #       model then takes its round trip from that run, and what is left to agree is the rest
 #       of the model: the master's turns, the server's queue, the leaves in flight)
-#   NICE=19 scripts/check-simulator.sh ...   (the workers at that niceness: the master and
-#       the server, at 0, are run first when they have work, as on a cluster, where no
-#       worker's search takes their core; the round trip then stays the idle machine's)
+#   KEEP=1 scripts/check-simulator.sh ...   (the runs' logs, traces and answers kept)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/nats.sh
@@ -49,22 +47,7 @@ latency() {
 }
 # The mean gap between a worker's jobs in run DIR (from the workers' per-job lines).
 mean_gap() {
-    python3 - "$1" <<'PY'
-import datetime, glob, json, re, sys
-gaps = []
-for log in glob.glob(f"{sys.argv[1]}/w*.log"):
-    spans = []
-    for l in open(log):
-        if not l.startswith("{"):
-            continue
-        e = json.loads(l)
-        hit = re.search(r"answered in ([0-9.]+) s", e.get("fields", {}).get("message", ""))
-        if hit:
-            at = datetime.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
-            spans.append((at - float(hit.group(1)), at))
-    gaps += [b[0] - a[1] for a, b in zip(spans, spans[1:])]
-print(f"{1000 * sum(gaps) / max(len(gaps), 1):.3f}ms")
-PY
+    python3 scripts/lib/job_spans.py "$1"
 }
 for n in $counts; do
     mkdir -p "$work/$n"
@@ -72,7 +55,7 @@ for n in $counts; do
     pids+=("$nats_pid")
     workers=()
     for i in $(seq "$n"); do
-        FANORONA_NATS_TOKEN=$nats_token nice -n "${NICE:-0}" "$bin" --config "$work/worker.toml" worker --nats "$nats_url" \
+        FANORONA_NATS_TOKEN=$nats_token "$bin" --config "$work/worker.toml" worker --nats "$nats_url" \
             --name "w$i" --threads 1 2> "$work/$n/w$i.log" &
         workers+=($!)
         pids+=($!)
@@ -81,6 +64,8 @@ for n in $counts; do
     start=$(date +%s.%N)
     "$bin" "${common[@]}" cluster solve "${question[@]}" --nats "$nats_url" \
         --token-file "$work/$n/token" --jobs "$n" --trace "$work/$n/trace" --json > "$work/$n/real.json"
+    # The real run's jobs alone: the model appends to the trace the jobs it runs again.
+    cp "$work/$n/trace" "$work/$n/real.trace"
     end=$(date +%s.%N)
     sleep 1
     kill -TERM "${workers[@]}" "$nats_pid" 2>/dev/null || true
@@ -90,7 +75,7 @@ for n in $counts; do
     python3 - "$n" "$start" "$end" "$work/$n" <<'PY'
 import json, sys
 n, start, end, dir = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-lines = [json.loads(l) for l in open(f"{dir}/trace")][1:]
+lines = [json.loads(l) for l in open(f"{dir}/real.trace")][1:]
 real = json.load(open(f"{dir}/real.json"))
 jobs = sum(s["jobs"] for s in real["searches"])
 wall = sum(s["seconds"] for s in real["searches"]) or (end - start)
@@ -103,28 +88,21 @@ model_jps = m["jobs"] / m["seconds"]
 model_idle = 1 - m["busy_seconds"] / (m["workers"] * m["seconds"])
 # The real idle split from the workers' per-job lines (time stamped as answered, with their
 # seconds): before the first job, between jobs (mean gap), after the last.
-import datetime, glob, re
-ends = datetime.datetime.fromtimestamp(end, datetime.timezone.utc)
+sys.path.insert(0, "scripts/lib")
+import job_spans
 t0 = end - wall
-first, gaps, last = [], [], []
-for log in glob.glob(f"{dir}/w*.log"):
-    spans = []
-    for l in open(log):
-        if not l.startswith("{"):
-            continue
-        e = json.loads(l)
-        hit = re.search(r"answered in ([0-9.]+) s", e.get("fields", {}).get("message", ""))
-        if hit:
-            at = datetime.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
-            spans.append((at - float(hit.group(1)), at))
+first, gaps, last, worked = [], [], [], 0.0
+for spans in job_spans.workers(dir):
     spans = [s for s in spans if s[1] >= t0]
+    worked += sum(min(b, end) - max(a, t0) for a, b in spans if b > a)
     if spans:
         first.append(spans[0][0] - t0)
-        gaps += [b[0] - a[1] for a, b in zip(spans, spans[1:])]
+        gaps += job_spans.gaps(spans)
         last.append(end - spans[-1][1])
 split = (f"idle split: first job after {sum(first) / len(first):.2f} s, between jobs "
          f"{1000 * sum(gaps) / max(len(gaps), 1):.2f} ms a gap ({sum(gaps) / (n * wall):.1%} of the "
-         f"workers' time), after the last {sum(last) / len(last):.2f} s") if first else ""
+         f"workers' time), after the last {sum(last) / len(last):.2f} s; idle from these lines "
+         f"{1 - worked / (n * wall):.1%}") if first else ""
 print(f"{n:>8} {real_jps:>10.1f} {model_jps:>10.1f} {model_jps / real_jps:>7.2f} "
       f"{real_idle:>10.1%} {model_idle:>10.1%} {model_idle / max(real_idle, 1e-9):>7.2f} "
       f"{wall:>9.1f} {m['seconds']:>9.1f}   ({jobs} jobs real, {m['jobs']} model, "

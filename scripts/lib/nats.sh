@@ -22,7 +22,7 @@ start_nats() {
 
 # cluster_bench_setup: what the cluster's measuring scripts share. Installs nats-server if
 # missing, builds the release binary (bin), makes a scratch directory (work) removed at the
-# end with every process whose id the script adds to pids, and an empty config there
+# end (kept, and named, when KEEP is set) with every process whose id the script adds to pids, and an empty config there
 # (common: every run takes the defaults, none of this machine's settings).
 cluster_bench_setup() {
     scripts/install-nats.sh
@@ -38,5 +38,9 @@ cluster_bench_setup() {
 cluster_bench_cleanup() {
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    rm -rf "$work"
+    if [[ -n ${KEEP:-} ]]; then
+        echo "kept: $work" >&2
+    else
+        rm -rf "$work"
+    fi
 }
