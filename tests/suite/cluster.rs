@@ -241,11 +241,13 @@ fn a_worker_of_four_threads_asks_for_their_jobs_in_one_request() {
     let data = Data::new("log_level = \"warn\"\n");
     let nats = Nats::start(&data.tmp.path().join("nats"));
     let w = Worker::start_with(&data, &nats, "w4", TOKEN, &["--threads", "4"]);
-    // Its four threads run a master's jobs (and the master makes the streams).
+    // A master makes the streams; then a run that never has a job is open while the four
+    // threads run another master's jobs, freed one at a time.
+    cluster_solve_agrees(&data, &nats, "3x5", "4");
+    open_raw_run(&nats, "idle");
     let s = cluster_solve_agrees(&data, &nats, "3x7", "8");
     assert!(s["searches"][0]["jobs"].as_u64().unwrap() > 8, "{s}");
-    // Idle on a run with no job: one request out for the four threads, not four.
-    open_raw_run(&nats, "idle");
+    // Idle: one request out on the empty run for the four threads, never one a thread.
     let asking = || {
         let c = cluster_status(&nats);
         c["runs"]

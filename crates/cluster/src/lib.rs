@@ -120,8 +120,8 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 pub const MAX_DELIVER: i64 = 10;
 /// Jobs a run's workers may hold at once: more than 1,024 workers of several threads.
 const MAX_ACK_PENDING: i64 = 65_536;
-/// Pull requests a run's consumer keeps waiting at once (a worker process has one out, more
-/// while threads free up during a wait).
+/// Pull requests a run's consumer keeps waiting at once (a worker process has one out a run
+/// for all its idle threads).
 const MAX_WAITING: i64 = 4_096;
 
 /// This machine's name, as workers sign their answers and masters name their runs.

@@ -1,8 +1,9 @@
 //! `fanorona worker`: hears the runs masters announce, binds to those whose tables it holds
 //! (and tells the others' masters why not, without touching their jobs), takes their jobs
-//! one a thread (asked for by one feeder, as many in one request as threads are idle), runs each (bounded df-pn, its table kept warm from job to job), says "in
-//! progress" while it works, publishes the answer, then acknowledges the job. On SIGTERM or
-//! SIGINT it takes no new job, finishes those under way, and exits.
+//! one a thread (asked for by one feeder, a run's idle threads' jobs in one request), runs
+//! each (bounded df-pn, its table kept warm from job to job), says "in progress" while it
+//! works, publishes the answer, then acknowledges the job. On SIGTERM or SIGINT it asks for
+//! no new job, gives back those not yet started, finishes those under way, and exits.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -99,8 +100,8 @@ pub fn check_memory(threads: usize, table_bytes: u64, available: u64) -> Result<
     )))
 }
 
-/// How long a thread waits for a job of its runs, in all: spread over them when there
-/// are several.
+/// How long a request for jobs waits on the server, in all: spread over a worker's runs
+/// when there are several.
 const POLL: Duration = Duration::from_secs(1);
 /// A run not announced for this long is taken for gone (its master killed) and no longer
 /// asked for jobs; it is taken again when it is announced again.
@@ -345,10 +346,13 @@ async fn serve(options: Options, log: &(dyn Fn(&str) + Sync)) -> Result<u64, Clu
     let slots =
         futures_util::future::join_all((0..threads).map(|_| shared.slot(&jobs, &waiting, &wake)));
     futures_util::future::join3(listen, shared.feed(hand, &waiting, &wake), slots).await;
-    // Jobs fed but not taken go back to the server at once, for another worker.
+    // Jobs fed but not taken go back to the server at once, for another worker; what was
+    // queued for the server (those, the last answers' acknowledgements) is sent before the
+    // runtime goes.
     while let Ok(handed) = jobs.lock().await.try_recv() {
         let _ = handed.message.ack_with(AckKind::Nak(None)).await;
     }
+    let _ = client.flush().await;
     let n = done.load(Ordering::Relaxed);
     log(&format!(
         "worker {}: stopped after {n} jobs answered ({} searched; {} of closed runs skipped unsearched)",
@@ -539,26 +543,40 @@ impl Shared<'_> {
     }
 
     /// The process's feeder: asks the server for as many jobs as threads wait for, in one
-    /// request a run in turn (a batch: one request for a worker of 64 idle threads, not 64),
-    /// with more requests out as threads free up while one waits; hands each job to a waiting
-    /// thread. The server going away (a restart, the network) is said once and waited out:
-    /// the client reconnects, and a job whose answer could not be sent is handed to a worker
-    /// again by the server.
+    /// request a run (a batch: one request for a worker of 64 idle threads, not 64; a run's
+    /// next request goes once its last is filled or expired, so requests never split into
+    /// one a thread), and hands each job to a waiting thread. Trouble with the server (a
+    /// restart, the network) is said once and waited out without holding up the jobs already
+    /// coming: the client reconnects, and a job whose answer could not be sent is handed to
+    /// a worker again by the server. When stopped, jobs still coming go back at once.
     async fn feed(&self, hand: mpsc::Sender<Handed>, waiting: &AtomicUsize, wake: &Notify) {
         let mut pulls = futures_util::stream::SelectAll::new();
         // Jobs asked for in requests still out: never more than the threads waiting.
         let mut asked = 0usize;
+        // Requests out, by run: one at most, unless a request may carry only some of the
+        // waiting threads' jobs (`Options::fetch`, the load test's comparison).
+        let mut open: HashMap<String, usize> = HashMap::new();
+        let most_open = if self.options.fetch == FETCH_ALL {
+            1
+        } else {
+            usize::MAX
+        };
         let mut turn = 0usize;
         let mut trouble: Option<String> = None;
+        let mut quiet_until = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
-            let want = waiting
-                .load(Ordering::Acquire)
-                .saturating_sub(asked)
-                .min(self.options.fetch.max(1));
+            let want = waiting.load(Ordering::Acquire).saturating_sub(asked);
             let runs = self.taken();
-            if want > 0 && !runs.is_empty() {
-                let (run, consumer, progress_every) = &runs[turn % runs.len()];
+            let askable: Vec<_> = runs
+                .iter()
+                .filter(|(run, ..)| open.get(run).copied().unwrap_or(0) < most_open)
+                .collect();
+            if want > 0 && !askable.is_empty() && Instant::now() >= quiet_until {
+                let (run, consumer, progress_every) = askable[turn % askable.len()];
                 turn = turn.wrapping_add(1);
+                // Each run its share of the waiting threads, so a run gone quiet does not
+                // hold them all for a request's wait.
+                let want = want.div_ceil(runs.len()).min(self.options.fetch.max(1));
                 let wait = (POLL / runs.len() as u32).max(Duration::from_millis(100));
                 match consumer
                     .batch()
@@ -569,10 +587,14 @@ impl Shared<'_> {
                 {
                     Ok(batch) => {
                         asked += want;
+                        *open.entry(run.clone()).or_default() += 1;
                         pulls.push(pulled(run.clone(), *progress_every, batch, want, wait));
                         continue;
                     }
-                    Err(e) => self.troubled(&mut trouble, e.to_string()).await,
+                    Err(e) => {
+                        self.troubled(&mut trouble, e.to_string());
+                        quiet_until = Instant::now() + Duration::from_secs(1);
+                    }
                 }
             }
             let event = tokio::select! {
@@ -605,12 +627,21 @@ impl Shared<'_> {
                     error,
                 } => {
                     asked -= undelivered;
+                    if let Some(n) = open.get_mut(&run) {
+                        *n -= 1;
+                        if *n == 0 {
+                            open.remove(&run);
+                        }
+                    }
                     match error {
                         // Its master closed it (the announcement may come after): not trouble.
                         Some(e) if e.contains("Consumer Deleted") => {
                             self.runs.lock().expect("runs").taken.remove(&run);
                         }
-                        Some(e) => self.troubled(&mut trouble, e).await,
+                        Some(e) => {
+                            self.troubled(&mut trouble, e);
+                            quiet_until = Instant::now() + Duration::from_secs(1);
+                        }
                         // A pull on a consumer that is gone gets no word from the server at
                         // all: a pull that took well over its wait is checked, and its run let
                         // go if so.
@@ -626,15 +657,23 @@ impl Shared<'_> {
                 }
             }
         }
+        // Stopped: what the requests still out bring goes back to the server at once (each
+        // ends within its wait).
+        while let Ok(Some(event)) =
+            tokio::time::timeout(POLL + Duration::from_secs(1), pulls.next()).await
+        {
+            if let Pulled::Job(_, message) = event {
+                let _ = message.ack_with(AckKind::Nak(None)).await;
+            }
+        }
     }
 
-    /// Says a trouble with the server once (until it answers again), and waits a second.
-    async fn troubled(&self, trouble: &mut Option<String>, e: String) {
+    /// Says a trouble with the server once (until it answers again).
+    fn troubled(&self, trouble: &mut Option<String>, e: String) {
         if trouble.as_deref() != Some(e.as_str()) {
             (self.log)(&format!("worker {}: {e}; trying again", self.options.name));
             *trouble = Some(e);
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 
     /// One thread's loop: waits for a job from the feeder, runs it and answers it, until
@@ -668,7 +707,7 @@ impl Shared<'_> {
                 Ok(()) => trouble = None,
                 Err(e) => {
                     let e = e.to_string();
-                    if trouble.as_deref() != Some(e.as_str()) && !e.contains("Consumer Deleted") {
+                    if trouble.as_deref() != Some(e.as_str()) {
                         (self.log)(&format!("worker {}: {e}", self.options.name));
                         trouble = Some(e);
                     }
