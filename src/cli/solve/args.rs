@@ -90,8 +90,8 @@ pub struct SolveArgs {
     /// How a new leaf's first numbers are set (default: init of the config).
     ///
     /// "mobility" (Allis), "material" (mobility weighted by the material lead, after
-    /// EF-PN) or "learned" (mobility weighted by the value model trained on the tables;
-    /// 5x9 and 9x5).
+    /// EF-PN) or "learned" (material's numbers weighted by the value model trained on
+    /// the tables; 5x9 and 9x5).
     #[arg(long, value_name = "mobility|material|learned")]
     pub init: Option<Init>,
     /// The value model's weights for --init learned, instead of the built-in 5x9 ones (a

@@ -43,11 +43,12 @@ pub fn unavailable(board: Board) -> Option<String> {
     })
 }
 
-/// The first (pn, dn) from the model: the number that says the attacker must win is
-/// multiplied by (1 - p) / p, p the model's chance that the attacker wins, and the number
-/// that says it must not by p / (1 - p), each only where that is above 1 and at most 16, so
-/// the numbers stay on mobility's scale and never fall below it (dividing them as well
-/// spent twice the nodes of `material` on the f2-e3A question; docs/journal/learned-guide.md).
+/// The first (pn, dn) from the model, given the numbers it refines (`material`'s, in the
+/// search): the number that says the attacker must win is multiplied by (1 - p) / p, p the
+/// model's chance that the attacker wins, and the number that says it must not by
+/// p / (1 - p), each only where that is above 1 and at most 16, so the numbers never fall
+/// below those given (dividing them as well spent twice the nodes of `material` on the
+/// f2-e3A question; docs/journal/learned-guide.md).
 #[inline]
 pub fn numbers(
     model: &Model,
