@@ -592,8 +592,7 @@ impl Shared<'_> {
                         continue;
                     }
                     Err(e) => {
-                        self.troubled(&mut trouble, e.to_string());
-                        quiet_until = Instant::now() + Duration::from_secs(1);
+                        quiet_until = self.troubled(&mut trouble, e.to_string());
                     }
                 }
             }
@@ -639,8 +638,7 @@ impl Shared<'_> {
                             self.runs.lock().expect("runs").taken.remove(&run);
                         }
                         Some(e) => {
-                            self.troubled(&mut trouble, e);
-                            quiet_until = Instant::now() + Duration::from_secs(1);
+                            quiet_until = self.troubled(&mut trouble, e);
                         }
                         // A pull on a consumer that is gone gets no word from the server at
                         // all: a pull that took well over its wait is checked, and its run let
@@ -668,12 +666,14 @@ impl Shared<'_> {
         }
     }
 
-    /// Says a trouble with the server once (until it answers again).
-    fn troubled(&self, trouble: &mut Option<String>, e: String) {
+    /// Says a trouble with the server once (until it answers again); no new request goes
+    /// until the instant returned, a second on.
+    fn troubled(&self, trouble: &mut Option<String>, e: String) -> Instant {
         if trouble.as_deref() != Some(e.as_str()) {
             (self.log)(&format!("worker {}: {e}; trying again", self.options.name));
             *trouble = Some(e);
         }
+        Instant::now() + Duration::from_secs(1)
     }
 
     /// One thread's loop: waits for a job from the feeder, runs it and answers it, until

@@ -87,6 +87,22 @@ pub struct LeafEval<'a> {
     pub model: Option<&'a crate::learned::Model>,
 }
 
+/// Mobility's (pn, dn) weighted by the material lead (`Init::Material`): 1 + 24 * lead /
+/// pieces, in sixteenths, on the number that says the side behind must win.
+fn by_material(pos: &Position, goal: Goal, (pn, dn): (u64, u64)) -> (u64, u64) {
+    let attacker = pos.pieces(goal.attacker).count_ones() as i64;
+    let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;
+    let lead = attacker - defender;
+    let weight = |x: i64| -> u64 {
+        let total = (attacker + defender).max(1);
+        (16 + 16 * MATERIAL_WEIGHT * x.max(0) / total) as u64
+    };
+    // Rounded, at least 1: the numbers stay on mobility's scale, so a tree that changes its
+    // init keeps numbers that compare.
+    let scale = |n: u64, w: u64| ((n * w + 8) / 16).max(1);
+    (scale(pn, weight(-lead)), scale(dn, weight(lead)))
+}
+
 impl<'a> LeafEval<'a> {
     /// Leaves from the rules alone (the smallest boards need nothing more).
     pub fn rules_only() -> LeafEval<'static> {
@@ -132,6 +148,7 @@ impl<'a> LeafEval<'a> {
         };
         match self.init {
             Init::Mobility => (pn, dn),
+            Init::Material => by_material(pos, goal, (pn, dn)),
             // Refused before a search starts on a board without weights
             // (`Init::refused_on`): mobility's numbers here would be a silent change.
             Init::Learned => match self.model.or_else(|| crate::learned::builtin(pos.board())) {
@@ -140,28 +157,10 @@ impl<'a> LeafEval<'a> {
                     pos,
                     moves,
                     pos.side_to_move() == goal.attacker,
-                    LeafEval {
-                        init: Init::Material,
-                        ..*self
-                    }
-                    .initial(pos, goal),
+                    by_material(pos, goal, (pn, dn)),
                 ),
                 None => panic!("{}", self.init.refused_on(pos.board()).unwrap_or_default()),
             },
-            Init::Material => {
-                let attacker = pos.pieces(goal.attacker).count_ones() as i64;
-                let defender = pos.pieces(goal.attacker.opponent()).count_ones() as i64;
-                let lead = attacker - defender;
-                // 1 + 24 * lead / pieces, in sixteenths.
-                let weight = |x: i64| -> u64 {
-                    let total = (attacker + defender).max(1);
-                    (16 + 16 * MATERIAL_WEIGHT * x.max(0) / total) as u64
-                };
-                // Rounded, at least 1: the numbers stay on mobility's scale, so a tree that
-                // changes its init keeps numbers that compare.
-                let scale = |n: u64, w: u64| ((n * w + 8) / 16).max(1);
-                (scale(pn, weight(-lead)), scale(dn, weight(lead)))
-            }
         }
     }
 
