@@ -38,9 +38,10 @@ pub enum Init {
     Material,
     /// Material's numbers scaled by the value model trained on the tables (`fanorona learn`,
     /// weights built in for 5x9 and 9x5): the number that says a side the model thinks
-    /// unlikely to win must win is multiplied by up to 16 (`learned::numbers`). On
-    /// mobility's numbers instead it spent 9.2 times material's nodes on the 5x9 start's
-    /// "White wins?"; on material's, half (docs/journal/learned-guide.md).
+    /// unlikely to win must win is multiplied by up to 4, the one that says a side it thinks
+    /// likely to win must not by up to 16 (`learned::numbers`). On mobility's numbers
+    /// instead it spent 9.2 times material's nodes on the 5x9 start's "White wins?"
+    /// (docs/journal/learned-guide.md).
     Learned,
 }
 

@@ -43,12 +43,23 @@ pub fn unavailable(board: Board) -> Option<String> {
     })
 }
 
+/// How sharply the model's odds scale the numbers: (1 - p) / p to this power.
+const SHARPNESS: i32 = 4;
+/// The most the number that says the attacker must win is multiplied by.
+const PROOF_CAP: f32 = 4.0;
+/// The most the number that says the attacker must not win is multiplied by.
+const DISPROOF_CAP: f32 = 16.0;
+
 /// The first (pn, dn) from the model, given the numbers it refines (`material`'s, in the
-/// search): the number that says the attacker must win is multiplied by (1 - p) / p, p the
-/// model's chance that the attacker wins, and the number that says it must not by
-/// p / (1 - p), each only where that is above 1 and at most 16, so the numbers never fall
-/// below those given (dividing them as well spent twice the nodes of `material` on the
-/// f2-e3A question; docs/journal/learned-guide.md).
+/// search): the number that says the attacker must win is multiplied by ((1 - p) / p)^4, p
+/// the model's chance that the attacker wins, at most 4, and the number that says it must
+/// not by (p / (1 - p))^4, at most 16, each only where that is above 1, so the numbers never
+/// fall below those given (dividing them as well spent twice the nodes of `material` on the
+/// f2-e3A question). The power and the caps were chosen on four closed questions among
+/// powers 0.5 to 4 and caps 1 to 64 (docs/journal/learned-guide.md): a high power makes the
+/// factor nearly a verdict (the full cap on one side of p = 1/2, nothing on the other); a
+/// proof number's cap of 16 flattened the order among the many positions the model
+/// thinks lost.
 #[inline]
 pub fn numbers(
     model: &Model,
@@ -59,9 +70,12 @@ pub fn numbers(
 ) -> (u64, u64) {
     let [win, _, loss] = model.predict(pos, moves);
     let p = if attacker_moves { win } else { loss }.clamp(1e-4, 1.0 - 1e-4);
-    // In sixteenths, 16 (1) to 256 (16).
-    let up = |r: f32| (r * 16.0).clamp(16.0, 256.0) as u64;
-    let (a, b) = (up((1.0 - p) / p), up(p / (1.0 - p)));
+    // In sixteenths, 16 (1) to 16 * cap.
+    let up = |odds: f32, cap: f32| (odds.powi(SHARPNESS) * 16.0).clamp(16.0, 16.0 * cap) as u64;
+    let (a, b) = (
+        up((1.0 - p) / p, PROOF_CAP),
+        up(p / (1.0 - p), DISPROOF_CAP),
+    );
     ((pn * a + 8) / 16, (dn * b + 8) / 16)
 }
 
