@@ -165,7 +165,8 @@ Examples:
 pub const SESSION_CURVE: &str = "\
 Examples:
   fanorona session curve 1 --csv curve.csv --png curve.png
-  fanorona session curve 1 --svg curve.svg --x nodes --points 500";
+  fanorona session curve 1 --svg curve.svg --x nodes --points 500
+  fanorona session curve 2 --png both.png --x nodes --beside curve.csv --beside-label material";
 
 pub const ROTE: &str = "\
 Examples:

@@ -162,6 +162,46 @@ fn kill_9_at_several_points_then_resume_to_the_same_value() {
     );
     assert_eq!(full.lines().last(), thinned.lines().last());
     assert_eq!(full.lines().nth(1), thinned.lines().nth(1));
+    // An earlier run beside the session's own: its lines too, and its name in the legend.
+    let both = data.dir.join("both.svg");
+    data.json(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--svg",
+        both.to_str().unwrap(),
+        "--x",
+        "nodes",
+        "--beside",
+        thin.to_str().unwrap(),
+        "--beside-label",
+        "earlier",
+        "--json",
+    ]);
+    let lines = |t: &str| t.matches("<polyline").count() + t.matches("<path").count();
+    let beside = std::fs::read_to_string(&both).unwrap();
+    assert!(
+        lines(&beside) >= lines(&text) + 2 * questions,
+        "no earlier lines"
+    );
+    assert!(
+        beside.contains("proof, earlier"),
+        "no legend for the earlier run"
+    );
+    // A file that is not a curve: named in one line, nothing written.
+    let other = data.dir.join("other.svg");
+    let o = data.cmd(&[
+        "session",
+        "curve",
+        &id.to_string(),
+        "--svg",
+        other.to_str().unwrap(),
+        "--beside",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("curve.png"), "{err}");
+    assert!(!other.exists());
     // The log tells the story: resumed (each open question) after every kill, solved at the end.
     let log = std::fs::read_to_string(data.dir.join(format!("logs/session-{id}.jsonl"))).unwrap();
     let events: Vec<String> = log

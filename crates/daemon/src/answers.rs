@@ -130,7 +130,10 @@ impl Status {
     /// Its curve's figure: titled with its name, the search and its tables beside the
     /// legend, each resume marked.
     pub fn figure(&self) -> fanorona_session::curve::Figure {
-        let mut about = vec![format!("search: {}", self.algo)];
+        let mut about = vec![
+            format!("search: {}", self.algo),
+            format!("first numbers: {}", self.init.name()),
+        ];
         if self.algo != Algorithm::Pn {
             about.push(format!("second level: {}", self.second_level));
         }
@@ -156,6 +159,7 @@ impl Status {
                         .map(|&at| (g.attacker.name().to_string(), at))
                 })
                 .collect(),
+            beside: None,
         }
     }
 }

@@ -20,6 +20,8 @@ pub enum CurveError {
     Write { path: String, message: String },
     #[error("the curve has no points yet")]
     Empty,
+    #[error("{path}: {message}")]
+    Read { path: String, message: String },
 }
 
 fn write_err(path: &Path, e: impl std::fmt::Display) -> CurveError {
@@ -91,6 +93,52 @@ pub fn csv_text(rows: &[Row]) -> String {
         ));
     }
     text
+}
+
+/// Reads a curve `write_csv` wrote (or `session curve --csv`): an earlier run to draw beside
+/// a session's. A line that is not a curve's row is named with its number.
+pub fn read_csv(path: &Path) -> Result<Vec<Row>, CurveError> {
+    let err = |message: String| CurveError::Read {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some(CSV_HEADER) {
+        return Err(err(format!(
+            "not a curve (its first line is not \"{CSV_HEADER}\")"
+        )));
+    }
+    let number = |f: &str| -> Option<u64> {
+        match f {
+            "inf" => Some(fanorona_search::INFINITE),
+            f => f.parse().ok(),
+        }
+    };
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.trim().split(',').collect();
+        let point = (f.len() == 6)
+            .then(|| {
+                Some(CurvePoint {
+                    iteration: f[0].parse().ok()?,
+                    nodes: f[1].parse().ok()?,
+                    seconds: f[2].parse().ok()?,
+                    pn: number(f[3])?,
+                    dn: number(f[4])?,
+                })
+            })
+            .flatten()
+            .filter(|_| matches!(f[5], "white" | "black"));
+        match point {
+            Some(p) => rows.push((f[5].to_string(), p)),
+            None => return Err(err(format!("line {}: not a curve's row: {line}", i + 2))),
+        }
+    }
+    if rows.is_empty() {
+        return Err(err("a curve without points".to_string()));
+    }
+    Ok(rows)
 }
 
 /// How a question's curve ends: its last point's outcome, in words.
@@ -202,7 +250,20 @@ pub struct Figure {
     pub about: Vec<String>,
     /// (question's attacker, iteration at which a resumed run began).
     pub resumed: Vec<(String, u64)>,
+    /// An earlier run of the same questions drawn beside, in paler colours.
+    pub beside: Option<Beside>,
 }
+
+/// An earlier run's curve (`read_csv`) and what the legend calls it, such as "material".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Beside {
+    pub label: String,
+    pub rows: Vec<Row>,
+}
+
+/// The colours of an earlier run's proof and disproof numbers.
+const BESIDE_PN: RGBColor = RGBColor(245, 160, 160);
+const BESIDE_DN: RGBColor = RGBColor(150, 170, 245);
 
 /// Where each resume of `goal` falls on the x axis: the first point at or after its
 /// iteration (its node count on a nodes axis). A resume past the last point (no iteration
@@ -305,8 +366,22 @@ where
             plotted(&points, how.x, |p| p.pn),
             plotted(&points, how.x, |p| p.dn),
         );
-        let max_y = pn.iter().chain(&dn).map(|&(_, y)| y).fold(2.0, f64::max);
-        let max_x = (how.x.of(&last).max(2)) as f64;
+        let earlier: Vec<&CurvePoint> = figure
+            .beside
+            .iter()
+            .flat_map(|b| &b.rows)
+            .filter(|(g, _)| g == goal)
+            .map(|(_, p)| p)
+            .collect();
+        let (pn_before, dn_before) = (
+            plotted(&earlier, how.x, |p| p.pn),
+            plotted(&earlier, how.x, |p| p.dn),
+        );
+        let all = || pn.iter().chain(&dn).chain(&pn_before).chain(&dn_before);
+        let max_y = all().map(|&(_, y)| y).fold(2.0, f64::max);
+        let max_x = all()
+            .map(|&(x, _)| x)
+            .fold(how.x.of(&last).max(2) as f64, f64::max);
         let (plot, legend) = panel.split_horizontally(panel.dim_in_pixel().0 - LEGEND_WIDTH);
         let ended = outcome(&last);
         let mut chart = ChartBuilder::on(&plot);
@@ -349,6 +424,9 @@ where
             mesh.x_labels(0).y_labels(0);
         }
         mesh.draw()?;
+        // The earlier run first, so the session's own lines are drawn over it.
+        chart.draw_series(LineSeries::new(pn_before, BESIDE_PN.stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(dn_before, BESIDE_DN.stroke_width(2)))?;
         chart.draw_series(LineSeries::new(pn, RED.stroke_width(2)))?;
         chart.draw_series(LineSeries::new(dn, BLUE.stroke_width(2)))?;
         // The decided end: a dashed line at its iteration (the number that reached 0 has
@@ -377,6 +455,15 @@ where
                 legend.draw(&Text::new(*text, (48, y - 8), font.clone()))?;
             }
             let mut y = 80 + 28 * 2;
+            if let Some(b) = figure.beside.as_ref().filter(|_| !earlier.is_empty()) {
+                let small = ("sans-serif", 14).into_font();
+                for (what, color) in [("proof", BESIDE_PN), ("disproof", BESIDE_DN)] {
+                    legend.draw(&PathElement::new([(8, y), (40, y)], color.stroke_width(2)))?;
+                    let text = format!("{what}, {}", b.label);
+                    legend.draw(&Text::new(text, (48, y - 8), small.clone()))?;
+                    y += 28;
+                }
+            }
             if ended != "open" {
                 legend.draw(&PathElement::new([(8, y), (16, y)], BLACK))?;
                 legend.draw(&PathElement::new([(24, y), (32, y)], BLACK))?;
@@ -438,6 +525,36 @@ mod tests {
         assert_eq!(outcome(&points[1]), "open");
         assert_eq!(number(inf), "inf");
         assert_eq!(number(7), "7");
+    }
+
+    #[test]
+    fn a_written_curve_reads_back_and_a_bad_row_is_named() {
+        let dir = std::env::temp_dir().join(format!("curve-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.csv");
+        let inf = fanorona_search::INFINITE;
+        let rows: Vec<Row> = vec![
+            ("black".to_string(), point(1, 3, 4)),
+            ("black".to_string(), point(2, inf, 0)),
+            ("white".to_string(), point(1, 7, 2)),
+        ];
+        write_csv(&path, &rows).unwrap();
+        assert_eq!(read_csv(&path).unwrap(), rows);
+        std::fs::write(
+            &path,
+            format!("{CSV_HEADER}\n1,10,0.0,3,4,black\n2,x,0,1,1,black\n"),
+        )
+        .unwrap();
+        let e = read_csv(&path).unwrap_err().to_string();
+        assert!(e.contains("c.csv") && e.contains("line 3"), "{e}");
+        std::fs::write(&path, "a,b\n").unwrap();
+        assert!(
+            read_csv(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("not a curve")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

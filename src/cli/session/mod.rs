@@ -239,6 +239,15 @@ pub enum SessionCommand {
         /// Every k-th is kept, and the first and last.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
         points: Option<u64>,
+        /// Draw an earlier run's curve beside, in paler colours (a CSV this command wrote).
+        ///
+        /// Its questions' panels get its proof and disproof numbers too: the same questions
+        /// searched another way, compared at the same iterations or nodes (`--x nodes`).
+        #[arg(long, value_name = "CSV")]
+        beside: Option<PathBuf>,
+        /// What the legend calls the earlier run (default: its file's name).
+        #[arg(long, value_name = "TEXT", requires = "beside")]
+        beside_label: Option<String>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -423,8 +432,18 @@ pub fn session(command: SessionCommand, config: &Config) -> CliResult {
             size,
             x,
             points,
+            beside,
+            beside_label,
             out: JsonFlag { json },
-        } => curve_of(config, id, csv, png, svg, size, x, points, json),
+        } => {
+            let plot = curve::Plot {
+                width: size.0,
+                panel_height: size.1,
+                x,
+            };
+            let beside = beside.map(|path| (beside_label, path));
+            curve_of(config, id, csv, png, svg, plot, points, beside, json)
+        }
     }
 }
 
@@ -496,9 +515,9 @@ fn curve_of(
     csv: Option<PathBuf>,
     png: Option<PathBuf>,
     svg: Option<PathBuf>,
-    size: (u32, u32),
-    x: curve::Axis,
+    plot: curve::Plot,
     points: Option<u64>,
+    beside: Option<(Option<String>, PathBuf)>,
     json: bool,
 ) -> CliResult {
     for (flag, path) in [("--csv", &csv), ("--png", &png), ("--svg", &svg)] {
@@ -523,29 +542,43 @@ fn curve_of(
             }
         }
     }
-    let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
-    let mut rows = CurvePoint::rows(&curve_points);
-    if let Some(n) = points {
-        rows = curve::thin(&rows, n as usize)
+    let thinned = |rows: Vec<curve::Row>| match points {
+        Some(n) => curve::thin(&rows, n as usize)
             .into_iter()
             .cloned()
-            .collect();
-    }
+            .collect(),
+        None => rows,
+    };
+    let beside = match beside {
+        Some(_) if png.is_none() && svg.is_none() => {
+            return Err(Failure::input(anyhow!(
+                "--beside draws an earlier curve in a plot: give --png or --svg as well"
+            )));
+        }
+        Some((label, path)) => Some(curve::Beside {
+            label: label.unwrap_or_else(|| {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                stem.unwrap_or_else(|| path.display().to_string())
+            }),
+            rows: thinned(curve::read_csv(&path).map_err(Failure::input)?),
+        }),
+        None => None,
+    };
+    let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
+    let rows = thinned(CurvePoint::rows(&curve_points));
     if rows.is_empty() {
         return Err(Failure::input(anyhow!(
             "session {id} has no curve points yet (it has not run an iteration): nothing written"
         )));
     }
     // The plots first: they are the ones that can fail on their own.
-    let plot = curve::Plot {
-        width: size.0,
-        panel_height: size.1,
-        x,
-    };
     let plots: Vec<&PathBuf> = png.iter().chain(&svg).collect();
     if !plots.is_empty() {
         let (status, _) = ask(config, StatusOf { id })?;
-        let figure = status.figure();
+        let figure = curve::Figure {
+            beside,
+            ..status.figure()
+        };
         for p in &plots {
             curve::draw_plot(p, &figure, &rows, &plot).map_err(Failure::other)?;
         }
