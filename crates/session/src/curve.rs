@@ -250,7 +250,8 @@ pub struct Figure {
     pub about: Vec<String>,
     /// (question's attacker, iteration at which a resumed run began).
     pub resumed: Vec<(String, u64)>,
-    /// An earlier run of the same questions drawn beside, in paler colours.
+    /// An earlier run of the same questions drawn beside, in paler colours, as far as the
+    /// session's own curve goes (compared at the same iterations or nodes).
     pub beside: Option<Beside>,
 }
 
@@ -370,7 +371,7 @@ where
             .beside
             .iter()
             .flat_map(|b| &b.rows)
-            .filter(|(g, _)| g == goal)
+            .filter(|(g, p)| g == goal && how.x.of(p) <= how.x.of(&last))
             .map(|(_, p)| p)
             .collect();
         let (pn_before, dn_before) = (
@@ -379,9 +380,7 @@ where
         );
         let all = || pn.iter().chain(&dn).chain(&pn_before).chain(&dn_before);
         let max_y = all().map(|&(_, y)| y).fold(2.0, f64::max);
-        let max_x = all()
-            .map(|&(x, _)| x)
-            .fold(how.x.of(&last).max(2) as f64, f64::max);
+        let max_x = how.x.of(&last).max(2) as f64;
         let (plot, legend) = panel.split_horizontally(panel.dim_in_pixel().0 - LEGEND_WIDTH);
         let ended = outcome(&last);
         let mut chart = ChartBuilder::on(&plot);

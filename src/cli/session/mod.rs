@@ -241,8 +241,9 @@ pub enum SessionCommand {
         points: Option<u64>,
         /// Draw an earlier run's curve beside, in paler colours (a CSV this command wrote).
         ///
-        /// Its questions' panels get its proof and disproof numbers too: the same questions
-        /// searched another way, compared at the same iterations or nodes (`--x nodes`).
+        /// Its questions' panels get its proof and disproof numbers too, as far as the
+        /// session's own curve goes: the same questions searched another way, compared at
+        /// the same iterations or nodes (`--x nodes`).
         #[arg(long, value_name = "CSV")]
         beside: Option<PathBuf>,
         /// What the legend calls the earlier run (default: its file's name).
