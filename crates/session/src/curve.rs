@@ -141,6 +141,22 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, CurveError> {
     Ok(rows)
 }
 
+/// The rows of `earlier` that a plot of `own` shows beside it: each question's as far as
+/// its own curve goes on the `x` axis (so that thinning them afterwards keeps the points in
+/// view, not those of a longer run's whole length).
+pub fn within(earlier: Vec<Row>, own: &[Row], x: Axis) -> Vec<Row> {
+    let end = |goal: &str| {
+        own.iter()
+            .filter(|(g, _)| g == goal)
+            .map(|(_, p)| x.of(p))
+            .max()
+    };
+    earlier
+        .into_iter()
+        .filter(|(g, p)| end(g).is_some_and(|e| x.of(p) <= e))
+        .collect()
+}
+
 /// How a question's curve ends: its last point's outcome, in words.
 fn outcome(last: &CurvePoint) -> &'static str {
     if last.pn == 0 {
@@ -554,6 +570,31 @@ mod tests {
                 .contains("not a curve")
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_earlier_curve_is_kept_as_far_as_each_question_of_the_own_goes() {
+        let row = |g: &str, i: u64| (g.to_string(), point(i, 1, 1));
+        let own = vec![
+            row("black", 1),
+            row("black", 5),
+            row("white", 1),
+            row("white", 2),
+        ];
+        let earlier: Vec<Row> = (1..=9)
+            .flat_map(|i| [row("black", i), row("white", i)])
+            .collect();
+        let kept = within(earlier.clone(), &own, Axis::Iterations);
+        let at = |g: &str| {
+            kept.iter()
+                .filter(|(x, _)| x == g)
+                .map(|(_, p)| p.iteration)
+                .max()
+        };
+        assert_eq!((at("black"), at("white")), (Some(5), Some(2)));
+        assert_eq!(kept.len(), 7);
+        // On nodes (ten a point here) the same cut.
+        assert_eq!(within(earlier, &own, Axis::Nodes).len(), 7);
     }
 
     #[test]

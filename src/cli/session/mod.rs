@@ -561,12 +561,17 @@ fn curve_of(
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
                 stem.unwrap_or_else(|| path.display().to_string())
             }),
-            rows: thinned(curve::read_csv(&path).map_err(Failure::input)?),
+            rows: curve::read_csv(&path).map_err(Failure::input)?,
         }),
         None => None,
     };
     let (curve_points, _) = ask(config, protocol::Curve { id, since: None })?;
-    let rows = thinned(CurvePoint::rows(&curve_points));
+    let all = CurvePoint::rows(&curve_points);
+    let beside = beside.map(|b| curve::Beside {
+        rows: thinned(curve::within(b.rows, &all, plot.x)),
+        ..b
+    });
+    let rows = thinned(all);
     if rows.is_empty() {
         return Err(Failure::input(anyhow!(
             "session {id} has no curve points yet (it has not run an iteration): nothing written"

@@ -55,7 +55,7 @@ fn lead(u: f32, t: f32) -> f32 {
 }
 
 fn mobility(moves: u64) -> f32 {
-    ((1 + moves) as f32).ln() / 4.0
+    (moves.saturating_add(1) as f32).ln() / 4.0
 }
 
 impl Quotients {
@@ -127,7 +127,7 @@ impl Regions {
         out[2] = q.share[nu];
         out[3] = q.share[nt];
         out[4] = (u - t).clamp(-4.0, 4.0) / 4.0;
-        out[5] = match q.mobility.get(moves as usize) {
+        out[5] = match usize::try_from(moves).ok().and_then(|i| q.mobility.get(i)) {
             Some(&m) => m,
             None => mobility(moves),
         };
@@ -208,6 +208,8 @@ mod tests {
         let mut x = [0.0; DENSE];
         r.dense(&pos, 5000, &mut x);
         assert_eq!(x[5], (5001f32).ln() / 4.0);
+        r.dense(&pos, u64::MAX, &mut x);
+        assert!(x[5].is_finite() && x[5] > 10.0);
     }
 
     #[test]

@@ -69,7 +69,10 @@ pub fn numbers(
     (pn, dn): (u64, u64),
 ) -> (u64, u64) {
     let [win, _, loss] = model.predict(pos, moves);
-    let p = if attacker_moves { win } else { loss }.clamp(1e-4, 1.0 - 1e-4);
+    let p = if attacker_moves { win } else { loss };
+    // A chance that is not a number (weights that overflow) would make both factors 0, and a
+    // proof number of 0 is a proof: it gives material's numbers instead.
+    let p = if p.is_finite() { p } else { 0.5 }.clamp(1e-4, 1.0 - 1e-4);
     // In sixteenths, 16 (1) to 16 * cap.
     let up = |odds: f32, cap: f32| (odds.powi(SHARPNESS) * 16.0).clamp(16.0, 16.0 * cap) as u64;
     let (a, b) = (
@@ -82,6 +85,19 @@ pub fn numbers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_that_overflow_give_materials_numbers_never_zero() {
+        let board: Board = "5x9".parse().unwrap();
+        let m = builtin(board).unwrap();
+        let huge = Model::new(board, 0, 0, vec![1e30; m.w1.len()], vec![1e30; m.w2.len()]);
+        let pos = Position::initial(board);
+        let moves = fanorona_rules::movegen::count_moves(&pos);
+        assert!(huge.predict(&pos, moves).iter().any(|p| !p.is_finite()));
+        for attacker_moves in [true, false] {
+            assert_eq!(numbers(&huge, &pos, moves, attacker_moves, (3, 5)), (3, 5));
+        }
+    }
 
     #[test]
     fn the_built_in_weights_load_for_both_orientations_only() {

@@ -41,6 +41,10 @@ pub enum WeightsError {
         "{0}: made for {1} inputs and {2} hidden units, this program has {INPUTS} and {HIDDEN}; make it again with `{LEARN_COMMAND}`"
     )]
     Shape(String, u32, u32),
+    #[error(
+        "{0}: holds weights that are not numbers (NaN or infinite); make it again with `{LEARN_COMMAND}`"
+    )]
+    NotFinite(String),
     #[error("{0}: cannot be read ({1}); make weights with `{LEARN_COMMAND}`")]
     Unreadable(String, String),
     #[error(
@@ -227,6 +231,9 @@ impl Model {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect();
+        if w.iter().any(|x| !x.is_finite()) {
+            return Err(WeightsError::NotFinite(name));
+        }
         let (w1, w2) = w.split_at(HIDDEN * INPUTS);
         Ok(Model::new(
             board,
@@ -343,6 +350,12 @@ mod tests {
         assert!(matches!(
             Model::from_bytes("w", &other),
             Err(WeightsError::Format(_, 9))
+        ));
+        let mut nan = model();
+        nan.w2[3] = f32::NAN;
+        assert!(matches!(
+            Model::from_bytes("w", &nan.to_bytes()),
+            Err(WeightsError::NotFinite(_))
         ));
         let e = Model::from_bytes("w.fnlw", &flipped)
             .unwrap_err()
