@@ -145,15 +145,18 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, CurveError> {
 /// its own curve goes on the `x` axis (so that thinning them afterwards keeps the points in
 /// view, not those of a longer run's whole length).
 pub fn within(earlier: Vec<Row>, own: &[Row], x: Axis) -> Vec<Row> {
-    let end = |goal: &str| {
-        own.iter()
-            .filter(|(g, _)| g == goal)
-            .map(|(_, p)| x.of(p))
-            .max()
-    };
+    // Each question's end once (a curve has one or two questions and may have hundreds of
+    // thousands of points: looking it up again for every earlier point was quadratic).
+    let mut ends: Vec<(&str, u64)> = Vec::new();
+    for (g, p) in own {
+        match ends.iter_mut().find(|(e, _)| e == g) {
+            Some((_, end)) => *end = (*end).max(x.of(p)),
+            None => ends.push((g, x.of(p))),
+        }
+    }
     earlier
         .into_iter()
-        .filter(|(g, p)| end(g).is_some_and(|e| x.of(p) <= e))
+        .filter(|(g, p)| ends.iter().any(|(e, end)| e == g && x.of(p) <= *end))
         .collect()
 }
 
