@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::simple_rules::Grid;
-use fanorona::movegen::{count_moves, successors};
+use fanorona::movegen::{count_moves, count_moves_and_capturers, successors};
 use fanorona::perft::perft;
 use fanorona::{Board, Move, Position, legal_moves};
 
@@ -64,6 +64,16 @@ fn check_moves(pos: &Position) {
     simple.sort();
     assert_eq!(fast, simple, "moves of {pos}");
     assert_eq!(count_moves(pos), fast.len() as u64, "count of {pos}");
+    // The pieces that capture: the starts of the capturing moves.
+    let capturers = legal_moves(pos)
+        .iter()
+        .filter(|m| m.is_capture())
+        .fold(0, |set, m| set | 1u64 << m.from());
+    assert_eq!(
+        count_moves_and_capturers(pos),
+        (fast.len() as u64, capturers),
+        "capturers of {pos}"
+    );
     let mut children: Vec<String> = simple.iter().map(|(_, p)| p.clone()).collect();
     children.sort();
     children.dedup();

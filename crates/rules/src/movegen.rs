@@ -331,12 +331,20 @@ pub fn for_each_child<F: FnMut(Position)>(pos: &Position, mut visit: F) {
 /// map.
 #[inline]
 pub fn count_moves(pos: &Position) -> u64 {
+    count_moves_and_capturers(pos).0
+}
+
+/// The number of legal moves and the side to move's pieces that can capture
+/// (`capturing_pieces`), which the count finds on its way.
+#[inline]
+pub fn count_moves_and_capturers(pos: &Position) -> (u64, Bitboard) {
     let g = pos.board().geometry();
     let (us, them, empty) = (pos.us(), pos.them(), pos.empty());
     let map = CaptureMap::new(g, them, empty);
     let anywhere: [Bitboard; 8] = std::array::from_fn(|d| map.any(d));
-    if (0..8).fold(0, |m, d| m | anywhere[d]) & us == 0 {
-        return paika_count(g, us, empty);
+    let capturers = (0..8).fold(0, |m, d| m | anywhere[d]) & us;
+    if capturers == 0 {
+        return (paika_count(g, us, empty), 0);
     }
     let mut count = 0u64;
     for d in 0..8 {
@@ -358,7 +366,7 @@ pub fn count_moves(pos: &Position) -> u64 {
             count += count_after_step(g, from, n, d, kinds, next, empty, them);
         }
     }
-    count
+    (count, capturers)
 }
 
 /// The chains that go on after the capturing steps `kinds` (bit 0 approach, bit 8

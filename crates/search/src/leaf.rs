@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{Goal, Stats};
-use fanorona_rules::movegen::{count_moves, is_lost};
+use fanorona_rules::movegen::{count_moves_and_capturers, is_lost};
 use fanorona_rules::position::Position;
 use fanorona_tables::{Database, Wdl};
 
@@ -141,7 +141,8 @@ impl<'a> LeafEval<'a> {
     /// beat; at an OR node one good move proves it (pn 1) but every move must fail to
     /// disprove it (dn = moves).
     pub fn initial(&self, pos: &Position, goal: Goal) -> (u64, u64) {
-        let moves = count_moves(pos).clamp(1, 1000);
+        let (moves, capturers) = count_moves_and_capturers(pos);
+        let moves = moves.clamp(1, 1000);
         let (pn, dn) = if pos.side_to_move() == goal.attacker {
             (1, moves)
         } else {
@@ -156,7 +157,7 @@ impl<'a> LeafEval<'a> {
                 Some(model) => crate::learned::numbers(
                     model,
                     pos,
-                    moves,
+                    (moves, capturers),
                     pos.side_to_move() == goal.attacker,
                     by_material(pos, goal, (pn, dn)),
                 ),
@@ -223,7 +224,7 @@ mod tests {
         // White (to move) leads 4 to 3: White's win gets a larger disproof number, Black's a
         // larger proof number, each by 1 + 24 * 1/7 (in sixteenths: 70/16).
         let lead: Position = "BB./B.W/WWW w".parse().unwrap();
-        let moves = count_moves(&lead);
+        let moves = fanorona_rules::movegen::count_moves(&lead);
         assert!(moves > 1);
         let scaled = (moves * 70 + 8) / 16;
         assert_eq!(leaf.initial(&lead, goal(Color::White)), (1, moves));

@@ -103,7 +103,7 @@ impl Regions {
     #[inline]
     pub fn inputs(&self, pos: &Position, moves: u64, out: &mut [f32; INPUTS]) {
         let mut dense = [0.0; DENSE];
-        let (ru, rt) = self.dense(pos, moves, &mut dense);
+        let (ru, rt) = self.dense(pos, moves, capturing_pieces(pos), &mut dense);
         out[..DENSE].copy_from_slice(&dense);
         let (us, them) = (pos.us(), pos.them());
         for (i, m) in self.masks.iter().enumerate() {
@@ -113,9 +113,16 @@ impl Regions {
     }
 
     /// The first `DENSE` inputs (material, mobility, captures); returns one over each
-    /// side's piece count (at least 1), the scale of its shares.
+    /// side's piece count (at least 1), the scale of its shares. `ours`: the side to move's
+    /// capturing pieces (`capturing_pieces`, which the search's move count finds too).
     #[inline]
-    pub fn dense(&self, pos: &Position, moves: u64, out: &mut [f32; DENSE]) -> (f32, f32) {
+    pub fn dense(
+        &self,
+        pos: &Position,
+        moves: u64,
+        ours: Bitboard,
+        out: &mut [f32; DENSE],
+    ) -> (f32, f32) {
         let (us, them) = (pos.us(), pos.them());
         let q = &self.quotients;
         let (nu, nt) = (us.count_ones() as usize, them.count_ones() as usize);
@@ -131,7 +138,6 @@ impl Regions {
             Some(&m) => m,
             None => mobility(moves),
         };
-        let ours = capturing_pieces(pos);
         let theirs = capturing_pieces(&pos.with_side(pos.side_to_move().opponent()));
         out[6] = (ours != 0) as u8 as f32;
         out[7] = ours.count_ones() as f32 * ru;
@@ -206,9 +212,9 @@ mod tests {
             Position::initial("5x9".parse().unwrap()),
         );
         let mut x = [0.0; DENSE];
-        r.dense(&pos, 5000, &mut x);
+        r.dense(&pos, 5000, 0, &mut x);
         assert_eq!(x[5], (5001f32).ln() / 4.0);
-        r.dense(&pos, u64::MAX, &mut x);
+        r.dense(&pos, u64::MAX, 0, &mut x);
         assert!(x[5].is_finite() && x[5] > 10.0);
     }
 

@@ -60,15 +60,17 @@ const DISPROOF_CAP: f32 = 16.0;
 /// factor nearly a verdict (the full cap on one side of p = 1/2, nothing on the other); a
 /// proof number's cap of 16 flattened the order among the many positions the model
 /// thinks lost.
+/// `moves` and `capturers`: the side to move's move count and capturing pieces
+/// (`count_moves_and_capturers`).
 #[inline]
 pub fn numbers(
     model: &Model,
     pos: &Position,
-    moves: u64,
+    (moves, capturers): (u64, u64),
     attacker_moves: bool,
     (pn, dn): (u64, u64),
 ) -> (u64, u64) {
-    let [win, _, loss] = model.predict(pos, moves);
+    let [win, _, loss] = model.predict_counted(pos, moves, capturers);
     let p = if attacker_moves { win } else { loss };
     // A chance that is not a number (weights that overflow) would make both factors 0, and a
     // proof number of 0 is a proof: it gives material's numbers instead.
@@ -92,10 +94,13 @@ mod tests {
         let m = builtin(board).unwrap();
         let huge = Model::new(board, 0, 0, vec![1e30; m.w1.len()], vec![1e30; m.w2.len()]);
         let pos = Position::initial(board);
-        let moves = fanorona_rules::movegen::count_moves(&pos);
-        assert!(huge.predict(&pos, moves).iter().any(|p| !p.is_finite()));
+        let counted = fanorona_rules::movegen::count_moves_and_capturers(&pos);
+        assert!(huge.predict(&pos, counted.0).iter().any(|p| !p.is_finite()));
         for attacker_moves in [true, false] {
-            assert_eq!(numbers(&huge, &pos, moves, attacker_moves, (3, 5)), (3, 5));
+            assert_eq!(
+                numbers(&huge, &pos, counted, attacker_moves, (3, 5)),
+                (3, 5)
+            );
         }
     }
 
@@ -117,10 +122,11 @@ mod tests {
             .replace('\n', "/")
             .parse()
             .unwrap();
-        let moves = fanorona_rules::movegen::count_moves(&pos);
-        let (pn, dn) = numbers(m, &pos, moves, true, (1, moves));
+        let counted = fanorona_rules::movegen::count_moves_and_capturers(&pos);
+        let moves = counted.0;
+        let (pn, dn) = numbers(m, &pos, counted, true, (1, moves));
         assert!(pn >= 1 && dn >= 1);
-        let (pn_b, dn_b) = numbers(m, &pos, moves, false, (moves, 1));
+        let (pn_b, dn_b) = numbers(m, &pos, counted, false, (moves, 1));
         assert!(
             pn <= pn_b && dn >= dn_b,
             "White's win looks likelier than Black's: {pn},{dn} against {pn_b},{dn_b}"

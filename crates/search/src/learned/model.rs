@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use super::features::{CLASSES, DENSE, INPUTS, Regions};
 use fanorona_rules::geometry::points;
+use fanorona_rules::movegen::capturing_pieces;
 use fanorona_rules::{Board, Position};
 
 /// The weights file's version: a file of another is refused, never misread.
@@ -152,10 +153,16 @@ impl Model {
     /// Win, draw and loss for the side to move of `pos` (on the model's board), `moves` its
     /// move count; they sum to 1. The same as `logits` of `Regions::inputs`, summed in
     /// another order.
-    #[inline]
     pub fn predict(&self, pos: &Position, moves: u64) -> [f32; OUTPUTS] {
+        self.predict_counted(pos, moves, capturing_pieces(pos))
+    }
+
+    /// `predict` given the side to move's capturing pieces as well, which the search's move
+    /// count has found (`count_moves_and_capturers`).
+    #[inline]
+    pub fn predict_counted(&self, pos: &Position, moves: u64, capturers: u64) -> [f32; OUTPUTS] {
         let mut x = [0.0; DENSE];
-        let (ru, rt) = self.regions.dense(pos, moves, &mut x);
+        let (ru, rt) = self.regions.dense(pos, moves, capturers, &mut x);
         let f = &self.fast;
         let mut hidden = [0.0f32; HIDDEN];
         for (x, column) in x.iter().zip(&f.dense) {
