@@ -1,6 +1,7 @@
 //! `fanorona learn` and the learned first numbers: trained on tables built here, the same
 //! weights from the same seed, no worse than material alone on positions it never saw, and
-//! refused with the command that fixes it wherever it cannot run.
+//! refused with the command that fixes it wherever it cannot run; weights of one's own
+//! given to a session as to a search in memory.
 
 use std::process::{Command, Output};
 
@@ -107,6 +108,7 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
     let middle = bad.len() / 2;
     bad[middle] ^= 0x40;
     std::fs::write(&damaged, bad).unwrap();
+    session_with_weights(db, w, damaged.to_str().unwrap());
     let missing = dir.path().join("missing.fnlw");
     let five_by_nine = "........./....B..../..W.W..../........./......... w";
     for (target, weights, init, said) in [
@@ -148,6 +150,95 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
             assert!(e.contains("fanorona learn --db DIR --board"), "{e}");
         }
     }
+}
+
+/// The 5x5 start's nodes by question (`solve --json`) with the weights file `w`, `place`
+/// saying where the search runs (`--no-store`, or `--data-dir D` for a session).
+fn nodes_with(db: &str, w: &str, place: &[&str]) -> Vec<(String, u64)> {
+    let mut args = vec![
+        "solve",
+        "5x5",
+        "--db",
+        db,
+        "--init",
+        "learned",
+        "--weights",
+        w,
+        "--json",
+        "--config",
+        "/dev/null",
+    ];
+    args.extend_from_slice(place);
+    let o = run(&args);
+    assert!(o.status.success(), "{place:?}: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["value"], "draw", "{v}");
+    v["searches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["goal"].to_string(), s["nodes"].as_u64().unwrap()))
+        .collect()
+}
+
+/// Weights a session was given (`solve --weights` on a data directory, or `weights` in the
+/// config): the search it runs is the one in memory with the same file, its status names
+/// the file, and a damaged file refuses the session in one line.
+fn session_with_weights(db: &str, w: &str, damaged: &str) {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap();
+    let in_memory = nodes_with(db, w, &["--no-store"]);
+    assert_eq!(in_memory.len(), 2, "{in_memory:?}");
+    assert_eq!(nodes_with(db, w, &["--data-dir", d]), in_memory);
+    let o = run(&[
+        "session",
+        "status",
+        "1",
+        "--data-dir",
+        d,
+        "--config",
+        "/dev/null",
+    ]);
+    let status = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        status.contains("first numbers from learned (weights a.fnlw)"),
+        "{status}"
+    );
+    // Material's first numbers search another tree: the weights were used.
+    let o = run(&[
+        "solve",
+        "5x5",
+        "--db",
+        db,
+        "--init",
+        "material",
+        "--no-store",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_ne!(v["searches"][0]["nodes"].as_u64(), Some(in_memory[0].1));
+    // The config's weights, damaged: the session is refused, the file named.
+    let config = data.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("init = \"learned\"\nweights = \"{damaged}\"\n"),
+    )
+    .unwrap();
+    let fresh = data.path().join("fresh");
+    let o = run(&[
+        "solve",
+        "5x5",
+        "--db",
+        db,
+        "--data-dir",
+        fresh.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("damaged.fnlw: damaged"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
 
 #[test]

@@ -17,6 +17,7 @@ fn settings() -> Settings {
         db_dir: None,
         second_level: SecondLevel::Fixed(3000),
         init: Init::Mobility,
+        weights: None,
         checkpoint_ms: 20,
         verify: true,
         threads: 1,

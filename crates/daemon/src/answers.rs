@@ -99,6 +99,10 @@ pub struct Status {
     #[serde(with = "text")]
     pub second_level: SecondLevel,
     pub init: Init,
+    /// The file the session's own weights were read from (learned first numbers not from
+    /// the built-in weights).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<PathBuf>,
     pub checkpoint_ms: u64,
     pub checkpoints: u64,
     /// Over all questions, at the last checkpoint.
@@ -129,10 +133,21 @@ pub struct Status {
 impl Status {
     /// Its curve's figure: titled with its name, the search and its tables beside the
     /// legend, each resume marked.
+    /// ", weights FILE" when the learned first numbers use the session's own weights.
+    pub fn weights_note(&self) -> String {
+        match (&self.weights, self.init) {
+            (Some(w), Init::Learned) => {
+                let file = w.file_name().map_or(w.as_os_str(), |f| f);
+                format!(" (weights {})", file.to_string_lossy())
+            }
+            _ => String::new(),
+        }
+    }
+
     pub fn figure(&self) -> fanorona_session::curve::Figure {
         let mut about = vec![
             format!("search: {}", self.algo),
-            format!("first numbers: {}", self.init.name()),
+            format!("first numbers: {}{}", self.init.name(), self.weights_note()),
         ];
         if self.algo != Algorithm::Pn {
             about.push(format!("second level: {}", self.second_level));

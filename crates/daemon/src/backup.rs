@@ -537,6 +537,7 @@ pub mod tests {
             db_dir: None,
             second_level: SecondLevel::Fixed(3000),
             init: Init::Mobility,
+            weights: None,
             checkpoint_ms: 5,
             verify: false,
             threads: 1,

@@ -103,6 +103,7 @@ mod tests {
             db_dir: None,
             second_level: fanorona_search::SecondLevel::TreeSize,
             init: fanorona_search::Init::Mobility,
+            weights: None,
             checkpoint_ms: 1000,
             verify: false,
             threads: 1,

@@ -34,6 +34,7 @@ struct RawConfig {
     log_format: Option<Spanned<String>>,
     second_level: Option<Spanned<String>>,
     init: Option<Spanned<String>>,
+    weights: Option<PathBuf>,
     store_cache: Option<Spanned<String>>,
     second_level_table: Option<Spanned<String>>,
     memory_bound: Option<Spanned<String>>,
@@ -107,6 +108,9 @@ pub struct Config {
     pub second_level: SecondLevel,
     /// How new leaves get their first proof and disproof numbers (mobility, material or learned).
     pub init: Init,
+    /// The weights of `init = "learned"` when not the built-in ones (a file `fanorona learn`
+    /// made); new sessions keep a copy in their record.
+    pub weights: Option<PathBuf>,
     /// The store's page cache, in bytes.
     pub store_cache: u64,
     /// Bytes each second-level df-pn table (one a question being searched) takes at most.
@@ -147,6 +151,7 @@ impl Config {
             log_format: LogFormat::Text,
             second_level: SecondLevel::TreeSize,
             init: Init::Material,
+            weights: None,
             store_cache: 256 << 20,
             second_level_table: 512 << 20,
             // Seven eighths of the machine: room for the page cache of the tables and for
@@ -324,6 +329,9 @@ impl Config {
                 return Err(r.bad("backup_keep", span, k.to_string(), "1 to 100"));
             }
             c.backup_keep = k;
+        }
+        if let Some(file) = raw.weights {
+            c.weights = Some(r.resolve(file));
         }
         if let Some(dir) = raw.backup_dir {
             c.backup_dir = Some(r.resolve(dir));
@@ -527,6 +535,7 @@ pub const MIN_SIZE: u64 = 1 << 20;
 fn expected(key: &str) -> Option<&'static str> {
     Some(match key {
         "db_dir" | "data_dir" => "a directory path in quotes",
+        "weights" => "a weights file's path in quotes",
         "threads" => "a whole number from 1 to 256",
         "checkpoint_interval" => "a duration in quotes, such as \"5m\" or \"30s\"",
         "log_level" => "\"error\", \"warn\", \"info\", \"debug\" or \"trace\"",

@@ -12,7 +12,7 @@ use fanorona_certificate::close::CloseOptions;
 use fanorona_certificate::{self as certificate, Made, Solved, WriteError, Written};
 use fanorona_rules::position::{Color, Position};
 use fanorona_search::pn::PnTree;
-use fanorona_search::{Goal, LeafEval, Outcome, Stats, Value};
+use fanorona_search::{Goal, Outcome, Stats, Value};
 use fanorona_tables::Database;
 
 #[derive(Debug, Error)]
@@ -23,6 +23,8 @@ pub enum CertificateError {
     Root { id: u64, root: String, why: String },
     #[error(transparent)]
     Tables(#[from] fanorona_tables::probe::TablesError),
+    #[error(transparent)]
+    Weights(#[from] fanorona_search::learned::WeightsError),
     #[error(
         "session {id}: {goals} decided by the rote store at the root: the session whose search decided this position holds its certificate (`fanorona session list` finds it; for a position inside another session's root, `fanorona cut CERT --play MOVES` takes it out); `--leaf-budget N` re-solves it here instead, as a partial certificate"
     )]
@@ -222,6 +224,7 @@ fn write_with(
     let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
+    let model = rec.settings.model(root.board())?;
     let mut made = Vec::new();
     let mut from_store = Vec::new();
     let mut kept = 0;
@@ -255,7 +258,7 @@ fn write_with(
             from_store.push(format!("\"{goal}?\""));
             continue;
         }
-        let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
+        let leaf = rec.settings.leaf(db.as_ref(), model.as_ref());
         let tree = (!nodes.is_empty())
             .then(|| PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None));
         let search = serde_json::json!({
@@ -357,6 +360,7 @@ pub fn write_move(
     let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
+    let model = rec.settings.model(root.board())?;
     let mut made = Vec::new();
     for (g, gr) in rec.goals.iter().enumerate() {
         let goal = gr.goal();
@@ -364,7 +368,7 @@ pub fn write_move(
             continue;
         }
         let nodes = sessions.load_tree_now(rec.id, g as u8, root.board())?;
-        let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
+        let leaf = rec.settings.leaf(db.as_ref(), model.as_ref());
         let tree = PnTree::from_parts(goal, leaf, Vec::new(), nodes, Stats::default(), None);
         let r = &tree.nodes[0];
         let Some(child) = (r.first..r.first + r.count)

@@ -21,6 +21,7 @@ pub mod runner;
 mod sessions;
 pub mod settings;
 pub mod store;
+pub mod weights;
 
 pub use error::SessionError;
 pub use record::{GoalRecord, SecondLevel, SessionRecord, Settings, State};

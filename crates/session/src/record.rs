@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use fanorona_rules::Board;
 use fanorona_rules::position::Color;
 pub use fanorona_search::SecondLevel;
-use fanorona_search::{Algorithm, Init, Outcome, Value};
+use fanorona_search::learned::{Model, WeightsError};
+use fanorona_search::{Algorithm, Init, LeafEval, Outcome, Value};
+use fanorona_tables::Database;
 
 /// Where a session stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -58,6 +61,10 @@ pub struct Settings {
     /// How new leaves get their first numbers. (Records written before this key: mobility.)
     #[serde(default)]
     pub init: Init,
+    /// With `init` learned: weights of the config's `weights` file instead of the built-in
+    /// ones. (Records written before this key: the built-in weights.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<crate::weights::Weights>,
     /// Checkpoint at least this often, in milliseconds.
     pub checkpoint_ms: u64,
     /// Re-check each decided goal's proof independently.
@@ -74,6 +81,36 @@ pub struct Settings {
 
 fn one() -> usize {
     1
+}
+
+impl Settings {
+    /// The model of the session's learned first numbers when they are not the built-in
+    /// weights' (`None` for the built-in ones and for the other inits).
+    pub fn model(&self, board: Board) -> Result<Option<Model>, WeightsError> {
+        match &self.weights {
+            Some(w) if self.init == Init::Learned => w.model(board).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The session's leaves: decided by the rules and `db`, first numbers by its init (with
+    /// `model`, from `model`, when it has one).
+    pub fn leaf<'a>(&self, db: Option<&'a Database>, model: Option<&'a Model>) -> LeafEval<'a> {
+        let leaf = LeafEval::new(db).with_init(self.init);
+        match model {
+            Some(m) if self.init == Init::Learned => leaf.with_model(m),
+            _ => leaf,
+        }
+    }
+
+    /// Why the session's first numbers cannot run on `board`, if they cannot: learned ones
+    /// with neither the session's weights nor built-in ones for the board.
+    pub fn refused_on(&self, board: Board) -> Option<String> {
+        match self.weights {
+            Some(_) if self.init == Init::Learned => None,
+            _ => self.init.refused_on(board),
+        }
+    }
 }
 
 /// One question ("does this side win?") and how far its search got.

@@ -99,7 +99,7 @@ impl Sessions {
         if let Some(n) = &name {
             name::check_name(n)?;
         }
-        if let Some(why) = settings.init.refused_on(root.board()) {
+        if let Some(why) = settings.refused_on(root.board()) {
             return Err(SessionError::Unusable(why));
         }
         let _w = self.writes.read().expect("writes lock");
@@ -490,7 +490,11 @@ impl Sessions {
                     .parse::<Position>()
                     .map_err(|e| SessionError::Foreign(e.to_string()))?
                     .board();
-                if let Some(why) = i.refused_on(board) {
+                let tuned = Settings {
+                    init: i,
+                    ..r.settings.clone()
+                };
+                if let Some(why) = tuned.refused_on(board) {
                     return Err(SessionError::Unusable(why));
                 }
                 r.settings.init = i;

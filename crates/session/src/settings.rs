@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::weights::Weights;
 use crate::{SessionRecord, Settings};
 use fanorona_rules::position::Position;
-use fanorona_search::Algorithm;
 use fanorona_search::config::Config;
+use fanorona_search::learned::WeightsError;
+use fanorona_search::{Algorithm, Init};
 use fanorona_tables::Database;
 use fanorona_tables::file::board_dir;
 use fanorona_tables::probe::TablesError;
@@ -26,6 +28,9 @@ pub enum SettingsError {
     /// Tables named for a session that exists: whatever is wrong with them, the request was.
     #[error(transparent)]
     NewTables(TablesError),
+    /// The config's `weights` file, for learned first numbers.
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
     #[error("session {id}: bad root: {why}")]
     Root { id: u64, why: String },
     #[error(
@@ -75,11 +80,17 @@ pub fn new_settings(
         Database::open_whole(d, pos.board())?;
     }
     let db_dir = db_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
+    // Read now, kept in the record: the session searches with these weights for good.
+    let weights = match &config.weights {
+        Some(file) if config.init == Init::Learned => Some(Weights::read(file, pos.board())?),
+        _ => None,
+    };
     Ok(Settings {
         algo,
         db_dir,
         second_level: config.second_level,
         init: config.init,
+        weights,
         checkpoint_ms: config.checkpoint_interval.as_millis().min(u64::MAX as u128) as u64,
         verify: config.verify,
         threads: config.threads.min(2),

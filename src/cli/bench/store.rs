@@ -62,6 +62,7 @@ fn new_session(sessions: &Sessions, root: &Position, checkpoint_ms: u64) -> Resu
         db_dir: None,
         second_level: SecondLevel::TreeSize,
         init: Init::Mobility,
+        weights: None,
         checkpoint_ms,
         verify: false,
         threads: 1,

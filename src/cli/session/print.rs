@@ -138,10 +138,11 @@ pub(super) fn print_status(v: &Status) {
         .map(|d| format!(", tables {}", d.display()))
         .unwrap_or_default();
     out!(
-        "  {}, second level {}, first numbers from {}{tables}",
+        "  {}, second level {}, first numbers from {}{}{tables}",
         v.algo,
         v.second_level,
-        v.init.name()
+        v.init.name(),
+        v.weights_note()
     );
     let live = (!v.live.is_empty()).then_some(&v.live);
     out!(

@@ -95,8 +95,9 @@ pub struct SolveArgs {
     #[arg(long, value_name = "mobility|material|learned")]
     pub init: Option<Init>,
     /// The value model's weights for --init learned, instead of the built-in 5x9 ones (a
-    /// file `fanorona learn` wrote, for this board or its transpose). The search runs in
-    /// memory, as with --no-store: sessions and workers use the built-in weights.
+    /// file `fanorona learn` wrote, for this board or its transpose; default: weights of
+    /// the config). A session keeps a copy; its jobs stay here (workers have only the
+    /// built-in weights).
     #[arg(long, value_name = "FILE")]
     pub weights: Option<PathBuf>,
     /// Threads of a solve run as a session (default: threads of the config).

@@ -97,7 +97,6 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     // rote learning), unless asked for a bounded or in-memory run.
     if args.algo != Algorithm::DfPn
         && !args.no_store
-        && args.weights.is_none()
         && args.nodes.is_none()
         && args.memory.is_none()
         && !args.moves
@@ -109,15 +108,11 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
-    let model = match &args.weights {
-        Some(_) if config.init != Init::Learned => {
-            return Err(Failure::input(anyhow!(
-                "--weights is for the learned first numbers (--init learned), and this search's are {}",
-                config.init.name()
-            )));
+    let model = match &config.weights {
+        Some(path) if config.init == Init::Learned => {
+            Some(Model::load(path, pos.board()).map_err(Failure::input)?)
         }
-        Some(path) => Some(Model::load(path, pos.board()).map_err(Failure::input)?),
-        None => {
+        _ => {
             crate::cli::args::usable_init(config.init, pos.board())?;
             None
         }
@@ -250,6 +245,15 @@ fn settle(args: &mut SolveArgs, config: &Config) -> Result<(Position, Config), F
     // The session (its settings come from the config) and the search in memory alike.
     if let Some(i) = args.init {
         config.init = i;
+    }
+    if let Some(w) = &args.weights {
+        if config.init != Init::Learned {
+            return Err(Failure::input(anyhow!(
+                "--weights is for the learned first numbers (--init learned), and this search's are {}",
+                config.init.name()
+            )));
+        }
+        config.weights = Some(w.clone());
     }
     args.second_level = Some(config.second_level);
     args.second_level_table = fanorona::search::pn::second_level_entries(config.second_level_table);

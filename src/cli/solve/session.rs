@@ -210,8 +210,8 @@ fn run_same_problem(
     let same_problem = |r: &SessionRecord| {
         let (a, b) = (&r.settings, settings);
         r.root == pos.to_string()
-            && (a.algo, &a.db_dir, a.second_level, a.init)
-                == (b.algo, &b.db_dir, b.second_level, b.init)
+            && (a.algo, &a.db_dir, a.second_level, a.init, &a.weights)
+                == (b.algo, &b.db_dir, b.second_level, b.init, &b.weights)
     };
     let list = service.sessions.list().map_err(Failure::other)?;
     let solved_before = list

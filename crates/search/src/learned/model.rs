@@ -200,10 +200,16 @@ impl Model {
         let name = path.display().to_string();
         let bytes = std::fs::read(path)
             .map_err(|e| WeightsError::Unreadable(name.clone(), e.to_string()))?;
-        let model = Model::from_bytes(&name, &bytes)?;
+        Model::from_bytes_for(&name, &bytes, board)
+    }
+
+    /// `from_bytes`, read for a search on `board` (the weights' own board or its
+    /// transpose).
+    pub fn from_bytes_for(name: &str, b: &[u8], board: Board) -> Result<Model, WeightsError> {
+        let model = Model::from_bytes(name, b)?;
         model
             .for_board(board)
-            .ok_or(WeightsError::OtherBoard(name, model.board, board))
+            .ok_or_else(|| WeightsError::OtherBoard(name.to_string(), model.board, board))
     }
 
     /// Reads a weights file's bytes (`name` names it in errors).

@@ -444,6 +444,7 @@ mod tests {
             db_dir: None,
             second_level: SecondLevel::Fixed(2000),
             init: Init::Mobility,
+            weights: None,
             checkpoint_ms: 1,
             verify: false,
             threads: 1,

@@ -53,7 +53,11 @@ pub fn run(
         },
         None => None,
     };
-    let leaf = LeafEval::new(db.as_ref()).with_init(rec.settings.init);
+    let model = match rec.settings.model(root.board()) {
+        Ok(m) => m,
+        Err(e) => return fail(sessions, id, &mut log, e.to_string()),
+    };
+    let leaf = rec.settings.leaf(db.as_ref(), model.as_ref());
     // With two threads both questions are searched at once: a draw needs both answers, and
     // a win by either side ends the other search.
     if rec.settings.threads >= 2 && rec.goals.len() == 1 && !rec.goals[0].outcome.decided() {
