@@ -129,6 +129,22 @@ pub fn color_parser() -> impl clap::builder::TypedValueParser<Value = Color> {
         .map(|name| Color::from_name(&name).expect("a listed name"))
 }
 
+/// Refuses the config's own weights where `what` can use only the built-in ones (the
+/// cluster's workers have no others), then first numbers that cannot run on `board`.
+pub fn builtin_init(
+    config: &fanorona::search::config::Config,
+    board: fanorona::Board,
+    what: &str,
+) -> Result<(), crate::cli::output::Failure> {
+    if let (fanorona::search::Init::Learned, Some(w)) = (config.init, &config.weights) {
+        return Err(crate::cli::output::Failure::input(anyhow::anyhow!(
+            "{what} uses the built-in weights only (the workers have no others), and the config names {}: remove `weights` from it, or solve as a session (`fanorona solve`, whose jobs then stay on this machine)",
+            w.display()
+        )));
+    }
+    usable_init(config.init, board)
+}
+
 /// Refuses first numbers that cannot run on `board` (learned ones where no weights are built
 /// in), before any search starts.
 pub fn usable_init(

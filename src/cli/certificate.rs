@@ -273,6 +273,8 @@ pub struct LeafSolve {
     pub second_level: SecondLevel,
     /// How new leaves get their first numbers (`init` of the config).
     pub init: fanorona::search::Init,
+    /// With `init` learned: weights not the built-in ones (`weights` of the config).
+    pub weights: Option<PathBuf>,
 }
 
 /// `fanorona stitch PARTIAL --leaves DIR --out FILE`: the open leaves of PARTIAL that have a
@@ -457,6 +459,17 @@ fn solve_leaves(
         .map(|_| fanorona::egdb::Database::open_whole(db_dir, root.board()))
         .transpose()
         .map_err(|e| Failure::input(anyhow!(e)))?;
+    // The config's own weights for learned first numbers, else the built-in ones (refused
+    // on a board that has none, before any leaf is searched).
+    let model = match &solve.weights {
+        Some(path) if solve.init == fanorona::search::Init::Learned => Some(
+            fanorona::search::learned::Model::load(path, root.board()).map_err(Failure::input)?,
+        ),
+        _ => {
+            crate::cli::args::usable_init(solve.init, root.board())?;
+            None
+        }
+    };
     eprintln!(
         "  solving {} open leaves, {} at once, at most {} nodes each",
         leaves.len(),
@@ -468,6 +481,7 @@ fn solve_leaves(
         threads: solve.threads,
         second_level: solve.second_level,
         init: solve.init,
+        model: model.as_ref(),
     };
     let done = close::solve_leaves(
         fanorona::search::Goal { attacker },

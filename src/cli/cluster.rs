@@ -561,7 +561,7 @@ fn solve_on_workers(
     json: bool,
 ) -> CliResult {
     let (root, tables) = root_and_tables(target, db.as_deref())?;
-    crate::cli::args::usable_init(config.init, root.board())?;
+    crate::cli::args::builtin_init(config, root.board(), "cluster solve")?;
     let leaf = LeafEval::new(tables.as_ref()).with_init(config.init);
     let needs = tables.as_ref().map(|t| wire_tables(root.board(), t));
     let run = dispatch::subject_token(&format!("{}-{}", cluster::host_name(), std::process::id()));
@@ -685,7 +685,7 @@ fn simulate(
             "--workers: one or more counts, each at least 1"
         )));
     }
-    crate::cli::args::usable_init(config.init, root.board())?;
+    crate::cli::args::builtin_init(config, root.board(), "cluster simulate")?;
     let leaf = LeafEval::new(tables).with_init(config.init);
     let goal = Goal { attacker };
     let header = cluster::trace::Header::new(

@@ -768,6 +768,7 @@ pub fn run(cli: Cli) -> CliResult {
                 threads: threads.unwrap_or(config.threads).max(1),
                 second_level: config.second_level,
                 init: config.init,
+                weights: config.weights.clone(),
             });
             let paths = certificate::StitchPaths {
                 partial: &partial,

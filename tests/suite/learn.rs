@@ -239,6 +239,29 @@ fn session_with_weights(db: &str, w: &str, damaged: &str) {
     let e = stderr(&o);
     assert!(e.contains("damaged.fnlw: damaged"), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
+    // Good weights in the config, for a command whose searches run on workers (which hold
+    // only the built-in weights): refused in one line, never run with other weights.
+    std::fs::write(&config, format!("init = \"learned\"\nweights = \"{w}\"\n")).unwrap();
+    let o = run(&[
+        "cluster",
+        "simulate",
+        "5x5",
+        "--db",
+        db,
+        "--workers",
+        "1,2",
+        "--trace",
+        data.path().join("trace.jsonl").to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("built-in weights only") && e.contains("a.fnlw"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
 
 #[test]

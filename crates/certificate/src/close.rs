@@ -19,7 +19,7 @@ use fanorona_tables::Database;
 
 /// The search each open leaf gets.
 #[derive(Clone, Copy, Debug)]
-pub struct CloseOptions {
+pub struct CloseOptions<'m> {
     /// Search nodes one leaf may take before it is left open.
     pub nodes: u64,
     /// Leaves solved at once, one thread each.
@@ -28,6 +28,8 @@ pub struct CloseOptions {
     pub second_level: SecondLevel,
     /// How new leaves get their first numbers.
     pub init: Init,
+    /// With `init` learned: these weights, not the built-in ones (a session's own).
+    pub model: Option<&'m fanorona_search::learned::Model>,
 }
 
 /// An open leaf as a partial certificate's list names it, with the list's whole entry.
@@ -94,7 +96,7 @@ pub fn solve_leaves(
     leaves: &[&Leaf],
     db: Option<&Database>,
     db_dir: Option<&Path>,
-    opts: &CloseOptions,
+    opts: &CloseOptions<'_>,
     cancel: Option<&Cancel>,
     report: &(dyn Fn(&str) + Sync),
 ) -> Solving {
@@ -162,7 +164,7 @@ fn solve_one(
     leaf: &Leaf,
     db: Option<&Database>,
     db_dir: Option<&Path>,
-    opts: &CloseOptions,
+    opts: &CloseOptions<'_>,
     cancel: Option<&Cancel>,
     report: &(dyn Fn(&str) + Sync),
 ) -> (Said, u64) {
@@ -173,6 +175,10 @@ fn solve_one(
         );
     };
     let leaf_eval = LeafEval::new(db).with_init(opts.init);
+    let leaf_eval = match opts.model {
+        Some(m) if opts.init == Init::Learned => leaf_eval.with_model(m),
+        _ => leaf_eval,
+    };
     let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
     tree.second_level = opts.second_level;
     // In steps, so that a cancel is seen within one; a line a minute while it runs.

@@ -180,7 +180,7 @@ pub struct Terms<'c> {
     pub leaf_budget: Option<u64>,
     /// Then solve each open leaf on its own and stitch it in (`close`), so the certificate
     /// comes out whole unless a leaf resists this search too.
-    pub close: Option<close::CloseOptions>,
+    pub close: Option<close::CloseOptions<'c>>,
     /// Set from outside to give up (`WriteError::Cancelled`): seen between nodes, by the
     /// re-solving search, and between a leaf's steps of 10 M nodes.
     pub cancel: Option<&'c Cancel>,
@@ -302,7 +302,7 @@ impl Closing<'_, '_> {
         &self,
         partial: &Path,
         list: &Path,
-        opts: &close::CloseOptions,
+        opts: &close::CloseOptions<'_>,
         terms: Terms<'_>,
         written: &mut Written,
     ) -> Result<bool, WriteError> {

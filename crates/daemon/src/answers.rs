@@ -131,9 +131,7 @@ pub struct Status {
 }
 
 impl Status {
-    /// Its curve's figure: titled with its name, the search and its tables beside the
-    /// legend, each resume marked.
-    /// ", weights FILE" when the learned first numbers use the session's own weights.
+    /// " (weights FILE)" when the learned first numbers use the session's own weights.
     pub fn weights_note(&self) -> String {
         match (&self.weights, self.init) {
             (Some(w), Init::Learned) => {
@@ -144,6 +142,8 @@ impl Status {
         }
     }
 
+    /// Its curve's figure: titled with its name, the search and its tables beside the
+    /// legend, each resume marked.
     pub fn figure(&self) -> fanorona_session::curve::Figure {
         let mut about = vec![
             format!("search: {}", self.algo),

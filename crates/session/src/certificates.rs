@@ -11,6 +11,7 @@ use crate::{SecondLevel, SessionError, SessionRecord, Sessions};
 use fanorona_certificate::close::CloseOptions;
 use fanorona_certificate::{self as certificate, Made, Solved, WriteError, Written};
 use fanorona_rules::position::{Color, Position};
+use fanorona_search::learned::Model;
 use fanorona_search::pn::PnTree;
 use fanorona_search::{Goal, Outcome, Stats, Value};
 use fanorona_tables::Database;
@@ -106,7 +107,7 @@ pub struct Options<'a> {
     pub leaf_budget: Option<u64>,
     /// Then solve each open leaf on its own and stitch it in (`certificate::close`); its
     /// second-level bound and first numbers are the session's.
-    pub close: Option<CloseOptions>,
+    pub close: Option<CloseOptions<'a>>,
     /// Set from outside to give up (the daemon shutting down).
     pub cancel: Option<&'a certificate::Cancel>,
     /// A line now and then while open leaves are solved.
@@ -121,7 +122,7 @@ pub struct Options<'a> {
     pub keep_checked: bool,
 }
 
-impl Options<'_> {
+impl<'a> Options<'a> {
     fn wants(&self, goal: Goal) -> bool {
         self.attacker.is_none_or(|a| a == goal.attacker)
     }
@@ -138,18 +139,24 @@ impl Options<'_> {
                 threads,
                 second_level: SecondLevel::TreeSize,
                 init: config.init,
+                model: None,
             });
         }
         self
     }
 
-    /// The closing search as session `rec` searches.
-    fn for_session(mut self, rec: &SessionRecord) -> Self {
-        if let Some(c) = &mut self.close {
+    /// The closing search as session `rec` searches, `model` its own weights' (if any).
+    fn for_session<'b>(self, rec: &SessionRecord, model: Option<&'b Model>) -> Options<'b>
+    where
+        'a: 'b,
+    {
+        let mut o: Options<'b> = self;
+        if let Some(c) = &mut o.close {
             c.second_level = rec.settings.second_level;
             c.init = rec.settings.init;
+            c.model = model;
         }
-        self
+        o
     }
 
     fn terms(&self) -> certificate::Terms<'_> {
@@ -221,10 +228,10 @@ fn write_with(
     progress: &mut dyn FnMut(&str, &Written),
 ) -> Result<Vec<Made>, CertificateError> {
     let root = root_of(rec)?;
-    let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let model = rec.settings.model(root.board())?;
+    let opts = opts.for_session(rec, model.as_ref());
     let mut made = Vec::new();
     let mut from_store = Vec::new();
     let mut kept = 0;
@@ -357,10 +364,10 @@ pub fn write_move(
             "not a capture: the position after it could repeat the root, so its value may depend on the game before it".into(),
         ));
     }
-    let opts = opts.for_session(rec);
     let db_dir = rec.settings.db_dir.as_deref();
     let db = tables_and_dir(rec, &root, prefix)?;
     let model = rec.settings.model(root.board())?;
+    let opts = opts.for_session(rec, model.as_ref());
     let mut made = Vec::new();
     for (g, gr) in rec.goals.iter().enumerate() {
         let goal = gr.goal();

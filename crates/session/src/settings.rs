@@ -82,7 +82,10 @@ pub fn new_settings(
     let db_dir = db_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
     // Read now, kept in the record: the session searches with these weights for good.
     let weights = match &config.weights {
-        Some(file) if config.init == Init::Learned => Some(Weights::read(file, pos.board())?),
+        Some(file) if config.init == Init::Learned => {
+            let file = std::path::absolute(file).unwrap_or(file.clone());
+            Some(Weights::read(&file, pos.board())?)
+        }
         _ => None,
     };
     Ok(Settings {

@@ -606,6 +606,7 @@ fn a_bounded_certificate_closes_its_open_leaves_or_gives_up_when_cancelled() {
         threads: 2,
         second_level: fanorona::search::SecondLevel::TreeSize,
         init: fanorona::search::Init::Material,
+        model: None,
     };
     let lines = std::sync::Mutex::new(Vec::new());
     let report = |l: &str| lines.lock().unwrap().push(l.to_string());
