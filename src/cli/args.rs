@@ -145,6 +145,24 @@ pub fn builtin_init(
     usable_init(config.init, board)
 }
 
+/// The model of learned first numbers from the file `weights` (the config's, or
+/// `--weights`), read for `board`; `None` for the built-in weights and the other inits,
+/// refused where they cannot run on `board`. Before any search starts.
+pub fn own_model(
+    init: fanorona::search::Init,
+    weights: Option<&std::path::Path>,
+    board: fanorona::Board,
+) -> Result<Option<fanorona::search::learned::Model>, crate::cli::output::Failure> {
+    match weights {
+        Some(path) if init == fanorona::search::Init::Learned => {
+            fanorona::search::learned::Model::load(path, board)
+                .map(Some)
+                .map_err(crate::cli::output::Failure::input)
+        }
+        _ => usable_init(init, board).map(|()| None),
+    }
+}
+
 /// Refuses first numbers that cannot run on `board` (learned ones where no weights are built
 /// in), before any search starts.
 pub fn usable_init(

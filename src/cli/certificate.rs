@@ -461,15 +461,7 @@ fn solve_leaves(
         .map_err(|e| Failure::input(anyhow!(e)))?;
     // The config's own weights for learned first numbers, else the built-in ones (refused
     // on a board that has none, before any leaf is searched).
-    let model = match &solve.weights {
-        Some(path) if solve.init == fanorona::search::Init::Learned => Some(
-            fanorona::search::learned::Model::load(path, root.board()).map_err(Failure::input)?,
-        ),
-        _ => {
-            crate::cli::args::usable_init(solve.init, root.board())?;
-            None
-        }
-    };
+    let model = crate::cli::args::own_model(solve.init, solve.weights.as_deref(), root.board())?;
     eprintln!(
         "  solving {} open leaves, {} at once, at most {} nodes each",
         leaves.len(),

@@ -174,11 +174,7 @@ fn solve_one(
             0,
         );
     };
-    let leaf_eval = LeafEval::new(db).with_init(opts.init);
-    let leaf_eval = match opts.model {
-        Some(m) if opts.init == Init::Learned => leaf_eval.with_model(m),
-        _ => leaf_eval,
-    };
+    let leaf_eval = LeafEval::new(db).with_first_numbers(opts.init, opts.model);
     let mut tree = PnTree::new(pos, goal, leaf_eval, Vec::new());
     tree.second_level = opts.second_level;
     // In steps, so that a cancel is seen within one; a line a minute while it runs.

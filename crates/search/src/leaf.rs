@@ -127,12 +127,17 @@ impl<'a> LeafEval<'a> {
         LeafEval { init, ..self }
     }
 
-    /// Learned first numbers from `model` (read for the board searched), not the built-in
-    /// weights.
-    pub fn with_model(self, model: &'a crate::learned::Model) -> LeafEval<'a> {
+    /// First numbers by `init`; where they are learned, from `model` (read for the board
+    /// searched) when given, not the built-in weights. A model beside another init is not
+    /// used.
+    pub fn with_first_numbers(
+        self,
+        init: Init,
+        model: Option<&'a crate::learned::Model>,
+    ) -> LeafEval<'a> {
         LeafEval {
-            init: Init::Learned,
-            model: Some(model),
+            init,
+            model: model.filter(|_| init == Init::Learned),
             ..self
         }
     }

@@ -84,31 +84,30 @@ fn one() -> usize {
 }
 
 impl Settings {
+    /// The session's own weights where its first numbers are learned (`None` for the
+    /// built-in weights and for the other inits, which keep any weights a tune put aside).
+    pub fn own_weights(&self) -> Option<&crate::weights::Weights> {
+        self.weights.as_ref().filter(|_| self.init == Init::Learned)
+    }
+
     /// The model of the session's learned first numbers when they are not the built-in
     /// weights' (`None` for the built-in ones and for the other inits).
     pub fn model(&self, board: Board) -> Result<Option<Model>, WeightsError> {
-        match &self.weights {
-            Some(w) if self.init == Init::Learned => w.model(board).map(Some),
-            _ => Ok(None),
-        }
+        self.own_weights().map(|w| w.model(board)).transpose()
     }
 
     /// The session's leaves: decided by the rules and `db`, first numbers by its init (with
     /// `model`, from `model`, when it has one).
     pub fn leaf<'a>(&self, db: Option<&'a Database>, model: Option<&'a Model>) -> LeafEval<'a> {
-        let leaf = LeafEval::new(db).with_init(self.init);
-        match model {
-            Some(m) if self.init == Init::Learned => leaf.with_model(m),
-            _ => leaf,
-        }
+        LeafEval::new(db).with_first_numbers(self.init, model)
     }
 
     /// Why the session's first numbers cannot run on `board`, if they cannot: learned ones
     /// with neither the session's weights nor built-in ones for the board.
     pub fn refused_on(&self, board: Board) -> Option<String> {
-        match self.weights {
-            Some(_) if self.init == Init::Learned => None,
-            _ => self.init.refused_on(board),
+        match self.own_weights() {
+            Some(_) => None,
+            None => self.init.refused_on(board),
         }
     }
 }

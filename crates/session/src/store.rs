@@ -285,8 +285,8 @@ fn damaged(path: &Path, message: String) -> StoreError {
     }
 }
 
-/// `key` in hexadecimal, to name a record.
-fn hex(key: &[u8]) -> String {
+/// `key` in hexadecimal, to name a record (and to keep bytes in a JSON record).
+pub(crate) fn hex(key: &[u8]) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -28,7 +28,7 @@ impl Weights {
         Model::from_bytes_for(&name, &bytes, board)?;
         Ok(Weights {
             file: path.to_path_buf(),
-            hex: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            hex: crate::store::hex(&bytes),
         })
     }
 

@@ -22,7 +22,6 @@ use fanorona::config::Config;
 use fanorona::egdb::Database;
 use fanorona::egdb::file::board_dir;
 use fanorona::search::census;
-use fanorona::search::learned::Model;
 use fanorona::search::{
     Algorithm, CurvePoint, Goal, Init, LeafEval, Limits, Outcome, SearchResult, Solution,
     game_value,
@@ -108,21 +107,9 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
             Some(()) => return Ok(()),
         }
     }
-    let model = match &config.weights {
-        Some(path) if config.init == Init::Learned => {
-            Some(Model::load(path, pos.board()).map_err(Failure::input)?)
-        }
-        _ => {
-            crate::cli::args::usable_init(config.init, pos.board())?;
-            None
-        }
-    };
+    let model = crate::cli::args::own_model(config.init, config.weights.as_deref(), pos.board())?;
     let (dir, db) = tables_for(&args, config, &pos)?;
-    let leaf = LeafEval::new(db.as_ref()).with_init(config.init);
-    let leaf = match &model {
-        Some(model) => leaf.with_model(model),
-        None => leaf,
-    };
+    let leaf = LeafEval::new(db.as_ref()).with_first_numbers(config.init, model.as_ref());
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
     let mut certificates: Vec<Made> = Vec::new();

@@ -336,8 +336,5 @@ fn certificates(
 /// The bytes of the weights a session's learned first numbers use, if its own: the same
 /// weights from another path are the same problem.
 fn own_weights(s: &session::Settings) -> Option<&str> {
-    s.weights
-        .as_ref()
-        .filter(|_| s.init == fanorona::search::Init::Learned)
-        .map(|w| w.hex.as_str())
+    s.own_weights().map(|w| w.hex.as_str())
 }

@@ -86,12 +86,7 @@ impl Service {
             db_dir: r.settings.db_dir.clone(),
             second_level: r.settings.second_level,
             init: r.settings.init,
-            weights: r
-                .settings
-                .weights
-                .as_ref()
-                .filter(|_| r.settings.init == fanorona_search::Init::Learned)
-                .map(|w| w.file.clone()),
+            weights: r.settings.own_weights().map(|w| w.file.clone()),
             checkpoint_ms: r.settings.checkpoint_ms,
             checkpoints: r.checkpoints,
             nodes,

@@ -22,7 +22,7 @@ use fanorona_search::pn::{PnTree, iterate, iterate_pair};
 use fanorona_search::proof::check;
 use fanorona_search::rote::RoteTable;
 use fanorona_search::solution::extract_kept;
-use fanorona_search::{Algorithm, CurvePoint, Goal, Init, LeafEval, Outcome, Stats};
+use fanorona_search::{Algorithm, CurvePoint, Goal, LeafEval, Outcome, Stats};
 
 /// How often the progress log gets a line.
 const LOG_EVERY: Duration = Duration::from_secs(1);
@@ -221,13 +221,7 @@ impl<'a> QuestionRun<'a> {
             });
             return None;
         }
-        if let Some(w) = self
-            .rec
-            .settings
-            .weights
-            .as_ref()
-            .filter(|_| self.tree.leaf_init() == Init::Learned)
-        {
+        if let Some(w) = self.rec.settings.own_weights() {
             // A job names its init, not weights: a worker would use its built-in ones.
             control.report_jobs(fanorona_search::jobs::JobsView {
                 goal: self.goal.attacker.name().to_string(),
