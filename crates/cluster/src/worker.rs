@@ -868,9 +868,9 @@ fn tables_for(
     let mut o = opened.lock().expect("tables lock");
     let db = *o.entry(board).or_insert_with(|| {
         let dir = options.db.as_ref()?;
-        Database::open_whole(dir, board)
-            .ok()
-            .map(|db| &*Box::leak(Box::new(db)))
+        let db: &'static Database = Box::leak(Box::new(Database::open_whole(dir, board).ok()?));
+        db.warm();
+        Some(db)
     });
     let have = db.map_or(0, |d| d.max_pieces());
     if have == want.pieces {

@@ -41,6 +41,7 @@ pub mod scheme;
 pub mod stats;
 pub mod symmetric;
 pub mod verify;
+pub mod warm;
 pub mod wdl;
 pub mod writer;
 

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use crate::file::{FileError, Kind, SliceFile, canonical_board};
 use crate::index::{Material, Slice};
+use crate::warm::Warming;
 use crate::wdl::{Wdl, code_at};
 use fanorona_rules::geometry::{Bitboard, Board};
 use fanorona_rules::position::Position;
@@ -263,6 +264,8 @@ pub struct Database {
     cap: usize,
     /// Whether slices are copied into memory as they open (`resident`).
     resident: bool,
+    /// The background read of these tables that `warm` started, stopped when they go.
+    warming: OnceLock<Warming>,
 }
 
 impl Database {
@@ -276,7 +279,17 @@ impl Database {
             held: OnceLock::new(),
             cap: MAX_SIDE,
             resident: false,
+            warming: OnceLock::new(),
         }
+    }
+
+    /// Starts reading these tables into memory on a thread of their own (`warm::warm`: the
+    /// small piece counts first, within what the machine has free), once, and returns at
+    /// once; the reading stops when the database goes. For a search that will probe them
+    /// for minutes or days.
+    pub fn warm(&self) -> &Warming {
+        self.warming
+            .get_or_init(|| crate::warm::warm(&self.root, self.board, self.max_pieces_once()))
     }
 
     /// `new`, with each slice copied into memory as it opens, for a build that probes a few

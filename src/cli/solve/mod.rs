@@ -110,6 +110,9 @@ pub fn solve(mut args: SolveArgs, config: &Config) -> CliResult {
     let model = crate::cli::args::own_model(config.init, config.weights.as_deref(), pos.board())?;
     let (dir, db) = tables_for(&args, config, &pos)?;
     let leaf = LeafEval::new(db.as_ref()).with_first_numbers(config.init, model.as_ref());
+    if let Some(db) = &db {
+        db.warm();
+    }
     // Whether every decided search's solution tree passed the check, and how many there were.
     let (mut verified, mut checked) = (true, 0);
     let mut certificates: Vec<Made> = Vec::new();

@@ -48,7 +48,10 @@ pub fn run(
     }
     let db = match &rec.settings.db_dir {
         Some(dir) => match Database::open_whole(dir, root.board()) {
-            Ok(db) => Some(db),
+            Ok(db) => {
+                db.warm();
+                Some(db)
+            }
             Err(e) => return fail(sessions, id, &mut log, e.to_string()),
         },
         None => None,

@@ -1,0 +1,175 @@
+//! Reading a board's tables into memory ahead of a search, in the background.
+//!
+//! A search probes its tables at random; a probe of a page not yet read waits for one 4 KiB
+//! read from disk, and a search on tables it has not read yet spends more time waiting on
+//! those than computing (journal, "learned-guide"). Read in order, the same bytes come in at
+//! the disk's sequential speed, tens of times the rate of single pages. `warm` reads the
+//! slices of a board from the smallest piece count up (a byte of a small slice is probed far
+//! more often than one of a large slice), each slice whole, while the bytes read stay within
+//! what the machine has free less a reserve for the search itself: where the tables outgrow
+//! memory, the largest slices are left to the probes. The pages are the kernel's page
+//! cache, given back whenever anything else needs the memory.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use fanorona_rules::geometry::Board;
+
+use crate::file::{Kind, slice_path};
+use crate::index::Material;
+
+/// Memory left to everything else: a quarter of the machine (the search's trees and tables).
+const RESERVE_SHARE: u64 = 4;
+
+/// The slice files to read, in order, within `budget` bytes: from the smallest piece count
+/// up, each piece count's slices from the smallest; a slice that would pass the budget is
+/// skipped, and so is everything after it.
+pub fn plan(root: &Path, board: Board, max_pieces: usize, budget: u64) -> Vec<(PathBuf, u64)> {
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    for pieces in 2..=max_pieces {
+        let mut layer: Vec<(PathBuf, u64)> = Material::with_pieces(pieces)
+            .map(|m| slice_path(root, board, m, Kind::Wdl))
+            .filter_map(|p| {
+                let len = std::fs::metadata(&p).ok()?.len();
+                Some((p, len))
+            })
+            .collect();
+        layer.sort_by_key(|(_, len)| *len);
+        for (path, len) in layer {
+            if total + len > budget {
+                return files;
+            }
+            total += len;
+            files.push((path, len));
+        }
+    }
+    files
+}
+
+/// What the machine can give the tables now: MemAvailable less a quarter of MemTotal
+/// (0 where /proc/meminfo cannot be read).
+pub fn budget() -> u64 {
+    use fanorona_rules::machine::meminfo;
+    match (meminfo("MemAvailable"), meminfo("MemTotal")) {
+        (Some(available), Some(total)) => available.saturating_sub(total / RESERVE_SHARE),
+        _ => 0,
+    }
+}
+
+/// A background read of tables under way: stopped when dropped.
+pub struct Warming {
+    stop: Arc<AtomicBool>,
+    read: Arc<AtomicU64>,
+    /// Bytes the plan reads in all.
+    pub planned: u64,
+    /// Files the plan reads.
+    pub files: usize,
+}
+
+impl Warming {
+    /// Bytes read so far.
+    pub fn read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Warming {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts reading `board`'s tables under `root` up to `max_pieces`, as `plan` orders them
+/// within `budget()`, on a thread of its own; returns at once. A file that cannot be read is
+/// passed over (the search's own open of it says what is wrong).
+pub fn warm(root: &Path, board: Board, max_pieces: usize) -> Warming {
+    let files = plan(root, board, max_pieces, budget());
+    let stop = Arc::new(AtomicBool::new(false));
+    let read = Arc::new(AtomicU64::new(0));
+    let w = Warming {
+        stop: stop.clone(),
+        read: read.clone(),
+        planned: files.iter().map(|(_, len)| len).sum(),
+        files: files.len(),
+    };
+    if !files.is_empty() {
+        let spawned = std::thread::Builder::new()
+            .name("tables-warm".into())
+            .spawn(move || {
+                for (path, _) in &files {
+                    let _ = read_through(path, &stop, &read);
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                }
+            });
+        // Without a thread the search reads its pages as it probes them, as before.
+        drop(spawned);
+    }
+    w
+}
+
+/// Reads `path` to its end (or until `stop`), adding the bytes to `read`.
+fn read_through(path: &Path, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
+    let mut file = File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        read.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuildOptions, build, scheme::Scheme};
+
+    #[test]
+    fn the_plan_reads_small_piece_counts_first_and_stops_at_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let board: Board = "3x3".parse().unwrap();
+        let options = BuildOptions {
+            threads: 1,
+            progress: false,
+            distances: false,
+            report_every: None,
+            index: Scheme::Symmetric,
+            checkpoint_every: None,
+        };
+        build(dir.path(), board, 5, &options, &mut |_| {}).unwrap();
+        let all = plan(dir.path(), board, 5, u64::MAX);
+        // Every slice of 2 to 5 pieces built, once each, in order of piece count.
+        let count: usize = (2..=5).map(|n| Material::with_pieces(n).count()).sum();
+        assert_eq!(all.len(), count);
+        let pieces = |p: &Path| {
+            let name = p.file_stem().unwrap().to_str().unwrap();
+            let (a, b) = name.split_once('-').unwrap();
+            a.parse::<usize>().unwrap() + b.parse::<usize>().unwrap()
+        };
+        assert!(all.windows(2).all(|w| pieces(&w[0].0) <= pieces(&w[1].0)));
+        let total: u64 = all.iter().map(|(_, len)| len).sum();
+        // A budget one byte short of everything leaves out the largest 5-piece slice and
+        // nothing before it.
+        let short = plan(dir.path(), board, 5, total - 1);
+        assert_eq!(short.len(), count - 1);
+        assert_eq!(short[..], all[..count - 1]);
+        assert!(plan(dir.path(), board, 5, 0).is_empty());
+        // The thread reads what the plan holds.
+        let w = warm(dir.path(), board, 5);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while w.read() < w.planned && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(w.read(), w.planned);
+    }
+}
