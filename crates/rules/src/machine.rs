@@ -9,6 +9,47 @@ pub fn meminfo(field: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// The memory limit of this process's control group and the anonymous memory its members
+/// hold now (page cache is left out: it is given back on demand), in bytes: `None` where
+/// there is no limit (or it cannot be read). A container's limit is what its processes
+/// have, whatever /proc/meminfo says of the whole machine.
+pub fn cgroup_memory() -> Option<(u64, u64)> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let stat = |text: &str, key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+    };
+    // Version 1: a line "N:memory:/path" (the controller may share its line with others).
+    let v1 = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    });
+    let (limit, anon) = if let Some(path) = v1 {
+        let dir = std::path::Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+        let limit: u64 = read(dir.join("memory.limit_in_bytes"))?
+            .trim()
+            .parse()
+            .ok()?;
+        let text = read(dir.join("memory.stat"))?;
+        (
+            limit,
+            stat(&text, "total_rss").or_else(|| stat(&text, "rss"))?,
+        )
+    } else {
+        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+        let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+        let limit: u64 = read(dir.join("memory.max"))?.trim().parse().ok()?;
+        (limit, stat(&read(dir.join("memory.stat"))?, "anon")?)
+    };
+    // No limit reads as "max" (version 2) or a number near 2^63 (version 1).
+    (limit < meminfo("MemTotal")?).then_some((limit, anon))
+}
+
 /// A field of this process's /proc/self/status in bytes ("VmHWM": the peak resident size,
 /// "VmRSS": the resident size now), where it can be read.
 pub fn own_status(field: &str) -> Option<u64> {

@@ -24,9 +24,10 @@ use crate::index::Material;
 /// Memory left to everything else: a quarter of the machine (the search's trees and tables).
 const RESERVE_SHARE: u64 = 4;
 
-/// The slice files to read, in order, within `budget` bytes: from the smallest piece count
-/// up, each piece count's slices from the smallest; a slice that would pass the budget is
-/// skipped, and so is everything after it.
+/// The slice files to read, in order, and how many of each one's bytes, within `budget`
+/// bytes: from the smallest piece count up, each piece count's slices from the smallest;
+/// the slice that reaches the budget is read up to it (a probe lands anywhere in a slice, so
+/// its first part serves as well as any), and nothing after it.
 pub fn plan(root: &Path, board: Board, max_pieces: usize, budget: u64) -> Vec<(PathBuf, u64)> {
     let mut files = Vec::new();
     let mut total = 0u64;
@@ -40,24 +41,33 @@ pub fn plan(root: &Path, board: Board, max_pieces: usize, budget: u64) -> Vec<(P
             .collect();
         layer.sort_by_key(|(_, len)| *len);
         for (path, len) in layer {
-            if total + len > budget {
-                return files;
+            let len = len.min(budget - total);
+            if len > 0 {
+                files.push((path, len));
             }
             total += len;
-            files.push((path, len));
+            if total == budget {
+                return files;
+            }
         }
     }
     files
 }
 
-/// What the machine can give the tables now: MemAvailable less a quarter of MemTotal
-/// (0 where /proc/meminfo cannot be read).
+/// What the machine can give the tables now: MemAvailable less a quarter of MemTotal, both
+/// within the limit of this process's control group where it has one (a container's), less
+/// the memory its members hold; 0 where /proc/meminfo cannot be read.
 pub fn budget() -> u64 {
-    use fanorona_rules::machine::meminfo;
-    match (meminfo("MemAvailable"), meminfo("MemTotal")) {
-        (Some(available), Some(total)) => available.saturating_sub(total / RESERVE_SHARE),
-        _ => 0,
+    use fanorona_rules::machine::{cgroup_memory, meminfo};
+    let (Some(mut available), Some(mut total)) = (meminfo("MemAvailable"), meminfo("MemTotal"))
+    else {
+        return 0;
+    };
+    if let Some((limit, anon)) = cgroup_memory() {
+        total = total.min(limit);
+        available = available.min(limit.saturating_sub(anon));
     }
+    available.saturating_sub(total / RESERVE_SHARE)
 }
 
 /// A background read of tables under way: stopped when dropped.
@@ -100,8 +110,8 @@ pub fn warm(root: &Path, board: Board, max_pieces: usize) -> Warming {
         let spawned = std::thread::Builder::new()
             .name("tables-warm".into())
             .spawn(move || {
-                for (path, _) in &files {
-                    let _ = read_through(path, &stop, &read);
+                for (path, len) in &files {
+                    let _ = read_through(path, *len, &stop, &read);
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
@@ -113,9 +123,9 @@ pub fn warm(root: &Path, board: Board, max_pieces: usize) -> Warming {
     w
 }
 
-/// Reads `path` to its end (or until `stop`), adding the bytes to `read`.
-fn read_through(path: &Path, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
-    let mut file = File::open(path)?;
+/// Reads the first `len` bytes of `path` (or until `stop`), adding them to `read`.
+fn read_through(path: &Path, len: u64, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
+    let mut file = File::open(path)?.take(len);
     let mut buf = vec![0u8; 1 << 20];
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -158,11 +168,20 @@ mod tests {
         };
         assert!(all.windows(2).all(|w| pieces(&w[0].0) <= pieces(&w[1].0)));
         let total: u64 = all.iter().map(|(_, len)| len).sum();
-        // A budget one byte short of everything leaves out the largest 5-piece slice and
-        // nothing before it.
-        let short = plan(dir.path(), board, 5, total - 1);
-        assert_eq!(short.len(), count - 1);
-        assert_eq!(short[..], all[..count - 1]);
+        // A budget 100 bytes short of everything reads the last (largest 5-piece) slice
+        // but its last 100 bytes, and everything before it whole.
+        let short = plan(dir.path(), board, 5, total - 100);
+        assert_eq!(short[..count - 1], all[..count - 1]);
+        assert_eq!(short[count - 1].0, all[count - 1].0);
+        assert_eq!(short[count - 1].1, all[count - 1].1 - 100);
+        // One that ends on the first 3-piece slice's bytes reads nothing after it.
+        let two: u64 = all
+            .iter()
+            .take_while(|(p, _)| pieces(p) == 2)
+            .map(|(_, l)| l)
+            .sum();
+        let some = plan(dir.path(), board, 5, two + 10);
+        assert_eq!(some.last().map(|(p, l)| (pieces(p), *l)), Some((3, 10)));
         assert!(plan(dir.path(), board, 5, 0).is_empty());
         // The thread reads what the plan holds.
         let w = warm(dir.path(), board, 5);
