@@ -868,9 +868,9 @@ fn tables_for(
     let mut o = opened.lock().expect("tables lock");
     let db = *o.entry(board).or_insert_with(|| {
         let dir = options.db.as_ref()?;
-        let db: &'static Database = Box::leak(Box::new(Database::open_whole(dir, board).ok()?));
-        db.warm();
-        Some(db)
+        Database::open_whole(dir, board)
+            .ok()
+            .map(|db| &*Box::leak(Box::new(db)))
     });
     let have = db.map_or(0, |d| d.max_pieces());
     if have == want.pieces {
@@ -887,7 +887,13 @@ fn tables_for(
                 want.board,
                 options.tables_dir()
             )),
-            _ => Ok(db),
+            _ => {
+                // Tables this worker will search: read ahead once (`Database::warm`).
+                if let Some(db) = db {
+                    db.warm();
+                }
+                Ok(db)
+            }
         };
     }
     let dir = options.tables_dir();

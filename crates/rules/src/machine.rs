@@ -9,18 +9,56 @@ pub fn meminfo(field: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// The memory limit of this process's control group and the anonymous memory its members
-/// hold now (page cache is left out: it is given back on demand), in bytes: `None` where
-/// there is no limit (or it cannot be read). A container's limit is what its processes
-/// have, whatever /proc/meminfo says of the whole machine.
+/// The memory limit of this process's control group (the lowest on its way up) and the
+/// memory its members hold that cannot be given back (anonymous and shared memory; page
+/// cache is left out), in bytes: `None` where there is no limit below the machine's memory,
+/// or it cannot be read. A container's limit is what its processes have, whatever
+/// /proc/meminfo says of the whole machine.
 pub fn cgroup_memory() -> Option<(u64, u64)> {
+    use std::path::Path;
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
-    let stat = |text: &str, key: &str| -> Option<u64> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+    let read = |dir: &Path, name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    // Inside a container the mount is often the group itself, its path from the host's view
+    // absent under it.
+    let resolve = |mount: &str, path: &str| {
+        let joined = Path::new(mount).join(path.trim_start_matches('/'));
+        if joined.is_dir() {
+            joined
+        } else {
+            Path::new(mount).to_path_buf()
+        }
     };
-    // Version 1: a line "N:memory:/path" (the controller may share its line with others).
+    let (limit, held) = match memory_cgroup(&own)? {
+        Cgroup::V1(path) => {
+            let dir = resolve("/sys/fs/cgroup/memory", path);
+            v1_memory(&read(&dir, "memory.stat")?)?
+        }
+        Cgroup::V2(path) => {
+            let root = Path::new("/sys/fs/cgroup");
+            let leaf = resolve("/sys/fs/cgroup", path);
+            let limit = leaf
+                .ancestors()
+                .take_while(|d| d.starts_with(root))
+                .flat_map(|d| ["memory.max", "memory.high"].map(|f| read(d, f)))
+                .flatten()
+                .filter_map(|t| limit_value(&t))
+                .min()?;
+            (limit, v2_held(&read(&leaf, "memory.stat")?)?)
+        }
+    };
+    (limit < meminfo("MemTotal")?).then_some((limit, held))
+}
+
+/// Where this process's memory controller is, from /proc/self/cgroup.
+#[derive(Debug, PartialEq)]
+enum Cgroup<'a> {
+    /// Version 1: a line "N:memory:/path" (the controller may share its line with others).
+    V1(&'a str),
+    /// Version 2 alone: the line "0::/path".
+    V2(&'a str),
+}
+
+fn memory_cgroup(own: &str) -> Option<Cgroup<'_>> {
     let v1 = own.lines().find_map(|l| {
         let mut parts = l.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -29,25 +67,35 @@ pub fn cgroup_memory() -> Option<(u64, u64)> {
             .any(|c| c == "memory")
             .then_some(path)
     });
-    let (limit, anon) = if let Some(path) = v1 {
-        let dir = std::path::Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
-        let limit: u64 = read(dir.join("memory.limit_in_bytes"))?
-            .trim()
-            .parse()
-            .ok()?;
-        let text = read(dir.join("memory.stat"))?;
-        (
-            limit,
-            stat(&text, "total_rss").or_else(|| stat(&text, "rss"))?,
-        )
-    } else {
-        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-        let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-        let limit: u64 = read(dir.join("memory.max"))?.trim().parse().ok()?;
-        (limit, stat(&read(dir.join("memory.stat"))?, "anon")?)
-    };
-    // No limit reads as "max" (version 2) or a number near 2^63 (version 1).
-    (limit < meminfo("MemTotal")?).then_some((limit, anon))
+    v1.map(Cgroup::V1).or_else(|| {
+        own.lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .map(Cgroup::V2)
+    })
+}
+
+/// A value of a memory.stat.
+fn stat(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Version 1: the limit the group has with its parents' (hierarchical_memory_limit; no limit
+/// reads as a number near 2^63) and what its members hold (total_rss, total_shmem).
+fn v1_memory(stat_text: &str) -> Option<(u64, u64)> {
+    let limit = stat(stat_text, "hierarchical_memory_limit")?;
+    let held = stat(stat_text, "total_rss")? + stat(stat_text, "total_shmem").unwrap_or(0);
+    Some((limit, held))
+}
+
+/// Version 2: anonymous and shared memory of the group.
+fn v2_held(stat_text: &str) -> Option<u64> {
+    Some(stat(stat_text, "anon")? + stat(stat_text, "shmem").unwrap_or(0))
+}
+
+/// A version 2 limit file's number; `None` for "max".
+fn limit_value(text: &str) -> Option<u64> {
+    text.trim().parse().ok()
 }
 
 /// A field of this process's /proc/self/status in bytes ("VmHWM": the peak resident size,
@@ -103,6 +151,41 @@ pub fn give_back_free_memory() {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_group_s_memory_is_read_from_either_version() {
+        // A hybrid host: the version 1 memory line wins over version 2's.
+        let hybrid = "9:name=systemd:/\n4:memory:/jobs/a1\n3:cpu,cpuacct:/\n0::/\n";
+        assert_eq!(memory_cgroup(hybrid), Some(Cgroup::V1("/jobs/a1")));
+        let shared = "5:cpuset,memory:/x\n";
+        assert_eq!(memory_cgroup(shared), Some(Cgroup::V1("/x")));
+        assert_eq!(
+            memory_cgroup("0::/user.slice/run\n"),
+            Some(Cgroup::V2("/user.slice/run"))
+        );
+        assert_eq!(memory_cgroup("4:cpu:/\n"), None);
+        // Version 1's stat: the hierarchical limit, anonymous and shared memory; rss_huge is
+        // not rss.
+        let v1 = "cache 100\nrss 5\nrss_huge 7\nshmem 1\nhierarchical_memory_limit 2097152000\ntotal_cache 900\ntotal_rss 4000\ntotal_rss_huge 0\ntotal_shmem 96\n";
+        assert_eq!(v1_memory(v1), Some((2_097_152_000, 4096)));
+        assert_eq!(v1_memory("rss 5\n"), None);
+        // Version 2's: anon and shmem, not anon_thp; "max" is no limit.
+        assert_eq!(
+            v2_held("anon 3000\nanon_thp 2048\nfile 99999\nshmem 100\n"),
+            Some(3100)
+        );
+        assert_eq!(limit_value("max\n"), None);
+        assert_eq!(limit_value("8589934592\n"), Some(8 << 30));
+        // This machine's, whatever it is, is below its memory where it is read at all.
+        if let Some((limit, held)) = cgroup_memory() {
+            assert!(
+                limit < meminfo("MemTotal").unwrap() && held > 0,
+                "{limit} {held}"
+            );
+        }
+    }
+
     #[test]
     fn total_memory_is_read_and_at_least_what_is_available() {
         if let (Some(total), Some(available)) =

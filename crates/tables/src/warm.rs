@@ -2,13 +2,15 @@
 //!
 //! A search probes its tables at random; a probe of a page not yet read waits for one 4 KiB
 //! read from disk, and a search on tables it has not read yet spends more time waiting on
-//! those than computing (journal, "learned-guide"). Read in order, the same bytes come in at
-//! the disk's sequential speed, tens of times the rate of single pages. `warm` reads the
-//! slices of a board from the smallest piece count up (a byte of a small slice is probed far
-//! more often than one of a large slice), each slice whole, while the bytes read stay within
-//! what the machine has free less a reserve for the search itself: where the tables outgrow
-//! memory, the largest slices are left to the probes. The pages are the kernel's page
-//! cache, given back whenever anything else needs the memory.
+//! those than computing (journal, "learned-guide"). Read in order, the same bytes come in
+//! at the disk's sequential speed, about ten times the rate at which a search faults single
+//! pages in. `warm` reads the slices of a board from the smallest piece count up (a byte of
+//! a small slice is probed far more often than one of a large slice) while the bytes read
+//! stay within what the machine has free less a reserve for the search itself, asked again
+//! as the reading goes (the search's own memory grows meanwhile): where the tables outgrow
+//! memory, the slice that reaches the budget is read in part and the largest are left to
+//! the probes. The pages are the kernel's page cache, given back whenever anything else
+//! needs the memory.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -74,6 +76,7 @@ pub fn budget() -> u64 {
 pub struct Warming {
     stop: Arc<AtomicBool>,
     read: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
     /// Bytes the plan reads in all.
     pub planned: u64,
     /// Files the plan reads.
@@ -85,6 +88,15 @@ impl Warming {
     pub fn read(&self) -> u64 {
         self.read.load(Ordering::Relaxed)
     }
+
+    /// Stops the reading and waits for its thread; the bytes it read.
+    pub fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.read()
+    }
 }
 
 impl Drop for Warming {
@@ -93,50 +105,77 @@ impl Drop for Warming {
     }
 }
 
+/// How often the reading asks whether the budget still holds.
+const ASK_EVERY: u64 = 64 << 20;
+
 /// Starts reading `board`'s tables under `root` up to `max_pieces`, as `plan` orders them
-/// within `budget()`, on a thread of its own; returns at once. A file that cannot be read is
-/// passed over (the search's own open of it says what is wrong).
+/// within `budget()`, on a thread of its own, and returns at once; the reading stops early
+/// where the budget, asked again every 64 MiB, falls below what it has read. A file that
+/// cannot be read is passed over (the search's own open of it says what is wrong).
 pub fn warm(root: &Path, board: Board, max_pieces: usize) -> Warming {
     let files = plan(root, board, max_pieces, budget());
-    let stop = Arc::new(AtomicBool::new(false));
-    let read = Arc::new(AtomicU64::new(0));
-    let w = Warming {
-        stop: stop.clone(),
-        read: read.clone(),
-        planned: files.iter().map(|(_, len)| len).sum(),
-        files: files.len(),
-    };
-    if !files.is_empty() {
-        let spawned = std::thread::Builder::new()
-            .name("tables-warm".into())
-            .spawn(move || {
-                for (path, len) in &files {
-                    let _ = read_through(path, *len, &stop, &read);
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                }
-            });
-        // Without a thread the search reads its pages as it probes them, as before.
-        drop(spawned);
-    }
-    w
+    start(files, |read| read < budget())
 }
 
-/// Reads the first `len` bytes of `path` (or until `stop`), adding them to `read`.
-fn read_through(path: &Path, len: u64, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
+/// Reads `files` (each to its length) on a thread, while `go_on(bytes read)` holds.
+fn start(files: Vec<(PathBuf, u64)>, go_on: impl Fn(u64) -> bool + Send + 'static) -> Warming {
+    let stop = Arc::new(AtomicBool::new(false));
+    let read = Arc::new(AtomicU64::new(0));
+    let planned = files.iter().map(|(_, len)| len).sum();
+    let count = files.len();
+    let thread = (!files.is_empty())
+        .then(|| {
+            let (stop, read) = (stop.clone(), read.clone());
+            // Without a thread the search reads its pages as it probes them, as before.
+            std::thread::Builder::new()
+                .name("tables-warm".into())
+                .spawn(move || {
+                    let mut buf = vec![0u8; 1 << 20];
+                    let mut next_ask = 0;
+                    let going = |n: u64| !stop.load(Ordering::Relaxed) && go_on(n);
+                    for (path, len) in &files {
+                        let _ = read_through(path, *len, &mut buf, &read, &mut |n| {
+                            if n < next_ask {
+                                return !stop.load(Ordering::Relaxed);
+                            }
+                            next_ask = n + ASK_EVERY;
+                            going(n)
+                        });
+                        if !going(read.load(Ordering::Relaxed)) {
+                            break;
+                        }
+                    }
+                })
+                .ok()
+        })
+        .flatten();
+    Warming {
+        stop,
+        read,
+        thread,
+        planned,
+        files: count,
+    }
+}
+
+/// Reads the first `len` bytes of `path` through `buf`, adding them to `read`, while
+/// `go_on(bytes read in all)` holds.
+fn read_through(
+    path: &Path,
+    len: u64,
+    buf: &mut [u8],
+    read: &AtomicU64,
+    go_on: &mut dyn FnMut(u64) -> bool,
+) -> io::Result<()> {
     let mut file = File::open(path)?.take(len);
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Err(io::ErrorKind::Interrupted.into());
-        }
-        let n = file.read(&mut buf)?;
+    while go_on(read.load(Ordering::Relaxed)) {
+        let n = file.read(buf)?;
         if n == 0 {
-            return Ok(());
+            break;
         }
         read.fetch_add(n as u64, Ordering::Relaxed);
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -183,12 +222,23 @@ mod tests {
         let some = plan(dir.path(), board, 5, two + 10);
         assert_eq!(some.last().map(|(p, l)| (pieces(p), *l)), Some((3, 10)));
         assert!(plan(dir.path(), board, 5, 0).is_empty());
-        // The thread reads what the plan holds.
-        let w = warm(dir.path(), board, 5);
+        // Within each piece count, from the smallest slice.
+        for w in all.windows(2) {
+            assert!(
+                pieces(&w[0].0) < pieces(&w[1].0) || w[0].1 <= w[1].1,
+                "{w:?}"
+            );
+        }
+        // The thread reads what the plan holds, a part of a file included.
+        let w = start(short.clone(), |_| true);
+        let planned = w.planned;
+        assert_eq!(planned, total - 100);
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while w.read() < w.planned && std::time::Instant::now() < until {
+        while w.read() < planned && std::time::Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert_eq!(w.read(), w.planned);
+        assert_eq!(w.stop(), planned);
+        // Told to stop at once, it reads nothing.
+        assert_eq!(start(all.clone(), |_| false).stop(), 0);
     }
 }
