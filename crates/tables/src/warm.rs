@@ -65,9 +65,9 @@ pub fn budget() -> u64 {
     else {
         return 0;
     };
-    if let Some((limit, anon)) = cgroup_memory() {
+    if let Some((limit, held)) = cgroup_memory() {
         total = total.min(limit);
-        available = available.min(limit.saturating_sub(anon));
+        available = available.min(limit.saturating_sub(held));
     }
     available.saturating_sub(total / RESERVE_SHARE)
 }
@@ -79,8 +79,6 @@ pub struct Warming {
     thread: Option<std::thread::JoinHandle<()>>,
     /// Bytes the plan reads in all.
     pub planned: u64,
-    /// Files the plan reads.
-    pub files: usize,
 }
 
 impl Warming {
@@ -122,7 +120,6 @@ fn start(files: Vec<(PathBuf, u64)>, go_on: impl Fn(u64) -> bool + Send + 'stati
     let stop = Arc::new(AtomicBool::new(false));
     let read = Arc::new(AtomicU64::new(0));
     let planned = files.iter().map(|(_, len)| len).sum();
-    let count = files.len();
     let thread = (!files.is_empty())
         .then(|| {
             let (stop, read) = (stop.clone(), read.clone());
@@ -132,16 +129,21 @@ fn start(files: Vec<(PathBuf, u64)>, go_on: impl Fn(u64) -> bool + Send + 'stati
                 .spawn(move || {
                     let mut buf = vec![0u8; 1 << 20];
                     let mut next_ask = 0;
-                    let going = |n: u64| !stop.load(Ordering::Relaxed) && go_on(n);
+                    // Whether to read on after `n` bytes: not once stopped; `go_on` asked
+                    // every ASK_EVERY bytes, across files.
+                    let mut going = |n: u64| {
+                        if stop.load(Ordering::Relaxed) {
+                            return false;
+                        }
+                        if n < next_ask {
+                            return true;
+                        }
+                        next_ask = n + ASK_EVERY;
+                        go_on(n)
+                    };
                     for (path, len) in &files {
-                        let _ = read_through(path, *len, &mut buf, &read, &mut |n| {
-                            if n < next_ask {
-                                return !stop.load(Ordering::Relaxed);
-                            }
-                            next_ask = n + ASK_EVERY;
-                            going(n)
-                        });
-                        if !going(read.load(Ordering::Relaxed)) {
+                        // A file that cannot be read is passed over.
+                        if let Ok(false) = read_through(path, *len, &mut buf, &read, &mut going) {
                             break;
                         }
                     }
@@ -154,28 +156,29 @@ fn start(files: Vec<(PathBuf, u64)>, go_on: impl Fn(u64) -> bool + Send + 'stati
         read,
         thread,
         planned,
-        files: count,
     }
 }
 
 /// Reads the first `len` bytes of `path` through `buf`, adding them to `read`, while
-/// `go_on(bytes read in all)` holds.
+/// `go_on(bytes read in all)` holds: `Ok(false)` where it stopped holding.
 fn read_through(
     path: &Path,
     len: u64,
     buf: &mut [u8],
     read: &AtomicU64,
     go_on: &mut dyn FnMut(u64) -> bool,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let mut file = File::open(path)?.take(len);
-    while go_on(read.load(Ordering::Relaxed)) {
+    loop {
+        if !go_on(read.load(Ordering::Relaxed)) {
+            return Ok(false);
+        }
         let n = file.read(buf)?;
         if n == 0 {
-            break;
+            return Ok(true);
         }
         read.fetch_add(n as u64, Ordering::Relaxed);
     }
-    Ok(())
 }
 
 #[cfg(test)]
