@@ -32,6 +32,13 @@ pub struct LearnArgs {
     /// How many times a quiet position (no capture for either side) counts.
     #[arg(long, default_value_t = 4.0)]
     pub quiet_weight: f32,
+    /// Random games from the board's start whose positions within the tables (the first of
+    /// each piece count in a game) are sampled too, a tenth of the games held out to test.
+    #[arg(long, default_value_t = 0)]
+    pub playouts: u64,
+    /// How many times a position from those games counts in training; 0: they only test.
+    #[arg(long, default_value_t = 1.0)]
+    pub play_weight: f32,
     /// Threads drawing samples (default: threads of the config).
     #[arg(long, value_parser = crate::cli::args::threads)]
     pub threads: Option<usize>,
@@ -57,6 +64,8 @@ struct Learned {
     /// Held-out positions by piece count (index: pieces), all and quiet ones alone.
     held_out: Vec<(usize, train::Score)>,
     held_out_quiet: Vec<(usize, train::Score)>,
+    /// Held-out positions of random games (`--playouts`), by piece count.
+    held_out_play: Vec<(usize, train::Score)>,
     /// Positions of 10 to 12 pieces the certificates decide, by piece count.
     decided: Vec<(usize, train::CarryOver)>,
 }
@@ -134,6 +143,8 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         epochs: args.epochs.max(1),
         quiet_weight: args.quiet_weight.max(0.0),
         threads: args.threads.unwrap_or(config.threads),
+        playouts: args.playouts,
+        play_weight: args.play_weight.max(0.0),
     };
     let db = fanorona::egdb::Database::new(&root, board);
     let started = std::time::Instant::now();
@@ -156,8 +167,8 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     });
     std::fs::write(&args.out, model.to_bytes())
         .map_err(|e| Failure::other(anyhow!("{}: {e}", args.out.display())))?;
-    let scores = |quiet| {
-        train::evaluate(&model, &samples, quiet)
+    let scores = |keep: &dyn Fn(&train::Sample) -> bool| {
+        train::evaluate(&model, &samples, keep)
             .into_iter()
             .enumerate()
             .filter(|(_, s)| s.positions > 0)
@@ -168,8 +179,9 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         weights: args.out.display().to_string(),
         samples: samples.len() as u64,
         seed: args.seed,
-        held_out: scores(false),
-        held_out_quiet: scores(true),
+        held_out: scores(&|s| !s.from_play),
+        held_out_quiet: scores(&|s| !s.from_play && s.quiet),
+        held_out_play: scores(&|s| s.from_play),
         decided: train::carry_over(&model, &decided)
             .into_iter()
             .enumerate()
@@ -199,6 +211,19 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
             100.0 * q.accuracy,
             100.0 * q.material_accuracy
         );
+    }
+    if !result.held_out_play.is_empty() {
+        out!("held-out positions of random games: the model against material");
+        out!("pieces  positions  accuracy  material  log-loss");
+        for (n, s) in &result.held_out_play {
+            out!(
+                "{n:>6} {:>10} {:>8.1}% {:>8.1}% {:>9.3}",
+                s.positions,
+                100.0 * s.accuracy,
+                100.0 * s.material_accuracy,
+                s.log_loss
+            );
+        }
     }
     if !result.decided.is_empty() {
         out!("positions of the certificates (attacker wins or not): the model against material");

@@ -80,6 +80,50 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
         model / n,
         material / n
     );
+    // Positions of random games from the start: tested on alone (weight 0), they leave the
+    // weights as they were and are scored by piece count within the tables; trained on,
+    // they change them, the same way on one thread as on two.
+    let play = |weight: &str, threads: &str, out: &std::path::Path| {
+        let o = learn(
+            db,
+            "5",
+            out.to_str().unwrap(),
+            &[
+                "--playouts",
+                "300",
+                "--play-weight",
+                weight,
+                "--threads",
+                threads,
+                "--json",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (std::fs::read(out).unwrap(), v)
+    };
+    let (tested, v) = play("0", "2", &dir.path().join("p0.fnlw"));
+    assert_eq!(tested, bytes, "positions only tested on train nothing");
+    let rows = v["held_out_play"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{v}");
+    let mut n = 0;
+    for r in rows {
+        let pieces = r[0].as_u64().unwrap();
+        assert!((2..=5).contains(&pieces), "{v}");
+        n += r[1]["positions"].as_u64().unwrap();
+    }
+    // A tenth of 300 games, each giving a position of each piece count it passes through.
+    assert!(
+        (10..=150).contains(&n),
+        "{n} held-out positions of play: {v}"
+    );
+    let (one, _) = play("1", "1", &dir.path().join("p1.fnlw"));
+    let (two, _) = play("1", "2", &dir.path().join("p2.fnlw"));
+    assert_ne!(
+        one, bytes,
+        "positions of play trained on change the weights"
+    );
+    assert_eq!(one, two, "the same games whatever the threads");
     // Those weights given to a search on 5x5, which has none built in: the first numbers
     // change its order, never its value.
     let w = a.to_str().unwrap();

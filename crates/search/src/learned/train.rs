@@ -1,7 +1,9 @@
 //! Training the value model on positions sampled from the endgame tables: each material of
 //! 2 to N pieces (the side to move's count first), positions drawn uniformly, valued by the
 //! tables; quiet ones (no capture for either side) weighted more, as they are what a search
-//! meets at its open leaves. Mini-batch Adam on the cross-entropy, by hand: the model is a
+//! meets at its open leaves. Positions of random games from the board's start, valued by the
+//! tables once the game is within them, test (and may train) the model on positions as play
+//! leaves them. Mini-batch Adam on the cross-entropy, by hand: the model is a
 //! few hundred weights, the data a few million rows, and no crate's tensors would be faster.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +12,7 @@ use thiserror::Error;
 
 use super::features::{INPUTS, Regions};
 use super::model::{HIDDEN, Model, OUTPUTS, softmax};
-use fanorona_rules::movegen::{count_moves, has_capture};
+use fanorona_rules::movegen::{count_moves, has_capture, successors_into};
 use fanorona_rules::rng::Rng;
 use fanorona_rules::{Bitboard, Board, Color, Position};
 use fanorona_tables::{Database, Material, Wdl};
@@ -42,6 +44,11 @@ pub struct Settings {
     /// A quiet position (no capture for either side) counts this many times.
     pub quiet_weight: f32,
     pub threads: usize,
+    /// Random games from the board's start whose positions within the tables are sampled
+    /// too (`play`): positions as play leaves them, not as a uniform draw places them.
+    pub playouts: u64,
+    /// How many times a position from play counts in training; 0: they only test.
+    pub play_weight: f32,
 }
 
 /// A position as the model sees it, with its value and what it is reported by.
@@ -55,6 +62,52 @@ pub struct Sample {
     /// The side to move's pieces minus the other's.
     pub lead: i8,
     pub held_out: bool,
+    /// From a random game (`play`), not a uniform draw.
+    pub from_play: bool,
+}
+
+impl Sample {
+    /// `pos` (its side to move's view) with the tables' `value` of it.
+    fn new(
+        regions: &Regions,
+        pos: &Position,
+        value: Wdl,
+        held_out: bool,
+        from_play: bool,
+    ) -> Sample {
+        let (a, b) = (pos.us().count_ones(), pos.them().count_ones());
+        let quiet =
+            !has_capture(pos) && !has_capture(&pos.with_side(pos.side_to_move().opponent()));
+        let mut x = [0.0; INPUTS];
+        regions.inputs(pos, count_moves(pos), &mut x);
+        Sample {
+            x,
+            label: label(value),
+            pieces: (a + b) as u8,
+            quiet,
+            lead: a as i8 - b as i8,
+            held_out,
+            from_play,
+        }
+    }
+
+    /// Whether it is for testing only, held out or not (a position of play at weight 0).
+    fn test_only(&self, settings: &Settings) -> bool {
+        self.from_play && settings.play_weight == 0.0
+    }
+
+    /// How many times it counts in training (0: not trained on).
+    pub fn weight(&self, settings: &Settings) -> f32 {
+        if self.held_out {
+            0.0
+        } else if self.from_play {
+            settings.play_weight
+        } else if self.quiet {
+            settings.quiet_weight
+        } else {
+            1.0
+        }
+    }
 }
 
 /// `k` distinct points of `free`, drawn uniformly.
@@ -138,18 +191,13 @@ pub fn sample(
                                 continue;
                             };
                             let pos = Position::from_parts(board, us, them, Color::White);
-                            let quiet =
-                                !has_capture(&pos) && !has_capture(&pos.with_side(Color::Black));
-                            let mut x = [0.0; INPUTS];
-                            regions.inputs(&pos, count_moves(&pos), &mut x);
-                            v.push(Sample {
-                                x,
-                                label: label(value),
-                                pieces: (a + b) as u8,
-                                quiet,
-                                lead: a as i8 - b as i8,
-                                held_out: rng.below(10) == 0,
-                            });
+                            v.push(Sample::new(
+                                &regions,
+                                &pos,
+                                value,
+                                rng.below(10) == 0,
+                                false,
+                            ));
                             if n % 1024 == 1023 {
                                 progress(done.fetch_add(1024, Ordering::Relaxed) + 1024, total);
                             }
@@ -167,7 +215,76 @@ pub fn sample(
     });
     // The same order whatever the threads did.
     parts.sort_by_key(|(i, _)| *i);
-    Ok(parts.into_iter().flat_map(|(_, v)| v).collect())
+    let mut samples: Vec<Sample> = parts.into_iter().flat_map(|(_, v)| v).collect();
+    samples.extend(play(db, settings));
+    Ok(samples)
+}
+
+/// Games a job of `play` plays.
+const GAMES_A_JOB: u64 = 256;
+/// A random game is cut off after this many moves (few pieces can shuffle for ever).
+const MOVES_A_GAME: usize = 1000;
+
+/// Positions of `settings.playouts` random games from the board's start (every move drawn
+/// uniformly from the distinct positions it can reach): in each game, the first position
+/// of each piece count within the tables, valued by them. A game is held out whole, one in
+/// ten, so no position of a game both trains and tests. The same samples for a seed,
+/// whatever the threads.
+fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
+    let board = db.board();
+    let regions = Regions::new(board);
+    let jobs = settings.playouts.div_ceil(GAMES_A_JOB);
+    let next = AtomicU64::new(0);
+    let mut parts: Vec<(u64, Vec<Sample>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..settings.threads.max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    let mut children = Vec::new();
+                    loop {
+                        let job = next.fetch_add(1, Ordering::Relaxed);
+                        if job >= jobs {
+                            break;
+                        }
+                        let mut rng = Rng::new(settings.seed ^ 0x9E37_79B9_7F4A_7C15 ^ job << 20);
+                        let games = GAMES_A_JOB.min(settings.playouts - job * GAMES_A_JOB);
+                        let mut v = Vec::new();
+                        for _ in 0..games {
+                            let held_out = rng.below(10) == 0;
+                            let mut pos = Position::initial(board);
+                            let mut last = u32::MAX;
+                            for _ in 0..MOVES_A_GAME {
+                                let n = pos.piece_count();
+                                if pos.us() == 0 || pos.them() == 0 {
+                                    break;
+                                }
+                                if n < last
+                                    && (n as usize) <= settings.pieces
+                                    && let Some(value) = db.probe(&pos)
+                                {
+                                    v.push(Sample::new(&regions, &pos, value, held_out, true));
+                                    last = n;
+                                }
+                                successors_into(&pos, &mut children);
+                                if children.is_empty() {
+                                    break;
+                                }
+                                pos = children[rng.below(children.len())];
+                            }
+                        }
+                        out.push((job, v));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a playing thread panicked"))
+            .collect()
+    });
+    parts.sort_by_key(|(job, _)| *job);
+    parts.into_iter().flat_map(|(_, v)| v).collect()
 }
 
 /// Trains a model of `board` on the samples not held out.
@@ -185,8 +302,14 @@ pub fn train(
     let w2: Vec<f32> = (0..OUTPUTS * (HIDDEN + 1))
         .map(|_| uniform() * 0.1)
         .collect();
-    let mut model = Model::new(board, settings.seed, samples.len() as u64, w1, w2);
-    let train: Vec<&Sample> = samples.iter().filter(|s| !s.held_out).collect();
+    // Samples tested on only are not counted, so that weights trained without positions
+    // from play come out byte for byte as before they could be added.
+    let counted = samples.iter().filter(|s| !s.test_only(settings)).count();
+    let mut model = Model::new(board, settings.seed, counted as u64, w1, w2);
+    let train: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| !s.held_out && !s.test_only(settings))
+        .collect();
     let mut order: Vec<usize> = (0..train.len()).collect();
     let (mut adam1, mut adam2) = (Adam::new(model.w1.len()), Adam::new(model.w2.len()));
     const BATCH: usize = 512;
@@ -213,7 +336,7 @@ pub fn train(
             let mut wsum = 0.0f32;
             for &i in &order[step * BATCH..((step + 1) * BATCH).min(order.len())] {
                 let s = train[i];
-                let w = if s.quiet { settings.quiet_weight } else { 1.0 };
+                let w = s.weight(settings);
                 let mut h = [0.0f32; HIDDEN];
                 let p = softmax(model.logits(&s.x, &mut h));
                 loss_sum += -(p[s.label as usize].max(1e-7).ln() as f64) * w as f64;
@@ -293,20 +416,17 @@ pub struct Score {
     pub material_accuracy: f64,
 }
 
-/// The score of `model` on the held-out samples by piece count (index = pieces), quiet ones
-/// alone when `quiet_only`.
-pub fn evaluate(model: &Model, samples: &[Sample], quiet_only: bool) -> Vec<Score> {
+/// The score of `model` on the held-out samples that `keep` keeps, by piece count (index =
+/// pieces).
+pub fn evaluate(model: &Model, samples: &[Sample], keep: impl Fn(&Sample) -> bool) -> Vec<Score> {
     use std::collections::HashMap;
-    // The material baseline, from the training samples.
+    // The material baseline, from the uniform samples trained on.
     let mut counts: HashMap<(u8, i8), [u64; 3]> = HashMap::new();
-    for s in samples.iter().filter(|s| !s.held_out) {
+    for s in samples.iter().filter(|s| !s.held_out && !s.from_play) {
         counts.entry((s.pieces, s.lead)).or_default()[s.label as usize] += 1;
     }
     let mut by: Vec<(u64, u64, f64, u64)> = vec![(0, 0, 0.0, 0); 10];
-    for s in samples
-        .iter()
-        .filter(|s| s.held_out && (!quiet_only || s.quiet))
-    {
+    for s in samples.iter().filter(|s| s.held_out && keep(s)) {
         let p = softmax(model.logits(&s.x, &mut [0.0; HIDDEN]));
         let best = (0..3)
             .max_by(|&a, &b| p[a].total_cmp(&p[b]))
