@@ -47,6 +47,10 @@ pub struct LearnArgs {
     /// are passed over).
     #[arg(long, value_name = "PATH")]
     pub certificates: Vec<PathBuf>,
+    /// Files of `fanorona rote export` whose positions of 10 to 12 pieces, decided by the
+    /// sessions (won by the attacker or not), test how the model carries over too.
+    #[arg(long, value_name = "FILE")]
+    pub rote: Vec<PathBuf>,
     /// Where to write the weights.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -68,6 +72,8 @@ struct Learned {
     held_out_play: Vec<(usize, train::Score)>,
     /// Positions of 10 to 12 pieces the certificates decide, by piece count.
     decided: Vec<(usize, train::CarryOver)>,
+    /// Positions of 10 to 12 pieces of the rote exports, by piece count.
+    rote: Vec<(usize, train::CarryOver)>,
 }
 
 /// The decided positions of 10 to 12 pieces of the certificates at `paths` (a directory
@@ -110,6 +116,42 @@ fn decided(
     Ok(out)
 }
 
+/// The positions of 10 to 12 pieces of the `rote export` files at `paths` whose board is
+/// `board` or its transpose, each position once for each attacker.
+fn rote_decided(
+    paths: &[PathBuf],
+    board: fanorona::Board,
+) -> Result<Vec<(fanorona::Position, fanorona::Color, bool)>, Failure> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Failure::input(anyhow!("--rote: {}: {e}", p.display())))?;
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let row: fanorona::daemon::answers::RoteRow =
+                serde_json::from_str(line).map_err(|e| {
+                    Failure::input(anyhow!(
+                        "--rote: {} line {}: not a line of `fanorona rote export FILE` ({e})",
+                        p.display(),
+                        i + 1
+                    ))
+                })?;
+            let pos = row.position;
+            if (pos.board() == board || pos.board() == board.transposed())
+                && (10..=12).contains(&pos.piece_count())
+                && seen.insert((pos, row.attacker))
+            {
+                out.push((pos, row.attacker, row.attacker_wins));
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     let board: fanorona::Board = args
         .board
@@ -136,6 +178,7 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     }
     // Read before the training, so that a bad path costs nothing.
     let decided = decided(&args.certificates, board)?;
+    let rote = rote_decided(&args.rote, board)?;
     let settings = Settings {
         pieces: args.pieces,
         samples: args.samples,
@@ -174,6 +217,13 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
             .filter(|(_, s)| s.positions > 0)
             .collect::<Vec<_>>()
     };
+    let carried = |decided: &[(fanorona::Position, fanorona::Color, bool)]| {
+        train::carry_over(&model, decided)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| s.positions > 0)
+            .collect::<Vec<_>>()
+    };
     let result = Learned {
         board: board.to_string(),
         weights: args.out.display().to_string(),
@@ -182,11 +232,8 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         held_out: scores(&|s| !s.from_play),
         held_out_quiet: scores(&|s| !s.from_play && s.quiet),
         held_out_play: scores(&|s| s.from_play),
-        decided: train::carry_over(&model, &decided)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, s)| s.positions > 0)
-            .collect(),
+        decided: carried(&decided),
+        rote: carried(&rote),
     };
     if args.json {
         return print_json(&result);
@@ -225,10 +272,16 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
             );
         }
     }
-    if !result.decided.is_empty() {
-        out!("positions of the certificates (attacker wins or not): the model against material");
+    for (rows, what) in [
+        (&result.decided, "positions of the certificates"),
+        (&result.rote, "positions of the rote exports"),
+    ] {
+        if rows.is_empty() {
+            continue;
+        }
+        out!("{what} (attacker wins or not): the model against material");
         out!("pieces  positions  attacker wins  accuracy  material");
-        for (n, c) in &result.decided {
+        for (n, c) in rows {
             out!(
                 "{n:>6} {:>10} {:>13.1}% {:>8.1}% {:>8.1}%",
                 c.positions,

@@ -124,6 +124,63 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
         "positions of play trained on change the weights"
     );
     assert_eq!(one, two, "the same games whatever the threads");
+    // Decided positions of 10 to 12 pieces from a rote export test the carry-over too, each
+    // position once for each attacker; other boards and piece counts are passed over.
+    let ten = "BBB../BB.../...../...WW/..WWW w";
+    let row = |pos: &str, history: &str, attacker: &str, wins: bool| {
+        format!(
+            r#"{{"position":"{pos}","history":"{history}","attacker":"{attacker}","attacker_wins":{wins},"best_move":null}}"#
+        )
+    };
+    let rote = dir.path().join("rote.jsonl");
+    let lines = [
+        row(ten, "0000000000000000", "white", true),
+        row(ten, "00000000000000ab", "white", true),
+        row(ten, "0000000000000000", "black", false),
+        row(
+            "BBBBB..../........./........./........./....WWWWW w",
+            "0000000000000000",
+            "white",
+            true,
+        ),
+        row(
+            "BBB../...../...../...../..WWW w",
+            "0000000000000000",
+            "white",
+            false,
+        ),
+    ];
+    std::fs::write(&rote, lines.join("\n") + "\n").unwrap();
+    let o = learn(
+        db,
+        "5",
+        dir.path().join("r.fnlw").to_str().unwrap(),
+        &["--rote", rote.to_str().unwrap(), "--json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rote"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0][0], 10);
+    assert_eq!(rows[0][1]["positions"], 2);
+    assert_eq!(rows[0][1]["attacker_wins"], 0.5);
+    // A line that is not one: named with its line, before any training.
+    std::fs::write(&rote, format!("{}\nnot json\n", lines[0])).unwrap();
+    let unused = dir.path().join("unused.fnlw");
+    let o = learn(
+        db,
+        "5",
+        unused.to_str().unwrap(),
+        &["--rote", rote.to_str().unwrap()],
+    );
+    assert!(!unused.exists());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("rote.jsonl line 2") && e.contains("fanorona rote export"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
     // Those weights given to a search on 5x5, which has none built in: the first numbers
     // change its order, never its value.
     let w = a.to_str().unwrap();
