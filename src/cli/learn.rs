@@ -51,6 +51,13 @@ pub struct LearnArgs {
     /// sessions (won by the attacker or not), test how the model carries over too.
     #[arg(long, value_name = "FILE")]
     pub rote: Vec<PathBuf>,
+    /// Files of `fanorona rote export` whose positions above the tables, decided by the
+    /// sessions, are trained on (keep them apart from the `--rote` files that test).
+    #[arg(long, value_name = "FILE")]
+    pub rote_train: Vec<PathBuf>,
+    /// How many times a position of the `--rote-train` files counts in training.
+    #[arg(long, default_value_t = 1.0)]
+    pub rote_weight: f32,
     /// Where to write the weights.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -116,17 +123,19 @@ fn decided(
     Ok(out)
 }
 
-/// The positions of 10 to 12 pieces of the `rote export` files at `paths` whose board is
-/// `board` or its transpose, each position once for each attacker.
+/// The positions of `pieces` of the `rote export` files at `paths` whose board is `board` or
+/// its transpose, each position once for each attacker.
 fn rote_decided(
+    flag: &str,
     paths: &[PathBuf],
     board: fanorona::Board,
+    pieces: std::ops::RangeInclusive<u32>,
 ) -> Result<Vec<(fanorona::Position, fanorona::Color, bool)>, Failure> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for p in paths {
         let text = std::fs::read_to_string(p)
-            .map_err(|e| Failure::input(anyhow!("--rote: {}: {e}", p.display())))?;
+            .map_err(|e| Failure::input(anyhow!("{flag}: {}: {e}", p.display())))?;
         for (i, line) in text
             .lines()
             .enumerate()
@@ -135,14 +144,14 @@ fn rote_decided(
             let row: fanorona::daemon::answers::RoteRow =
                 serde_json::from_str(line).map_err(|e| {
                     Failure::input(anyhow!(
-                        "--rote: {} line {}: not a line of `fanorona rote export FILE` ({e})",
+                        "{flag}: {} line {}: not a line of `fanorona rote export FILE` ({e})",
                         p.display(),
                         i + 1
                     ))
                 })?;
             let pos = row.position;
             if (pos.board() == board || pos.board() == board.transposed())
-                && (10..=12).contains(&pos.piece_count())
+                && pieces.contains(&pos.piece_count())
                 && seen.insert((pos, row.attacker))
             {
                 out.push((pos, row.attacker, row.attacker_wins));
@@ -178,7 +187,13 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     }
     // Read before the training, so that a bad path costs nothing.
     let decided = decided(&args.certificates, board)?;
-    let rote = rote_decided(&args.rote, board)?;
+    let rote = rote_decided("--rote", &args.rote, board, 10..=12)?;
+    let rote_train = rote_decided(
+        "--rote-train",
+        &args.rote_train,
+        board,
+        args.pieces as u32 + 1..=45,
+    )?;
     let settings = Settings {
         pieces: args.pieces,
         samples: args.samples,
@@ -188,6 +203,7 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         threads: args.threads.unwrap_or(config.threads),
         playouts: args.playouts,
         play_weight: args.play_weight.max(0.0),
+        rote_weight: args.rote_weight.max(0.0),
     };
     let db = fanorona::egdb::Database::new(&root, board);
     let started = std::time::Instant::now();
@@ -200,6 +216,8 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         }
     })
     .map_err(Failure::input)?;
+    let mut samples = samples;
+    samples.extend(train::decided_samples(board, &rote_train, args.pieces));
     eprintln!(
         "sampled {} positions in {:.0} s; training",
         samples.len(),
@@ -229,9 +247,9 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
         weights: args.out.display().to_string(),
         samples: samples.len() as u64,
         seed: args.seed,
-        held_out: scores(&|s| !s.from_play),
-        held_out_quiet: scores(&|s| !s.from_play && s.quiet),
-        held_out_play: scores(&|s| s.from_play),
+        held_out: scores(&|s| s.source == train::Source::Uniform),
+        held_out_quiet: scores(&|s| s.source == train::Source::Uniform && s.quiet),
+        held_out_play: scores(&|s| s.source == train::Source::Play),
         decided: carried(&decided),
         rote: carried(&rote),
     };

@@ -164,6 +164,26 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
     assert_eq!(rows[0][0], 10);
     assert_eq!(rows[0][1]["positions"], 2);
     assert_eq!(rows[0][1]["attacker_wins"], 0.5);
+    // Trained on (`--rote-train`), those above the tables change the weights; at weight 0
+    // they leave them as they were.
+    let trained = |weight: &str| {
+        let out = dir.path().join(format!("rote-{weight}.fnlw"));
+        let o = learn(
+            db,
+            "5",
+            out.to_str().unwrap(),
+            &[
+                "--rote-train",
+                rote.to_str().unwrap(),
+                "--rote-weight",
+                weight,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    assert_eq!(trained("0"), bytes);
+    assert_ne!(trained("1"), bytes);
     // A line that is not one: named with its line, before any training.
     std::fs::write(&rote, format!("{}\nnot json\n", lines[0])).unwrap();
     let unused = dir.path().join("unused.fnlw");

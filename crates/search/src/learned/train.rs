@@ -49,6 +49,20 @@ pub struct Settings {
     pub playouts: u64,
     /// How many times a position from play counts in training; 0: they only test.
     pub play_weight: f32,
+    /// How many times a position a session decided above the tables (`decided_samples`)
+    /// counts in training.
+    pub rote_weight: f32,
+}
+
+/// Where a sample comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Source {
+    /// A uniform draw of a material's pieces, valued by the tables.
+    Uniform,
+    /// A random game from the start, once within the tables (`play`).
+    Play,
+    /// A position above the tables a session decided (`decided_samples`).
+    Decided,
 }
 
 /// A position as the model sees it, with its value and what it is reported by.
@@ -57,13 +71,15 @@ pub struct Sample {
     pub x: [f32; INPUTS],
     /// 0 win, 1 draw, 2 loss for the side to move.
     pub label: u8,
+    /// The values it may have, bit `label` of each: one for a table's value; a session that
+    /// found the attacker does not win leaves two.
+    pub outcomes: u8,
     pub pieces: u8,
     pub quiet: bool,
     /// The side to move's pieces minus the other's.
     pub lead: i8,
     pub held_out: bool,
-    /// From a random game (`play`), not a uniform draw.
-    pub from_play: bool,
+    pub source: Source,
 }
 
 impl Sample {
@@ -73,7 +89,20 @@ impl Sample {
         pos: &Position,
         value: Wdl,
         held_out: bool,
-        from_play: bool,
+        source: Source,
+    ) -> Sample {
+        let l = label(value);
+        Sample::of(regions, pos, l, 1 << l, held_out, source)
+    }
+
+    /// `pos` with the values `outcomes` allows, `label` the first of them.
+    fn of(
+        regions: &Regions,
+        pos: &Position,
+        label: u8,
+        outcomes: u8,
+        held_out: bool,
+        source: Source,
     ) -> Sample {
         let (a, b) = (pos.us().count_ones(), pos.them().count_ones());
         let quiet =
@@ -82,26 +111,35 @@ impl Sample {
         regions.inputs(pos, count_moves(pos), &mut x);
         Sample {
             x,
-            label: label(value),
+            label,
+            outcomes,
             pieces: (a + b) as u8,
             quiet,
             lead: a as i8 - b as i8,
             held_out,
-            from_play,
+            source,
         }
     }
 
-    /// Whether it is for testing only, held out or not (a position of play at weight 0).
+    /// Whether it is left out of training whether held out or not (a position of play or a
+    /// decided one at weight 0), so that weights trained without them come out byte for
+    /// byte as before they could be added.
     fn test_only(&self, settings: &Settings) -> bool {
-        self.from_play && settings.play_weight == 0.0
+        match self.source {
+            Source::Uniform => false,
+            Source::Play => settings.play_weight == 0.0,
+            Source::Decided => settings.rote_weight == 0.0,
+        }
     }
 
     /// How many times it counts in training (0: not trained on).
     pub fn weight(&self, settings: &Settings) -> f32 {
         if self.held_out {
             0.0
-        } else if self.from_play {
+        } else if self.source == Source::Play {
             settings.play_weight
+        } else if self.source == Source::Decided {
+            settings.rote_weight
         } else if self.quiet {
             settings.quiet_weight
         } else {
@@ -196,7 +234,7 @@ pub fn sample(
                                 &pos,
                                 value,
                                 rng.below(10) == 0,
-                                false,
+                                Source::Uniform,
                             ));
                             if n % 1024 == 1023 {
                                 progress(done.fetch_add(1024, Ordering::Relaxed) + 1024, total);
@@ -218,6 +256,54 @@ pub fn sample(
     let mut samples: Vec<Sample> = parts.into_iter().flat_map(|(_, v)| v).collect();
     samples.extend(play(db, settings));
     Ok(samples)
+}
+
+/// Samples of positions above the tables that sessions decided: `(position, attacker,
+/// whether it wins)`, those of `board` (or its transpose, read turned) with more than
+/// `pieces` pieces. A win gives one value; "does not win" two (a draw or a loss for the
+/// attacker), one where both attackers were asked and neither wins (a draw); a position
+/// given both ways (decided under different pasts) is left out.
+pub fn decided_samples(
+    board: Board,
+    decided: &[(Position, Color, bool)],
+    pieces: usize,
+) -> Vec<Sample> {
+    let regions = Regions::new(board);
+    let mut outcomes: std::collections::BTreeMap<Position, u8> = Default::default();
+    for &(pos, attacker, wins) in decided {
+        let pos = if pos.board() == board {
+            pos
+        } else if pos.board() == board.transposed() {
+            pos.transposed()
+        } else {
+            continue;
+        };
+        if (pos.piece_count() as usize) <= pieces {
+            continue;
+        }
+        // The side to move's values: 0 win, 1 draw, 2 loss.
+        let (win, loss) = if pos.side_to_move() == attacker {
+            (1, 4)
+        } else {
+            (4, 1)
+        };
+        let allowed = if wins { win } else { 2 | loss };
+        *outcomes.entry(pos).or_insert(7) &= allowed;
+    }
+    outcomes
+        .into_iter()
+        .filter(|&(_, o)| o != 0)
+        .map(|(pos, o)| {
+            Sample::of(
+                &regions,
+                &pos,
+                o.trailing_zeros() as u8,
+                o,
+                false,
+                Source::Decided,
+            )
+        })
+        .collect()
 }
 
 /// Games a job of `play` plays.
@@ -262,7 +348,13 @@ fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
                                     && (n as usize) <= settings.pieces
                                     && let Some(value) = db.probe(&pos)
                                 {
-                                    v.push(Sample::new(&regions, &pos, value, held_out, true));
+                                    v.push(Sample::new(
+                                        &regions,
+                                        &pos,
+                                        value,
+                                        held_out,
+                                        Source::Play,
+                                    ));
                                     last = n;
                                 }
                                 successors_into(&pos, &mut children);
@@ -302,8 +394,7 @@ pub fn train(
     let w2: Vec<f32> = (0..OUTPUTS * (HIDDEN + 1))
         .map(|_| uniform() * 0.1)
         .collect();
-    // Samples tested on only are not counted, so that weights trained without positions
-    // from play come out byte for byte as before they could be added.
+    // Samples left out of training are not counted either.
     let counted = samples.iter().filter(|s| !s.test_only(settings)).count();
     let mut model = Model::new(board, settings.seed, counted as u64, w1, w2);
     let train: Vec<&Sample> = samples
@@ -339,12 +430,22 @@ pub fn train(
                 let w = s.weight(settings);
                 let mut h = [0.0f32; HIDDEN];
                 let p = softmax(model.logits(&s.x, &mut h));
-                loss_sum += -(p[s.label as usize].max(1e-7).ln() as f64) * w as f64;
+                // The chance of the values allowed, P: the loss is -ln P, and d loss / d
+                // logit k = p_k less p_k / P where k is allowed (p - onehot for one value).
+                let allowed = |k: usize| s.outcomes >> k & 1 == 1;
+                let chance: f32 = (0..OUTPUTS).filter(|&k| allowed(k)).map(|k| p[k]).sum();
+                loss_sum += -(chance.max(1e-7).ln() as f64) * w as f64;
                 weight_sum += w as f64;
                 wsum += w;
-                // d loss / d logit = p - onehot.
                 let mut d = p;
-                d[s.label as usize] -= 1.0;
+                let ways = s.outcomes.count_ones() as f32;
+                for (k, d) in d.iter_mut().enumerate().filter(|(k, _)| allowed(*k)) {
+                    *d -= if chance > 0.0 {
+                        p[k] / chance
+                    } else {
+                        1.0 / ways
+                    };
+                }
                 let mut dh = [0.0f32; HIDDEN];
                 for (o, d) in d.iter().enumerate() {
                     let row = o * (HIDDEN + 1);
@@ -422,7 +523,10 @@ pub fn evaluate(model: &Model, samples: &[Sample], keep: impl Fn(&Sample) -> boo
     use std::collections::HashMap;
     // The material baseline, from the uniform samples trained on.
     let mut counts: HashMap<(u8, i8), [u64; 3]> = HashMap::new();
-    for s in samples.iter().filter(|s| !s.held_out && !s.from_play) {
+    for s in samples
+        .iter()
+        .filter(|s| !s.held_out && s.source == Source::Uniform)
+    {
         counts.entry((s.pieces, s.lead)).or_default()[s.label as usize] += 1;
     }
     let mut by: Vec<(u64, u64, f64, u64)> = vec![(0, 0, 0.0, 0); 10];
@@ -508,6 +612,56 @@ pub fn carry_over(model: &Model, decided: &[(Position, Color, bool)]) -> Vec<Car
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decided_positions_give_the_values_they_allow() {
+        let board: Board = "5x9".parse().unwrap();
+        // Ten pieces, White to move.
+        let pos: Position = "BBBBB..../........./........./........./....WWWWW w"
+            .parse()
+            .unwrap();
+        let other: Position = "BBBB...../B......../........./........./....WWWWW b"
+            .parse()
+            .unwrap();
+        let both: Position = "BBB....../BB......./........./........./....WWWWW w"
+            .parse()
+            .unwrap();
+        let small: Position = "BBBB...../........./........./........./.....WWWW w"
+            .parse()
+            .unwrap();
+        let decided = [
+            // White does not win and Black does not: a draw.
+            (pos, Color::White, false),
+            (pos, Color::Black, false),
+            // Black, not to move, wins: a loss for White to move; given from 9x5.
+            (other.transposed(), Color::Black, true),
+            // Decided both ways (under different pasts): left out.
+            (both, Color::White, true),
+            (both, Color::White, false),
+            // Within the tables: left out.
+            (small, Color::White, true),
+        ];
+        let samples = decided_samples(board, &decided, 9);
+        let got: Vec<(u8, u8, u8)> = samples
+            .iter()
+            .map(|s| (s.pieces, s.label, s.outcomes))
+            .collect();
+        // `pos` (a draw: bit 1) and `other` (Black to move wins: bit 0, the side to move's
+        // win), in the positions' order.
+        let mut want = vec![(10, 1, 0b010), (10, 0, 0b001)];
+        if other < pos {
+            want.reverse();
+        }
+        assert_eq!(got, want);
+        assert!(
+            samples
+                .iter()
+                .all(|s| s.source == Source::Decided && !s.held_out)
+        );
+        // "Does not win" alone allows two values.
+        let one = decided_samples(board, &[(pos, Color::White, false)], 9);
+        assert_eq!((one[0].label, one[0].outcomes), (1, 0b110));
+    }
 
     #[test]
     fn carry_over_counts_by_pieces_and_passes_over_other_boards() {
