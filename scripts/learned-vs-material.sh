@@ -14,6 +14,8 @@
 #   OUT: where the answers (JSON) and the learned certificates go (default: data/learned-vs-material)
 #   OUTSIDE=1: each learned certificate also checked by scripts/outside-checker/
 #   NODES=N: each search stopped after N nodes (a quick look at the node rates; no answers)
+#   WEIGHTS=FILE: the learned searches use these weights (`fanorona learn --out FILE`), not the
+#     built-in ones
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tables=${1:?usage: scripts/learned-vs-material.sh TABLES (the 5x9 tables to 9 pieces)}
@@ -41,7 +43,9 @@ while IFS=$'\t' read -r name pos goal; do
     [ -n "${NODES:-}" ] && common+=(--nodes "$NODES")
     $bin solve "$pos" "${common[@]}" --init material > "$out/$name.material.json" 2> /dev/null &
     m=$!
-    $bin solve "$pos" "${common[@]}" --init learned --certificate "$out/$name" \
+    learned=(--init learned)
+    [ -n "${WEIGHTS:-}" ] && learned+=(--weights "$WEIGHTS")
+    $bin solve "$pos" "${common[@]}" "${learned[@]}" --certificate "$out/$name" \
         > "$out/$name.learned.json" 2> /dev/null &
     l=$!
     wait $m || status=1
