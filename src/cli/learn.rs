@@ -36,7 +36,8 @@ pub struct LearnArgs {
     /// each piece count in a game) are sampled too, a tenth of the games held out to test.
     #[arg(long, default_value_t = 0)]
     pub playouts: u64,
-    /// How many times a position from those games counts in training; 0: they only test.
+    /// How many times a position from those games counts in training (in place of
+    /// --quiet-weight); 0: they only test. The held-out tenth is the same at any weight.
     #[arg(long, default_value_t = 1.0)]
     pub play_weight: f32,
     /// Threads drawing samples (default: threads of the config).
@@ -55,7 +56,8 @@ pub struct LearnArgs {
     /// sessions, are trained on (keep them apart from the `--rote` files that test).
     #[arg(long, value_name = "FILE")]
     pub rote_train: Vec<PathBuf>,
-    /// How many times a position of the `--rote-train` files counts in training.
+    /// How many times a position of the `--rote-train` files counts in training (in place of
+    /// --quiet-weight).
     #[arg(long, default_value_t = 1.0)]
     pub rote_weight: f32,
     /// Where to write the weights.
@@ -124,15 +126,18 @@ fn decided(
 }
 
 /// The positions of `pieces` of the `rote export` files at `paths` whose board is `board` or
-/// its transpose, each position once for each attacker.
+/// its transpose, each once for each attacker, with whether it wins. An entry holds for its
+/// past (the positions since the last capture, which a repetition would draw): a win under
+/// some past is a win with none (a past only takes moves away), but "does not win" is kept
+/// only where it was found with no past; a position given both ways is left out.
 fn rote_decided(
     flag: &str,
     paths: &[PathBuf],
     board: fanorona::Board,
     pieces: std::ops::RangeInclusive<u32>,
 ) -> Result<Vec<(fanorona::Position, fanorona::Color, bool)>, Failure> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
+    // (position, attacker) -> (a win under any past, "does not win" with no past).
+    let mut found = std::collections::BTreeMap::new();
     for p in paths {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Failure::input(anyhow!("{flag}: {}: {e}", p.display())))?;
@@ -152,13 +157,27 @@ fn rote_decided(
             let pos = row.position;
             if (pos.board() == board || pos.board() == board.transposed())
                 && pieces.contains(&pos.piece_count())
-                && seen.insert((pos, row.attacker))
             {
-                out.push((pos, row.attacker, row.attacker_wins));
+                let e = found.entry((pos, row.attacker)).or_insert((false, false));
+                e.0 |= row.attacker_wins;
+                e.1 |= !row.attacker_wins && row.history == 0;
             }
         }
     }
-    Ok(out)
+    let decided: Vec<_> = found
+        .into_iter()
+        .filter(|(_, (wins, holds))| wins != holds)
+        .map(|((pos, attacker), (wins, _))| (pos, attacker, wins))
+        .collect();
+    if !paths.is_empty() {
+        eprintln!(
+            "{flag}: {} decided positions of {} to {} pieces",
+            decided.len(),
+            pieces.start(),
+            pieces.end()
+        );
+    }
+    Ok(decided)
 }
 
 pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
@@ -245,7 +264,7 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     let result = Learned {
         board: board.to_string(),
         weights: args.out.display().to_string(),
-        samples: samples.len() as u64,
+        samples: model.samples,
         seed: args.seed,
         held_out: scores(&|s| s.source == train::Source::Uniform),
         held_out_quiet: scores(&|s| s.source == train::Source::Uniform && s.quiet),

@@ -69,7 +69,8 @@ pub enum Source {
 #[derive(Clone)]
 pub struct Sample {
     pub x: [f32; INPUTS],
-    /// 0 win, 1 draw, 2 loss for the side to move.
+    /// 0 win, 1 draw, 2 loss for the side to move; where `outcomes` allows more than one,
+    /// the first of them (scores use it only for table values, which are one).
     pub label: u8,
     /// The values it may have, bit `label` of each: one for a table's value; a session that
     /// found the attacker does not win leaves two.
@@ -92,11 +93,11 @@ impl Sample {
         source: Source,
     ) -> Sample {
         let l = label(value);
-        Sample::of(regions, pos, l, 1 << l, held_out, source)
+        Sample::with_outcomes(regions, pos, l, 1 << l, held_out, source)
     }
 
     /// `pos` with the values `outcomes` allows, `label` the first of them.
-    fn of(
+    fn with_outcomes(
         regions: &Regions,
         pos: &Position,
         label: u8,
@@ -124,7 +125,7 @@ impl Sample {
     /// Whether it is left out of training whether held out or not (a position of play or a
     /// decided one at weight 0), so that weights trained without them come out byte for
     /// byte as before they could be added.
-    fn test_only(&self, settings: &Settings) -> bool {
+    fn untrained(&self, settings: &Settings) -> bool {
         match self.source {
             Source::Uniform => false,
             Source::Play => settings.play_weight == 0.0,
@@ -294,7 +295,7 @@ pub fn decided_samples(
         .into_iter()
         .filter(|&(_, o)| o != 0)
         .map(|(pos, o)| {
-            Sample::of(
+            Sample::with_outcomes(
                 &regions,
                 &pos,
                 o.trailing_zeros() as u8,
@@ -311,11 +312,46 @@ const GAMES_A_JOB: u64 = 256;
 /// A random game is cut off after this many moves (few pieces can shuffle for ever).
 const MOVES_A_GAME: usize = 1000;
 
-/// Positions of `settings.playouts` random games from the board's start (every move drawn
-/// uniformly from the distinct positions it can reach): in each game, the first position
-/// of each piece count within the tables, valued by them. A game is held out whole, one in
-/// ten, so no position of a game both trains and tests. The same samples for a seed,
-/// whatever the threads.
+/// One random game from `board`'s start (every move drawn uniformly from the distinct
+/// positions it can reach), until a side has no piece or no move: for each piece count of
+/// at most `pieces` it passes through, one of the positions it had with that count, drawn
+/// uniformly (reservoir sampling: not only the one just after the capture).
+fn game(board: Board, pieces: usize, rng: &mut Rng, children: &mut Vec<Position>) -> Vec<Position> {
+    let mut chosen = Vec::new();
+    // The piece count being passed through, how many of its positions were seen, the one kept.
+    let mut current: Option<(u32, usize, Position)> = None;
+    let mut pos = Position::initial(board);
+    for _ in 0..MOVES_A_GAME {
+        if pos.us() == 0 || pos.them() == 0 {
+            break;
+        }
+        let n = pos.piece_count();
+        if n as usize <= pieces {
+            current = match current {
+                Some((m, seen, kept)) if m == n => {
+                    let keep = rng.below(seen + 1) == 0;
+                    Some((m, seen + 1, if keep { pos } else { kept }))
+                }
+                other => {
+                    chosen.extend(other.map(|(_, _, kept)| kept));
+                    Some((n, 1, pos))
+                }
+            };
+        }
+        successors_into(&pos, children);
+        if children.is_empty() {
+            break;
+        }
+        pos = children[rng.below(children.len())];
+    }
+    chosen.extend(current.map(|(_, _, kept)| kept));
+    chosen
+}
+
+/// Positions of `settings.playouts` random games (`game`), valued by the tables. A game is
+/// held out whole, one in ten (whatever `play_weight`, so that runs at different weights
+/// score the same games); a small position can still recur in other games and among the
+/// uniform draws. The same samples for a seed, whatever the threads.
 fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
     let board = db.board();
     let regions = Regions::new(board);
@@ -337,17 +373,8 @@ fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
                         let mut v = Vec::new();
                         for _ in 0..games {
                             let held_out = rng.below(10) == 0;
-                            let mut pos = Position::initial(board);
-                            let mut last = u32::MAX;
-                            for _ in 0..MOVES_A_GAME {
-                                let n = pos.piece_count();
-                                if pos.us() == 0 || pos.them() == 0 {
-                                    break;
-                                }
-                                if n < last
-                                    && (n as usize) <= settings.pieces
-                                    && let Some(value) = db.probe(&pos)
-                                {
+                            for pos in game(board, settings.pieces, &mut rng, &mut children) {
+                                if let Some(value) = db.probe(&pos) {
                                     v.push(Sample::new(
                                         &regions,
                                         &pos,
@@ -355,13 +382,7 @@ fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
                                         held_out,
                                         Source::Play,
                                     ));
-                                    last = n;
                                 }
-                                successors_into(&pos, &mut children);
-                                if children.is_empty() {
-                                    break;
-                                }
-                                pos = children[rng.below(children.len())];
                             }
                         }
                         out.push((job, v));
@@ -395,11 +416,11 @@ pub fn train(
         .map(|_| uniform() * 0.1)
         .collect();
     // Samples left out of training are not counted either.
-    let counted = samples.iter().filter(|s| !s.test_only(settings)).count();
+    let counted = samples.iter().filter(|s| !s.untrained(settings)).count();
     let mut model = Model::new(board, settings.seed, counted as u64, w1, w2);
     let train: Vec<&Sample> = samples
         .iter()
-        .filter(|s| !s.held_out && !s.test_only(settings))
+        .filter(|s| !s.held_out && !s.untrained(settings))
         .collect();
     let mut order: Vec<usize> = (0..train.len()).collect();
     let (mut adam1, mut adam2) = (Adam::new(model.w1.len()), Adam::new(model.w2.len()));
@@ -612,6 +633,40 @@ pub fn carry_over(model: &Model, decided: &[(Position, Color, bool)]) -> Vec<Car
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn training_on_does_not_win_moves_the_chance_to_the_other_two_values() {
+        let board: Board = "5x9".parse().unwrap();
+        let pos: Position = "BBBBB..../........./........./........./....WWWWW w"
+            .parse()
+            .unwrap();
+        let one = decided_samples(board, &[(pos, Color::White, false)], 9);
+        assert_eq!(one[0].outcomes, 0b110);
+        let samples: Vec<Sample> = (0..20_000).map(|_| one[0].clone()).collect();
+        let settings = Settings {
+            pieces: 9,
+            samples: 100,
+            seed: 5,
+            epochs: 3,
+            quiet_weight: 1.0,
+            threads: 1,
+            playouts: 0,
+            play_weight: 0.0,
+            rote_weight: 1.0,
+        };
+        let chances = |epochs| {
+            let settings = Settings {
+                epochs,
+                ..settings.clone()
+            };
+            train(board, &samples, &settings, &|_, _| {}).predict(&pos, count_moves(&pos))
+        };
+        let (before, after) = (chances(0), chances(10));
+        // Only the win is ruled out: its chance falls (by more than a third in 400 small
+        // steps; a gradient of the wrong sign would raise it), the other two share the rest.
+        assert!(after[0] < 0.6 * before[0], "{before:?} to {after:?}");
+        assert!(after[1] > 0.1 && after[2] > 0.1, "{after:?}");
+    }
 
     #[test]
     fn decided_positions_give_the_values_they_allow() {
