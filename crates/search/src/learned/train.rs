@@ -180,7 +180,8 @@ pub fn materials(pieces: usize) -> Vec<Material> {
 }
 
 /// Samples of every material to `settings.pieces` from `db`, one in ten held out (the same
-/// ones for a seed); `progress` hears how many are done of how many.
+/// ones for a seed), then those of `settings.playouts` random games (`play`); `progress`
+/// hears how many uniform ones are done of how many.
 pub fn sample(
     db: &Database,
     settings: &Settings,
