@@ -62,7 +62,7 @@ Examples:
   fanorona learn --db tables --board 5x9 --out 5x9.fnlw            # 2 to 9 pieces, a few minutes
   fanorona learn --db tables --out 5x9.fnlw --certificates docs/certificates/over-9-pieces
   fanorona learn --db tables --out 5x9.fnlw --playouts 200000 --play-weight 0   # scored on games too
-  fanorona rote export rote.jsonl && fanorona learn --db tables --out 5x9.fnlw --rote rote.jsonl
+  fanorona learn --db tables --out 5x9.fnlw --rote rote.jsonl   # rote.jsonl: `fanorona rote export`
   fanorona learn --db tables --out 5x9.fnlw --rote-train others.jsonl --rote-weight 4 --rote rote.jsonl
   fanorona learn --db egdb --board 5x5 --pieces 6 --samples 2000 --out 5x5.fnlw --json";
 
