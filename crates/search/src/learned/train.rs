@@ -15,6 +15,7 @@ use super::model::{HIDDEN, Model, OUTPUTS, softmax};
 use fanorona_rules::movegen::{count_moves, has_capture, successors_into};
 use fanorona_rules::rng::Rng;
 use fanorona_rules::{Bitboard, Board, Color, Position};
+use fanorona_tables::parallel::for_chunks;
 use fanorona_tables::{Database, Material, Wdl};
 
 #[derive(Debug, Error)]
@@ -209,53 +210,31 @@ pub fn sample(
     let jobs = materials(settings.pieces);
     let total = jobs.len() as u64 * settings.samples;
     let done = AtomicU64::new(0);
-    let next = AtomicU64::new(0);
-    let threads = settings.threads.max(1);
-    let mut parts: Vec<(usize, Vec<Sample>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(&m) = jobs.get(i) else { break };
-                        let (a, b) = (m.a as u32, m.b as u32);
-                        let mut rng = Rng::new(
-                            settings.seed.wrapping_mul(1_000_003) ^ (a as u64) << 8 ^ b as u64,
-                        );
-                        let mut v = Vec::with_capacity(settings.samples as usize);
-                        for n in 0..settings.samples {
-                            let us = draw(&mut rng, full, a);
-                            let them = draw(&mut rng, full & !us, b);
-                            let Some(value) = db.probe_sides(us, them) else {
-                                continue;
-                            };
-                            let pos = Position::from_parts(board, us, them, Color::White);
-                            v.push(Sample::new(
-                                &regions,
-                                &pos,
-                                value,
-                                rng.below(10) == 0,
-                                Source::Uniform,
-                            ));
-                            if n % 1024 == 1023 {
-                                progress(done.fetch_add(1024, Ordering::Relaxed) + 1024, total);
-                            }
-                        }
-                        out.push((i, v));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a sampling thread panicked"))
-            .collect()
+    let mut samples = by_jobs(jobs.len() as u64, settings.threads, |i| {
+        let m = jobs[i as usize];
+        let (a, b) = (m.a as u32, m.b as u32);
+        let mut rng = Rng::new(settings.seed.wrapping_mul(1_000_003) ^ (a as u64) << 8 ^ b as u64);
+        let mut v = Vec::with_capacity(settings.samples as usize);
+        for n in 0..settings.samples {
+            let us = draw(&mut rng, full, a);
+            let them = draw(&mut rng, full & !us, b);
+            let Some(value) = db.probe_sides(us, them) else {
+                continue;
+            };
+            let pos = Position::from_parts(board, us, them, Color::White);
+            v.push(Sample::new(
+                &regions,
+                &pos,
+                value,
+                rng.below(10) == 0,
+                Source::Uniform,
+            ));
+            if n % 1024 == 1023 {
+                progress(done.fetch_add(1024, Ordering::Relaxed) + 1024, total);
+            }
+        }
+        v
     });
-    // The same order whatever the threads did.
-    parts.sort_by_key(|(i, _)| *i);
-    let mut samples: Vec<Sample> = parts.into_iter().flat_map(|(_, v)| v).collect();
     samples.extend(play(db, settings));
     Ok(samples)
 }
@@ -308,6 +287,25 @@ pub fn decided_samples(
         .collect()
 }
 
+/// `job(i)` for every i in `0..jobs` on `threads` threads (`parallel::for_chunks`, one job a
+/// chunk), the results in the order of i whatever the threads did.
+fn by_jobs<T: Send>(jobs: u64, threads: usize, job: impl Fn(u64) -> Vec<T> + Sync) -> Vec<T> {
+    let parts = std::sync::Mutex::new(Vec::new());
+    for_chunks(
+        jobs,
+        1,
+        threads,
+        |_| {},
+        |r| {
+            let v = job(r.start);
+            parts.lock().expect("a job panicked").push((r.start, v));
+        },
+    );
+    let mut parts = parts.into_inner().expect("a job panicked");
+    parts.sort_by_key(|(i, _)| *i);
+    parts.into_iter().flat_map(|(_, v)| v).collect()
+}
+
 /// Games a job of `play` plays.
 const GAMES_A_JOB: u64 = 256;
 /// A random game is cut off after this many moves (few pieces can shuffle for ever).
@@ -357,48 +355,21 @@ fn play(db: &Database, settings: &Settings) -> Vec<Sample> {
     let board = db.board();
     let regions = Regions::new(board);
     let jobs = settings.playouts.div_ceil(GAMES_A_JOB);
-    let next = AtomicU64::new(0);
-    let mut parts: Vec<(u64, Vec<Sample>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..settings.threads.max(1))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    let mut children = Vec::new();
-                    loop {
-                        let job = next.fetch_add(1, Ordering::Relaxed);
-                        if job >= jobs {
-                            break;
-                        }
-                        let mut rng = Rng::new(settings.seed ^ 0x9E37_79B9_7F4A_7C15 ^ job << 20);
-                        let games = GAMES_A_JOB.min(settings.playouts - job * GAMES_A_JOB);
-                        let mut v = Vec::new();
-                        for _ in 0..games {
-                            let held_out = rng.below(10) == 0;
-                            for pos in game(board, settings.pieces, &mut rng, &mut children) {
-                                if let Some(value) = db.probe(&pos) {
-                                    v.push(Sample::new(
-                                        &regions,
-                                        &pos,
-                                        value,
-                                        held_out,
-                                        Source::Play,
-                                    ));
-                                }
-                            }
-                        }
-                        out.push((job, v));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a playing thread panicked"))
-            .collect()
-    });
-    parts.sort_by_key(|(job, _)| *job);
-    parts.into_iter().flat_map(|(_, v)| v).collect()
+    by_jobs(jobs, settings.threads, |job| {
+        let mut children = Vec::new();
+        let mut rng = Rng::new(settings.seed ^ 0x9E37_79B9_7F4A_7C15 ^ job << 20);
+        let games = GAMES_A_JOB.min(settings.playouts - job * GAMES_A_JOB);
+        let mut v = Vec::new();
+        for _ in 0..games {
+            let held_out = rng.below(10) == 0;
+            for pos in game(board, settings.pieces, &mut rng, &mut children) {
+                if let Some(value) = db.probe(&pos) {
+                    v.push(Sample::new(&regions, &pos, value, held_out, Source::Play));
+                }
+            }
+        }
+        v
+    })
 }
 
 /// Trains a model of `board` on the samples not held out.
