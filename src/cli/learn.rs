@@ -38,7 +38,7 @@ pub struct LearnArgs {
     pub playouts: u64,
     /// How many times a position from those games counts in training (in place of
     /// --quiet-weight); 0: they only test. The held-out tenth is the same at any weight.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, requires = "playouts")]
     pub play_weight: f32,
     /// Threads drawing samples (default: threads of the config).
     #[arg(long, value_parser = crate::cli::args::threads)]
@@ -58,7 +58,7 @@ pub struct LearnArgs {
     pub rote_train: Vec<PathBuf>,
     /// How many times a position of the `--rote-train` files counts in training (in place of
     /// --quiet-weight).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, requires = "rote_train")]
     pub rote_weight: f32,
     /// Where to write the weights.
     #[arg(long, value_name = "FILE")]
@@ -206,13 +206,26 @@ pub fn learn(args: LearnArgs, config: &fanorona::config::Config) -> CliResult {
     }
     // Read before the training, so that a bad path costs nothing.
     let decided = decided(&args.certificates, board)?;
-    let rote = rote_decided("--rote", &args.rote, board, 10..=12)?;
+    let mut rote = rote_decided("--rote", &args.rote, board, 10..=12)?;
     let rote_train = rote_decided(
         "--rote-train",
         &args.rote_train,
         board,
         args.pieces as u32 + 1..=45,
     )?;
+    // A position trained on tests nothing: the test keeps only those it has not seen.
+    if !rote.is_empty() && !rote_train.is_empty() {
+        let seen: std::collections::BTreeSet<_> =
+            rote_train.iter().map(|(p, a, _)| (*p, *a)).collect();
+        let before = rote.len();
+        rote.retain(|(p, a, _)| !seen.contains(&(*p, *a)));
+        if rote.len() < before {
+            eprintln!(
+                "--rote: {} positions also in --rote-train left out of the test",
+                before - rote.len()
+            );
+        }
+    }
     let settings = Settings {
         pieces: args.pieces,
         samples: args.samples,

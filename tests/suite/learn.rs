@@ -187,6 +187,38 @@ fn learn_trains_the_same_weights_from_a_seed_and_beats_material_alone() {
     };
     assert_eq!(trained("0"), bytes);
     assert_ne!(weights(&trained("1")), weights(&bytes));
+    // A position trained on tests nothing: the test leaves out the two it shares, and says so.
+    let o = learn(
+        db,
+        "5",
+        dir.path().join("both.fnlw").to_str().unwrap(),
+        &[
+            "--rote",
+            rote.to_str().unwrap(),
+            "--rote-train",
+            rote.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rote"].as_array().unwrap().len(), 0, "{v}");
+    assert!(
+        stderr(&o).contains("--rote: 2 positions also in --rote-train left out of the test"),
+        "{}",
+        stderr(&o)
+    );
+    // A weight without what it weighs is refused, not ignored.
+    for (flag, needs) in [
+        ("--play-weight", "--playouts"),
+        ("--rote-weight", "--rote-train"),
+    ] {
+        let unused = dir.path().join("unused.fnlw");
+        let o = learn(db, "5", unused.to_str().unwrap(), &[flag, "2"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(needs), "{}", stderr(&o));
+        assert!(!unused.exists());
+    }
     // A line that is not one: named with its line, before any training.
     std::fs::write(&rote, format!("{}\nnot json\n", lines[0])).unwrap();
     let unused = dir.path().join("unused.fnlw");
