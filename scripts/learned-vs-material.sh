@@ -3,9 +3,10 @@
 # material"), each solved twice at once, one core each: `--init material` and `--init
 # learned`, the same search otherwise (PN² with df-pn at the second level, 30,000 nodes,
 # no rote store). Prints each pair's nodes, seconds, node rates and their ratios (learned
-# over material), and the table hits a node of each (how much of the tree reached the
-# tables). A different answer, or a learned disproof whose certificate fails
-# `fanorona verify`, makes the script exit non-zero at the end.
+# over material), the table hits a node of each (how much of the tree reached the
+# tables) and each search's major page faults (table pages read from the disk; GNU time,
+# Debian's package time). A different answer, or a learned disproof whose certificate
+# fails `fanorona verify`, makes the script exit non-zero at the end.
 # Needs the 5x9 tables to 9 pieces (`fanorona db build --board 5x9 --pieces 9 --index
 # symmetric --db DIR`, about 4 hours); the six pairs take about 80 minutes on two cores.
 # Stop any daemon first: the pairs are timed against each other and want the cores.
@@ -35,29 +36,39 @@ x95	BBBBB/BBBBB/BBBBB/BBBBB/BW.BW/WWWWW/WWWWW/WWWWW/WWWWW w	white"
 
 $bin bench --repeat 3 | tail -1 | sed 's/^/bench: /'
 status=0
-printf "%-7s %15s %15s %6s %9s %9s %6s %6s %9s %9s\n" question material learned nodes mat_s learn_s time rate mat_hit/n lrn_hit/n
+printf "%-7s %15s %15s %6s %9s %9s %6s %6s %9s %9s %10s %10s\n" question material learned nodes \
+    mat_s learn_s time rate mat_hit/n lrn_hit/n mat_faults lrn_faults
 while IFS=$'\t' read -r name pos goal; do
     case " $only " in *" $name "*) ;; *) continue ;; esac
     common=(--db "$tables" --algo pn2-dfpn --no-store --goal "$goal" --second-level 30000
         --threads 1 --config /dev/null --json)
     [ -n "${NODES:-}" ] && common+=(--nodes "$NODES")
-    $bin solve "$pos" "${common[@]}" --init material > "$out/$name.material.json" 2> /dev/null &
+    if [ -x /usr/bin/time ]; then
+        timed() { /usr/bin/time -f %F -o "$out/$name.$1.faults" "${@:2}"; }
+    else
+        timed() { echo - > "$out/$name.$1.faults"; "${@:2}"; }
+    fi
+    timed material $bin solve "$pos" "${common[@]}" --init material \
+        > "$out/$name.material.json" 2> /dev/null &
     m=$!
     learned=(--init learned)
     [ -n "${WEIGHTS:-}" ] && learned+=(--weights "$WEIGHTS")
-    $bin solve "$pos" "${common[@]}" "${learned[@]}" --certificate "$out/$name" \
+    timed learned $bin solve "$pos" "${common[@]}" "${learned[@]}" --certificate "$out/$name" \
         > "$out/$name.learned.json" 2> /dev/null &
     l=$!
     wait $m || status=1
     wait $l || status=1
-    line=$(python3 - "$out/$name.material.json" "$out/$name.learned.json" <<'EOF'
+    line=$(python3 - "$out/$name.material.json" "$out/$name.learned.json" \
+        "$out/$name.material.faults" "$out/$name.learned.faults" <<'EOF'
 import json, sys
 m, l = (json.load(open(p))["searches"][0] for p in sys.argv[1:3])
+fm, fl = (open(p).read().split()[-1] for p in sys.argv[3:5])
 same = m["outcome"] == l["outcome"]
 rate = lambda s: s["nodes"] / s["seconds"]
 print(f'{m["nodes"]:15,d} {l["nodes"]:15,d} {l["nodes"] / m["nodes"]:6.2f} '
       f'{m["seconds"]:9.1f} {l["seconds"]:9.1f} {l["seconds"] / m["seconds"]:6.2f} '
-      f'{rate(l) / rate(m):6.2f} {m["db_hits"] / m["nodes"]:9.3f} {l["db_hits"] / l["nodes"]:9.3f}'
+      f'{rate(l) / rate(m):6.2f} {m["db_hits"] / m["nodes"]:9.3f} {l["db_hits"] / l["nodes"]:9.3f} '
+      f'{fm:>10} {fl:>10}'
       + ('' if same else f'  DIFFERENT ANSWERS: {m["outcome"]} / {l["outcome"]}'))
 EOF
 )
