@@ -8,7 +8,7 @@
 # Debian's package time). A different answer, or a learned disproof whose certificate
 # fails `fanorona verify`, makes the script exit non-zero at the end.
 # Needs the 5x9 tables to 9 pieces (`fanorona db build --board 5x9 --pieces 9 --index
-# symmetric --db DIR`, about 4 hours); the six pairs take about 80 minutes on two cores.
+# symmetric --db DIR`, about 4 hours); the six pairs take 40 to 80 minutes on two cores.
 # Stop any daemon first: the pairs are timed against each other and want the cores.
 # Usage: [ONLY="startW d2"] [OUT=DIR] [OUTSIDE=1] scripts/learned-vs-material.sh TABLES
 #   ONLY: question names among startW startB f2 d3 d2 x95 (default: all six)
@@ -35,6 +35,12 @@ d2	BBBBBB.BB/BBBBB.BBB/BWBWWBWBW/WWW.WWWWW/WWWWWWWWW b	black
 x95	BBBBB/BBBBB/BBBBB/BBBBB/BW.BW/WWWWW/WWWWW/WWWWW/WWWWW w	white"
 
 $bin bench --repeat 3 | tail -1 | sed 's/^/bench: /'
+# `timed INIT COMMAND...`: runs COMMAND, its major faults written beside the question's answer.
+if [ -x /usr/bin/time ]; then
+    timed() { /usr/bin/time -f %F -o "$out/$name.$1.faults" "${@:2}"; }
+else
+    timed() { echo - > "$out/$name.$1.faults"; "${@:2}"; }
+fi
 status=0
 printf "%-7s %15s %15s %6s %9s %9s %6s %6s %9s %9s %10s %10s\n" question material learned nodes \
     mat_s learn_s time rate mat_hit/n lrn_hit/n mat_faults lrn_faults
@@ -43,11 +49,6 @@ while IFS=$'\t' read -r name pos goal; do
     common=(--db "$tables" --algo pn2-dfpn --no-store --goal "$goal" --second-level 30000
         --threads 1 --config /dev/null --json)
     [ -n "${NODES:-}" ] && common+=(--nodes "$NODES")
-    if [ -x /usr/bin/time ]; then
-        timed() { /usr/bin/time -f %F -o "$out/$name.$1.faults" "${@:2}"; }
-    else
-        timed() { echo - > "$out/$name.$1.faults"; "${@:2}"; }
-    fi
     timed material $bin solve "$pos" "${common[@]}" --init material \
         > "$out/$name.material.json" 2> /dev/null &
     m=$!
